@@ -1,0 +1,16 @@
+# simrun_set_warnings(target): the project's warning flags for C++ and CUDA sources.
+function(simrun_set_warnings target)
+    # -Wno-restrict: GCC 12 reports false positives in libstdc++ string code at -O3 (GCC PR 105329).
+    set(cxx_flags -Wall -Wextra -Wpedantic -Wshadow -Wconversion -Wno-sign-conversion -Wno-restrict)
+    if(SIMRUN_WARNINGS_AS_ERRORS)
+        list(APPEND cxx_flags -Werror)
+    endif()
+    target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:${cxx_flags}>)
+    if(SIMRUN_HAVE_CUDA)
+        set(cuda_flags --extended-lambda -Xcompiler=-Wall,-Wextra)
+        if(SIMRUN_WARNINGS_AS_ERRORS)
+            list(APPEND cuda_flags -Werror=all-warnings -Xcompiler=-Werror)
+        endif()
+        target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:${cuda_flags}>)
+    endif()
+endfunction()

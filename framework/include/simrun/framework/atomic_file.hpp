@@ -1,0 +1,39 @@
+#pragma once
+// Atomic replacement of files: contents go to a temporary file in the target's directory, are
+// flushed to disk, and only then renamed over the target, so a reader (or a crash, or a kill)
+// sees either the old file or the complete new one, never a partial file.
+#include <filesystem>
+#include <string_view>
+
+namespace simrun::framework {
+
+// Replaces `path` with `contents` atomically. Throws std::runtime_error naming the file and
+// the OS error when any step (create, write, flush, close, rename) fails; on failure the
+// temporary file is removed and `path` is left untouched.
+void write_file_atomically(const std::filesystem::path& path, std::string_view contents);
+
+// For writers that produce the file themselves (e.g. VTK): write to temp_path(), then call
+// commit(). If commit() is never reached, the destructor removes the temporary file.
+class AtomicReplace {
+public:
+    // The temporary file is ".<name>.tmp" next to `target`; nothing is created yet.
+    explicit AtomicReplace(std::filesystem::path target);
+    ~AtomicReplace();
+    AtomicReplace(const AtomicReplace&) = delete;
+    AtomicReplace& operator=(const AtomicReplace&) = delete;
+
+    const std::filesystem::path& target() const { return target_; }
+    const std::filesystem::path& temp_path() const { return temp_path_; }
+
+    // Flushes the temporary file to disk and renames it over the target. Throws
+    // std::runtime_error naming the file and the OS error on failure (the temporary file is
+    // then removed by the destructor).
+    void commit();
+
+private:
+    std::filesystem::path target_;
+    std::filesystem::path temp_path_;
+    bool committed_ = false;
+};
+
+}  // namespace simrun::framework

@@ -1,0 +1,148 @@
+#include "simrun/framework/command_line.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "simrun/framework/config.hpp"
+#include "simrun/framework/input_error.hpp"
+#include "simrun/framework/run_spec.hpp"
+#include "simrun/framework/simulation.hpp"
+#include "simrun/solvers/errors.hpp"
+
+namespace simrun::framework {
+namespace {
+
+constexpr int exit_success = 0;
+constexpr int exit_failure = 1;
+constexpr int exit_usage = 2;
+
+struct Arguments {
+    std::string file;
+    std::string backend = "auto";
+    std::vector<std::string> overrides;
+    std::string output;
+    bool quiet = false;
+};
+
+Config load(const Arguments& arguments) {
+    Config config = Config::from_file(arguments.file);
+    for (const auto& assignment : arguments.overrides) config.apply_override(assignment);
+    return config;
+}
+
+void print_header(const Simulation& simulation) {
+    const Grid& grid = simulation.grid();
+    std::string size = std::to_string(grid.points(0)) + " x " + std::to_string(grid.points(1));
+    if (grid.dimension() == 3) size += " x " + std::to_string(grid.points(2));
+    const ThetaTimeStepper& stepper = simulation.stepper();
+    std::printf("simrun: %s\n", simulation.spec().problem->description().c_str());
+    std::printf("  grid     %s nodes (%lld unknowns), h = %.4g\n", size.c_str(),
+                static_cast<long long>(grid.num_points()), grid.spacing(0));
+    std::printf("  time     %s, dt = %.4g, %lld steps to t = %.4g\n",
+                simulation.spec().time.scheme.c_str(), simulation.spec().time.dt,
+                static_cast<long long>(simulation.spec().time.steps), simulation.spec().time.end);
+    std::printf("  backend  %s (%s)\n",
+                std::string(solvers::to_string(simulation.backend().kind())).c_str(),
+                simulation.backend().description().c_str());
+    std::printf("  solver   %s\n", stepper.decision().reason.c_str());
+    std::fflush(stdout);
+}
+
+int run_simulation(const Arguments& arguments) {
+    RunOptions options;
+    options.backend = solvers::parse_backend_choice(arguments.backend);
+    if (!arguments.output.empty()) options.output_directory = arguments.output;
+    options.quiet = arguments.quiet;
+    Simulation simulation(parse_run_spec(load(arguments)), options);
+    if (!arguments.quiet) print_header(simulation);
+    const RunSummary summary = simulation.run();
+    if (!arguments.quiet) {
+        std::printf("done: %lld steps to t = %.6g; solver iterations %lld total, %.1f mean, %lld "
+                    "max; %.3f s (%.3g ms per step)\n",
+                    static_cast<long long>(summary.steps), simulation.time(),
+                    static_cast<long long>(summary.total_iterations), summary.mean_iterations(),
+                    static_cast<long long>(summary.max_iterations), summary.seconds,
+                    1e3 * summary.seconds_per_step());
+        if (!simulation.pvd_path().empty()) {
+            std::printf("output: %s\n", simulation.pvd_path().string().c_str());
+        }
+        if (!simulation.h5_path().empty()) {
+            std::printf("output: %s (+ %s)\n", simulation.h5_path().string().c_str(),
+                        simulation.h5_path().replace_extension(".xmf").string().c_str());
+        }
+    }
+    return exit_success;
+}
+
+int run_check(const Arguments& arguments) {
+    const RunSpec spec = parse_run_spec(load(arguments));
+    std::printf("%s: OK (%s, %lld steps)\n", arguments.file.c_str(),
+                spec.problem->description().c_str(), static_cast<long long>(spec.time.steps));
+    return exit_success;
+}
+
+}  // namespace
+
+int run_command_line(int argc, char** argv) {
+    CLI::App app{"simrun: finite-difference PDE simulations with a GPU sparse solver"};
+    app.require_subcommand(0, 1);
+    Arguments arguments;
+    app.add_option("file", arguments.file, "Input file (TOML) to run");
+    app.add_option("--backend", arguments.backend, "Back-end: auto (CUDA when a GPU is present), cpu, cuda")
+        ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
+    app.add_option("--set", arguments.overrides,
+                   "Override an input key: --set grid.nx=256 (value parsed as TOML; repeatable)")
+        ->allow_extra_args(false);
+    app.add_option("--output", arguments.output, "Output directory (overrides [output] directory)");
+    app.add_flag("--quiet", arguments.quiet, "Print nothing but errors");
+
+    Arguments check_arguments;
+    CLI::App* check = app.add_subcommand("check", "Validate an input file without running it");
+    check->add_option("file", check_arguments.file, "Input file (TOML)")->required();
+    check->add_option("--set", check_arguments.overrides, "Override an input key (repeatable)")
+        ->allow_extra_args(false);
+
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::CallForHelp& e) {
+        return app.exit(e);
+    } catch (const CLI::ParseError& e) {
+        std::fprintf(stderr, "simrun: usage error: %s\nRun 'simrun --help' for the options.\n",
+                     e.what());
+        return exit_usage;
+    }
+
+    try {
+        if (check->parsed()) return run_check(check_arguments);
+        if (arguments.file.empty()) {
+            std::fprintf(stderr, "simrun: usage error: no input file given\n%s",
+                         app.help().c_str());
+            return exit_usage;
+        }
+        return run_simulation(arguments);
+    } catch (const InputError& e) {
+        std::fprintf(stderr, "simrun: input error: %s\n", e.what());
+        return exit_usage;
+    } catch (const solvers::NotCompiled& e) {
+        std::fprintf(stderr, "simrun: usage error: %s\n", e.what());
+        return exit_usage;
+    } catch (const solvers::DeviceUnavailable& e) {
+        std::fprintf(stderr, "simrun: usage error: %s\n", e.what());
+        return exit_usage;
+    } catch (const std::invalid_argument& e) {
+        std::fprintf(stderr, "simrun: input error: %s\n", e.what());
+        return exit_usage;
+    } catch (const SolveFailure& e) {
+        std::fprintf(stderr, "\nsimrun: solve failed: %s\n", e.what());
+        return exit_failure;
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "\nsimrun: error: %s\n", e.what());
+        return exit_failure;
+    }
+}
+
+}  // namespace simrun::framework

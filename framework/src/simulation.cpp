@@ -1,0 +1,120 @@
+#include "simrun/framework/simulation.hpp"
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <string>
+
+#include "simrun/framework/field.hpp"
+#include "simrun/framework/hdf5_run_writer.hpp"
+#include "simrun/framework/input_error.hpp"
+#include "simrun/framework/progress.hpp"
+#include "simrun/framework/vtk_series_writer.hpp"
+
+namespace simrun::framework {
+
+struct Simulation::Writers {
+    std::unique_ptr<VtkSeriesWriter> vtk;
+    std::unique_ptr<Hdf5RunWriter> hdf5;
+};
+
+namespace {
+
+std::string decisions_text(const ThetaTimeStepper& stepper, const solvers::Backend& backend,
+                           const RunSpec& spec) {
+    return "method = " + solvers::to_string(stepper.decision().method) +
+           "\npreconditioner = " + solvers::to_string(stepper.decision().preconditioner) +
+           "\nformat = dia\nbackend = " + std::string(solvers::to_string(backend.kind())) +
+           " (" + backend.description() + ")\nreason = " + stepper.decision().reason +
+           "\nscheme = " + spec.time.scheme + "\n";
+}
+
+}  // namespace
+
+Simulation::Simulation(RunSpec spec, const RunOptions& options)
+    : spec_(std::move(spec)), options_(options), writers_(std::make_unique<Writers>()) {
+    if (options_.output_directory) spec_.output.directory = *options_.output_directory;
+    backend_ = solvers::make_backend(options_.backend);
+    stepper_ = std::make_unique<ThetaTimeStepper>(*spec_.grid, *spec_.problem, *spec_.boundary,
+                                                  spec_.time, spec_.solver, backend_);
+    std::vector<double> u(static_cast<std::size_t>(spec_.grid->num_points()));
+    spec_.problem->initial_condition(*spec_.grid, u);
+    for (std::size_t i = 0; i < u.size(); ++i) {
+        if (!std::isfinite(u[i])) {
+            throw InputError("key 'problem.initial': the initial condition is not finite at node " +
+                             std::to_string(i) + " (value " + std::to_string(u[i]) + ")");
+        }
+    }
+    stepper_->set_state(u, 0.0);
+}
+
+Simulation::~Simulation() = default;
+
+std::vector<double> Simulation::field() const {
+    std::vector<double> u(static_cast<std::size_t>(spec_.grid->num_points()));
+    stepper_->copy_state(u);
+    return u;
+}
+
+std::filesystem::path Simulation::pvd_path() const {
+    return writers_->vtk ? writers_->vtk->pvd_path() : std::filesystem::path{};
+}
+
+std::filesystem::path Simulation::h5_path() const {
+    return writers_->hdf5 ? writers_->hdf5->h5_path() : std::filesystem::path{};
+}
+
+void Simulation::write(std::int64_t step, const solvers::SolveResult* result) {
+    if (!options_.write_output) return;
+    const std::vector<double> u = field();
+    const FieldView fields[] = {{"u", u}};
+    if (writers_->vtk) writers_->vtk->write_step(step, time(), fields);
+    if (writers_->hdf5) {
+        StepStatistics statistics{0, 0.0, "initial"};
+        if (result != nullptr) {
+            statistics = {result->iterations, result->relative_residual(),
+                          std::string(solvers::to_string(result->status))};
+        }
+        writers_->hdf5->write_step(step, time(), fields, statistics);
+    }
+}
+
+RunSummary Simulation::run() {
+    const OutputParameters& output = spec_.output;
+    if (options_.write_output) {
+        if (output.vtk) {
+            writers_->vtk = std::make_unique<VtkSeriesWriter>(output.directory, output.basename,
+                                                              *spec_.grid);
+        }
+        if (output.hdf5) {
+            std::filesystem::create_directories(output.directory);
+            writers_->hdf5 = std::make_unique<Hdf5RunWriter>(
+                output.directory / (output.basename + ".h5"), *spec_.grid, spec_.effective_input,
+                decisions_text(*stepper_, *backend_, spec_));
+        }
+    }
+    write(0, nullptr);
+
+    RunSummary summary;
+    ProgressReporter progress(spec_.time.steps, ProgressReporter::mode_for_stderr(options_.quiet));
+    const auto start = std::chrono::steady_clock::now();
+    for (std::int64_t step = 1; step <= spec_.time.steps; ++step) {
+        const solvers::SolveResult result = stepper_->advance();
+        summary.steps = step;
+        summary.total_iterations += result.iterations;
+        summary.max_iterations = std::max(summary.max_iterations, result.iterations);
+        if (!result.converged()) {
+            progress.finish();
+            throw SolveFailure("step " + std::to_string(step) + " (t = " + std::to_string(time()) +
+                               "): the linear solve did not converge: " + result.summary() +
+                               "; outputs up to the previous written step are complete");
+        }
+        progress.update(step, time(), result.iterations);
+        if (step % output.every == 0 || step == spec_.time.steps) write(step, &result);
+    }
+    progress.finish();
+    summary.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return summary;
+}
+
+}  // namespace simrun::framework

@@ -1,0 +1,100 @@
+#include "simrun/framework/xdmf_writer.hpp"
+
+#include <cstdio>
+#include <array>
+#include <stdexcept>
+#include <string>
+
+namespace simrun::framework {
+
+namespace {
+
+std::string xml_escape(std::string_view text) {
+    std::string out;
+    out.reserve(text.size());
+    for (const char c : text) {
+        switch (c) {
+            case '&': out += "&amp;"; break;
+            case '<': out += "&lt;"; break;
+            case '>': out += "&gt;"; break;
+            case '"': out += "&quot;"; break;
+            default: out += c;
+        }
+    }
+    return out;
+}
+
+std::string format_double(double value) {
+    char buffer[32];
+    std::snprintf(buffer, sizeof buffer, "%.17g", value);
+    return buffer;
+}
+
+// XDMF lists axes slowest first: z y x in 3D, y x in 2D.
+template <typename T, typename Format>
+std::string reversed_axes(const Grid& grid, const std::array<T, 3>& values, Format format) {
+    std::string out;
+    for (int axis = grid.dimension() - 1; axis >= 0; --axis) {
+        out += format(values[static_cast<std::size_t>(axis)]);
+        if (axis > 0) out += ' ';
+    }
+    return out;
+}
+
+}  // namespace
+
+std::string step_group_path(std::int64_t step) {
+    if (step < 0) throw std::invalid_argument("negative output step " + std::to_string(step));
+    char digits[32];
+    std::snprintf(digits, sizeof digits, "%06lld", static_cast<long long>(step));
+    return std::string("/steps/") + digits;
+}
+
+std::string make_xdmf(const Grid& grid, std::string_view h5_file_name,
+                      std::span<const XdmfStep> steps) {
+    const bool three_d = grid.dimension() == 3;
+    const auto to_string = [](std::int64_t n) { return std::to_string(n); };
+    const std::string dimensions = reversed_axes(grid, grid.points(), to_string);
+    const std::string origin = reversed_axes(grid, grid.origin(), format_double);
+    const std::string spacing = reversed_axes(grid, grid.spacing(), format_double);
+    const std::string rank = std::to_string(grid.dimension());
+    const std::string file = xml_escape(h5_file_name);
+
+    std::string text =
+        "<?xml version=\"1.0\" ?>\n"
+        "<!DOCTYPE Xdmf SYSTEM \"Xdmf.dtd\" []>\n"
+        "<Xdmf Version=\"3.0\">\n"
+        "  <Domain>\n"
+        "    <Grid Name=\"TimeSeries\" GridType=\"Collection\" CollectionType=\"Temporal\">\n";
+    for (const auto& step : steps) {
+        const std::string group = step_group_path(step.step);
+        text += "      <Grid Name=\"step_" + group.substr(group.rfind('/') + 1) +
+                "\" GridType=\"Uniform\">\n";
+        text += "        <Time Value=\"" + format_double(step.time) + "\"/>\n";
+        text += std::string("        <Topology TopologyType=\"") +
+                (three_d ? "3DCoRectMesh" : "2DCoRectMesh") + "\" Dimensions=\"" + dimensions +
+                "\"/>\n";
+        text += std::string("        <Geometry GeometryType=\"") +
+                (three_d ? "ORIGIN_DXDYDZ" : "ORIGIN_DXDY") + "\">\n";
+        text += "          <DataItem Name=\"Origin\" Dimensions=\"" + rank +
+                "\" NumberType=\"Float\" Precision=\"8\" Format=\"XML\">" + origin +
+                "</DataItem>\n";
+        text += "          <DataItem Name=\"Spacing\" Dimensions=\"" + rank +
+                "\" NumberType=\"Float\" Precision=\"8\" Format=\"XML\">" + spacing +
+                "</DataItem>\n";
+        text += "        </Geometry>\n";
+        for (const auto& name : step.field_names) {
+            text += "        <Attribute Name=\"" + xml_escape(name) +
+                    "\" AttributeType=\"Scalar\" Center=\"Node\">\n";
+            text += "          <DataItem Dimensions=\"" + dimensions +
+                    "\" NumberType=\"Float\" Precision=\"8\" Format=\"HDF\">" + file + ":" +
+                    group + "/" + xml_escape(name) + "</DataItem>\n";
+            text += "        </Attribute>\n";
+        }
+        text += "      </Grid>\n";
+    }
+    text += "    </Grid>\n  </Domain>\n</Xdmf>\n";
+    return text;
+}
+
+}  // namespace simrun::framework

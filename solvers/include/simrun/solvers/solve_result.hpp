@@ -1,0 +1,48 @@
+#pragma once
+// The outcome of a solve, as a value: why it stopped, how far it got, and the history.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace simrun::solvers {
+
+enum class SolveStatus {
+    converged,       // the residual met the tolerance
+    max_iterations,  // the iteration limit came first
+    breakdown,       // a quantity the method divides by vanished (breakdown_quantity says which)
+    diverged,        // the residual grew past the divergence limit
+    non_finite,      // NaN or Inf appeared; x holds the last finite iterate
+    indefinite,      // CG met p'Ap <= 0 (or a preconditioner that is not positive definite)
+};
+
+std::string_view to_string(SolveStatus status);
+
+// When to stop: ||r|| <= max(relative_tolerance * ||b||, absolute_tolerance), or after
+// max_iterations; diverged when ||r|| > divergence_limit * max(||r0||, ||b||).
+struct StoppingCriteria {
+    double relative_tolerance = 1e-8;
+    double absolute_tolerance = 0.0;
+    std::int64_t max_iterations = 1000;
+    double divergence_limit = 1e8;
+};
+
+struct SolveResult {
+    SolveStatus status = SolveStatus::max_iterations;
+    std::int64_t iterations = 0;
+    double rhs_norm = 0.0;          // ||b||
+    double initial_residual = 0.0;  // ||b - A x0||
+    double final_residual = 0.0;    // ||b - A x|| as tracked by the method
+    std::vector<double> residual_history;  // ||r_k||, k = 0 .. iterations
+    std::string breakdown_quantity;         // e.g. "p'Ap" or "rho", when one occurred
+    std::optional<double> breakdown_value;
+
+    bool converged() const { return status == SolveStatus::converged; }
+    // final_residual / rhs_norm (final_residual itself when b = 0).
+    double relative_residual() const;
+    // One line for logs, e.g. "converged in 12 iterations, ||r||/||b|| = 3.1e-09".
+    std::string summary() const;
+};
+
+}  // namespace simrun::solvers

@@ -1,0 +1,49 @@
+#include <omp.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <string>
+
+#include "cpu/cpu_kernels.hpp"
+#include "simrun/solvers/backend.hpp"
+
+namespace simrun::solvers {
+namespace {
+
+class CpuBackend final : public Backend {
+public:
+    BackendKind kind() const override { return BackendKind::cpu; }
+    std::string description() const override {
+        return "CPU, OpenMP, " + std::to_string(omp_get_max_threads()) + " threads";
+    }
+    void* allocate(std::size_t bytes) const override {
+        // 64-byte alignment: whole cache lines, and aligned vector loads.
+        void* pointer = std::aligned_alloc(64, (bytes + 63) / 64 * 64);
+        if (pointer == nullptr) throw std::bad_alloc();
+        return pointer;
+    }
+    void release(void* pointer) const noexcept override { std::free(pointer); }
+    void copy_from_host(void* destination, const void* source, std::size_t bytes) const override {
+        std::memcpy(destination, source, bytes);
+    }
+    void copy_to_host(void* destination, const void* source, std::size_t bytes) const override {
+        std::memcpy(destination, source, bytes);
+    }
+    void copy(void* destination, const void* source, std::size_t bytes) const override {
+        std::memcpy(destination, source, bytes);
+    }
+    void synchronize() const override {}
+
+protected:
+    const KernelTable<float>& float_kernels() const override { return cpu::kernel_table<float>(); }
+    const KernelTable<double>& double_kernels() const override {
+        return cpu::kernel_table<double>();
+    }
+};
+
+}  // namespace
+
+std::shared_ptr<const Backend> make_cpu_backend() { return std::make_shared<CpuBackend>(); }
+
+}  // namespace simrun::solvers

@@ -1,0 +1,88 @@
+#include "cuda/cuda_backend.hpp"
+
+#include <string>
+
+#include "cuda/cuda_check.hpp"
+
+namespace simrun::solvers {
+namespace cuda {
+
+CudaBackend::CudaBackend(int device) : device_(device) {
+    SIMRUN_CUDA_CHECK(cudaSetDevice(device_));
+    SIMRUN_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+    SIMRUN_CUDA_CHECK(cudaMalloc(&reduction_scratch_, (max_reduction_blocks + 1) * sizeof(double)));
+    SIMRUN_CUDA_CHECK(cudaMallocHost(&host_result_, sizeof(double)));
+}
+
+CudaBackend::~CudaBackend() {
+    // Errors at teardown cannot be reported; the driver reclaims everything at exit anyway.
+    cudaFreeHost(host_result_);
+    cudaFree(reduction_scratch_);
+    cudaStreamDestroy(stream_);
+}
+
+std::string CudaBackend::description() const {
+    cudaDeviceProp properties{};
+    SIMRUN_CUDA_CHECK(cudaGetDeviceProperties(&properties, device_));
+    return std::string(properties.name) + " (device " + std::to_string(device_) + ", sm_" +
+           std::to_string(properties.major) + std::to_string(properties.minor) + ")";
+}
+
+void* CudaBackend::allocate(std::size_t bytes) const {
+    void* pointer = nullptr;
+    SIMRUN_CUDA_CHECK(cudaMalloc(&pointer, bytes));
+    return pointer;
+}
+
+void CudaBackend::release(void* pointer) const noexcept { cudaFree(pointer); }
+
+void CudaBackend::copy_from_host(void* destination, const void* source, std::size_t bytes) const {
+    SIMRUN_CUDA_CHECK(
+        cudaMemcpyAsync(destination, source, bytes, cudaMemcpyHostToDevice, stream_));
+    SIMRUN_CUDA_CHECK(cudaStreamSynchronize(stream_));
+}
+
+void CudaBackend::copy_to_host(void* destination, const void* source, std::size_t bytes) const {
+    SIMRUN_CUDA_CHECK(
+        cudaMemcpyAsync(destination, source, bytes, cudaMemcpyDeviceToHost, stream_));
+    SIMRUN_CUDA_CHECK(cudaStreamSynchronize(stream_));
+}
+
+void CudaBackend::copy(void* destination, const void* source, std::size_t bytes) const {
+    SIMRUN_CUDA_CHECK(
+        cudaMemcpyAsync(destination, source, bytes, cudaMemcpyDeviceToDevice, stream_));
+}
+
+void CudaBackend::synchronize() const { SIMRUN_CUDA_CHECK(cudaStreamSynchronize(stream_)); }
+
+const KernelTable<float>& CudaBackend::float_kernels() const { return kernel_table<float>(); }
+const KernelTable<double>& CudaBackend::double_kernels() const { return kernel_table<double>(); }
+
+}  // namespace cuda
+
+int cuda_device_count() {
+    int count = 0;
+    if (cudaGetDeviceCount(&count) != cudaSuccess) {
+        cudaGetLastError();  // clear the sticky "no device" error
+        return 0;
+    }
+    return count;
+}
+
+bool cuda_compiled() { return true; }
+
+std::shared_ptr<const Backend> make_cuda_backend(int device) {
+    const int count = cuda_device_count();
+    if (count == 0) {
+        throw DeviceUnavailable(
+            "the CUDA back-end was requested but no CUDA GPU is available on this machine "
+            "(cudaGetDeviceCount found none); use --backend cpu or auto");
+    }
+    if (device < 0 || device >= count) {
+        throw DeviceUnavailable("CUDA device " + std::to_string(device) + " requested but only " +
+                                std::to_string(count) + " present");
+    }
+    return std::make_shared<cuda::CudaBackend>(device);
+}
+
+}  // namespace simrun::solvers

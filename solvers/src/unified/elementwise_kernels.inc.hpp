@@ -1,0 +1,40 @@
+// Element-wise kernels, written once as host-device lambdas. This file is included inside the
+// namespace of each back-end (cpu, cuda), whose parallel_for(backend, n, f) runs f(i) for
+// i = 0 .. n-1: an OpenMP loop on the CPU, a grid-stride kernel on the GPU.
+// (No include guard: it is meant to be included once per back-end.)
+
+template <typename T>
+void fill(const Backend& backend, std::size_t n, T value, T* x) {
+    parallel_for(backend, n, [=] SIMRUN_HOST_DEVICE(std::size_t i) { x[i] = value; });
+}
+
+template <typename T>
+void axpy(const Backend& backend, std::size_t n, T alpha, const T* x, T* y) {
+    parallel_for(backend, n, [=] SIMRUN_HOST_DEVICE(std::size_t i) { y[i] += alpha * x[i]; });
+}
+
+template <typename T>
+void xpby(const Backend& backend, std::size_t n, const T* x, T beta, T* y) {
+    parallel_for(backend, n, [=] SIMRUN_HOST_DEVICE(std::size_t i) { y[i] = x[i] + beta * y[i]; });
+}
+
+template <typename T>
+void multiply(const Backend& backend, std::size_t n, const T* x, const T* y, T* z) {
+    parallel_for(backend, n, [=] SIMRUN_HOST_DEVICE(std::size_t i) { z[i] = x[i] * y[i]; });
+}
+
+// p = z + beta p
+template <typename T>
+void cg_step_1(const Backend& backend, std::size_t n, T beta, const T* z, T* p) {
+    parallel_for(backend, n, [=] SIMRUN_HOST_DEVICE(std::size_t i) { p[i] = z[i] + beta * p[i]; });
+}
+
+// x = x + alpha p; r = r - alpha q
+template <typename T>
+void cg_step_2(const Backend& backend, std::size_t n, T alpha, const T* p, const T* q, T* x,
+               T* r) {
+    parallel_for(backend, n, [=] SIMRUN_HOST_DEVICE(std::size_t i) {
+        x[i] += alpha * p[i];
+        r[i] -= alpha * q[i];
+    });
+}

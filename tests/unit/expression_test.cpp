@@ -1,0 +1,120 @@
+#include "simrun/framework/expression.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+#include <numbers>
+#include <optional>
+#include <string>
+
+namespace simrun::framework {
+namespace {
+
+std::string input_error(const std::function<void()>& action) {
+    try {
+        action();
+    } catch (const InputError& error) {
+        return error.what();
+    }
+    ADD_FAILURE() << "no InputError was thrown";
+    return {};
+}
+
+constexpr double pi = std::numbers::pi;
+
+TEST(Expression, EvaluatesToHandComputedValues) {
+    const Expression f("sin(pi*x)*exp(-t)", "problem.initial");
+    EXPECT_NEAR(f(0.5, 0.0, 0.0, 0.0), 1.0, 1e-15);
+    EXPECT_NEAR(f(0.25, 7.0, 3.0, 1.0), std::sqrt(0.5) / std::numbers::e, 1e-15);
+    EXPECT_NEAR(f(1.0 / 6.0, 0.0, 0.0, 2.0), 0.5 * std::exp(-2.0), 1e-15);
+    EXPECT_NEAR(f(1.0, 0.0, 0.0, 0.0), 0.0, 1e-15);
+
+    const Expression g("x^2 + 2*y*z - max(t, 1) + min(x, y) + e", "problem.source");
+    EXPECT_DOUBLE_EQ(g(3.0, 0.5, -2.0, 4.0), 9.0 - 2.0 - 4.0 + 0.5 + std::numbers::e);
+
+    const Expression h("sqrt(abs(x)) + log(e) + cos(pi*y) + tan(0) + (z > 0 ? 1 : -1)", "k");
+    EXPECT_DOUBLE_EQ(h(-4.0, 1.0, 0.5, 0.0), 2.0 + 1.0 - 1.0 + 0.0 + 1.0);
+    EXPECT_DOUBLE_EQ(Expression("2^3^2", "k")(0, 0, 0, 0), 512.0);
+    EXPECT_DOUBLE_EQ(Expression("pi", "k")(0, 0, 0, 0), pi);
+}
+
+TEST(Expression, MalformedExpressionReportsKeyPositionAndToken) {
+    EXPECT_EQ(input_error([] { Expression("sin(pi*)", "problem.initial", "in.toml:4:11"); }),
+              "in.toml:4:11: key 'problem.initial': unexpected parenthesis ')' at position 7 in "
+              "'sin(pi*)'");
+    const std::string unclosed = input_error([] { Expression("sin(pi*x", "problem.initial"); });
+    EXPECT_EQ(unclosed.rfind("key 'problem.initial': missing parenthesis at position ", 0), 0u)
+        << unclosed;
+    EXPECT_NE(unclosed.find("in 'sin(pi*x'"), std::string::npos) << unclosed;
+    const std::string dangling = input_error([] { Expression("1 +", "problem.initial"); });
+    EXPECT_EQ(dangling,
+              "key 'problem.initial': unexpected end of expression at position 3 in "
+              "'1 +'");
+}
+
+TEST(Expression, UnknownNamesAreRejected) {
+    EXPECT_EQ(
+        input_error([] { Expression("x + q*t", "problem.exact", "--set problem.exact=x+q"); }),
+        "--set problem.exact=x+q: key 'problem.exact': unknown name 'q' at position 4 in "
+        "'x + q*t' (variables are x, y, z, t; constants pi, e)");
+    EXPECT_NE(input_error([] { Expression("foo(x)", "k"); }).find("unknown name 'foo'"),
+              std::string::npos);
+    // muParser's own _pi is not part of simrun's language.
+    EXPECT_NE(input_error([] { Expression("_pi", "k"); }).find("unknown name '_pi'"),
+              std::string::npos);
+}
+
+TEST(Expression, EmptyTextAndAssignmentAreRejected) {
+    EXPECT_EQ(input_error([] { Expression("  ", "problem.initial"); }),
+              "key 'problem.initial': is empty; expected an expression of x, y, z, t");
+    EXPECT_EQ(input_error([] { Expression("x=3", "k"); }),
+              "key 'k': assignment '=' at position 1 in 'x=3' is not allowed (use == to compare)");
+    EXPECT_DOUBLE_EQ(Expression("(x == 1) + (y <= 2) + (z != 0) + (t >= 1)", "k")(1, 2, 0, 1), 3.0);
+}
+
+TEST(Expression, ReportsDependenceOnTimeAndSpace) {
+    const Expression space("sin(x)*y", "k");
+    EXPECT_FALSE(space.depends_on_time());
+    EXPECT_FALSE(space.is_constant());
+    const Expression time("exp(-t)", "k");
+    EXPECT_TRUE(time.depends_on_time());
+    EXPECT_FALSE(time.is_constant());
+    const Expression constant("2*pi + e", "k");
+    EXPECT_FALSE(constant.depends_on_time());
+    EXPECT_TRUE(constant.is_constant());
+    EXPECT_EQ(constant.text(), "2*pi + e");
+}
+
+TEST(Expression, CopyEvaluatesAfterTheOriginalIsDestroyed) {
+    std::optional<Expression> original(std::in_place, "x + 10*y + 100*z + 1000*t", "k");
+    const Expression copy = *original;
+    Expression assigned("0", "k");
+    assigned = *original;
+    original.reset();
+    EXPECT_DOUBLE_EQ(copy(1, 2, 3, 4), 4321.0);
+    EXPECT_DOUBLE_EQ(assigned(4, 3, 2, 1), 1234.0);
+    EXPECT_TRUE(copy.depends_on_time());
+
+    Expression moved = std::move(assigned);
+    EXPECT_DOUBLE_EQ(moved(1, 1, 1, 1), 1111.0);
+}
+
+TEST(Expression, CopiesAreIndependent) {
+    const Expression a("x*t", "k");
+    const Expression b = a;
+    EXPECT_DOUBLE_EQ(a(2, 0, 0, 3), 6.0);
+    EXPECT_DOUBLE_EQ(b(5, 0, 0, 7), 35.0);
+    EXPECT_DOUBLE_EQ(a(2, 0, 0, 3), 6.0);
+}
+
+TEST(Expression, NonFiniteValuesAreNotConstructionErrors) {
+    const Expression root("sqrt(x)", "k");
+    EXPECT_TRUE(std::isnan(root(-1, 0, 0, 0)));
+    EXPECT_DOUBLE_EQ(root(4, 0, 0, 0), 2.0);
+    const Expression inverse("1/x", "k");
+    EXPECT_TRUE(std::isinf(inverse(0, 0, 0, 0)));
+}
+
+}  // namespace
+}  // namespace simrun::framework

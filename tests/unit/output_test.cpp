@@ -1,0 +1,448 @@
+// Output writers: VTK series (.vti + .pvd), HDF5 run file (+ .xmf), atomic file replacement.
+#include <gtest/gtest.h>
+#include <hdf5.h>
+#include <unistd.h>
+#include <vtkDoubleArray.h>
+#include <vtkImageData.h>
+#include <vtkNew.h>
+#include <vtkPointData.h>
+#include <vtkXMLImageDataReader.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <regex>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "simrun/framework/atomic_file.hpp"
+#include "simrun/framework/field.hpp"
+#include "simrun/framework/grid.hpp"
+#include "simrun/framework/hdf5_run_writer.hpp"
+#include "simrun/framework/vtk_series_writer.hpp"
+#include "simrun/framework/xdmf_writer.hpp"
+
+namespace fs = std::filesystem;
+using simrun::framework::AtomicReplace;
+using simrun::framework::FieldView;
+using simrun::framework::Grid;
+using simrun::framework::Hdf5RunWriter;
+using simrun::framework::StepStatistics;
+using simrun::framework::VtkSeriesWriter;
+using simrun::framework::write_file_atomically;
+
+namespace {
+
+class OutputTest : public ::testing::Test {
+protected:
+    void SetUp() override {
+        const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+        dir_ = fs::temp_directory_path() / ("simrun_output_test_" + std::to_string(::getpid()) +
+                                            "_" + info->name());
+        fs::remove_all(dir_);
+        fs::create_directories(dir_);
+    }
+    void TearDown() override {
+        std::error_code ignored;
+        fs::remove_all(dir_, ignored);
+    }
+
+    fs::path dir_;
+};
+
+Grid grid_2d() { return Grid(2, {7, 5, 1}, {0.0, -1.0, 0.0}, {1.5, 2.0, 0.0}); }
+Grid grid_3d() { return Grid(3, {6, 5, 4}, {-0.5, 0.0, 1.0}, {0.7, 2.0, 3.3}); }
+
+// sin(x) cos(y) + z + shift: non-constant along every axis.
+std::vector<double> sample_field(const Grid& grid, double shift) {
+    std::vector<double> values(static_cast<std::size_t>(grid.num_points()));
+    for (std::int64_t k = 0; k < grid.points(2); ++k) {
+        for (std::int64_t j = 0; j < grid.points(1); ++j) {
+            for (std::int64_t i = 0; i < grid.points(0); ++i) {
+                const double x = grid.coordinate(0, i);
+                const double y = grid.coordinate(1, j);
+                const double z = grid.dimension() == 3 ? grid.coordinate(2, k) : 0.0;
+                values[static_cast<std::size_t>(grid.index(i, j, k))] =
+                    std::sin(x) * std::cos(y) + z + shift;
+            }
+        }
+    }
+    return values;
+}
+
+std::string read_text(const fs::path& path) {
+    std::ifstream in(path);
+    EXPECT_TRUE(in) << path;
+    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+std::vector<std::string> temporary_files(const fs::path& dir) {
+    std::vector<std::string> found;
+    for (const auto& entry : fs::directory_iterator(dir)) {
+        const auto name = entry.path().filename().string();
+        if (name.find(".tmp") != std::string::npos) found.push_back(name);
+    }
+    return found;
+}
+
+void expect_vti_equals(const fs::path& path, const Grid& grid,
+                       const std::vector<FieldView>& fields) {
+    vtkNew<vtkXMLImageDataReader> reader;
+    reader->SetFileName(path.c_str());
+    reader->Update();
+    ASSERT_EQ(reader->GetErrorCode(), 0u);
+    vtkImageData* image = reader->GetOutput();
+    ASSERT_NE(image, nullptr);
+    int dims[3];
+    image->GetDimensions(dims);
+    double origin[3];
+    double spacing[3];
+    image->GetOrigin(origin);
+    image->GetSpacing(spacing);
+    for (int a = 0; a < 3; ++a) {
+        EXPECT_EQ(dims[a], grid.points(a)) << "axis " << a;
+        EXPECT_EQ(origin[a], grid.origin()[static_cast<std::size_t>(a)]) << "axis " << a;
+        EXPECT_EQ(spacing[a], grid.spacing(a)) << "axis " << a;
+    }
+    ASSERT_EQ(image->GetPointData()->GetNumberOfArrays(), static_cast<int>(fields.size()));
+    for (const auto& field : fields) {
+        auto* array = vtkDoubleArray::SafeDownCast(image->GetPointData()->GetArray(
+            field.name.c_str()));
+        ASSERT_NE(array, nullptr) << field.name;
+        ASSERT_EQ(array->GetNumberOfComponents(), 1);
+        ASSERT_EQ(array->GetNumberOfTuples(), grid.num_points());
+        for (vtkIdType n = 0; n < array->GetNumberOfTuples(); ++n) {
+            ASSERT_EQ(array->GetValue(n), field.values[static_cast<std::size_t>(n)])
+                << field.name << " node " << n;
+        }
+    }
+}
+
+// Small RAII holder for handles opened by the tests.
+struct H5Id {
+    hid_t id;
+    herr_t (*close)(hid_t);
+    ~H5Id() {
+        if (id >= 0) close(id);
+    }
+};
+
+std::vector<double> read_dataset(hid_t file, const std::string& path,
+                                 std::vector<hsize_t>& dims) {
+    H5Id data{H5Dopen2(file, path.c_str(), H5P_DEFAULT), H5Dclose};
+    EXPECT_GE(data.id, 0) << path;
+    if (data.id < 0) return {};
+    H5Id space{H5Dget_space(data.id), H5Sclose};
+    const int rank = H5Sget_simple_extent_ndims(space.id);
+    dims.assign(static_cast<std::size_t>(rank), 0);
+    H5Sget_simple_extent_dims(space.id, dims.data(), nullptr);
+    std::vector<double> values(static_cast<std::size_t>(H5Sget_simple_extent_npoints(space.id)));
+    EXPECT_GE(H5Dread(data.id, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data()),
+              0);
+    return values;
+}
+
+template <typename T>
+T read_scalar_attribute(hid_t object, const char* name, hid_t type) {
+    H5Id attr{H5Aopen(object, name, H5P_DEFAULT), H5Aclose};
+    EXPECT_GE(attr.id, 0) << name;
+    T value{};
+    EXPECT_GE(H5Aread(attr.id, type, &value), 0) << name;
+    return value;
+}
+
+template <typename T>
+std::array<T, 3> read_triple_attribute(hid_t object, const char* name, hid_t type) {
+    H5Id attr{H5Aopen(object, name, H5P_DEFAULT), H5Aclose};
+    EXPECT_GE(attr.id, 0) << name;
+    H5Id space{H5Aget_space(attr.id), H5Sclose};
+    EXPECT_EQ(H5Sget_simple_extent_npoints(space.id), 3) << name;
+    std::array<T, 3> values{};
+    EXPECT_GE(H5Aread(attr.id, type, values.data()), 0) << name;
+    return values;
+}
+
+std::string read_string(hid_t type_owner, bool is_attribute) {
+    H5Id type{is_attribute ? H5Aget_type(type_owner) : H5Dget_type(type_owner), H5Tclose};
+    EXPECT_EQ(H5Tget_class(type.id), H5T_STRING);
+    std::string text(H5Tget_size(type.id), '\0');
+    const herr_t status = is_attribute ? H5Aread(type_owner, type.id, text.data())
+                                       : H5Dread(type_owner, type.id, H5S_ALL, H5S_ALL,
+                                                 H5P_DEFAULT, text.data());
+    EXPECT_GE(status, 0);
+    return text.substr(0, text.find('\0'));
+}
+
+std::string read_string_dataset(hid_t file, const char* path) {
+    H5Id data{H5Dopen2(file, path, H5P_DEFAULT), H5Dclose};
+    EXPECT_GE(data.id, 0) << path;
+    return read_string(data.id, false);
+}
+
+}  // namespace
+
+TEST_F(OutputTest, VtkRoundTrip2dAnd3dIsExact) {
+    for (const Grid& grid : {grid_2d(), grid_3d()}) {
+        const auto u = sample_field(grid, 0.0);
+        const auto v = sample_field(grid, 0.25);
+        const std::vector<FieldView> fields{{"u", u}, {"temperature", v}};
+        const auto sub = dir_ / ("d" + std::to_string(grid.dimension()));
+        VtkSeriesWriter writer(sub, "run", grid);
+        writer.write_step(3, 0.1, fields);
+        const auto path = sub / "run_000003.vti";
+        ASSERT_EQ(writer.step_path(3), path);
+        ASSERT_TRUE(fs::exists(path));
+        expect_vti_equals(path, grid, fields);
+        // Binary appended, not base64; zlib compressed.
+        const auto text = read_text(path);
+        EXPECT_NE(text.find("encoding=\"raw\""), std::string::npos);
+        EXPECT_NE(text.find("vtkZLibDataCompressor"), std::string::npos);
+    }
+}
+
+TEST_F(OutputTest, PvdListsStepsWithExactTimesInOrder) {
+    const Grid grid = grid_2d();
+    const auto u = sample_field(grid, 1.0);
+    const std::vector<FieldView> fields{{"u", u}};
+    VtkSeriesWriter writer(dir_ / "vtk", "heat", grid);
+    const std::vector<std::pair<std::int64_t, double>> steps{
+        {0, 0.0}, {10, 0.1}, {20, 1.0 / 3.0}, {30, 2.0 / 3.0 + 1e-12}};
+    for (const auto& [step, time] : steps) writer.write_step(step, time, fields);
+
+    const auto text = read_text(writer.pvd_path());
+    EXPECT_NE(text.find("type=\"Collection\""), std::string::npos);
+    const std::regex dataset(
+        R"re(<DataSet timestep="([^"]+)" group="" part="0" file="([^"]+)"/>)re");
+    std::vector<std::pair<double, std::string>> listed;
+    for (auto it = std::sregex_iterator(text.begin(), text.end(), dataset);
+         it != std::sregex_iterator(); ++it) {
+        listed.emplace_back(std::stod((*it)[1].str()), (*it)[2].str());
+    }
+    ASSERT_EQ(listed.size(), steps.size());
+    for (std::size_t n = 0; n < steps.size(); ++n) {
+        EXPECT_EQ(listed[n].first, steps[n].second) << "entry " << n;
+        EXPECT_EQ(fs::path(listed[n].second), writer.step_path(steps[n].first).filename());
+        EXPECT_TRUE(fs::exists(dir_ / "vtk" / listed[n].second)) << listed[n].second;
+    }
+    EXPECT_TRUE(temporary_files(dir_ / "vtk").empty());
+}
+
+TEST_F(OutputTest, Hdf5RoundTripIsExact) {
+    const std::string input = "[grid]\npoints = [6, 5, 4]\n# \"quoted\" and unicode: \xce\xb1\n";
+    const std::string decisions = "pcg+jacobi: symmetric, positive diagonal => SPD";
+    for (const Grid& grid : {grid_2d(), grid_3d()}) {
+        const auto h5 = dir_ / ("run" + std::to_string(grid.dimension()) + ".h5");
+        const auto u = sample_field(grid, 0.0);
+        const auto v = sample_field(grid, -2.0);
+        {
+            Hdf5RunWriter writer(h5, grid, input, decisions);
+            const std::vector<FieldView> fields{{"u", u}, {"v", v}};
+            writer.write_step(0, 0.0, fields, {0, 0.0, "initial"});
+            writer.write_step(10, 0.125, fields, {42, 3.5e-11, "converged"});
+        }
+        H5Id file{H5Fopen(h5.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose};
+        ASSERT_GE(file.id, 0);
+
+        H5Id grid_group{H5Gopen2(file.id, "/grid", H5P_DEFAULT), H5Gclose};
+        ASSERT_GE(grid_group.id, 0);
+        EXPECT_EQ(read_scalar_attribute<int>(grid_group.id, "dimension", H5T_NATIVE_INT),
+                  grid.dimension());
+        EXPECT_EQ(read_triple_attribute<std::int64_t>(grid_group.id, "points", H5T_NATIVE_INT64),
+                  grid.points());
+        EXPECT_EQ(read_triple_attribute<double>(grid_group.id, "origin", H5T_NATIVE_DOUBLE),
+                  grid.origin());
+        EXPECT_EQ(read_triple_attribute<double>(grid_group.id, "spacing", H5T_NATIVE_DOUBLE),
+                  grid.spacing());
+        EXPECT_EQ(read_string_dataset(file.id, "/input"), input);
+        EXPECT_EQ(read_string_dataset(file.id, "/solver_decisions"), decisions);
+
+        H5Id step{H5Gopen2(file.id, "/steps/000010", H5P_DEFAULT), H5Gclose};
+        ASSERT_GE(step.id, 0);
+        EXPECT_EQ(read_scalar_attribute<double>(step.id, "time", H5T_NATIVE_DOUBLE), 0.125);
+        EXPECT_EQ(read_scalar_attribute<std::int64_t>(step.id, "solver_iterations",
+                                                      H5T_NATIVE_INT64),
+                  42);
+        EXPECT_EQ(read_scalar_attribute<double>(step.id, "relative_residual", H5T_NATIVE_DOUBLE),
+                  3.5e-11);
+        H5Id status{H5Aopen(step.id, "status", H5P_DEFAULT), H5Aclose};
+        EXPECT_EQ(read_string(status.id, true), "converged");
+
+        std::vector<hsize_t> dims;
+        EXPECT_EQ(read_dataset(file.id, "/steps/000010/u", dims), u);
+        std::vector<hsize_t> expected_dims;
+        for (int a = grid.dimension() - 1; a >= 0; --a) {
+            expected_dims.push_back(static_cast<hsize_t>(grid.points(a)));
+        }
+        EXPECT_EQ(dims, expected_dims);
+        EXPECT_EQ(read_dataset(file.id, "/steps/000000/v", dims), v);
+    }
+}
+
+TEST_F(OutputTest, XdmfNamesExistingDatasetsWithIncreasingTimes) {
+    const Grid grid = grid_3d();
+    const auto h5 = dir_ / "run.h5";
+    const auto u = sample_field(grid, 0.0);
+    const std::vector<FieldView> fields{{"u", u}, {"w", u}};
+    const std::vector<double> times{0.0, 0.5, 1.0 / 3.0 + 1.0};
+    {
+        Hdf5RunWriter writer(h5, grid, "", "");
+        ASSERT_EQ(writer.xdmf_path(), dir_ / "run.xmf");
+        for (std::size_t n = 0; n < times.size(); ++n) {
+            writer.write_step(static_cast<std::int64_t>(5 * n), times[n], fields, {1, 0.5, "ok"});
+        }
+    }
+    const auto text = read_text(dir_ / "run.xmf");
+    EXPECT_NE(text.find("<Xdmf Version=\"3.0\">"), std::string::npos);
+    EXPECT_NE(text.find("CollectionType=\"Temporal\""), std::string::npos);
+    EXPECT_NE(text.find("TopologyType=\"3DCoRectMesh\" Dimensions=\"4 5 6\""), std::string::npos);
+    EXPECT_NE(text.find("GeometryType=\"ORIGIN_DXDYDZ\""), std::string::npos);
+    // Opening and closing tags balance for each element type used.
+    for (const std::string tag : {"Grid", "Attribute", "DataItem", "Geometry", "Domain"}) {
+        const std::regex open("<" + tag + "[ >]");
+        const std::regex close("</" + tag + ">");
+        const auto count = [&text](const std::regex& re) {
+            return std::distance(std::sregex_iterator(text.begin(), text.end(), re),
+                                 std::sregex_iterator());
+        };
+        EXPECT_EQ(count(open), count(close)) << tag;
+    }
+
+    const std::regex time_re(R"re(<Time Value="([^"]+)"/>)re");
+    std::vector<double> listed_times;
+    for (auto it = std::sregex_iterator(text.begin(), text.end(), time_re);
+         it != std::sregex_iterator(); ++it) {
+        listed_times.push_back(std::stod((*it)[1].str()));
+    }
+    EXPECT_EQ(listed_times, times);
+    for (std::size_t n = 1; n < listed_times.size(); ++n) {
+        EXPECT_GT(listed_times[n], listed_times[n - 1]);
+    }
+
+    H5Id file{H5Fopen(h5.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose};
+    ASSERT_GE(file.id, 0);
+    const std::regex item_re(R"re(Format="HDF">([^:<]+):(/steps/[0-9]{6}/[a-z]+)<)re");
+    int items = 0;
+    for (auto it = std::sregex_iterator(text.begin(), text.end(), item_re);
+         it != std::sregex_iterator(); ++it, ++items) {
+        EXPECT_EQ((*it)[1].str(), "run.h5");
+        const std::string path = (*it)[2].str();
+        std::vector<hsize_t> dims;
+        EXPECT_EQ(read_dataset(file.id, path, dims).size(),
+                  static_cast<std::size_t>(grid.num_points()))
+            << path;
+        EXPECT_EQ(dims, (std::vector<hsize_t>{4, 5, 6})) << path;
+    }
+    EXPECT_EQ(items, static_cast<int>(times.size() * fields.size()));
+    EXPECT_TRUE(temporary_files(dir_).empty());
+}
+
+TEST_F(OutputTest, Xdmf2dUsesYxOrder) {
+    const Grid grid = grid_2d();
+    const std::vector<simrun::framework::XdmfStep> steps{{7, 0.25, {"u"}}};
+    const auto text = simrun::framework::make_xdmf(grid, "a.h5", steps);
+    EXPECT_NE(text.find("TopologyType=\"2DCoRectMesh\" Dimensions=\"5 7\""), std::string::npos);
+    EXPECT_NE(text.find("GeometryType=\"ORIGIN_DXDY\""), std::string::npos);
+    EXPECT_NE(text.find(">-1 0</DataItem>"), std::string::npos) << text;
+    EXPECT_NE(text.find(">0.75 0.25</DataItem>"), std::string::npos) << text;
+    EXPECT_NE(text.find(">a.h5:/steps/000007/u</DataItem>"), std::string::npos);
+}
+
+TEST_F(OutputTest, NoTemporaryFilesRemainAfterWriting) {
+    const Grid grid = grid_2d();
+    const auto u = sample_field(grid, 0.0);
+    const std::vector<FieldView> fields{{"u", u}};
+    VtkSeriesWriter vtk(dir_, "run", grid);
+    Hdf5RunWriter h5(dir_ / "run.h5", grid, "x = 1\n", "none");
+    for (std::int64_t step = 0; step < 4; ++step) {
+        vtk.write_step(step, 0.5 * static_cast<double>(step), fields);
+        h5.write_step(step, 0.5 * static_cast<double>(step), fields, {3, 1e-9, "converged"});
+    }
+    write_file_atomically(dir_ / "notes.txt", "hello");
+    EXPECT_TRUE(temporary_files(dir_).empty());
+    std::vector<std::string> names;
+    for (const auto& entry : fs::directory_iterator(dir_)) {
+        names.push_back(entry.path().filename().string());
+    }
+    std::sort(names.begin(), names.end());
+    EXPECT_EQ(names, (std::vector<std::string>{"notes.txt", "run.h5", "run.pvd", "run.xmf",
+                                               "run_000000.vti", "run_000001.vti",
+                                               "run_000002.vti", "run_000003.vti"}));
+}
+
+TEST_F(OutputTest, AtomicReplaceKeepsOldFileUntilCommit) {
+    const auto path = dir_ / "data.txt";
+    write_file_atomically(path, "old");
+    {
+        AtomicReplace replace(path);
+        EXPECT_EQ(replace.temp_path(), dir_ / ".data.txt.tmp");
+        std::ofstream(replace.temp_path()) << "new, abandoned";
+        EXPECT_EQ(read_text(path), "old");
+    }
+    EXPECT_FALSE(fs::exists(dir_ / ".data.txt.tmp"));
+    EXPECT_EQ(read_text(path), "old");
+    write_file_atomically(path, "");
+    EXPECT_EQ(read_text(path), "");
+    write_file_atomically(path, "replaced");
+    EXPECT_EQ(read_text(path), "replaced");
+}
+
+TEST_F(OutputTest, FieldOfWrongSizeThrowsAndWritesNothing) {
+    const Grid grid = grid_3d();
+    const std::vector<double> short_field(static_cast<std::size_t>(grid.num_points() - 1), 1.0);
+    const std::vector<FieldView> fields{{"u", short_field}};
+    VtkSeriesWriter vtk(dir_, "run", grid);
+    EXPECT_THROW(vtk.write_step(0, 0.0, fields), std::invalid_argument);
+    EXPECT_FALSE(fs::exists(vtk.step_path(0)));
+    EXPECT_FALSE(fs::exists(vtk.pvd_path()));
+
+    Hdf5RunWriter h5(dir_ / "run.h5", grid, "", "");
+    try {
+        h5.write_step(0, 0.0, fields, {});
+        FAIL() << "expected std::invalid_argument";
+    } catch (const std::invalid_argument& error) {
+        const std::string message = error.what();
+        EXPECT_NE(message.find("'u'"), std::string::npos) << message;
+        EXPECT_NE(message.find(std::to_string(grid.num_points())), std::string::npos) << message;
+    }
+    EXPECT_FALSE(fs::exists(h5.xdmf_path()));
+    EXPECT_TRUE(temporary_files(dir_).empty());
+}
+
+TEST_F(OutputTest, UncreatableDirectoryThrowsNamingThePath) {
+    const auto blocker = dir_ / "regular_file";
+    write_file_atomically(blocker, "not a directory");
+    const Grid grid = grid_2d();
+
+    const auto vtk_dir = blocker / "vtk";
+    try {
+        VtkSeriesWriter writer(vtk_dir, "run", grid);
+        FAIL() << "expected std::runtime_error";
+    } catch (const std::runtime_error& error) {
+        EXPECT_NE(std::string(error.what()).find(vtk_dir.string()), std::string::npos)
+            << error.what();
+    }
+
+    const auto h5 = blocker / "run.h5";
+    try {
+        Hdf5RunWriter writer(h5, grid, "", "");
+        FAIL() << "expected std::runtime_error";
+    } catch (const std::runtime_error& error) {
+        EXPECT_NE(std::string(error.what()).find(h5.string()), std::string::npos)
+            << error.what();
+    }
+
+    try {
+        write_file_atomically(blocker / "x.txt", "data");
+        FAIL() << "expected std::runtime_error";
+    } catch (const std::runtime_error& error) {
+        EXPECT_NE(std::string(error.what()).find((blocker / ".x.txt.tmp").string()),
+                  std::string::npos)
+            << error.what();
+    }
+}
