@@ -50,6 +50,8 @@ void ThetaTimeStepper::set_state(std::span<const double> u, double t) {
     std::vector<double> state(u.begin(), u.end());
     boundary_.fill(grid_, t, state);
     u_.copy_from_host(state);
+    start_time_ = t;
+    steps_taken_ = 0;
     time_ = t;
     data_ready_ = false;
 }
@@ -75,7 +77,7 @@ void ThetaTimeStepper::compute_data_term(double t_now, double t_next) {
 }
 
 solvers::SolveResult ThetaTimeStepper::advance() {
-    const double t_next = time_ + dt_;
+    const double t_next = start_time_ + static_cast<double>(steps_taken_ + 1) * dt_;
     if (data_depends_on_time_ || !data_ready_) compute_data_term(time_, t_next);
     // rhs = mask .* (u + (1 - theta) dt L u) + e
     backend_->copy(rhs_.data(), u_.data(), u_.size() * sizeof(double));
@@ -86,6 +88,7 @@ solvers::SolveResult ThetaTimeStepper::advance() {
     solvers::multiply(mask_, rhs_, rhs_);
     solvers::axpy(1.0, data_term_, rhs_);
     const solvers::SolveResult result = solver_->solve(rhs_, u_);
+    ++steps_taken_;
     time_ = t_next;
     return result;
 }

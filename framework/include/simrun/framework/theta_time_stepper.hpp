@@ -48,7 +48,9 @@ private:
     const DirichletBoundary& boundary_;
     double dt_;
     double theta_;
-    double time_ = 0.0;
+    double start_time_ = 0.0;
+    std::int64_t steps_taken_ = 0;
+    double time_ = 0.0;  // start_time_ + steps_taken_ * dt_ (no drift from repeated addition)
     bool data_depends_on_time_;
     bool data_ready_ = false;
     std::shared_ptr<const solvers::Backend> backend_;
