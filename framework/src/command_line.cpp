@@ -1,7 +1,6 @@
 #include "simrun/framework/command_line.hpp"
 
 #include <CLI/CLI.hpp>
-
 #include <cstdio>
 #include <iostream>
 #include <string>
@@ -61,12 +60,13 @@ int run_simulation(const Arguments& arguments) {
     if (!arguments.quiet) print_header(simulation);
     const RunSummary summary = simulation.run();
     if (!arguments.quiet) {
-        std::printf("done: %lld steps to t = %.6g; solver iterations %lld total, %.1f mean, %lld "
-                    "max; %.3f s (%.3g ms per step)\n",
-                    static_cast<long long>(summary.steps), simulation.time(),
-                    static_cast<long long>(summary.total_iterations), summary.mean_iterations(),
-                    static_cast<long long>(summary.max_iterations), summary.seconds,
-                    1e3 * summary.seconds_per_step());
+        std::printf(
+            "done: %lld steps to t = %.6g; solver iterations %lld total, %.1f mean, %lld "
+            "max; %.3f s (%.3g ms per step)\n",
+            static_cast<long long>(summary.steps), simulation.time(),
+            static_cast<long long>(summary.total_iterations), summary.mean_iterations(),
+            static_cast<long long>(summary.max_iterations), summary.seconds,
+            1e3 * summary.seconds_per_step());
         if (!simulation.pvd_path().empty()) {
             std::printf("output: %s\n", simulation.pvd_path().string().c_str());
         }
@@ -92,7 +92,8 @@ int run_command_line(int argc, char** argv) {
     app.require_subcommand(0, 1);
     Arguments arguments;
     app.add_option("file", arguments.file, "Input file (TOML) to run");
-    app.add_option("--backend", arguments.backend, "Back-end: auto (CUDA when a GPU is present), cpu, cuda")
+    app.add_option("--backend", arguments.backend,
+                   "Back-end: auto (CUDA when a GPU is present), cpu, cuda")
         ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
     app.add_option("--set", arguments.overrides,
                    "Override an input key: --set grid.nx=256 (value parsed as TOML; repeatable)")

@@ -21,13 +21,12 @@ DirichletBoundary DirichletBoundary::from_config(const ConfigSection& section, c
         const char* name = side_names[static_cast<std::size_t>(s)];
         if (section.has(name)) {
             if (s >= sides) section.fail(name, "a 2D grid has no front or back side");
-            values[static_cast<std::size_t>(s)].emplace(section.require<std::string>(name),
-                                                        section.full_key(name),
-                                                        section.place(name));
+            values[static_cast<std::size_t>(s)].emplace(
+                section.require<std::string>(name), section.full_key(name), section.place(name));
         } else if (s < sides) {
             if (!all) {
-                section.fail(name, std::string("no boundary value for side '") + name +
-                                       "' (give " + name + " = \"expression\" or all = ...)");
+                section.fail(name, std::string("no boundary value for side '") + name + "' (give " +
+                                       name + " = \"expression\" or all = ...)");
             }
             values[static_cast<std::size_t>(s)] = all;
         }
@@ -98,7 +97,8 @@ solvers::DiaData<double> eliminate_dirichlet(const Grid& grid, const solvers::Di
             const bool keep = inside && interior[static_cast<std::size_t>(i)] > 0.0 &&
                               interior[static_cast<std::size_t>(j)] > 0.0;
             double value = keep ? -scale * l.at(d, i) : 0.0;
-            if (offset == 0) value = interior[static_cast<std::size_t>(i)] > 0.0 ? shift + value : 1.0;
+            if (offset == 0)
+                value = interior[static_cast<std::size_t>(i)] > 0.0 ? shift + value : 1.0;
             m.at(d, i) = value;
         }
     }

@@ -60,9 +60,7 @@ public:
         if (status < 0) fail(operation);
     }
 
-    Hdf5Handle scalar_space() const {
-        return check(H5Screate(H5S_SCALAR), H5Sclose, "H5Screate");
-    }
+    Hdf5Handle scalar_space() const { return check(H5Screate(H5S_SCALAR), H5Sclose, "H5Screate"); }
     Hdf5Handle simple_space(std::span<const hsize_t> dims) const {
         return check(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr),
                      H5Sclose, "H5Screate_simple");
@@ -79,8 +77,8 @@ public:
     void attribute(hid_t object, const char* name, hid_t type, hid_t space,
                    const void* data) const {
         const std::string what = std::string(" of attribute '") + name + "'";
-        auto attr = check(H5Acreate2(object, name, type, space, H5P_DEFAULT, H5P_DEFAULT),
-                          H5Aclose, "H5Acreate2" + what);
+        auto attr = check(H5Acreate2(object, name, type, space, H5P_DEFAULT, H5P_DEFAULT), H5Aclose,
+                          "H5Acreate2" + what);
         check(H5Awrite(attr.get(), type, data), "H5Awrite" + what);
     }
     template <typename T>
@@ -124,9 +122,9 @@ Hdf5RunWriter::Hdf5RunWriter(std::filesystem::path h5_path, const Grid& grid,
     file_ = context.check(H5Fcreate(h5_path_.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT),
                           H5Fclose, "H5Fcreate (create/truncate)");
 
-    auto group = context.check(
-        H5Gcreate2(file_.get(), "/grid", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Gclose,
-        "H5Gcreate2 of group '/grid'");
+    auto group =
+        context.check(H5Gcreate2(file_.get(), "/grid", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+                      H5Gclose, "H5Gcreate2 of group '/grid'");
     context.scalar_attribute(group.get(), "dimension", H5T_NATIVE_INT, grid_.dimension());
     context.triple_attribute(group.get(), "points", H5T_NATIVE_INT64, grid_.points());
     context.triple_attribute(group.get(), "origin", H5T_NATIVE_DOUBLE, grid_.origin());
@@ -150,16 +148,16 @@ void Hdf5RunWriter::write_step(std::int64_t step, double time, std::span<const F
     for (const auto& field : fields) {
         if (static_cast<std::int64_t>(field.values.size()) != grid_.num_points()) {
             throw std::invalid_argument(
-                "HDF5 file '" + h5_path_.string() + "', " + group_path + ": field '" +
-                field.name + "' has " + std::to_string(field.values.size()) +
-                " values, the grid has " + std::to_string(grid_.num_points()) + " nodes");
+                "HDF5 file '" + h5_path_.string() + "', " + group_path + ": field '" + field.name +
+                "' has " + std::to_string(field.values.size()) + " values, the grid has " +
+                std::to_string(grid_.num_points()) + " nodes");
         }
     }
 
     const Context context(h5_path_);
-    auto group = context.check(H5Gcreate2(file_.get(), group_path.c_str(), H5P_DEFAULT,
-                                          H5P_DEFAULT, H5P_DEFAULT),
-                               H5Gclose, "H5Gcreate2 of group '" + group_path + "'");
+    auto group = context.check(
+        H5Gcreate2(file_.get(), group_path.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+        H5Gclose, "H5Gcreate2 of group '" + group_path + "'");
     context.scalar_attribute(group.get(), "time", H5T_NATIVE_DOUBLE, time);
     context.scalar_attribute(group.get(), "solver_iterations", H5T_NATIVE_INT64,
                              stats.solver_iterations);
@@ -188,8 +186,7 @@ void Hdf5RunWriter::write_step(std::int64_t step, double time, std::span<const F
     context.check(H5Fflush(file_.get(), H5F_SCOPE_GLOBAL), "H5Fflush");
 
     steps_.push_back(std::move(entry));
-    write_file_atomically(xdmf_path(),
-                          make_xdmf(grid_, h5_path_.filename().string(), steps_));
+    write_file_atomically(xdmf_path(), make_xdmf(grid_, h5_path_.filename().string(), steps_));
 }
 
 }  // namespace simrun::framework

@@ -30,9 +30,8 @@ void ProgressReporter::update(std::int64_t step, double t, std::int64_t iteratio
         last_draw_ = now;
         constexpr int width = 30;
         const int filled = static_cast<int>(fraction * width);
-        const std::string bar =
-            std::string(static_cast<std::size_t>(filled), '#') +
-            std::string(static_cast<std::size_t>(width - filled), '.');
+        const std::string bar = std::string(static_cast<std::size_t>(filled), '#') +
+                                std::string(static_cast<std::size_t>(width - filled), '.');
         std::fprintf(stream_, "\r[%s] %3.0f%%  step %lld/%lld  t = %-10.4g  %4lld its  ETA %5.1fs ",
                      bar.c_str(), 100.0 * fraction, static_cast<long long>(step),
                      static_cast<long long>(total_), t, static_cast<long long>(iterations), eta);
@@ -41,7 +40,8 @@ void ProgressReporter::update(std::int64_t step, double t, std::int64_t iteratio
     }
     if (step < next_line_step_ && step != total_) return;
     next_line_step_ = step + std::max<std::int64_t>(total_ / 10, 1);
-    std::fprintf(stream_, "step %lld/%lld  t = %.6g  solver iterations %lld  elapsed %.2fs  ETA %.2fs\n",
+    std::fprintf(stream_,
+                 "step %lld/%lld  t = %.6g  solver iterations %lld  elapsed %.2fs  ETA %.2fs\n",
                  static_cast<long long>(step), static_cast<long long>(total_), t,
                  static_cast<long long>(iterations), elapsed, eta);
 }

@@ -39,8 +39,9 @@ Grid parse_grid(const ConfigSection& section) {
     for (int a = 0; a < dimension; ++a) {
         points[a] = section.require<std::int64_t>(counts[a]);
         if (points[a] < 3) {
-            section.fail(counts[a], "must be >= 3 (nodes along the axis, boundaries included), got " +
-                                        std::to_string(points[a]));
+            section.fail(counts[a],
+                         "must be >= 3 (nodes along the axis, boundaries included), got " +
+                             std::to_string(points[a]));
         }
         if (points[a] > 1'000'000) {
             section.fail(counts[a], "is impossibly large (" + std::to_string(points[a]) + ")");
@@ -123,8 +124,8 @@ RunSpec parse_run_spec(const Config& config) {
         for (const auto& name : ProblemRegistry::instance().names()) {
             known += (known.empty() ? "" : ", ") + name;
         }
-        problem.fail("type", "unknown problem type '" + spec.problem_type + "' (known: " + known +
-                                 ")");
+        problem.fail("type",
+                     "unknown problem type '" + spec.problem_type + "' (known: " + known + ")");
     }
     spec.grid = std::make_unique<Grid>(parse_grid(config.section("grid")));
     spec.problem = (*factory)(problem, *spec.grid);

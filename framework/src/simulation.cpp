@@ -24,8 +24,8 @@ std::string decisions_text(const ThetaTimeStepper& stepper, const solvers::Backe
                            const RunSpec& spec) {
     return "method = " + solvers::to_string(stepper.decision().method) +
            "\npreconditioner = " + solvers::to_string(stepper.decision().preconditioner) +
-           "\nformat = dia\nbackend = " + std::string(solvers::to_string(backend.kind())) +
-           " (" + backend.description() + ")\nreason = " + stepper.decision().reason +
+           "\nformat = dia\nbackend = " + std::string(solvers::to_string(backend.kind())) + " (" +
+           backend.description() + ")\nreason = " + stepper.decision().reason +
            "\nscheme = " + spec.time.scheme + "\n";
 }
 
@@ -83,8 +83,8 @@ RunSummary Simulation::run() {
     const OutputParameters& output = spec_.output;
     if (options_.write_output) {
         if (output.vtk) {
-            writers_->vtk = std::make_unique<VtkSeriesWriter>(output.directory, output.basename,
-                                                              *spec_.grid);
+            writers_->vtk =
+                std::make_unique<VtkSeriesWriter>(output.directory, output.basename, *spec_.grid);
         }
         if (output.hdf5) {
             std::filesystem::create_directories(output.directory);
@@ -113,7 +113,8 @@ RunSummary Simulation::run() {
         if (step % output.every == 0 || step == spec_.time.steps) write(step, &result);
     }
     progress.finish();
-    summary.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    summary.seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return summary;
 }
 

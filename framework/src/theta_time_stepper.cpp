@@ -69,7 +69,8 @@ void ThetaTimeStepper::compute_data_term(double t_now, double t_next) {
     const std::vector<double> mask = interior_mask(grid_);
     const double* lg_values = lg.data();
     for (std::size_t i = 0; i < n; ++i) {
-        const double f = theta_ * host_f_next_[i] + (theta_ < 1.0 ? (1.0 - theta_) * host_f_now_[i] : 0.0);
+        const double f =
+            theta_ * host_f_next_[i] + (theta_ < 1.0 ? (1.0 - theta_) * host_f_now_[i] : 0.0);
         host_data_[i] = mask[i] > 0.0 ? dt_ * (f + theta_ * lg_values[i]) : host_g_[i];
     }
     data_term_.copy_from_host(host_data_);

@@ -13,33 +13,11 @@
 #include <utility>
 
 #include "simrun/framework/atomic_file.hpp"
+#include "simrun/framework/xml_text.hpp"
 
 namespace simrun::framework {
 
-namespace {
-
-std::string xml_escape(std::string_view text) {
-    std::string out;
-    out.reserve(text.size());
-    for (const char c : text) {
-        switch (c) {
-            case '&': out += "&amp;"; break;
-            case '<': out += "&lt;"; break;
-            case '>': out += "&gt;"; break;
-            case '"': out += "&quot;"; break;
-            default: out += c;
-        }
-    }
-    return out;
-}
-
-std::string format_double(double value) {
-    char buffer[32];
-    std::snprintf(buffer, sizeof buffer, "%.17g", value);
-    return buffer;
-}
-
-}  // namespace
+namespace {}  // namespace
 
 VtkSeriesWriter::VtkSeriesWriter(std::filesystem::path directory, std::string basename,
                                  const Grid& grid)
@@ -74,9 +52,8 @@ void VtkSeriesWriter::write_step(std::int64_t step, double time,
     const auto path = step_path(step);
     for (const auto& field : fields) {
         if (static_cast<std::int64_t>(field.values.size()) != grid_.num_points()) {
-            throw std::invalid_argument("VTK output '" + path.string() + "': field '" +
-                                        field.name + "' has " +
-                                        std::to_string(field.values.size()) +
+            throw std::invalid_argument("VTK output '" + path.string() + "': field '" + field.name +
+                                        "' has " + std::to_string(field.values.size()) +
                                         " values, the grid has " +
                                         std::to_string(grid_.num_points()) + " nodes");
         }

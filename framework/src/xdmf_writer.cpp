@@ -1,34 +1,15 @@
 #include "simrun/framework/xdmf_writer.hpp"
 
-#include <cstdio>
 #include <array>
+#include <cstdio>
 #include <stdexcept>
 #include <string>
+
+#include "simrun/framework/xml_text.hpp"
 
 namespace simrun::framework {
 
 namespace {
-
-std::string xml_escape(std::string_view text) {
-    std::string out;
-    out.reserve(text.size());
-    for (const char c : text) {
-        switch (c) {
-            case '&': out += "&amp;"; break;
-            case '<': out += "&lt;"; break;
-            case '>': out += "&gt;"; break;
-            case '"': out += "&quot;"; break;
-            default: out += c;
-        }
-    }
-    return out;
-}
-
-std::string format_double(double value) {
-    char buffer[32];
-    std::snprintf(buffer, sizeof buffer, "%.17g", value);
-    return buffer;
-}
 
 // XDMF lists axes slowest first: z y x in 3D, y x in 2D.
 template <typename T, typename Format>
@@ -87,8 +68,8 @@ std::string make_xdmf(const Grid& grid, std::string_view h5_file_name,
             text += "        <Attribute Name=\"" + xml_escape(name) +
                     "\" AttributeType=\"Scalar\" Center=\"Node\">\n";
             text += "          <DataItem Dimensions=\"" + dimensions +
-                    "\" NumberType=\"Float\" Precision=\"8\" Format=\"HDF\">" + file + ":" +
-                    group + "/" + xml_escape(name) + "</DataItem>\n";
+                    "\" NumberType=\"Float\" Precision=\"8\" Format=\"HDF\">" + file + ":" + group +
+                    "/" + xml_escape(name) + "</DataItem>\n";
             text += "        </Attribute>\n";
         }
         text += "      </Grid>\n";

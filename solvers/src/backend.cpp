@@ -5,9 +5,7 @@
 
 namespace simrun::solvers {
 
-std::string_view to_string(BackendKind kind) {
-    return kind == BackendKind::cuda ? "cuda" : "cpu";
-}
+std::string_view to_string(BackendKind kind) { return kind == BackendKind::cuda ? "cuda" : "cpu"; }
 
 BackendChoice parse_backend_choice(std::string_view text) {
     if (text == "auto") return BackendChoice::automatic;

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <string>
 
+#include "residual_monitor.hpp"
 #include "simrun/solvers/vector_ops.hpp"
 
 namespace simrun::solvers {
@@ -30,76 +31,47 @@ SolveResult ConjugateGradient<T>::solve(const Array<T>& b, Array<T>& x) const {
     }
     const Backend& backend = *a_.backend();
     const KernelTable<T>& k = backend.kernels<T>();
-    const StoppingCriteria& stop = parameters_.criteria;
     const IdentityPreconditioner<T> identity;
     const Preconditioner<T>& m = m_ != nullptr ? *m_ : identity;
 
     SolveResult result;
     result.rhs_norm = static_cast<double>(norm2(b));
-    const double target = std::max(stop.relative_tolerance * result.rhs_norm,
-                                   stop.absolute_tolerance);
+    ResidualMonitor monitor(parameters_.criteria, result);
 
     // r = b - A x
     a_.apply(x, r_);
     k.xpby(backend, n, b.data(), T(-1), r_.data());
-    double residual = static_cast<double>(norm2(r_));
-    result.initial_residual = residual;
-    result.final_residual = residual;
-    result.residual_history.push_back(residual);
-    if (!std::isfinite(residual)) {
-        result.status = SolveStatus::non_finite;
-        return result;
-    }
-    if (residual <= target) {
-        result.status = SolveStatus::converged;
-        return result;
-    }
-    const double divergence = stop.divergence_limit * std::max(residual, result.rhs_norm);
+    if (monitor.stop_at(static_cast<double>(norm2(r_)), 0)) return result;
 
     // z = M r, p = z, rho = r'z
     m.apply(r_, z_);
     backend.copy(p_.data(), z_.data(), n * sizeof(T));
     T rho = dot(r_, z_);
 
-    for (std::int64_t iteration = 1; iteration <= stop.max_iterations; ++iteration) {
+    for (std::int64_t iteration = 1; iteration <= parameters_.criteria.max_iterations;
+         ++iteration) {
         a_.apply(p_, q_);
         const T pq = dot(p_, q_);
         if (!std::isfinite(static_cast<double>(pq)) || !std::isfinite(static_cast<double>(rho))) {
-            result.status = SolveStatus::non_finite;
+            monitor.breakdown(SolveStatus::non_finite,
+                              !std::isfinite(static_cast<double>(pq)) ? "p'Ap" : "r'Mr",
+                              static_cast<double>(pq));
             return result;
         }
-        if (pq <= T(0)) {  // A (or M) is not positive definite along p
-            result.status = SolveStatus::indefinite;
-            result.breakdown_quantity = "p'Ap";
-            result.breakdown_value = static_cast<double>(pq);
+        if (pq <= T(0)) {  // A is not positive definite along p
+            monitor.breakdown(SolveStatus::indefinite, "p'Ap", static_cast<double>(pq));
             return result;
         }
-        const T alpha = rho / pq;
-        k.cg_step_2(backend, n, alpha, p_.data(), q_.data(), x.data(), r_.data());
-        residual = static_cast<double>(norm2(r_));
-        result.iterations = iteration;
-        result.final_residual = residual;
-        result.residual_history.push_back(residual);
-        if (!std::isfinite(residual)) {
-            result.status = SolveStatus::non_finite;
-            return result;
-        }
-        if (residual <= target) {
-            result.status = SolveStatus::converged;
-            return result;
-        }
-        if (residual > divergence) {
-            result.status = SolveStatus::diverged;
-            return result;
-        }
+        // x = x + alpha p, r = r - alpha q with alpha = rho / p'Ap
+        k.cg_step_2(backend, n, rho / pq, p_.data(), q_.data(), x.data(), r_.data());
+        if (monitor.stop_at(static_cast<double>(norm2(r_)), iteration)) return result;
         m.apply(r_, z_);
         const T rho_next = dot(r_, z_);
         if (rho_next <= T(0)) {  // r'Mr <= 0 with r != 0: M is not positive definite
-            result.status = SolveStatus::indefinite;
-            result.breakdown_quantity = "r'Mr";
-            result.breakdown_value = static_cast<double>(rho_next);
+            monitor.breakdown(SolveStatus::indefinite, "r'Mr", static_cast<double>(rho_next));
             return result;
         }
+        // p = z + beta p with beta = rho_next / rho
         k.cg_step_1(backend, n, rho_next / rho, z_.data(), p_.data());
         rho = rho_next;
     }

@@ -57,8 +57,7 @@ Array<T> DiaMatrix<T>::diagonal() const {
 
 template <typename T>
 DiaView<T> DiaMatrix<T>::view() const {
-    return DiaView<T>{n_, static_cast<int>(host_offsets_.size()), offsets_.data(),
-                      values_.data()};
+    return DiaView<T>{n_, static_cast<int>(host_offsets_.size()), offsets_.data(), values_.data()};
 }
 
 template class DiaMatrix<float>;

@@ -55,7 +55,8 @@ MatrixProperties analyze(const DiaData<T>& a, double symmetry_tolerance) {
         if (!(diagonal > 0.0)) p.positive_diagonal = false;
         if (std::abs(diagonal) < off) p.weakly_dominant = false;
         if (!(std::abs(diagonal) > off)) p.strictly_dominant = false;
-        if (off > 0.0) p.worst_dominance_ratio = std::min(p.worst_dominance_ratio, std::abs(diagonal) / off);
+        if (off > 0.0)
+            p.worst_dominance_ratio = std::min(p.worst_dominance_ratio, std::abs(diagonal) / off);
     }
     return p;
 }

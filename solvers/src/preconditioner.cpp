@@ -23,8 +23,8 @@ JacobiPreconditioner<T>::JacobiPreconditioner(const DiaMatrix<T>& matrix) {
     for (std::size_t i = 0; i < inverse.size(); ++i) {
         if (inverse[i] == T(0) || !std::isfinite(inverse[i])) {
             throw std::invalid_argument("Jacobi preconditioner: diagonal entry of row " +
-                                        std::to_string(i) + " is " +
-                                        std::to_string(inverse[i]) + "; it must be nonzero");
+                                        std::to_string(i) + " is " + std::to_string(inverse[i]) +
+                                        "; it must be nonzero");
         }
         inverse[i] = T(1) / inverse[i];
     }

@@ -57,11 +57,10 @@ SolverDecision select_solver(const MatrixProperties& p, const SolverRequest& req
     }
     SolverDecision decision;
     decision.method = Method::cg;
-    decision.preconditioner = request.preconditioner == "none" ? PreconditionerKind::none
-                                                               : PreconditionerKind::jacobi;
-    const std::string named = request.method == "auto" && request.preconditioner == "auto"
-                                  ? ""
-                                  : " (named by the user)";
+    decision.preconditioner =
+        request.preconditioner == "none" ? PreconditionerKind::none : PreconditionerKind::jacobi;
+    const std::string named =
+        request.method == "auto" && request.preconditioner == "auto" ? "" : " (named by the user)";
     decision.reason = to_string(decision.method) + " + " + to_string(decision.preconditioner) +
                       named + ": " + describe(p) +
                       (spd ? " => SPD" : " => symmetric; SPD not guaranteed, CG checks p'Ap > 0");

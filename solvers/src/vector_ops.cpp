@@ -14,8 +14,7 @@ void check_same(const char* operation, const Array<T>& a, const Array<T>& b) {
                                 std::to_string(a.size()) + " and " + std::to_string(b.size()) +
                                 " values");
     }
-    if (a.size() > 0 && &a.backend() != &b.backend() &&
-        a.backend().kind() != b.backend().kind()) {
+    if (a.size() > 0 && &a.backend() != &b.backend() && a.backend().kind() != b.backend().kind()) {
         throw std::invalid_argument(std::string(operation) + ": operands on different back-ends");
     }
 }
@@ -24,7 +23,8 @@ void check_same(const char* operation, const Array<T>& a, const Array<T>& b) {
 
 template <typename T>
 void fill(Array<T>& x, T value) {
-    if (x.size() > 0) x.backend().template kernels<T>().fill(x.backend(), x.size(), value, x.data());
+    if (x.size() > 0)
+        x.backend().template kernels<T>().fill(x.backend(), x.size(), value, x.data());
 }
 
 template <typename T>
@@ -57,11 +57,11 @@ T norm2(const Array<T>& x) {
     return std::sqrt(dot(x, x));
 }
 
-#define SIMRUN_INSTANTIATE_VECTOR_OPS(T)                             \
-    template void fill<T>(Array<T>&, T);                             \
-    template void axpy<T>(T, const Array<T>&, Array<T>&);            \
+#define SIMRUN_INSTANTIATE_VECTOR_OPS(T)                                    \
+    template void fill<T>(Array<T>&, T);                                    \
+    template void axpy<T>(T, const Array<T>&, Array<T>&);                   \
     template void multiply<T>(const Array<T>&, const Array<T>&, Array<T>&); \
-    template T dot<T>(const Array<T>&, const Array<T>&);             \
+    template T dot<T>(const Array<T>&, const Array<T>&);                    \
     template T norm2<T>(const Array<T>&)
 
 SIMRUN_INSTANTIATE_VECTOR_OPS(float);

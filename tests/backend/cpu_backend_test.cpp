@@ -91,7 +91,8 @@ TYPED_TEST(CpuKernels, DiaSpmvMatchesReferenceOnRandomMatrix) {
     const auto expected = testing::reference_spmv(data, x);
     for (std::size_t i = 0; i < got.size(); ++i) {
         EXPECT_NEAR(static_cast<double>(got[i]), static_cast<double>(expected[i]),
-                    this->tolerance() * 8) << "row " << i;
+                    this->tolerance() * 8)
+            << "row " << i;
     }
 }
 
@@ -164,13 +165,15 @@ TEST(ConjugateGradient, JacobiPreconditionerHandlesBadScaling) {
     // over many decades, which slows plain CG; Jacobi removes most of the scaling again.
     auto cpu = make_cpu_backend();
     auto data = laplacian_2d(20);
-    std::vector<double> scale = random_vector<double>(static_cast<std::size_t>(data.n), 12, -1.5, 1.5);
+    std::vector<double> scale =
+        random_vector<double>(static_cast<std::size_t>(data.n), 12, -1.5, 1.5);
     for (double& s : scale) s = std::pow(10.0, s);
     for (int d = 0; d < data.num_diagonals(); ++d) {
         for (std::int64_t i = 0; i < data.n; ++i) {
             const std::int64_t j = i + data.offsets[d];
             if (j >= 0 && j < data.n) {
-                data.at(d, i) *= scale[static_cast<std::size_t>(i)] * scale[static_cast<std::size_t>(j)];
+                data.at(d, i) *=
+                    scale[static_cast<std::size_t>(i)] * scale[static_cast<std::size_t>(j)];
             }
         }
     }
@@ -189,7 +192,8 @@ TEST(ConjugateGradient, ReportsIndefiniteMatrix) {
     data.n = 50;
     data.offsets = {0};
     data.values.resize(50);
-    for (int i = 0; i < 50; ++i) data.values[static_cast<std::size_t>(i)] = i < 25 ? 1.0 + i : -1.0 - i;
+    for (int i = 0; i < 50; ++i)
+        data.values[static_cast<std::size_t>(i)] = i < 25 ? 1.0 + i : -1.0 - i;
     const DiaMatrix<double> a(cpu, data);
     const auto b = Array<double>::from_host(cpu, std::vector<double>(50, 1.0));
     Array<double> x(cpu, 50);

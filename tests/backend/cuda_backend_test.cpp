@@ -27,9 +27,9 @@ std::shared_ptr<const Backend> gpu_backend() {
     return make_cuda_backend();
 }
 
-#define SIMRUN_REQUIRE_GPU(gpu)                                                            \
-    if (!(gpu)) {                                                                          \
-        GTEST_SKIP() << (cuda_compiled() ? "no CUDA GPU on this machine: GPU test skipped" \
+#define SIMRUN_REQUIRE_GPU(gpu)                                                                  \
+    if (!(gpu)) {                                                                                \
+        GTEST_SKIP() << (cuda_compiled() ? "no CUDA GPU on this machine: GPU test skipped"       \
                                          : "this build has no CUDA back-end: GPU test skipped"); \
     }
 
@@ -59,7 +59,8 @@ TYPED_TEST(CudaVersusCpu, ElementwiseKernels) {
     using T = TypeParam;
     SIMRUN_REQUIRE_GPU(this->gpu);
     const std::size_t n = 1 << 20 | 123;
-    const auto x = random_vector<T>(n, 11), y = random_vector<T>(n, 12), z = random_vector<T>(n, 13);
+    const auto x = random_vector<T>(n, 11), y = random_vector<T>(n, 12),
+               z = random_vector<T>(n, 13);
     auto run = [&](const std::shared_ptr<const Backend>& b) {
         auto xa = Array<T>::from_host(b, x), ya = Array<T>::from_host(b, y);
         auto za = Array<T>::from_host(b, z), wa = Array<T>::from_host(b, z);
@@ -143,8 +144,8 @@ TEST(CudaConjugateGradient, MatchesCpuAndIsBitReproducible) {
     // Both meet ||r|| <= 1e-10 ||b||; cond(A) ~ 1.6e4 bounds the relative error by ~1.6e-6.
     EXPECT_LE(difference / largest, 1.6e-6);
     std::cout << "CG 200x200 Laplacian: cpu " << on_cpu.iterations << " its, gpu "
-              << on_gpu.iterations << " its, max |x_gpu - x_cpu| / max |x| = "
-              << difference / largest << "\n";
+              << on_gpu.iterations
+              << " its, max |x_gpu - x_cpu| / max |x| = " << difference / largest << "\n";
     for (int repeat = 0; repeat < 3; ++repeat) {
         std::vector<double> again;
         const SolveResult result = solve(gpu, &again);

@@ -27,12 +27,14 @@ alpha = 1.0
 initial = "sin(pi*x)*sin(pi*y)"
 exact = "exp(-2*pi^2*t)*sin(pi*x)*sin(pi*y)"
 [grid]
-nx = )toml" + std::to_string(nx) + "\nny = " + std::to_string(nx) + R"toml(
+nx = )toml" + std::to_string(nx) +
+                              "\nny = " + std::to_string(nx) + R"toml(
 [boundary]
 all = "0"
 [time]
 end = 0.1
-dt = )toml" + std::to_string(dt) + "\nscheme = \"" + scheme + R"toml("
+dt = )toml" + std::to_string(dt) +
+                              "\nscheme = \"" + scheme + R"toml("
 [solver]
 rtol = 1e-13
 max_iterations = 5000
@@ -45,7 +47,8 @@ max_iterations = 5000
     simulation.run();
     const std::vector<double> u = simulation.field();
     std::vector<double> exact(u.size());
-    sample(simulation.grid(), *simulation.spec().problem->exact_solution(), simulation.time(), exact);
+    sample(simulation.grid(), *simulation.spec().problem->exact_solution(), simulation.time(),
+           exact);
     Errors e{0.0, 0.0};
     for (std::size_t i = 0; i < u.size(); ++i) {
         const double d = std::abs(u[i] - exact[i]);

@@ -78,8 +78,8 @@ TEST(CommandLine, RunWritesSeriesWhoseLastStepEqualsTheComputedField) {
     options.backend = solvers::BackendChoice::cpu;
     options.quiet = true;
     options.write_output = false;
-    framework::Simulation simulation(
-        framework::parse_run_spec(framework::Config::from_file(input)), options);
+    framework::Simulation simulation(framework::parse_run_spec(framework::Config::from_file(input)),
+                                     options);
     simulation.run();
     double time = -1;
     const auto stored = read_h5_field(dir.path() / "out" / "heat.h5", "/steps/000005/u", &time);
@@ -116,9 +116,9 @@ TEST(CommandLine, CheckValidatesWithoutWriting) {
 // Bad input: the exit code is 2, stderr names the place, and nothing is written.
 struct BadInput {
     std::string name;
-    std::string arguments;            // after the input file name
-    std::string replace;              // text of good_input to replace ...
-    std::string with;                 // ... with this
+    std::string arguments;             // after the input file name
+    std::string replace;               // text of good_input to replace ...
+    std::string with;                  // ... with this
     std::vector<std::string> message;  // each must appear in stderr
 };
 
@@ -139,8 +139,8 @@ TEST_P(BadInputs, ExitTwoWithMessageAndNoOutput) {
     const auto result = run_simrun("run.toml --backend cpu " + c.arguments, dir.path());
     EXPECT_EQ(result.exit_code, 2) << result.err;
     for (const auto& part : c.message) {
-        EXPECT_NE(result.err.find(part), std::string::npos)
-            << "stderr lacks '" << part << "':\n" << result.err;
+        EXPECT_NE(result.err.find(part), std::string::npos) << "stderr lacks '" << part << "':\n"
+                                                            << result.err;
     }
     EXPECT_FALSE(std::filesystem::exists(dir.path() / "out")) << "output written on bad input";
 }
@@ -149,16 +149,42 @@ INSTANTIATE_TEST_SUITE_P(
     CommandLine, BadInputs,
     ::testing::Values(
         BadInput{"SyntaxError", "", "nx = 33", "nx = = 33", {"run.toml:8:", "syntax"}},
-        BadInput{"UnknownKey", "", "ny = 25", "ny = 25\nnxx = 3", {"run.toml:10:", "grid.nxx", "did you mean"}},
-        BadInput{"WrongType", "", "nx = 33", "nx = \"many\"", {"run.toml:8:", "grid.nx", "integer"}},
+        BadInput{"UnknownKey",
+                 "",
+                 "ny = 25",
+                 "ny = 25\nnxx = 3",
+                 {"run.toml:10:", "grid.nxx", "did you mean"}},
+        BadInput{
+            "WrongType", "", "nx = 33", "nx = \"many\"", {"run.toml:8:", "grid.nx", "integer"}},
         BadInput{"TooFewNodes", "", "nx = 33", "nx = 0", {"run.toml:8:", "grid.nx", ">= 3"}},
-        BadInput{"NegativeTimeStep", "", "dt = 0.01", "dt = -0.01", {"run.toml:16:", "time.dt", "positive"}},
+        BadInput{"NegativeTimeStep",
+                 "",
+                 "dt = 0.01",
+                 "dt = -0.01",
+                 {"run.toml:16:", "time.dt", "positive"}},
         BadInput{"EndNotWholeSteps", "", "end = 0.05", "end = 0.055", {"time.end", "whole number"}},
-        BadInput{"UnknownProblem", "", "type = \"heat\"", "type = \"cooling\"", {"run.toml:2:", "problem.type", "cooling", "heat"}},
-        BadInput{"UnknownMethod", "", "[output]", "[solver]\nmethod = \"gmres\"\n[output]", {"solver.method", "gmres"}},
-        BadInput{"MalformedExpression", "", "source = \"x*y*t\"", "source = \"x*(y*t\"", {"run.toml:5:", "problem.source", "position"}},
-        BadInput{"UnknownVariable", "", "source = \"x*y*t\"", "source = \"x*w\"", {"problem.source", "'w'"}},
-        BadInput{"MissingBoundary", "", "all = \"0\"", "", {"run.toml:11:", "boundary.right", "all ="}},
+        BadInput{"UnknownProblem",
+                 "",
+                 "type = \"heat\"",
+                 "type = \"cooling\"",
+                 {"run.toml:2:", "problem.type", "cooling", "heat"}},
+        BadInput{"UnknownMethod",
+                 "",
+                 "[output]",
+                 "[solver]\nmethod = \"gmres\"\n[output]",
+                 {"solver.method", "gmres"}},
+        BadInput{"MalformedExpression",
+                 "",
+                 "source = \"x*y*t\"",
+                 "source = \"x*(y*t\"",
+                 {"run.toml:5:", "problem.source", "position"}},
+        BadInput{"UnknownVariable",
+                 "",
+                 "source = \"x*y*t\"",
+                 "source = \"x*w\"",
+                 {"problem.source", "'w'"}},
+        BadInput{
+            "MissingBoundary", "", "all = \"0\"", "", {"run.toml:11:", "boundary.right", "all ="}},
         BadInput{"SetWithoutEquals", "--set grid.nx", "", "", {"--set", "key=value"}},
         BadInput{"SetBadValue", "--set grid.ny=1", "", "", {"--set grid.ny=1", ">= 3"}},
         BadInput{"UnknownOption", "--colour", "", "", {"--colour"}},

@@ -60,8 +60,9 @@ std::vector<long double> reference_spmv(const solvers::DiaData<T>& a, const std:
         for (std::int64_t i = 0; i < a.n; ++i) {
             const std::int64_t j = i + a.offsets[d];
             if (j >= 0 && j < a.n) {
-                y[static_cast<std::size_t>(i)] += static_cast<long double>(a.at(d, i)) *
-                                                  static_cast<long double>(x[static_cast<std::size_t>(j)]);
+                y[static_cast<std::size_t>(i)] +=
+                    static_cast<long double>(a.at(d, i)) *
+                    static_cast<long double>(x[static_cast<std::size_t>(j)]);
             }
         }
     }

@@ -43,8 +43,8 @@ class OutputTest : public ::testing::Test {
 protected:
     void SetUp() override {
         const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-        dir_ = fs::temp_directory_path() / ("simrun_output_test_" + std::to_string(::getpid()) +
-                                            "_" + info->name());
+        dir_ = fs::temp_directory_path() /
+               ("simrun_output_test_" + std::to_string(::getpid()) + "_" + info->name());
         fs::remove_all(dir_);
         fs::create_directories(dir_);
     }
@@ -112,8 +112,8 @@ void expect_vti_equals(const fs::path& path, const Grid& grid,
     }
     ASSERT_EQ(image->GetPointData()->GetNumberOfArrays(), static_cast<int>(fields.size()));
     for (const auto& field : fields) {
-        auto* array = vtkDoubleArray::SafeDownCast(image->GetPointData()->GetArray(
-            field.name.c_str()));
+        auto* array =
+            vtkDoubleArray::SafeDownCast(image->GetPointData()->GetArray(field.name.c_str()));
         ASSERT_NE(array, nullptr) << field.name;
         ASSERT_EQ(array->GetNumberOfComponents(), 1);
         ASSERT_EQ(array->GetNumberOfTuples(), grid.num_points());
@@ -133,8 +133,7 @@ struct H5Id {
     }
 };
 
-std::vector<double> read_dataset(hid_t file, const std::string& path,
-                                 std::vector<hsize_t>& dims) {
+std::vector<double> read_dataset(hid_t file, const std::string& path, std::vector<hsize_t>& dims) {
     H5Id data{H5Dopen2(file, path.c_str(), H5P_DEFAULT), H5Dclose};
     EXPECT_GE(data.id, 0) << path;
     if (data.id < 0) return {};
@@ -143,8 +142,7 @@ std::vector<double> read_dataset(hid_t file, const std::string& path,
     dims.assign(static_cast<std::size_t>(rank), 0);
     H5Sget_simple_extent_dims(space.id, dims.data(), nullptr);
     std::vector<double> values(static_cast<std::size_t>(H5Sget_simple_extent_npoints(space.id)));
-    EXPECT_GE(H5Dread(data.id, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data()),
-              0);
+    EXPECT_GE(H5Dread(data.id, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data()), 0);
     return values;
 }
 
@@ -172,9 +170,9 @@ std::string read_string(hid_t type_owner, bool is_attribute) {
     H5Id type{is_attribute ? H5Aget_type(type_owner) : H5Dget_type(type_owner), H5Tclose};
     EXPECT_EQ(H5Tget_class(type.id), H5T_STRING);
     std::string text(H5Tget_size(type.id), '\0');
-    const herr_t status = is_attribute ? H5Aread(type_owner, type.id, text.data())
-                                       : H5Dread(type_owner, type.id, H5S_ALL, H5S_ALL,
-                                                 H5P_DEFAULT, text.data());
+    const herr_t status =
+        is_attribute ? H5Aread(type_owner, type.id, text.data())
+                     : H5Dread(type_owner, type.id, H5S_ALL, H5S_ALL, H5P_DEFAULT, text.data());
     EXPECT_GE(status, 0);
     return text.substr(0, text.find('\0'));
 }
@@ -265,9 +263,9 @@ TEST_F(OutputTest, Hdf5RoundTripIsExact) {
         H5Id step{H5Gopen2(file.id, "/steps/000010", H5P_DEFAULT), H5Gclose};
         ASSERT_GE(step.id, 0);
         EXPECT_EQ(read_scalar_attribute<double>(step.id, "time", H5T_NATIVE_DOUBLE), 0.125);
-        EXPECT_EQ(read_scalar_attribute<std::int64_t>(step.id, "solver_iterations",
-                                                      H5T_NATIVE_INT64),
-                  42);
+        EXPECT_EQ(
+            read_scalar_attribute<std::int64_t>(step.id, "solver_iterations", H5T_NATIVE_INT64),
+            42);
         EXPECT_EQ(read_scalar_attribute<double>(step.id, "relative_residual", H5T_NATIVE_DOUBLE),
                   3.5e-11);
         H5Id status{H5Aopen(step.id, "status", H5P_DEFAULT), H5Aclose};
@@ -371,8 +369,8 @@ TEST_F(OutputTest, NoTemporaryFilesRemainAfterWriting) {
     }
     std::sort(names.begin(), names.end());
     EXPECT_EQ(names, (std::vector<std::string>{"notes.txt", "run.h5", "run.pvd", "run.xmf",
-                                               "run_000000.vti", "run_000001.vti",
-                                               "run_000002.vti", "run_000003.vti"}));
+                                               "run_000000.vti", "run_000001.vti", "run_000002.vti",
+                                               "run_000003.vti"}));
 }
 
 TEST_F(OutputTest, AtomicReplaceKeepsOldFileUntilCommit) {
@@ -433,8 +431,7 @@ TEST_F(OutputTest, UncreatableDirectoryThrowsNamingThePath) {
         Hdf5RunWriter writer(h5, grid, "", "");
         FAIL() << "expected std::runtime_error";
     } catch (const std::runtime_error& error) {
-        EXPECT_NE(std::string(error.what()).find(h5.string()), std::string::npos)
-            << error.what();
+        EXPECT_NE(std::string(error.what()).find(h5.string()), std::string::npos) << error.what();
     }
 
     try {

@@ -59,22 +59,6 @@ void dia_spmv(const Backend&, const DiaView<T>& a, const T* x, T* y) {
 
 }  // namespace
 
-template <typename T>
-const KernelTable<T>& kernel_table() {
-    static const KernelTable<T> table{
-        .fill = &fill<T>,
-        .axpy = &axpy<T>,
-        .xpby = &xpby<T>,
-        .multiply = &multiply<T>,
-        .dot = &dot<T>,
-        .dia_spmv = &dia_spmv<T>,
-        .cg_step_1 = &cg_step_1<T>,
-        .cg_step_2 = &cg_step_2<T>,
-    };
-    return table;
-}
-
-template const KernelTable<float>& kernel_table<float>();
-template const KernelTable<double>& kernel_table<double>();
+#include "unified/kernel_table.inc.hpp"
 
 }  // namespace simrun::solvers::cpu

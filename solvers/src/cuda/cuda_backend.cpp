@@ -37,14 +37,12 @@ void* CudaBackend::allocate(std::size_t bytes) const {
 void CudaBackend::release(void* pointer) const noexcept { cudaFree(pointer); }
 
 void CudaBackend::copy_from_host(void* destination, const void* source, std::size_t bytes) const {
-    SIMRUN_CUDA_CHECK(
-        cudaMemcpyAsync(destination, source, bytes, cudaMemcpyHostToDevice, stream_));
+    SIMRUN_CUDA_CHECK(cudaMemcpyAsync(destination, source, bytes, cudaMemcpyHostToDevice, stream_));
     SIMRUN_CUDA_CHECK(cudaStreamSynchronize(stream_));
 }
 
 void CudaBackend::copy_to_host(void* destination, const void* source, std::size_t bytes) const {
-    SIMRUN_CUDA_CHECK(
-        cudaMemcpyAsync(destination, source, bytes, cudaMemcpyDeviceToHost, stream_));
+    SIMRUN_CUDA_CHECK(cudaMemcpyAsync(destination, source, bytes, cudaMemcpyDeviceToHost, stream_));
     SIMRUN_CUDA_CHECK(cudaStreamSynchronize(stream_));
 }
 

@@ -6,14 +6,14 @@
 
 #include "simrun/solvers/errors.hpp"
 
-#define SIMRUN_CUDA_CHECK(call)                                                        \
-    do {                                                                               \
-        const cudaError_t simrun_cuda_status = (call);                                 \
-        if (simrun_cuda_status != cudaSuccess) {                                       \
-            throw ::simrun::solvers::CudaError(std::string(#call) + " failed at " +    \
-                                               __FILE__ + ":" + std::to_string(__LINE__) + \
-                                               ": " + cudaGetErrorString(simrun_cuda_status)); \
-        }                                                                              \
+#define SIMRUN_CUDA_CHECK(call)                                                                \
+    do {                                                                                       \
+        const cudaError_t simrun_cuda_status = (call);                                         \
+        if (simrun_cuda_status != cudaSuccess) {                                               \
+            throw ::simrun::solvers::CudaError(std::string(#call) + " failed at " + __FILE__ + \
+                                               ":" + std::to_string(__LINE__) + ": " +         \
+                                               cudaGetErrorString(simrun_cuda_status));        \
+        }                                                                                      \
     } while (0)
 
 // After a kernel launch: checks the launch itself (configuration, missing device code).

@@ -1,10 +1,9 @@
 // The CUDA back-end's kernels: element-wise ones from the unified source, plus the DIA SpMV and
 // the deterministic dot product specialised here.
-#include <cub/block/block_reduce.cuh>
-
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cub/block/block_reduce.cuh>
 
 #include "cuda/cuda_backend.hpp"
 #include "cuda/cuda_check.hpp"
@@ -39,8 +38,8 @@ void parallel_for(const Backend& backend, std::size_t n, F f) {
 // First pass of x . y: each block sums a fixed, grid-strided subset in a fixed order and
 // reduces it with CUB's (deterministic) block reduction. Traffic: 2n reads.
 template <typename T>
-__global__ void dot_partials_kernel(std::size_t n, const T* __restrict__ x,
-                                    const T* __restrict__ y, T* __restrict__ partials) {
+__global__ void dot_partials_kernel(std::size_t n, const T* __restrict__ x, const T* __restrict__ y,
+                                    T* __restrict__ partials) {
     using BlockReduce = cub::BlockReduce<T, block_size>;
     __shared__ typename BlockReduce::TempStorage storage;
     T sum = 0;
@@ -54,7 +53,8 @@ __global__ void dot_partials_kernel(std::size_t n, const T* __restrict__ x,
 
 // Second pass: one block adds the partial sums in a fixed order.
 template <typename T>
-__global__ void sum_partials_kernel(int count, const T* __restrict__ partials, T* __restrict__ out) {
+__global__ void sum_partials_kernel(int count, const T* __restrict__ partials,
+                                    T* __restrict__ out) {
     using BlockReduce = cub::BlockReduce<T, block_size>;
     __shared__ typename BlockReduce::TempStorage storage;
     T sum = 0;
@@ -76,7 +76,8 @@ T dot(const Backend& backend, std::size_t n, const T* x, const T* y) {
     sum_partials_kernel<T><<<1, block_size, 0, cuda.stream()>>>(blocks, partials, result);
     SIMRUN_CUDA_CHECK_LAUNCH(sum_partials_kernel);
     T* host = static_cast<T*>(cuda.host_result());
-    SIMRUN_CUDA_CHECK(cudaMemcpyAsync(host, result, sizeof(T), cudaMemcpyDeviceToHost, cuda.stream()));
+    SIMRUN_CUDA_CHECK(
+        cudaMemcpyAsync(host, result, sizeof(T), cudaMemcpyDeviceToHost, cuda.stream()));
     SIMRUN_CUDA_CHECK(cudaStreamSynchronize(cuda.stream()));
     return *host;
 }
@@ -108,22 +109,6 @@ void dia_spmv(const Backend& backend, const DiaView<T>& a, const T* x, T* y) {
 
 }  // namespace
 
-template <typename T>
-const KernelTable<T>& kernel_table() {
-    static const KernelTable<T> table{
-        .fill = &fill<T>,
-        .axpy = &axpy<T>,
-        .xpby = &xpby<T>,
-        .multiply = &multiply<T>,
-        .dot = &dot<T>,
-        .dia_spmv = &dia_spmv<T>,
-        .cg_step_1 = &cg_step_1<T>,
-        .cg_step_2 = &cg_step_2<T>,
-    };
-    return table;
-}
-
-template const KernelTable<float>& kernel_table<float>();
-template const KernelTable<double>& kernel_table<double>();
+#include "unified/kernel_table.inc.hpp"
 
 }  // namespace simrun::solvers::cuda

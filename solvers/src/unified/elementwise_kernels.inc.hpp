@@ -31,8 +31,7 @@ void cg_step_1(const Backend& backend, std::size_t n, T beta, const T* z, T* p) 
 
 // x = x + alpha p; r = r - alpha q
 template <typename T>
-void cg_step_2(const Backend& backend, std::size_t n, T alpha, const T* p, const T* q, T* x,
-               T* r) {
+void cg_step_2(const Backend& backend, std::size_t n, T alpha, const T* p, const T* q, T* x, T* r) {
     parallel_for(backend, n, [=] SIMRUN_HOST_DEVICE(std::size_t i) {
         x[i] += alpha * p[i];
         r[i] -= alpha * q[i];

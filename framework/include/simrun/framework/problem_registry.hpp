@@ -41,6 +41,7 @@ struct ProblemRegistrar {
 }  // namespace simrun::framework
 
 // Registers a problem factory under a name, from the problem's own source file.
-#define SIMRUN_REGISTER_PROBLEM(name, factory)                                         \
-    static const ::simrun::framework::ProblemRegistrar simrun_problem_registrar_##factory{ \
-        name, factory}
+#define SIMRUN_REGISTER_PROBLEM(name, factory)                                              \
+    static const ::simrun::framework::ProblemRegistrar simrun_problem_registrar_##factory { \
+        name, factory                                                                       \
+    }

@@ -16,7 +16,7 @@ struct StencilCoefficients {
 // alpha * lap(u) at a node: alpha (u_{i-1} - 2 u_i + u_{i+1}) / h^2 summed over the axes.
 // spacing[a] is the node distance along axis a; dimension is 2 or 3.
 SIMRUN_HOST_DEVICE inline StencilCoefficients diffusion_stencil(double alpha, const double* spacing,
-                                                              int dimension) {
+                                                                int dimension) {
     StencilCoefficients s;
     for (int a = 0; a < dimension; ++a) {
         const double w = alpha / (spacing[a] * spacing[a]);

@@ -18,7 +18,8 @@ public:
     };
 
     // The operator and preconditioner must outlive the solver. A null preconditioner means M = I.
-    ConjugateGradient(const LinearOperator<T>& a, const Preconditioner<T>* m, Parameters parameters);
+    ConjugateGradient(const LinearOperator<T>& a, const Preconditioner<T>* m,
+                      Parameters parameters);
 
     // Solves A x = b from the initial guess in x. Returns the outcome; never throws for a solve
     // that fails to converge. When p'Ap <= 0 the status is indefinite and x is the last iterate.

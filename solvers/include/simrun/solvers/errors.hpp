@@ -16,9 +16,9 @@ public:
 class NotCompiled : public Error {
 public:
     explicit NotCompiled(const std::string& backend)
-        : Error("this build of simrun has no " + backend +
-                " back-end (it was compiled without " + backend +
-                "); use --backend cpu, or rebuild where the " + backend + " toolkit is found") {}
+        : Error("this build of simrun has no " + backend + " back-end (it was compiled without " +
+                backend + "); use --backend cpu, or rebuild where the " + backend +
+                " toolkit is found") {}
 };
 
 // A back-end was asked for that is compiled in but has no device to run on.

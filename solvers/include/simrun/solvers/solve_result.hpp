@@ -31,11 +31,11 @@ struct StoppingCriteria {
 struct SolveResult {
     SolveStatus status = SolveStatus::max_iterations;
     std::int64_t iterations = 0;
-    double rhs_norm = 0.0;          // ||b||
-    double initial_residual = 0.0;  // ||b - A x0||
-    double final_residual = 0.0;    // ||b - A x|| as tracked by the method
+    double rhs_norm = 0.0;                 // ||b||
+    double initial_residual = 0.0;         // ||b - A x0||
+    double final_residual = 0.0;           // ||b - A x|| as tracked by the method
     std::vector<double> residual_history;  // ||r_k||, k = 0 .. iterations
-    std::string breakdown_quantity;         // e.g. "p'Ap" or "rho", when one occurred
+    std::string breakdown_quantity;        // e.g. "p'Ap" or "rho", when one occurred
     std::optional<double> breakdown_value;
 
     bool converged() const { return status == SolveStatus::converged; }

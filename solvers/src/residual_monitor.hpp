@@ -1,0 +1,55 @@
+#pragma once
+// Applies StoppingCriteria to the residual norms an iterative method produces, recording them
+// in its SolveResult. Shared by every method so they stop, and report, in one way.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+
+#include "simrun/solvers/solve_result.hpp"
+
+namespace simrun::solvers {
+
+class ResidualMonitor {
+public:
+    ResidualMonitor(const StoppingCriteria& criteria, SolveResult& result)
+        : criteria_(criteria),
+          result_(result),
+          target_(std::max(criteria.relative_tolerance * result.rhs_norm,
+                           criteria.absolute_tolerance)) {}
+
+    // Records ||r|| after `iteration` iterations (0 = the initial residual). Returns true when
+    // the method must stop, with result.status set: converged, non_finite or diverged.
+    bool stop_at(double residual, std::int64_t iteration) {
+        result_.iterations = iteration;
+        result_.final_residual = residual;
+        result_.residual_history.push_back(residual);
+        if (iteration == 0) {
+            result_.initial_residual = residual;
+            divergence_ = criteria_.divergence_limit * std::max(residual, result_.rhs_norm);
+        }
+        if (!std::isfinite(residual)) return finish(SolveStatus::non_finite);
+        if (residual <= target_) return finish(SolveStatus::converged);
+        if (residual > divergence_) return finish(SolveStatus::diverged);
+        return false;
+    }
+
+    // Records a breakdown of the method: a quantity it divides by or needs positive failed.
+    void breakdown(SolveStatus status, const char* quantity, double value) {
+        result_.status = status;
+        result_.breakdown_quantity = quantity;
+        result_.breakdown_value = value;
+    }
+
+private:
+    bool finish(SolveStatus status) {
+        result_.status = status;
+        return true;
+    }
+
+    const StoppingCriteria& criteria_;
+    SolveResult& result_;
+    double target_;
+    double divergence_ = 0.0;
+};
+
+}  // namespace simrun::solvers
