@@ -26,8 +26,16 @@ the Python modules by hand:
         --png /tmp/heat.png --check
 
 Without PYTHONPATH pvbatch fails with "No module named 'paraview'"; without xvfb-run
-(no X display) rendering aborts with SIGABRT. LD_LIBRARY_PATH is not needed. The unpacked
-tree also holds /opt/pv/usr/bin/pvpython, which needs the same PYTHONPATH.
+(no X display) rendering aborts with SIGABRT. LD_LIBRARY_PATH is not needed. Use pvbatch:
+the unpacked /opt/pv/usr/bin/pvpython puts /lib/python3/dist-packages (python3-vtk9's VTK
+9.1 vtkmodules) ahead of PYTHONPATH and segfaults on import. If pvbatch aborts with
+"bad X server connection. DISPLAY=:99" (seen intermittently, probably another
+xvfb-run -a racing for the same display): rerun, or pick a display (xvfb-run -n 57 ...).
+
+Note on the .xmf: ParaView's XDMF readers (Xdmf3ReaderS/T and XDMFReader) place a
+2DCoRectMesh in the yz plane (x = 0; ParaView y = simrun x, z = simrun y); the values
+are right, only the plane differs from the .pvd. The camera here looks along whichever
+axis is flat, and the script prints a WARNING when the field is not in the xy plane.
 
 Requires only ParaView's paraview.simple (Python 3).
 """
@@ -39,6 +47,7 @@ import sys
 
 from paraview.simple import (
     ColorBy,
+    Delete,
     GetActiveViewOrCreate,
     GetColorTransferFunction,
     GetScalarBar,
@@ -112,6 +121,10 @@ def main(argv):
     b = info.GetBounds()
     print("bounds: x [%.9g, %.9g]  y [%.9g, %.9g]  z [%.9g, %.9g]" % tuple(b))
     print("points: %d  cells: %d" % (info.GetNumberOfPoints(), info.GetNumberOfCells()))
+    ext = [b[2 * i + 1] - b[2 * i] for i in range(3)]
+    if ext[2] > 0 and min(ext) == 0:
+        print("WARNING: the 2D field does not lie in the xy plane (bounds above); "
+              "the reader placed it in the %s plane" % ("yz" if ext[0] == 0 else "xz"))
 
     assoc, arr = find_array(reader, args.field)
     if arr is None:
@@ -145,16 +158,28 @@ def main(argv):
             bar = GetScalarBar(lut, view)
             bar.Title = arr.GetName()
             bar.ComponentTitle = ""
-        # 2D field in the xy plane: look down -z, parallel projection, fit to data.
+        # Camera fitted to a 2D field: look along the flat axis (z for a field in the
+        # xy plane), parallel projection, zoomed to the data.
+        ext = [b[2 * i + 1] - b[2 * i] for i in range(3)]
+        flat = min(range(3), key=lambda i: ext[i])
+        center = [0.5 * (b[2 * i] + b[2 * i + 1]) for i in range(3)]
+        pos = list(center)
+        pos[flat] += 10.0 * (max(ext) or 1.0)
         view.InteractionMode = "2D"
-        view.CameraPosition = [0.5 * (b[0] + b[1]), 0.5 * (b[2] + b[3]), b[5] + 10.0]
-        view.CameraFocalPoint = [0.5 * (b[0] + b[1]), 0.5 * (b[2] + b[3]), b[4]]
-        view.CameraViewUp = [0.0, 1.0, 0.0]
+        view.CameraFocalPoint = center
+        view.CameraPosition = pos
+        view.CameraViewUp = [0.0, 1.0, 0.0] if flat == 2 else [0.0, 0.0, 1.0]
         view.ResetCamera(False)
         Render(view)
         out = os.path.abspath(args.png)
         SaveScreenshot(out, view, ImageResolution=[1000, 800])
         print("png: %s" % out)
+        # Release the render window before exiting: with SystemExit still holding it,
+        # pvbatch's teardown under Xvfb dies with "X Error ... GLXBadContext" and
+        # status 1, which would mask the --check result.
+        Delete(disp)
+        Delete(view)
+        del disp, view
 
     if args.check:
         if failures:

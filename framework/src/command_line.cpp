@@ -10,7 +10,9 @@
 #include "simrun/framework/input_error.hpp"
 #include "simrun/framework/run_spec.hpp"
 #include "simrun/framework/simulation.hpp"
+#include "simrun/framework/solve_command.hpp"
 #include "simrun/solvers/errors.hpp"
+#include "simrun/solvers/matrix_market.hpp"
 
 namespace simrun::framework {
 namespace {
@@ -47,7 +49,8 @@ void print_header(const Simulation& simulation) {
     std::printf("  backend  %s (%s)\n",
                 std::string(solvers::to_string(simulation.backend().kind())).c_str(),
                 simulation.backend().description().c_str());
-    std::printf("  solver   %s\n", stepper.decision().reason.c_str());
+    std::printf("  solver   %s\n", stepper.plan().first.reason.c_str());
+    std::printf("  format   %s\n", stepper.plan().format_reason.c_str());
     std::fflush(stdout);
 }
 
@@ -107,6 +110,32 @@ int run_command_line(int argc, char** argv) {
     check->add_option("--set", check_arguments.overrides, "Override an input key (repeatable)")
         ->allow_extra_args(false);
 
+    SolveOptions solve_options;
+    CLI::App* solve = app.add_subcommand(
+        "solve", "Solve A x = b from Matrix Market files with the solver layer on its own");
+    solve->add_option("matrix", solve_options.matrix, "A.mtx (square)")->required();
+    solve->add_option("--rhs", solve_options.rhs, "b.mtx (default: b = A * ones)");
+    solve->add_option("--x0", solve_options.initial_guess, "Initial guess x0.mtx (default: 0)");
+    solve->add_option("--solver", solve_options.solver, "auto|jacobi|sor|cg|pcg|bicg|bicgstab")
+        ->check(CLI::IsMember({"auto", "jacobi", "sor", "cg", "pcg", "bicg", "bicgstab"}));
+    solve->add_option("--precond", solve_options.preconditioner, "auto|none|jacobi|ssor")
+        ->check(CLI::IsMember({"auto", "none", "jacobi", "ssor"}));
+    solve->add_option("--format", solve_options.format, "auto|dia|ell|csr|coo|dense")
+        ->check(CLI::IsMember({"auto", "dia", "ell", "csr", "coo", "dense"}));
+    solve->add_option("--rtol", solve_options.rtol, "Relative tolerance ||r||/||b|| (1e-8)");
+    solve->add_option("--atol", solve_options.atol, "Absolute tolerance ||r|| (0)");
+    solve->add_option("--max-iters", solve_options.max_iterations,
+                      "Iteration limit (default: 2 n within [1000, 10000])");
+    solve->add_option("--omega", solve_options.omega, "Relaxation weight for jacobi/sor/ssor (1)");
+    solve->add_option("--precision", solve_options.precision, "double|float")
+        ->check(CLI::IsMember({"double", "float"}));
+    solve->add_option("--backend", solve_options.backend, "auto|cpu|cuda")
+        ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
+    solve->add_option("--out", solve_options.out, "Write the solution to x.mtx");
+    solve->add_flag("--compensated", solve_options.compensated,
+                    "Compensated (Kahan/Neumaier) dot products");
+    solve->add_flag("--json", solve_options.json, "Print one JSON object");
+
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {
@@ -119,6 +148,7 @@ int run_command_line(int argc, char** argv) {
 
     try {
         if (check->parsed()) return run_check(check_arguments);
+        if (solve->parsed()) return run_solve(solve_options);
         if (arguments.file.empty()) {
             std::fprintf(stderr, "simrun: usage error: no input file given\n%s",
                          app.help().c_str());
@@ -126,6 +156,9 @@ int run_command_line(int argc, char** argv) {
         }
         return run_simulation(arguments);
     } catch (const InputError& e) {
+        std::fprintf(stderr, "simrun: input error: %s\n", e.what());
+        return exit_usage;
+    } catch (const solvers::MatrixMarketError& e) {
         std::fprintf(stderr, "simrun: input error: %s\n", e.what());
         return exit_usage;
     } catch (const solvers::NotCompiled& e) {

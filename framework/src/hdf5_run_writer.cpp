@@ -7,7 +7,7 @@
 #include <type_traits>
 #include <utility>
 
-#include "simrun/framework/atomic_file.hpp"
+#include "simrun/solvers/atomic_file.hpp"
 
 namespace simrun::framework {
 
@@ -186,7 +186,8 @@ void Hdf5RunWriter::write_step(std::int64_t step, double time, std::span<const F
     context.check(H5Fflush(file_.get(), H5F_SCOPE_GLOBAL), "H5Fflush");
 
     steps_.push_back(std::move(entry));
-    write_file_atomically(xdmf_path(), make_xdmf(grid_, h5_path_.filename().string(), steps_));
+    solvers::write_file_atomically(xdmf_path(),
+                                   make_xdmf(grid_, h5_path_.filename().string(), steps_));
 }
 
 }  // namespace simrun::framework

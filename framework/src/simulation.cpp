@@ -22,11 +22,17 @@ namespace {
 
 std::string decisions_text(const ThetaTimeStepper& stepper, const solvers::Backend& backend,
                            const RunSpec& spec) {
-    return "method = " + solvers::to_string(stepper.decision().method) +
-           "\npreconditioner = " + solvers::to_string(stepper.decision().preconditioner) +
-           "\nformat = dia\nbackend = " + std::string(solvers::to_string(backend.kind())) + " (" +
-           backend.description() + ")\nreason = " + stepper.decision().reason +
-           "\nscheme = " + spec.time.scheme + "\n";
+    const solvers::SolverPlan& plan = stepper.plan();
+    std::string text = "method = " + solvers::to_string(plan.first.method) +
+                       "\npreconditioner = " + solvers::to_string(plan.first.preconditioner) +
+                       "\nformat = " + std::string(solvers::to_string(plan.format)) +
+                       "\nbackend = " + std::string(solvers::to_string(backend.kind())) + " (" +
+                       backend.description() + ")\nreason = " + plan.first.reason +
+                       "\nformat_reason = " + plan.format_reason + "\n";
+    for (const auto& fallback : plan.fallbacks) {
+        text += "fallback = " + fallback.name() + ": " + fallback.reason + "\n";
+    }
+    return text + "scheme = " + spec.time.scheme + "\n";
 }
 
 }  // namespace
@@ -64,16 +70,16 @@ std::filesystem::path Simulation::h5_path() const {
     return writers_->hdf5 ? writers_->hdf5->h5_path() : std::filesystem::path{};
 }
 
-void Simulation::write(std::int64_t step, const solvers::SolveResult* result) {
+void Simulation::write(std::int64_t step, const solvers::SolveReport* report) {
     if (!options_.write_output) return;
     const std::vector<double> u = field();
     const FieldView fields[] = {{"u", u}};
     if (writers_->vtk) writers_->vtk->write_step(step, time(), fields);
     if (writers_->hdf5) {
         StepStatistics statistics{0, 0.0, "initial"};
-        if (result != nullptr) {
-            statistics = {result->iterations, result->relative_residual(),
-                          std::string(solvers::to_string(result->status))};
+        if (report != nullptr) {
+            statistics = {report->total_iterations(), report->result().relative_residual(),
+                          std::string(solvers::to_string(report->result().status))};
         }
         writers_->hdf5->write_step(step, time(), fields, statistics);
     }
@@ -99,18 +105,23 @@ RunSummary Simulation::run() {
     ProgressReporter progress(spec_.time.steps, ProgressReporter::mode_for_stderr(options_.quiet));
     const auto start = std::chrono::steady_clock::now();
     for (std::int64_t step = 1; step <= spec_.time.steps; ++step) {
-        const solvers::SolveResult result = stepper_->advance();
+        const solvers::SolveReport report = stepper_->advance();
         summary.steps = step;
-        summary.total_iterations += result.iterations;
-        summary.max_iterations = std::max(summary.max_iterations, result.iterations);
-        if (!result.converged()) {
+        summary.total_iterations += report.total_iterations();
+        summary.max_iterations = std::max(summary.max_iterations, report.total_iterations());
+        summary.fallbacks += static_cast<std::int64_t>(report.attempts.size()) - 1;
+        if (!report.converged()) {
             progress.finish();
+            std::string attempts;
+            for (const auto& attempt : report.attempts) {
+                attempts += "; " + attempt.step.name() + ": " + attempt.result.summary();
+            }
             throw SolveFailure("step " + std::to_string(step) + " (t = " + std::to_string(time()) +
-                               "): the linear solve did not converge: " + result.summary() +
+                               "): the linear solve did not converge" + attempts +
                                "; outputs up to the previous written step are complete");
         }
-        progress.update(step, time(), result.iterations);
-        if (step % output.every == 0 || step == spec_.time.steps) write(step, &result);
+        progress.update(step, time(), report.total_iterations());
+        if (step % output.every == 0 || step == spec_.time.steps) write(step, &report);
     }
     progress.finish();
     summary.seconds =

@@ -1,6 +1,6 @@
 #include "simrun/framework/theta_time_stepper.hpp"
 
-#include "simrun/solvers/matrix_properties.hpp"
+#include "simrun/solvers/conversions.hpp"
 #include "simrun/solvers/vector_ops.hpp"
 
 namespace simrun::framework {
@@ -18,22 +18,20 @@ ThetaTimeStepper::ThetaTimeStepper(const Grid& grid, const Problem& problem,
       backend_(std::move(backend)),
       l_data_(problem.spatial_operator(grid)) {
     const auto n = static_cast<std::size_t>(grid.num_points());
-    const solvers::DiaData<double> m = eliminate_dirichlet(grid, l_data_, 1.0, theta_ * dt_);
+    solvers::CsrData<double> m =
+        solvers::to_csr(eliminate_dirichlet(grid, l_data_, 1.0, theta_ * dt_));
     properties_ = solvers::analyze(m);
-    decision_ = solvers::select_solver(properties_, {solver.method, solver.preconditioner});
+    const solvers::SolverPlan plan =
+        solvers::plan_solver(properties_, {solver.method, solver.preconditioner, solver.format});
 
     l_host_ = std::make_unique<solvers::DiaMatrix<double>>(solvers::make_cpu_backend(), l_data_);
     if (theta_ < 1.0) l_ = std::make_unique<solvers::DiaMatrix<double>>(backend_, l_data_);
-    m_ = std::make_unique<solvers::DiaMatrix<double>>(backend_, m);
-    if (decision_.preconditioner == solvers::PreconditionerKind::jacobi) {
-        preconditioner_ = std::make_unique<solvers::JacobiPreconditioner<double>>(*m_);
-    }
-    solvers::ConjugateGradient<double>::Parameters parameters;
+    solvers::MethodParameters parameters;
     parameters.criteria.relative_tolerance = solver.rtol;
     parameters.criteria.absolute_tolerance = solver.atol;
     parameters.criteria.max_iterations = solver.max_iterations;
-    solver_ = std::make_unique<solvers::ConjugateGradient<double>>(*m_, preconditioner_.get(),
-                                                                   parameters);
+    solver_ = std::make_unique<solvers::LinearSystemSolver<double>>(backend_, std::move(m), plan,
+                                                                    parameters);
 
     u_ = solvers::Array<double>(backend_, n);
     rhs_ = solvers::Array<double>(backend_, n);
@@ -77,7 +75,7 @@ void ThetaTimeStepper::compute_data_term(double t_now, double t_next) {
     data_ready_ = true;
 }
 
-solvers::SolveResult ThetaTimeStepper::advance() {
+solvers::SolveReport ThetaTimeStepper::advance() {
     const double t_next = start_time_ + static_cast<double>(steps_taken_ + 1) * dt_;
     if (data_depends_on_time_ || !data_ready_) compute_data_term(time_, t_next);
     // rhs = mask .* (u + (1 - theta) dt L u) + e
@@ -88,7 +86,7 @@ solvers::SolveResult ThetaTimeStepper::advance() {
     }
     solvers::multiply(mask_, rhs_, rhs_);
     solvers::axpy(1.0, data_term_, rhs_);
-    const solvers::SolveResult result = solver_->solve(rhs_, u_);
+    solvers::SolveReport result = solver_->solve(rhs_, u_);
     ++steps_taken_;
     time_ = t_next;
     return result;

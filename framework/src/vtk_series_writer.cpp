@@ -12,8 +12,8 @@
 #include <system_error>
 #include <utility>
 
-#include "simrun/framework/atomic_file.hpp"
 #include "simrun/framework/xml_text.hpp"
+#include "simrun/solvers/atomic_file.hpp"
 
 namespace simrun::framework {
 
@@ -76,7 +76,7 @@ void VtkSeriesWriter::write_step(std::int64_t step, double time,
         image->GetPointData()->AddArray(array);
     }
 
-    AtomicReplace replace(path);
+    solvers::AtomicReplace replace(path);
     vtkNew<vtkXMLImageDataWriter> writer;
     writer->SetInputData(image);
     writer->SetFileName(replace.temp_path().c_str());
@@ -112,7 +112,7 @@ void VtkSeriesWriter::write_pvd() const {
                 "\" group=\"\" part=\"0\" file=\"" + xml_escape(entry.file_name) + "\"/>\n";
     }
     text += "  </Collection>\n</VTKFile>\n";
-    write_file_atomically(pvd_path(), text);
+    solvers::write_file_atomically(pvd_path(), text);
 }
 
 }  // namespace simrun::framework

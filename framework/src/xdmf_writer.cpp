@@ -11,11 +11,12 @@ namespace simrun::framework {
 
 namespace {
 
-// XDMF lists axes slowest first: z y x in 3D, y x in 2D.
+// XDMF lists axes slowest first: z y x. A 2D grid is written as one layer of a 3D mesh (z
+// extent 1): ParaView's readers place a 2DCoRectMesh in the yz plane, away from the .vti files.
 template <typename T, typename Format>
-std::string reversed_axes(const Grid& grid, const std::array<T, 3>& values, Format format) {
+std::string reversed_axes(const std::array<T, 3>& values, Format format) {
     std::string out;
-    for (int axis = grid.dimension() - 1; axis >= 0; --axis) {
+    for (int axis = 2; axis >= 0; --axis) {
         out += format(values[static_cast<std::size_t>(axis)]);
         if (axis > 0) out += ' ';
     }
@@ -33,12 +34,10 @@ std::string step_group_path(std::int64_t step) {
 
 std::string make_xdmf(const Grid& grid, std::string_view h5_file_name,
                       std::span<const XdmfStep> steps) {
-    const bool three_d = grid.dimension() == 3;
     const auto to_string = [](std::int64_t n) { return std::to_string(n); };
-    const std::string dimensions = reversed_axes(grid, grid.points(), to_string);
-    const std::string origin = reversed_axes(grid, grid.origin(), format_double);
-    const std::string spacing = reversed_axes(grid, grid.spacing(), format_double);
-    const std::string rank = std::to_string(grid.dimension());
+    const std::string dimensions = reversed_axes(grid.points(), to_string);
+    const std::string origin = reversed_axes(grid.origin(), format_double);
+    const std::string spacing = reversed_axes(grid.spacing(), format_double);
     const std::string file = xml_escape(h5_file_name);
 
     std::string text =
@@ -52,17 +51,17 @@ std::string make_xdmf(const Grid& grid, std::string_view h5_file_name,
         text += "      <Grid Name=\"step_" + group.substr(group.rfind('/') + 1) +
                 "\" GridType=\"Uniform\">\n";
         text += "        <Time Value=\"" + format_double(step.time) + "\"/>\n";
-        text += std::string("        <Topology TopologyType=\"") +
-                (three_d ? "3DCoRectMesh" : "2DCoRectMesh") + "\" Dimensions=\"" + dimensions +
-                "\"/>\n";
-        text += std::string("        <Geometry GeometryType=\"") +
-                (three_d ? "ORIGIN_DXDYDZ" : "ORIGIN_DXDY") + "\">\n";
-        text += "          <DataItem Name=\"Origin\" Dimensions=\"" + rank +
-                "\" NumberType=\"Float\" Precision=\"8\" Format=\"XML\">" + origin +
-                "</DataItem>\n";
-        text += "          <DataItem Name=\"Spacing\" Dimensions=\"" + rank +
-                "\" NumberType=\"Float\" Precision=\"8\" Format=\"XML\">" + spacing +
-                "</DataItem>\n";
+        text +=
+            "        <Topology TopologyType=\"3DCoRectMesh\" Dimensions=\"" + dimensions + "\"/>\n";
+        text += "        <Geometry GeometryType=\"ORIGIN_DXDYDZ\">\n";
+        text +=
+            "          <DataItem Name=\"Origin\" Dimensions=\"3"
+            "\" NumberType=\"Float\" Precision=\"8\" Format=\"XML\">" +
+            origin + "</DataItem>\n";
+        text +=
+            "          <DataItem Name=\"Spacing\" Dimensions=\"3"
+            "\" NumberType=\"Float\" Precision=\"8\" Format=\"XML\">" +
+            spacing + "</DataItem>\n";
         text += "        </Geometry>\n";
         for (const auto& name : step.field_names) {
             text += "        <Attribute Name=\"" + xml_escape(name) +

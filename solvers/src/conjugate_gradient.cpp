@@ -1,9 +1,9 @@
 #include "simrun/solvers/conjugate_gradient.hpp"
 
-#include <algorithm>
 #include <cmath>
 #include <string>
 
+#include "check_sizes.hpp"
 #include "residual_monitor.hpp"
 #include "simrun/solvers/vector_ops.hpp"
 
@@ -11,7 +11,7 @@ namespace simrun::solvers {
 
 template <typename T>
 ConjugateGradient<T>::ConjugateGradient(const LinearOperator<T>& a, const Preconditioner<T>* m,
-                                        Parameters parameters)
+                                        MethodParameters parameters)
     : a_(a),
       m_(m),
       parameters_(parameters),
@@ -25,37 +25,33 @@ ConjugateGradient<T>::ConjugateGradient(const LinearOperator<T>& a, const Precon
 template <typename T>
 SolveResult ConjugateGradient<T>::solve(const Array<T>& b, Array<T>& x) const {
     const std::size_t n = a_.size();
-    if (b.size() != n || x.size() != n) {
-        throw DimensionMismatch("CG: operator has " + std::to_string(n) + " rows, b has " +
-                                std::to_string(b.size()) + ", x has " + std::to_string(x.size()));
-    }
+    check_system_sizes("CG", n, b, x);
     const Backend& backend = *a_.backend();
     const KernelTable<T>& k = backend.kernels<T>();
+    const bool kahan = parameters_.compensated_dots;
     const IdentityPreconditioner<T> identity;
     const Preconditioner<T>& m = m_ != nullptr ? *m_ : identity;
 
     SolveResult result;
-    result.rhs_norm = static_cast<double>(norm2(b));
+    result.rhs_norm = static_cast<double>(norm2(b, kahan));
     ResidualMonitor monitor(parameters_.criteria, result);
 
     // r = b - A x
     a_.apply(x, r_);
     k.xpby(backend, n, b.data(), T(-1), r_.data());
-    if (monitor.stop_at(static_cast<double>(norm2(r_)), 0)) return result;
+    if (monitor.stop_at(static_cast<double>(norm2(r_, kahan)), 0)) return result;
 
     // z = M r, p = z, rho = r'z
     m.apply(r_, z_);
-    backend.copy(p_.data(), z_.data(), n * sizeof(T));
-    T rho = dot(r_, z_);
+    copy(z_, p_);
+    T rho = dot(r_, z_, kahan);
 
     for (std::int64_t iteration = 1; iteration <= parameters_.criteria.max_iterations;
          ++iteration) {
         a_.apply(p_, q_);
-        const T pq = dot(p_, q_);
+        const T pq = dot(p_, q_, kahan);
         if (!std::isfinite(static_cast<double>(pq)) || !std::isfinite(static_cast<double>(rho))) {
-            monitor.breakdown(SolveStatus::non_finite,
-                              !std::isfinite(static_cast<double>(pq)) ? "p'Ap" : "r'Mr",
-                              static_cast<double>(pq));
+            monitor.breakdown(SolveStatus::non_finite, "p'Ap", static_cast<double>(pq));
             return result;
         }
         if (pq <= T(0)) {  // A is not positive definite along p
@@ -64,9 +60,9 @@ SolveResult ConjugateGradient<T>::solve(const Array<T>& b, Array<T>& x) const {
         }
         // x = x + alpha p, r = r - alpha q with alpha = rho / p'Ap
         k.cg_step_2(backend, n, rho / pq, p_.data(), q_.data(), x.data(), r_.data());
-        if (monitor.stop_at(static_cast<double>(norm2(r_)), iteration)) return result;
+        if (monitor.stop_at(static_cast<double>(norm2(r_, kahan)), iteration)) return result;
         m.apply(r_, z_);
-        const T rho_next = dot(r_, z_);
+        const T rho_next = dot(r_, z_, kahan);
         if (rho_next <= T(0)) {  // r'Mr <= 0 with r != 0: M is not positive definite
             monitor.breakdown(SolveStatus::indefinite, "r'Mr", static_cast<double>(rho_next));
             return result;

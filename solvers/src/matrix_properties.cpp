@@ -2,66 +2,99 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
+#include <stdexcept>
+#include <string>
+
+#include "simrun/solvers/conversions.hpp"
 
 namespace simrun::solvers {
 
 template <typename T>
-MatrixProperties analyze(const DiaData<T>& a, double symmetry_tolerance) {
+MatrixProperties analyze(const CsrData<T>& a, double symmetry_tolerance) {
+    if (a.rows != a.cols) {
+        throw std::invalid_argument("matrix analysis: the matrix is " + std::to_string(a.rows) +
+                                    " x " + std::to_string(a.cols) + ", not square");
+    }
     MatrixProperties p;
-    p.rows = a.n;
-    p.num_diagonals = a.num_diagonals();
+    p.rows = a.rows;
+    p.nnz = a.nnz();
+    p.num_diagonals = count_diagonals(a);
     double largest = 0.0;
     for (T v : a.values) largest = std::max(largest, std::abs(static_cast<double>(v)));
 
-    // Symmetry: the diagonal at offset k, row i, must equal the one at -k, row i + k.
-    p.symmetric = true;
-    for (int d = 0; d < a.num_diagonals() && p.symmetric; ++d) {
-        const int offset = a.offsets[d];
-        if (offset <= 0) continue;
-        const int mirror = a.find_diagonal(-offset);
-        for (std::int64_t i = 0; i + offset < a.n; ++i) {
-            const double upper = a.at(d, i);
-            const double lower = mirror >= 0 ? static_cast<double>(a.at(mirror, i + offset)) : 0.0;
-            if (std::abs(upper - lower) > symmetry_tolerance * largest) {
-                p.symmetric = false;
-                break;
-            }
+    // Symmetry: compare row i of A with row i of A^T (both sorted by column).
+    const CsrData<T> at = transpose(a);
+    double asymmetry = 0.0;
+    for (std::int32_t i = 0; i < a.rows; ++i) {
+        std::int32_t k = a.row_ptr[i], l = at.row_ptr[i];
+        const std::int32_t k_end = a.row_ptr[i + 1], l_end = at.row_ptr[i + 1];
+        while (k < k_end || l < l_end) {
+            const std::int32_t ck = k < k_end ? a.col[k] : a.cols;
+            const std::int32_t cl = l < l_end ? at.col[l] : a.cols;
+            const double vk = ck <= cl ? static_cast<double>(a.values[k]) : 0.0;
+            const double vl = cl <= ck ? static_cast<double>(at.values[l]) : 0.0;
+            asymmetry = std::max(asymmetry, std::abs(vk - vl));
+            if (ck <= cl) ++k;
+            if (cl <= ck) ++l;
         }
     }
-    // A stored lower diagonal without an upper mirror must be zero for symmetry.
-    for (int d = 0; d < a.num_diagonals() && p.symmetric; ++d) {
-        if (a.offsets[d] >= 0 || a.find_diagonal(-a.offsets[d]) >= 0) continue;
-        for (std::int64_t i = -a.offsets[d]; i < a.n; ++i) {
-            if (std::abs(static_cast<double>(a.at(d, i))) > symmetry_tolerance * largest) {
-                p.symmetric = false;
-                break;
-            }
-        }
-    }
+    p.asymmetry = largest > 0.0 ? asymmetry / largest : 0.0;
+    p.symmetric = p.asymmetry <= symmetry_tolerance;
 
-    const int main = a.find_diagonal(0);
-    p.positive_diagonal = main >= 0;
+    p.positive_diagonal = a.rows > 0;
     p.weakly_dominant = true;
     p.strictly_dominant = true;
     p.worst_dominance_ratio = std::numeric_limits<double>::infinity();
-    for (std::int64_t i = 0; i < a.n; ++i) {
-        const double diagonal = main >= 0 ? static_cast<double>(a.at(main, i)) : 0.0;
-        double off = 0.0;
-        for (int d = 0; d < a.num_diagonals(); ++d) {
-            const std::int64_t j = i + a.offsets[d];
-            if (d != main && j >= 0 && j < a.n) off += std::abs(static_cast<double>(a.at(d, i)));
+    p.min_row_length = a.rows > 0 ? std::numeric_limits<std::int32_t>::max() : 0;
+    for (std::int32_t i = 0; i < a.rows; ++i) {
+        double diagonal = 0.0, off = 0.0;
+        for (std::int32_t k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k) {
+            if (a.col[k] == i) {
+                diagonal += static_cast<double>(a.values[k]);
+            } else {
+                off += std::abs(static_cast<double>(a.values[k]));
+            }
         }
+        if (diagonal == 0.0) ++p.zero_diagonal_rows;
         if (!(diagonal > 0.0)) p.positive_diagonal = false;
         if (std::abs(diagonal) < off) p.weakly_dominant = false;
         if (!(std::abs(diagonal) > off)) p.strictly_dominant = false;
-        if (off > 0.0)
+        if (off > 0.0) {
             p.worst_dominance_ratio = std::min(p.worst_dominance_ratio, std::abs(diagonal) / off);
+        }
+        p.min_row_length = std::min(p.min_row_length, a.row_length(i));
+        p.max_row_length = std::max(p.max_row_length, a.row_length(i));
     }
+    p.mean_row_length = a.rows > 0 ? static_cast<double>(p.nnz) / a.rows : 0.0;
     return p;
 }
 
-template MatrixProperties analyze<float>(const DiaData<float>&, double);
-template MatrixProperties analyze<double>(const DiaData<double>&, double);
+template <typename T>
+MatrixProperties analyze(const DiaData<T>& matrix, double symmetry_tolerance) {
+    return analyze(to_csr(matrix), symmetry_tolerance);
+}
+
+std::string MatrixProperties::describe() const {
+    char text[512];
+    const char* dominance = strictly_dominant ? "strictly diagonally dominant"
+                            : weakly_dominant ? "weakly diagonally dominant"
+                                              : "not diagonally dominant";
+    std::snprintf(text, sizeof text,
+                  "%d rows, %lld nonzeros, %d diagonals, %s, %s, %s (worst row ratio %.3g)", rows,
+                  static_cast<long long>(nnz), num_diagonals,
+                  symmetric ? "symmetric" : "nonsymmetric",
+                  positive_diagonal        ? "positive diagonal"
+                  : zero_diagonal_rows > 0 ? "zero diagonal entries"
+                                           : "diagonal not all positive",
+                  dominance, worst_dominance_ratio);
+    return text;
+}
+
+template MatrixProperties analyze(const CsrData<float>&, double);
+template MatrixProperties analyze(const CsrData<double>&, double);
+template MatrixProperties analyze(const DiaData<float>&, double);
+template MatrixProperties analyze(const DiaData<double>&, double);
 
 }  // namespace simrun::solvers

@@ -33,6 +33,9 @@ public:
         return false;
     }
 
+    // Whether a residual norm meets the tolerance (without recording it).
+    bool meets_tolerance(double residual) const { return residual <= target_; }
+
     // Records a breakdown of the method: a quantity it divides by or needs positive failed.
     void breakdown(SolveStatus status, const char* quantity, double value) {
         result_.status = status;

@@ -8,63 +8,189 @@ namespace simrun::solvers {
 
 std::string to_string(Method method) {
     switch (method) {
+        case Method::jacobi:
+            return "jacobi";
+        case Method::sor:
+            return "sor";
         case Method::cg:
             return "cg";
+        case Method::bicg:
+            return "bicg";
+        case Method::bicgstab:
+            return "bicgstab";
     }
     return "unknown";
 }
 
 std::string to_string(PreconditionerKind kind) {
-    return kind == PreconditionerKind::jacobi ? "jacobi" : "none";
+    switch (kind) {
+        case PreconditionerKind::none:
+            return "none";
+        case PreconditionerKind::jacobi:
+            return "jacobi";
+        case PreconditionerKind::ssor:
+            return "ssor";
+    }
+    return "unknown";
+}
+
+Method parse_method(const std::string& text) {
+    for (Method m : {Method::jacobi, Method::sor, Method::cg, Method::bicg, Method::bicgstab}) {
+        if (text == to_string(m)) return m;
+    }
+    throw std::invalid_argument("unknown solver method '" + text +
+                                "' (expected auto, jacobi, sor, cg, bicg or bicgstab)");
+}
+
+PreconditionerKind parse_preconditioner(const std::string& text) {
+    for (PreconditionerKind p :
+         {PreconditionerKind::none, PreconditionerKind::jacobi, PreconditionerKind::ssor}) {
+        if (text == to_string(p)) return p;
+    }
+    throw std::invalid_argument("unknown preconditioner '" + text +
+                                "' (expected auto, none, jacobi or ssor)");
+}
+
+std::string SolverStep::name() const {
+    if (method == Method::jacobi || method == Method::sor) return to_string(method);
+    return to_string(method) + " + " + to_string(preconditioner);
 }
 
 namespace {
 
-std::string describe(const MatrixProperties& p) {
-    std::string text = p.symmetric ? "symmetric" : "nonsymmetric";
-    text += p.positive_diagonal ? ", positive diagonal" : ", diagonal not positive";
-    if (p.strictly_dominant) {
-        text += ", strictly diagonally dominant";
-    } else if (p.weakly_dominant) {
-        text += ", weakly diagonally dominant";
+bool stationary(Method m) { return m == Method::jacobi || m == Method::sor; }
+
+// The preconditioner for a Krylov method when the user left it to us.
+SolverStep choose_preconditioner(Method method, const MatrixProperties& p) {
+    SolverStep step;
+    step.method = method;
+    if (stationary(method)) {
+        step.preconditioner = PreconditionerKind::none;
+    } else if (p.zero_diagonal_rows > 0) {
+        step.preconditioner = PreconditionerKind::none;
+        step.reason = "no preconditioner: " + std::to_string(p.zero_diagonal_rows) +
+                      " rows have a zero diagonal entry";
+    } else if (method == Method::cg && !p.weakly_dominant) {
+        step.preconditioner = PreconditionerKind::ssor;
+        step.reason = "ssor: far from diagonal dominance, Gauss-Seidel coupling helps most";
     } else {
-        text += ", not diagonally dominant";
+        step.preconditioner = PreconditionerKind::jacobi;
+        step.reason = p.weakly_dominant ? "jacobi: diagonally dominant, diagonal scaling suffices"
+                                        : "jacobi: nonzero diagonal";
     }
-    if (p.weakly_dominant && std::isfinite(p.worst_dominance_ratio)) {
-        char ratio[64];
-        std::snprintf(ratio, sizeof ratio, " (worst row ratio %.3g)", p.worst_dominance_ratio);
-        text += ratio;
+    return step;
+}
+
+void check_combination(const SolverStep& step, const MatrixProperties& p) {
+    if (stationary(step.method) && step.preconditioner != PreconditionerKind::none) {
+        throw std::invalid_argument(to_string(step.method) +
+                                    " is a stationary method and takes no preconditioner");
     }
-    return text;
+    if (step.method == Method::bicg && step.preconditioner == PreconditionerKind::ssor) {
+        throw std::invalid_argument(
+            "bicg needs a preconditioner equal to its transpose: none or "
+            "jacobi, not ssor");
+    }
+    const bool needs_diagonal =
+        stationary(step.method) || step.preconditioner != PreconditionerKind::none;
+    if (needs_diagonal && p.zero_diagonal_rows > 0) {
+        throw std::invalid_argument(step.name() + " divides by the diagonal, but " +
+                                    std::to_string(p.zero_diagonal_rows) +
+                                    " rows have a zero diagonal entry");
+    }
+}
+
+Format choose_format(const MatrixProperties& p, std::string* reason) {
+    char text[256];
+    const double fill =
+        p.num_diagonals > 0 && p.rows > 0
+            ? static_cast<double>(p.nnz) / (static_cast<double>(p.num_diagonals) * p.rows)
+            : 0.0;
+    if (p.num_diagonals <= 32 && fill >= 0.6) {
+        std::snprintf(text, sizeof text, "dia: banded, %d diagonals hold %.0f%% of their slots",
+                      p.num_diagonals, 100.0 * fill);
+        *reason = text;
+        return Format::dia;
+    }
+    if (p.max_row_length <= 1.5 * p.mean_row_length + 2.0) {
+        std::snprintf(text, sizeof text,
+                      "ell: rows of %d..%d entries (mean %.1f), little padding; %d diagonals "
+                      "too many or too sparse for DIA",
+                      p.min_row_length, p.max_row_length, p.mean_row_length, p.num_diagonals);
+        *reason = text;
+        return Format::ell;
+    }
+    std::snprintf(text, sizeof text,
+                  "csr: rows of %d..%d entries (mean %.1f) too uneven for ELLPACK-R padding, "
+                  "%d diagonals too many for DIA",
+                  p.min_row_length, p.max_row_length, p.mean_row_length, p.num_diagonals);
+    *reason = text;
+    return Format::csr;
 }
 
 }  // namespace
 
-SolverDecision select_solver(const MatrixProperties& p, const SolverRequest& request) {
-    if (request.method != "auto" && request.method != "cg") {
-        throw std::invalid_argument("unknown solver method '" + request.method +
-                                    "' (expected auto or cg)");
+SolverPlan plan_solver(const MatrixProperties& p, const SolverRequest& request) {
+    SolverPlan plan;
+    const std::string described = p.describe();
+    const bool spd_like = p.symmetric && p.positive_diagonal;
+    const bool auto_method = request.method == "auto";
+    Method method;
+    std::string method_reason;
+    if (!auto_method) {
+        method = parse_method(request.method);
+        method_reason = "named by the user";
+    } else if (spd_like) {
+        method = Method::cg;
+        method_reason = p.weakly_dominant
+                            ? "symmetric, positive diagonal, diagonally dominant => SPD"
+                            : "symmetric with positive diagonal => likely SPD (CG "
+                              "checks p'Ap > 0)";
+    } else {
+        method = Method::bicgstab;
+        method_reason = p.symmetric ? "symmetric but the diagonal is not positive => possibly "
+                                      "indefinite"
+                                    : "nonsymmetric";
     }
-    if (request.preconditioner != "auto" && request.preconditioner != "none" &&
-        request.preconditioner != "jacobi") {
-        throw std::invalid_argument("unknown preconditioner '" + request.preconditioner +
-                                    "' (expected auto, none or jacobi)");
+    SolverStep first = choose_preconditioner(method, p);
+    std::string preconditioner_reason = first.reason;
+    if (request.preconditioner != "auto") {
+        first.preconditioner = parse_preconditioner(request.preconditioner);
+        preconditioner_reason = "named by the user";
     }
-    const bool spd = p.symmetric && p.positive_diagonal && p.weakly_dominant;
-    if (!p.symmetric) {
-        throw std::invalid_argument("the matrix is not symmetric (" + describe(p) +
-                                    "): CG does not apply and no nonsymmetric method is built");
+    check_combination(first, p);
+    first.reason = first.name() + ": " + method_reason +
+                   (stationary(method) ? "" : "; " + preconditioner_reason);
+    plan.first = first;
+
+    if (auto_method) {
+        // Fallbacks keep a preconditioner every method of the chain accepts.
+        const PreconditionerKind safe = first.preconditioner == PreconditionerKind::ssor
+                                            ? PreconditionerKind::jacobi
+                                            : first.preconditioner;
+        if (method == Method::cg) {
+            plan.fallbacks.push_back({Method::bicgstab, safe,
+                                      "CG failed (not SPD after all): BiCGStab needs no symmetry"});
+        }
+        plan.fallbacks.push_back(
+            {Method::bicg, safe == PreconditionerKind::ssor ? PreconditionerKind::jacobi : safe,
+             "BiCGStab failed: BiCG breaks down differently"});
+        if (p.strictly_dominant) {
+            plan.fallbacks.push_back({Method::sor, PreconditionerKind::none,
+                                      "Krylov methods failed: Gauss-Seidel converges on a strictly "
+                                      "diagonally dominant matrix"});
+        }
     }
-    SolverDecision decision;
-    decision.method = Method::cg;
-    decision.preconditioner =
-        request.preconditioner == "none" ? PreconditionerKind::none : PreconditionerKind::jacobi;
-    const std::string named =
-        request.method == "auto" && request.preconditioner == "auto" ? "" : " (named by the user)";
-    decision.reason = to_string(decision.method) + " + " + to_string(decision.preconditioner) +
-                      named + ": " + describe(p) +
-                      (spd ? " => SPD" : " => symmetric; SPD not guaranteed, CG checks p'Ap > 0");
-    return decision;
+
+    if (request.format == "auto") {
+        plan.format = choose_format(p, &plan.format_reason);
+    } else {
+        plan.format = parse_format(request.format);
+        plan.format_reason = std::string(to_string(plan.format)) + ": named by the user";
+    }
+    first.reason += " (" + described + ")";
+    plan.first.reason = first.reason;
+    return plan;
 }
 
 }  // namespace simrun::solvers

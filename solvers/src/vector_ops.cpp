@@ -53,8 +53,22 @@ T dot(const Array<T>& x, const Array<T>& y) {
 }
 
 template <typename T>
-T norm2(const Array<T>& x) {
-    return std::sqrt(dot(x, x));
+T dot(const Array<T>& x, const Array<T>& y, bool compensated) {
+    check_same("dot", x, y);
+    if (x.size() == 0) return T(0);
+    const auto& k = x.backend().template kernels<T>();
+    return (compensated ? k.dot_compensated : k.dot)(x.backend(), x.size(), x.data(), y.data());
+}
+
+template <typename T>
+T norm2(const Array<T>& x, bool compensated) {
+    return std::sqrt(dot(x, x, compensated));
+}
+
+template <typename T>
+void copy(const Array<T>& x, Array<T>& y) {
+    check_same("copy", x, y);
+    if (x.size() > 0) x.backend().copy(y.data(), x.data(), x.size() * sizeof(T));
 }
 
 #define SIMRUN_INSTANTIATE_VECTOR_OPS(T)                                    \
@@ -62,7 +76,9 @@ T norm2(const Array<T>& x) {
     template void axpy<T>(T, const Array<T>&, Array<T>&);                   \
     template void multiply<T>(const Array<T>&, const Array<T>&, Array<T>&); \
     template T dot<T>(const Array<T>&, const Array<T>&);                    \
-    template T norm2<T>(const Array<T>&)
+    template T dot<T>(const Array<T>&, const Array<T>&, bool);              \
+    template T norm2<T>(const Array<T>&, bool);                             \
+    template void copy<T>(const Array<T>&, Array<T>&)
 
 SIMRUN_INSTANTIATE_VECTOR_OPS(float);
 SIMRUN_INSTANTIATE_VECTOR_OPS(double);

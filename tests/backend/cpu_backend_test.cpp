@@ -122,7 +122,7 @@ double solve_and_check(const DiaData<double>& data, const Preconditioner<double>
     const auto b = Array<double>::from_host(cpu, b_host);
     Array<double> x(cpu, n);
     fill(x, 0.0);
-    ConjugateGradient<double>::Parameters parameters;
+    MethodParameters parameters;
     parameters.criteria.relative_tolerance = 1e-10;
     parameters.criteria.max_iterations = 2000;
     const ConjugateGradient<double> cg(a, m, parameters);
@@ -213,7 +213,7 @@ TEST(ConjugateGradient, IterationLimitIsNotSuccess) {
     const auto b = Array<double>::from_host(cpu, random_vector<double>(900, 8));
     Array<double> x(cpu, 900);
     fill(x, 0.0);
-    ConjugateGradient<double>::Parameters parameters;
+    MethodParameters parameters;
     parameters.criteria.max_iterations = 5;
     const SolveResult result = ConjugateGradient<double>(a, nullptr, parameters).solve(b, x);
     EXPECT_EQ(result.status, SolveStatus::max_iterations);
@@ -252,7 +252,7 @@ TEST(ConjugateGradient, WarmStartFromSolutionNeedsNoIterations) {
     const auto b = Array<double>::from_host(cpu, random_vector<double>(144, 10));
     Array<double> x(cpu, 144);
     fill(x, 0.0);
-    ConjugateGradient<double>::Parameters parameters;
+    MethodParameters parameters;
     parameters.criteria.relative_tolerance = 1e-9;
     const ConjugateGradient<double> cg(a, nullptr, parameters);
     ASSERT_TRUE(cg.solve(b, x).converged());

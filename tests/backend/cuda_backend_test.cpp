@@ -117,7 +117,7 @@ TEST(CudaConjugateGradient, MatchesCpuAndIsBitReproducible) {
     const auto data = testing::laplacian_2d(200);
     const auto n = static_cast<std::size_t>(data.n);
     const auto rhs = random_vector<double>(n, 41);
-    ConjugateGradient<double>::Parameters parameters;
+    MethodParameters parameters;
     parameters.criteria.relative_tolerance = 1e-10;
     parameters.criteria.max_iterations = 5000;
     auto solve = [&](const std::shared_ptr<const Backend>& b, std::vector<double>* x_out) {

@@ -21,21 +21,21 @@
 #include <string>
 #include <vector>
 
-#include "simrun/framework/atomic_file.hpp"
 #include "simrun/framework/field.hpp"
 #include "simrun/framework/grid.hpp"
 #include "simrun/framework/hdf5_run_writer.hpp"
 #include "simrun/framework/vtk_series_writer.hpp"
 #include "simrun/framework/xdmf_writer.hpp"
+#include "simrun/solvers/atomic_file.hpp"
 
 namespace fs = std::filesystem;
-using simrun::framework::AtomicReplace;
 using simrun::framework::FieldView;
 using simrun::framework::Grid;
 using simrun::framework::Hdf5RunWriter;
 using simrun::framework::StepStatistics;
 using simrun::framework::VtkSeriesWriter;
-using simrun::framework::write_file_atomically;
+using simrun::solvers::AtomicReplace;
+using simrun::solvers::write_file_atomically;
 
 namespace {
 
@@ -340,14 +340,16 @@ TEST_F(OutputTest, XdmfNamesExistingDatasetsWithIncreasingTimes) {
     EXPECT_TRUE(temporary_files(dir_).empty());
 }
 
-TEST_F(OutputTest, Xdmf2dUsesYxOrder) {
+// A 2D grid is one z layer of a 3D mesh, so ParaView places it in the xy plane like the .vti.
+TEST_F(OutputTest, Xdmf2dIsOneLayerOfA3dMeshInZyxOrder) {
     const Grid grid = grid_2d();
     const std::vector<simrun::framework::XdmfStep> steps{{7, 0.25, {"u"}}};
     const auto text = simrun::framework::make_xdmf(grid, "a.h5", steps);
-    EXPECT_NE(text.find("TopologyType=\"2DCoRectMesh\" Dimensions=\"5 7\""), std::string::npos);
-    EXPECT_NE(text.find("GeometryType=\"ORIGIN_DXDY\""), std::string::npos);
-    EXPECT_NE(text.find(">-1 0</DataItem>"), std::string::npos) << text;
-    EXPECT_NE(text.find(">0.75 0.25</DataItem>"), std::string::npos) << text;
+    EXPECT_NE(text.find("TopologyType=\"3DCoRectMesh\" Dimensions=\"1 5 7\""), std::string::npos)
+        << text;
+    EXPECT_NE(text.find("GeometryType=\"ORIGIN_DXDYDZ\""), std::string::npos);
+    EXPECT_NE(text.find(">0 -1 0</DataItem>"), std::string::npos) << text;
+    EXPECT_NE(text.find(">1 0.75 0.25</DataItem>"), std::string::npos) << text;
     EXPECT_NE(text.find(">a.h5:/steps/000007/u</DataItem>"), std::string::npos);
 }
 

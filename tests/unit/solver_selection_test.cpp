@@ -44,27 +44,82 @@ TEST(MatrixProperties, DetectsNonsymmetryAndLostDominance) {
     EXPECT_DOUBLE_EQ(indefinite.worst_dominance_ratio, 0.5);
 }
 
-TEST(SolverSelection, AutoPicksJacobiCgWithAReason) {
-    const auto d = select_solver(analyze(tridiagonal(10, -1, 3, -1)), {});
-    EXPECT_EQ(d.method, Method::cg);
-    EXPECT_EQ(d.preconditioner, PreconditionerKind::jacobi);
-    EXPECT_NE(d.reason.find("cg + jacobi"), std::string::npos);
-    EXPECT_NE(d.reason.find("symmetric"), std::string::npos);
-    EXPECT_NE(d.reason.find("SPD"), std::string::npos);
+TEST(SolverSelection, LaplacianGetsJacobiCgInDia) {
+    const auto plan = plan_solver(analyze(tridiagonal(10, -1, 2, -1)), {});
+    EXPECT_EQ(plan.first.method, Method::cg);
+    EXPECT_EQ(plan.first.preconditioner, PreconditionerKind::jacobi);
+    EXPECT_EQ(plan.format, Format::dia);
+    EXPECT_NE(plan.first.reason.find("cg + jacobi"), std::string::npos);
+    EXPECT_NE(plan.first.reason.find("SPD"), std::string::npos) << plan.first.reason;
+    EXPECT_NE(plan.format_reason.find("3 diagonals"), std::string::npos) << plan.format_reason;
+    // Fallback chain: BiCGStab, then BiCG; no Gauss-Seidel (only weakly dominant).
+    ASSERT_EQ(plan.fallbacks.size(), 2u);
+    EXPECT_EQ(plan.fallbacks[0].method, Method::bicgstab);
+    EXPECT_EQ(plan.fallbacks[1].method, Method::bicg);
 }
 
-TEST(SolverSelection, NamedChoicesAreHonouredAndSaidSo) {
-    const auto d = select_solver(analyze(tridiagonal(10, -1, 3, -1)), {"cg", "none"});
-    EXPECT_EQ(d.preconditioner, PreconditionerKind::none);
-    EXPECT_NE(d.reason.find("named by the user"), std::string::npos);
+TEST(SolverSelection, NonsymmetricGetsBiCgStabAndDominantGetsGaussSeidelLast) {
+    const auto plan = plan_solver(analyze(tridiagonal(10, -1.5, 3, -0.5)), {});
+    EXPECT_EQ(plan.first.method, Method::bicgstab);
+    EXPECT_EQ(plan.first.preconditioner, PreconditionerKind::jacobi);
+    EXPECT_NE(plan.first.reason.find("nonsymmetric"), std::string::npos);
+    ASSERT_EQ(plan.fallbacks.size(), 2u);
+    EXPECT_EQ(plan.fallbacks[0].method, Method::bicg);
+    EXPECT_EQ(plan.fallbacks[1].method, Method::sor);  // strictly dominant
 }
 
-TEST(SolverSelection, RefusesWhatItCannotSolve) {
-    EXPECT_THROW(select_solver(analyze(tridiagonal(10, -2, 3, -1)), {}), std::invalid_argument);
-    EXPECT_THROW(select_solver(analyze(tridiagonal(10, -1, 3, -1)), {"gmres", "auto"}),
+TEST(SolverSelection, NotDominantSpdGetsSsor) {
+    // A symmetric tridiagonal with a positive diagonal smaller than its off-diagonal sum.
+    const auto plan = plan_solver(analyze(tridiagonal(10, -1, 1.5, -1)), {});
+    EXPECT_EQ(plan.first.method, Method::cg);
+    EXPECT_EQ(plan.first.preconditioner, PreconditionerKind::ssor);
+    EXPECT_EQ(plan.fallbacks[0].preconditioner, PreconditionerKind::jacobi);
+}
+
+TEST(SolverSelection, ZeroDiagonalGetsNoPreconditioner) {
+    const auto plan = plan_solver(analyze(tridiagonal(10, -1, 0, 2)), {});
+    EXPECT_EQ(plan.first.method, Method::bicgstab);
+    EXPECT_EQ(plan.first.preconditioner, PreconditionerKind::none);
+    EXPECT_NE(plan.first.reason.find("zero diagonal"), std::string::npos) << plan.first.reason;
+    EXPECT_THROW(plan_solver(analyze(tridiagonal(10, -1, 0, 2)), {"bicgstab", "jacobi", "auto"}),
                  std::invalid_argument);
-    EXPECT_THROW(select_solver(analyze(tridiagonal(10, -1, 3, -1)), {"auto", "ilu"}),
-                 std::invalid_argument);
+}
+
+TEST(SolverSelection, NamedChoicesAreHonouredWithoutFallbacks) {
+    const auto plan = plan_solver(analyze(tridiagonal(10, -1, 3, -1)), {"cg", "ssor", "ell"});
+    EXPECT_EQ(plan.first.preconditioner, PreconditionerKind::ssor);
+    EXPECT_EQ(plan.format, Format::ell);
+    EXPECT_TRUE(plan.fallbacks.empty());
+    EXPECT_NE(plan.first.reason.find("named by the user"), std::string::npos);
+}
+
+TEST(SolverSelection, RefusesImpossibleRequests) {
+    const auto p = analyze(tridiagonal(10, -1, 3, -1));
+    EXPECT_THROW(plan_solver(p, {"gmres", "auto", "auto"}), std::invalid_argument);
+    EXPECT_THROW(plan_solver(p, {"auto", "ilu", "auto"}), std::invalid_argument);
+    EXPECT_THROW(plan_solver(p, {"auto", "auto", "hyb"}), std::invalid_argument);
+    EXPECT_THROW(plan_solver(p, {"sor", "jacobi", "auto"}), std::invalid_argument);
+    EXPECT_THROW(plan_solver(p, {"bicg", "ssor", "auto"}), std::invalid_argument);
+}
+
+TEST(SolverSelection, UnevenRowsGetCsrAndEvenRowsEll) {
+    // An arrow matrix: one dense row and column, a diagonal otherwise.
+    CsrData<double> arrow;
+    arrow.rows = arrow.cols = 100;
+    for (std::int32_t i = 0; i < 100; ++i) {
+        if (i == 0) {
+            for (std::int32_t j = 0; j < 100; ++j) {
+                arrow.col.push_back(j);
+                arrow.values.push_back(j == 0 ? 200.0 : 1.0);
+            }
+        } else {
+            arrow.col.insert(arrow.col.end(), {0, i});
+            arrow.values.insert(arrow.values.end(), {1.0, 4.0});
+        }
+        arrow.row_ptr.push_back(static_cast<std::int32_t>(arrow.col.size()));
+    }
+    const auto plan = plan_solver(analyze(arrow), {});
+    EXPECT_EQ(plan.format, Format::csr) << plan.format_reason;
 }
 
 }  // namespace

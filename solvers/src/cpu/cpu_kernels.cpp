@@ -1,6 +1,7 @@
 #include "cpu/cpu_kernels.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -42,6 +43,40 @@ T dot(const Backend&, std::size_t n, const T* x, const T* y) {
     return total;
 }
 
+// Neumaier's compensated sum: (sum, compensation) carries the rounding error of each addition.
+template <typename T>
+struct CompensatedSum {
+    T sum = 0;
+    T compensation = 0;
+    void add(T value) {
+        const T t = sum + value;
+        compensation += std::abs(sum) >= std::abs(value) ? (sum - t) + value : (value - t) + sum;
+        sum = t;
+    }
+    T total() const { return sum + compensation; }
+};
+
+// Traffic: 2n reads.
+template <typename T>
+T dot_compensated(const Backend&, std::size_t n, const T* x, const T* y) {
+    const auto chunks = static_cast<std::int64_t>((n + reduction_chunk - 1) / reduction_chunk);
+    std::vector<CompensatedSum<T>> partial(static_cast<std::size_t>(chunks));
+#pragma omp parallel for schedule(static)
+    for (std::int64_t c = 0; c < chunks; ++c) {
+        const std::size_t begin = static_cast<std::size_t>(c) * reduction_chunk;
+        const std::size_t end = std::min(n, begin + reduction_chunk);
+        CompensatedSum<T> sum;
+        for (std::size_t i = begin; i < end; ++i) sum.add(x[i] * y[i]);
+        partial[static_cast<std::size_t>(c)] = sum;
+    }
+    CompensatedSum<T> total;
+    for (const auto& p : partial) {
+        total.add(p.sum);
+        total.add(p.compensation);
+    }
+    return total.total();
+}
+
 // y = A x. Traffic: num_diagonals * n values, x (~n, reused from cache), n writes.
 template <typename T>
 void dia_spmv(const Backend&, const DiaView<T>& a, const T* x, T* y) {
@@ -54,6 +89,75 @@ void dia_spmv(const Backend&, const DiaView<T>& a, const T* x, T* y) {
             if (j >= 0 && j < n) sum += a.values[d * n + i] * x[j];
         }
         y[i] = sum;
+    }
+}
+
+// Traffic: nnz (values + columns) + rows + 1 pointers + x gathered + rows writes.
+template <typename T>
+void csr_spmv(const Backend&, const CsrView<T>& a, const T* x, T* y) {
+#pragma omp parallel for schedule(static)
+    for (std::int32_t i = 0; i < a.rows; ++i) {
+        T sum = 0;
+        for (std::int32_t k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k)
+            sum += a.values[k] * x[a.col[k]];
+        y[i] = sum;
+    }
+}
+
+// Traffic: row lengths + the stored entries of each row (padding skipped) + x + rows writes.
+template <typename T>
+void ell_spmv(const Backend&, const EllView<T>& a, const T* x, T* y) {
+    const auto rows = static_cast<std::size_t>(a.rows);
+#pragma omp parallel for schedule(static)
+    for (std::int32_t i = 0; i < a.rows; ++i) {
+        T sum = 0;
+        for (std::int32_t k = 0; k < a.row_length[i]; ++k) {
+            const std::size_t slot =
+                static_cast<std::size_t>(k) * rows + static_cast<std::size_t>(i);
+            sum += a.values[slot] * x[a.col[slot]];
+        }
+        y[i] = sum;
+    }
+}
+
+template <typename T>
+std::size_t coo_workspace_bytes(std::int32_t, std::int64_t) {
+    return 0;
+}
+
+// Sequential: the triplets are summed in storage order, as the interchange format's reference.
+// Traffic: nnz (row, column, value) + x gathered + rows writes.
+template <typename T>
+void coo_spmv(const Backend&, const CooView<T>& a, const T* x, T* y) {
+    std::fill(y, y + a.rows, T(0));
+    for (std::int64_t k = 0; k < a.nnz; ++k) y[a.row[k]] += a.values[k] * x[a.col[k]];
+}
+
+// Traffic: rows * cols values + x + rows writes.
+template <typename T>
+void dense_spmv(const Backend&, const DenseView<T>& a, const T* x, T* y) {
+    const auto cols = static_cast<std::size_t>(a.cols);
+#pragma omp parallel for schedule(static)
+    for (std::int32_t i = 0; i < a.rows; ++i) {
+        const T* row = a.values + static_cast<std::size_t>(i) * cols;
+        T sum = 0;
+        for (std::size_t j = 0; j < cols; ++j) sum += row[j] * x[j];
+        y[i] = sum;
+    }
+}
+
+// Rows of one colour are not coupled, so updating them in parallel is exact Gauss-Seidel.
+template <typename T>
+void sor_colour_sweep(const Backend&, const CsrView<T>& a, const std::int32_t* rows,
+                      std::int32_t count, const T* inv_diag, T omega, const T* b, T* x) {
+#pragma omp parallel for schedule(static)
+    for (std::int32_t r = 0; r < count; ++r) {
+        const std::int32_t i = rows[r];
+        T sum = b[i];
+        for (std::int32_t k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k) {
+            if (a.col[k] != i) sum -= a.values[k] * x[a.col[k]];
+        }
+        x[i] = (T(1) - omega) * x[i] + omega * inv_diag[i] * sum;
     }
 }
 

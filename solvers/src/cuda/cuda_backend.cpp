@@ -10,12 +10,23 @@ namespace cuda {
 CudaBackend::CudaBackend(int device) : device_(device) {
     SIMRUN_CUDA_CHECK(cudaSetDevice(device_));
     SIMRUN_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
-    SIMRUN_CUDA_CHECK(cudaMalloc(&reduction_scratch_, (max_reduction_blocks + 1) * sizeof(double)));
+    SIMRUN_CUDA_CHECK(
+        cudaMalloc(&reduction_scratch_, 2 * (max_reduction_blocks + 1) * sizeof(double)));
     SIMRUN_CUDA_CHECK(cudaMallocHost(&host_result_, sizeof(double)));
+    for (auto& aux : aux_streams_) {
+        SIMRUN_CUDA_CHECK(cudaStreamCreateWithFlags(&aux, cudaStreamNonBlocking));
+    }
+    SIMRUN_CUDA_CHECK(cudaEventCreateWithFlags(&fork_event_, cudaEventDisableTiming));
+    for (auto& join : join_events_) {
+        SIMRUN_CUDA_CHECK(cudaEventCreateWithFlags(&join, cudaEventDisableTiming));
+    }
 }
 
 CudaBackend::~CudaBackend() {
     // Errors at teardown cannot be reported; the driver reclaims everything at exit anyway.
+    for (cudaEvent_t join : join_events_) cudaEventDestroy(join);
+    cudaEventDestroy(fork_event_);
+    for (cudaStream_t aux : aux_streams_) cudaStreamDestroy(aux);
     cudaFreeHost(host_result_);
     cudaFree(reduction_scratch_);
     cudaStreamDestroy(stream_);

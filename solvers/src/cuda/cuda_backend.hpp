@@ -1,7 +1,10 @@
 #pragma once
 // The CUDA back-end: one device, one stream on which every kernel and copy is ordered, and a
-// small workspace for deterministic two-pass reductions.
+// small workspace for deterministic two-pass reductions. Kernels that may run side by side
+// (csr_spmv's row bins) fork onto auxiliary streams and join back before stream() goes on.
 #include <cuda_runtime_api.h>
+
+#include <array>
 
 #include "simrun/solvers/backend.hpp"
 
@@ -26,9 +29,18 @@ public:
 
     cudaStream_t stream() const { return stream_; }
     int device() const { return device_; }
-    // Device scratch of max_reduction_blocks + 1 doubles, and one pinned host double.
+    // Device scratch of 2 (max_reduction_blocks + 1) doubles (room for a (sum, compensation)
+    // pair per block and one more), and one pinned host double.
     void* reduction_scratch() const { return reduction_scratch_; }
     void* host_result() const { return host_result_; }
+
+    // Streams for work that may run beside stream(), created once. A fork records fork_event()
+    // on stream() and makes aux_stream(k) wait on it; the join records join_event(k) on
+    // aux_stream(k) and makes stream() wait on it, so stream() stays the one order of record.
+    static constexpr int aux_stream_count = 2;
+    cudaStream_t aux_stream(int k) const { return aux_streams_[static_cast<std::size_t>(k)]; }
+    cudaEvent_t fork_event() const { return fork_event_; }
+    cudaEvent_t join_event(int k) const { return join_events_[static_cast<std::size_t>(k)]; }
 
 protected:
     const KernelTable<float>& float_kernels() const override;
@@ -39,6 +51,9 @@ private:
     cudaStream_t stream_ = nullptr;
     void* reduction_scratch_ = nullptr;
     void* host_result_ = nullptr;
+    std::array<cudaStream_t, aux_stream_count> aux_streams_{};
+    cudaEvent_t fork_event_ = nullptr;
+    std::array<cudaEvent_t, aux_stream_count> join_events_{};
 };
 
 template <typename T>

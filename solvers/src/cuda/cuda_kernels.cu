@@ -7,6 +7,7 @@
 
 #include "cuda/cuda_backend.hpp"
 #include "cuda/cuda_check.hpp"
+#include "cuda/cuda_sparse_kernels.cuh"
 #include "simrun/solvers/host_device.hpp"
 
 namespace simrun::solvers::cuda {

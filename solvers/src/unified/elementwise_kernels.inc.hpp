@@ -37,3 +37,29 @@ void cg_step_2(const Backend& backend, std::size_t n, T alpha, const T* p, const
         r[i] -= alpha * q[i];
     });
 }
+
+// x = x + alpha d .* r
+template <typename T>
+void scaled_axpy(const Backend& backend, std::size_t n, T alpha, const T* d, const T* r, T* x) {
+    parallel_for(backend, n,
+                 [=] SIMRUN_HOST_DEVICE(std::size_t i) { x[i] += alpha * d[i] * r[i]; });
+}
+
+// p = r + beta (p - omega v)
+template <typename T>
+void bicgstab_p(const Backend& backend, std::size_t n, T beta, T omega, const T* r, const T* v,
+                T* p) {
+    parallel_for(backend, n, [=] SIMRUN_HOST_DEVICE(std::size_t i) {
+        p[i] = r[i] + beta * (p[i] - omega * v[i]);
+    });
+}
+
+// x = x + alpha p_hat + omega s_hat; r = s - omega t
+template <typename T>
+void bicgstab_update(const Backend& backend, std::size_t n, T alpha, T omega, const T* p_hat,
+                     const T* s_hat, const T* s, const T* t, T* x, T* r) {
+    parallel_for(backend, n, [=] SIMRUN_HOST_DEVICE(std::size_t i) {
+        x[i] += alpha * p_hat[i] + omega * s_hat[i];
+        r[i] = s[i] - omega * t[i];
+    });
+}

@@ -1,5 +1,5 @@
 // The kernel table of one back-end: included at the end of each back-end's kernel source, inside
-// its namespace, after fill, axpy, ..., dia_spmv are defined there.
+// its namespace, after every kernel it names is declared there.
 // (No include guard: it is meant to be included once per back-end.)
 
 template <typename T>
@@ -9,10 +9,20 @@ const KernelTable<T>& kernel_table() {
         .axpy = &axpy<T>,
         .xpby = &xpby<T>,
         .multiply = &multiply<T>,
-        .dot = &dot<T>,
-        .dia_spmv = &dia_spmv<T>,
+        .scaled_axpy = &scaled_axpy<T>,
         .cg_step_1 = &cg_step_1<T>,
         .cg_step_2 = &cg_step_2<T>,
+        .bicgstab_p = &bicgstab_p<T>,
+        .bicgstab_update = &bicgstab_update<T>,
+        .dot = &dot<T>,
+        .dot_compensated = &dot_compensated<T>,
+        .dia_spmv = &dia_spmv<T>,
+        .csr_spmv = &csr_spmv<T>,
+        .ell_spmv = &ell_spmv<T>,
+        .coo_spmv = &coo_spmv<T>,
+        .coo_workspace_bytes = &coo_workspace_bytes<T>,
+        .dense_spmv = &dense_spmv<T>,
+        .sor_colour_sweep = &sor_colour_sweep<T>,
     };
     return table;
 }

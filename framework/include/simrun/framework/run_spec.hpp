@@ -24,9 +24,9 @@ struct TimeParameters {
 
 // [solver]: what the user asked the solver layer for ("auto" lets it choose).
 struct SolverParameters {
-    std::string method = "auto";          // auto | cg
-    std::string preconditioner = "auto";  // auto | none | jacobi
-    std::string format = "auto";          // auto | dia
+    std::string method = "auto";          // auto | jacobi | sor | cg | bicg | bicgstab
+    std::string preconditioner = "auto";  // auto | none | jacobi | ssor
+    std::string format = "auto";          // auto | dia | ell | csr | coo | dense
     double rtol = 1e-8;
     double atol = 0.0;
     std::int64_t max_iterations = 1000;

@@ -31,6 +31,7 @@ struct RunSummary {
     std::int64_t steps = 0;
     std::int64_t total_iterations = 0;
     std::int64_t max_iterations = 0;
+    std::int64_t fallbacks = 0;  // steps whose first method failed and a fallback was used
     double seconds = 0.0;
     double mean_iterations() const {
         return steps > 0 ? static_cast<double>(total_iterations) / static_cast<double>(steps) : 0;
@@ -61,7 +62,7 @@ public:
 
 private:
     struct Writers;
-    void write(std::int64_t step, const solvers::SolveResult* result);
+    void write(std::int64_t step, const solvers::SolveReport* report);
 
     RunSpec spec_;
     RunOptions options_;

@@ -14,10 +14,9 @@
 #include "simrun/framework/problem.hpp"
 #include "simrun/framework/run_spec.hpp"
 #include "simrun/solvers/array.hpp"
-#include "simrun/solvers/conjugate_gradient.hpp"
 #include "simrun/solvers/dia_matrix.hpp"
-#include "simrun/solvers/preconditioner.hpp"
-#include "simrun/solvers/solver_selection.hpp"
+#include "simrun/solvers/linear_system_solver.hpp"
+#include "simrun/solvers/matrix_properties.hpp"
 
 namespace simrun::framework {
 
@@ -31,12 +30,12 @@ public:
 
     // Sets u(t) (boundary nodes are overwritten with g(t)).
     void set_state(std::span<const double> u, double t);
-    // Advances by one step; the result says how the linear solve went.
-    solvers::SolveResult advance();
+    // Advances by one step; the report says how the linear solve went (with any fallbacks).
+    solvers::SolveReport advance();
     void copy_state(std::span<double> u) const;
     double time() const { return time_; }
 
-    const solvers::SolverDecision& decision() const { return decision_; }
+    const solvers::SolverPlan& plan() const { return solver_->plan(); }
     const solvers::MatrixProperties& matrix_properties() const { return properties_; }
 
 private:
@@ -58,11 +57,9 @@ private:
     solvers::DiaData<double> l_data_;
     std::unique_ptr<solvers::DiaMatrix<double>> l_host_;  // L on the CPU, for L g
     std::unique_ptr<solvers::DiaMatrix<double>> l_;       // L on the back-end (theta < 1)
-    std::unique_ptr<solvers::DiaMatrix<double>> m_;       // I - theta dt L, boundary eliminated
     solvers::MatrixProperties properties_;
-    solvers::SolverDecision decision_;
-    std::unique_ptr<solvers::Preconditioner<double>> preconditioner_;
-    std::unique_ptr<solvers::ConjugateGradient<double>> solver_;
+    // I - theta dt L with the boundary eliminated, in the planned format, and its solver.
+    std::unique_ptr<solvers::LinearSystemSolver<double>> solver_;
 
     solvers::Array<double> u_, rhs_, data_term_, mask_, lu_;
     std::vector<double> host_f_now_, host_f_next_, host_g_, host_data_;

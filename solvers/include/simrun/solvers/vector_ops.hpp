@@ -16,7 +16,13 @@ void multiply(const Array<T>& x, const Array<T>& y, Array<T>& z);
 // Deterministic: the same inputs on the same back-end give the same bits every run.
 template <typename T>
 T dot(const Array<T>& x, const Array<T>& y);
+// As dot, with compensated (Neumaier) summation when `compensated`.
 template <typename T>
-T norm2(const Array<T>& x);
+T dot(const Array<T>& x, const Array<T>& y, bool compensated);
+template <typename T>
+T norm2(const Array<T>& x, bool compensated = false);
+// y = x (same size and back-end)
+template <typename T>
+void copy(const Array<T>& x, Array<T>& y);
 
 }  // namespace simrun::solvers

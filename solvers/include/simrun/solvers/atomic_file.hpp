@@ -5,7 +5,7 @@
 #include <filesystem>
 #include <string_view>
 
-namespace simrun::framework {
+namespace simrun::solvers {
 
 // Replaces `path` with `contents` atomically. Throws std::runtime_error naming the file and
 // the OS error when any step (create, write, flush, close, rename) fails; on failure the
@@ -36,4 +36,4 @@ private:
     bool committed_ = false;
 };
 
-}  // namespace simrun::framework
+}  // namespace simrun::solvers

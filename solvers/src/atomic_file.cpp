@@ -1,4 +1,4 @@
-#include "simrun/framework/atomic_file.hpp"
+#include "simrun/solvers/atomic_file.hpp"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -10,7 +10,7 @@
 #include <system_error>
 #include <utility>
 
-namespace simrun::framework {
+namespace simrun::solvers {
 
 namespace {
 
@@ -84,4 +84,4 @@ void write_file_atomically(const std::filesystem::path& path, std::string_view c
     replace.commit();
 }
 
-}  // namespace simrun::framework
+}  // namespace simrun::solvers

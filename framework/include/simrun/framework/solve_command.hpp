@@ -1,0 +1,30 @@
+#pragma once
+// `simrun solve A.mtx`: the solver layer on its own, on a Matrix Market system (SPEC §7).
+#include <string>
+
+namespace simrun::framework {
+
+struct SolveOptions {
+    std::string matrix;           // A.mtx
+    std::string rhs;              // b.mtx; empty: b = A * ones
+    std::string initial_guess;    // x0.mtx; empty: zeros
+    std::string solver = "auto";  // auto | jacobi | sor | cg | pcg | bicg | bicgstab
+    std::string preconditioner = "auto";
+    std::string format = "auto";
+    std::string precision = "double";
+    std::string backend = "auto";
+    std::string out;  // x.mtx
+    double rtol = 1e-8;
+    double atol = 0.0;
+    long long max_iterations = 0;  // 0: twice the size, within [1000, 10000]
+    double omega = 1.0;
+    bool compensated = false;
+    bool json = false;
+};
+
+// Reads, analyses, plans, solves, recomputes the true residual and reports (text or one JSON
+// object on stdout). Returns 0 when the solve converged, 1 when it did not. Throws InputError,
+// solvers::MatrixMarketError or std::invalid_argument for bad input (exit code 2).
+int run_solve(const SolveOptions& options);
+
+}  // namespace simrun::framework

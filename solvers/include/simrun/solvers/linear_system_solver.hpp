@@ -1,0 +1,60 @@
+#pragma once
+// A planned solve of A x = b on a back-end: the operator in the plan's format, the first
+// method with its preconditioner, and the fallbacks, built when first needed and kept for
+// later solves (a time loop solves with one matrix many times).
+#include <memory>
+#include <vector>
+
+#include "simrun/solvers/csr_data.hpp"
+#include "simrun/solvers/iterative_solver.hpp"
+#include "simrun/solvers/linear_operator.hpp"
+#include "simrun/solvers/preconditioner.hpp"
+#include "simrun/solvers/solver_selection.hpp"
+
+namespace simrun::solvers {
+
+struct SolveAttempt {
+    SolverStep step;
+    SolveResult result;
+};
+
+// Every method tried, in order; the last one's result is the outcome.
+struct SolveReport {
+    std::vector<SolveAttempt> attempts;
+    const SolveResult& result() const { return attempts.back().result; }
+    const SolverStep& step() const { return attempts.back().step; }
+    bool converged() const { return result().converged(); }
+    std::int64_t total_iterations() const;
+};
+
+template <typename T>
+class LinearSystemSolver {
+public:
+    // Builds the operator (and the first method) now. Throws std::invalid_argument when the
+    // matrix does not fit the format or the method (e.g. a zero diagonal for Jacobi).
+    LinearSystemSolver(std::shared_ptr<const Backend> backend, CsrData<T> matrix, SolverPlan plan,
+                       MethodParameters parameters);
+    ~LinearSystemSolver();
+
+    // Solves from the initial guess in x; each fallback restarts from that same guess. x holds
+    // the last attempt's iterate (always finite).
+    SolveReport solve(const Array<T>& b, Array<T>& x) const;
+
+    const SolverPlan& plan() const { return plan_; }
+    const LinearOperator<T>& matrix() const { return *operator_; }
+    const std::shared_ptr<const Backend>& backend() const { return backend_; }
+
+private:
+    struct Built;
+    const IterativeSolver<T>& method(std::size_t index) const;
+
+    std::shared_ptr<const Backend> backend_;
+    CsrData<T> host_;
+    SolverPlan plan_;
+    MethodParameters parameters_;
+    std::unique_ptr<LinearOperator<T>> operator_;
+    mutable std::unique_ptr<LinearOperator<T>> transpose_;  // for BiCG
+    mutable std::vector<std::unique_ptr<Built>> built_;     // per step of the chain
+};
+
+}  // namespace simrun::solvers

@@ -1,0 +1,46 @@
+#pragma once
+// Stationary iterations: weighted Jacobi, x += omega D^-1 (b - A x), and multicolour SOR
+// (Gauss-Seidel for omega = 1), sweeping the colours of a greedy colouring in parallel.
+// Both converge for strictly diagonally dominant A; otherwise they may stall or diverge, which
+// the status reports.
+#include <memory>
+#include <span>
+
+#include "simrun/solvers/csr_data.hpp"
+#include "simrun/solvers/iterative_solver.hpp"
+#include "simrun/solvers/linear_operator.hpp"
+#include "simrun/solvers/multicolour.hpp"
+
+namespace simrun::solvers {
+
+template <typename T>
+class WeightedJacobi final : public IterativeSolver<T> {
+public:
+    // Throws std::invalid_argument when a diagonal entry is zero.
+    WeightedJacobi(const LinearOperator<T>& a, std::span<const T> diagonal,
+                   MethodParameters parameters);
+    SolveResult solve(const Array<T>& b, Array<T>& x) const override;
+
+private:
+    const LinearOperator<T>& a_;
+    MethodParameters parameters_;
+    Array<T> inverse_diagonal_;
+    mutable Array<T> r_;
+};
+
+template <typename T>
+class MulticolourSor final : public IterativeSolver<T> {
+public:
+    // Throws std::invalid_argument when a diagonal entry is zero or omega is outside (0, 2).
+    MulticolourSor(std::shared_ptr<const Backend> backend, const CsrData<T>& a,
+                   MethodParameters parameters);
+    SolveResult solve(const Array<T>& b, Array<T>& x) const override;
+    int num_colours() const { return sweeper_.num_colours(); }
+
+private:
+    MulticolourSweeper<T> sweeper_;
+    MethodParameters parameters_;
+    mutable Array<T> r_;
+};
+
+}  // namespace simrun::solvers

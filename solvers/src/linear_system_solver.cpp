@@ -1,0 +1,100 @@
+#include "simrun/solvers/linear_system_solver.hpp"
+
+#include <cmath>
+
+#include "simrun/solvers/bicg.hpp"
+#include "simrun/solvers/bicgstab.hpp"
+#include "simrun/solvers/conjugate_gradient.hpp"
+#include "simrun/solvers/conversions.hpp"
+#include "simrun/solvers/matrix_factory.hpp"
+#include "simrun/solvers/stationary_methods.hpp"
+#include "simrun/solvers/vector_ops.hpp"
+
+namespace simrun::solvers {
+
+std::int64_t SolveReport::total_iterations() const {
+    std::int64_t total = 0;
+    for (const auto& attempt : attempts) total += attempt.result.iterations;
+    return total;
+}
+
+template <typename T>
+struct LinearSystemSolver<T>::Built {
+    std::unique_ptr<Preconditioner<T>> preconditioner;
+    std::unique_ptr<IterativeSolver<T>> method;
+};
+
+template <typename T>
+LinearSystemSolver<T>::LinearSystemSolver(std::shared_ptr<const Backend> backend, CsrData<T> matrix,
+                                          SolverPlan plan, MethodParameters parameters)
+    : backend_(std::move(backend)),
+      host_(std::move(matrix)),
+      plan_(std::move(plan)),
+      parameters_(parameters) {
+    operator_ = make_operator(backend_, host_, plan_.format);
+    built_.resize(1 + plan_.fallbacks.size());
+    method(0);
+}
+
+template <typename T>
+LinearSystemSolver<T>::~LinearSystemSolver() = default;
+
+template <typename T>
+const IterativeSolver<T>& LinearSystemSolver<T>::method(std::size_t index) const {
+    if (built_[index]) return *built_[index]->method;
+    const SolverStep& step = index == 0 ? plan_.first : plan_.fallbacks[index - 1];
+    auto built = std::make_unique<Built>();
+    switch (step.preconditioner) {
+        case PreconditionerKind::none:
+            break;
+        case PreconditionerKind::jacobi:
+            built->preconditioner =
+                std::make_unique<JacobiPreconditioner<T>>(backend_, diagonal_of(host_));
+            break;
+        case PreconditionerKind::ssor:
+            built->preconditioner = std::make_unique<SsorPreconditioner<T>>(
+                backend_, host_, static_cast<T>(parameters_.omega));
+            break;
+    }
+    const Preconditioner<T>* m = built->preconditioner.get();
+    switch (step.method) {
+        case Method::jacobi:
+            built->method =
+                std::make_unique<WeightedJacobi<T>>(*operator_, diagonal_of(host_), parameters_);
+            break;
+        case Method::sor:
+            built->method = std::make_unique<MulticolourSor<T>>(backend_, host_, parameters_);
+            break;
+        case Method::cg:
+            built->method = std::make_unique<ConjugateGradient<T>>(*operator_, m, parameters_);
+            break;
+        case Method::bicg:
+            if (!transpose_) transpose_ = make_operator(backend_, transpose(host_), plan_.format);
+            built->method =
+                std::make_unique<BiConjugateGradient<T>>(*operator_, *transpose_, m, parameters_);
+            break;
+        case Method::bicgstab:
+            built->method = std::make_unique<BiCgStab<T>>(*operator_, m, parameters_);
+            break;
+    }
+    built_[index] = std::move(built);
+    return *built_[index]->method;
+}
+
+template <typename T>
+SolveReport LinearSystemSolver<T>::solve(const Array<T>& b, Array<T>& x) const {
+    SolveReport report;
+    const Array<T> initial = plan_.fallbacks.empty() ? Array<T>() : x.clone();
+    for (std::size_t index = 0; index <= plan_.fallbacks.size(); ++index) {
+        if (index > 0) copy(initial, x);
+        const SolverStep& step = index == 0 ? plan_.first : plan_.fallbacks[index - 1];
+        report.attempts.push_back({step, method(index).solve(b, x)});
+        if (report.converged()) break;
+    }
+    return report;
+}
+
+template class LinearSystemSolver<float>;
+template class LinearSystemSolver<double>;
+
+}  // namespace simrun::solvers

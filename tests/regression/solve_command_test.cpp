@@ -1,0 +1,142 @@
+// `simrun solve` end to end: every real matrix in tests/data/matrices returns an outcome the
+// test confirms by recomputing the residual itself; options, outputs and bad input.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+
+#include "simrun/solvers/conversions.hpp"
+#include "simrun/solvers/matrix_market.hpp"
+#include "support/run_simrun.hpp"
+#include "support/test_matrices.hpp"
+
+namespace simrun {
+namespace {
+
+using testing::run_simrun;
+using testing::TemporaryDirectory;
+
+const std::string matrices = SIMRUN_SOURCE_DIR "/tests/data/matrices/";
+
+nlohmann::json solve_json(const std::string& arguments, const TemporaryDirectory& dir,
+                          int* exit_code) {
+    const auto result = run_simrun("solve " + arguments + " --json", dir.path());
+    *exit_code = result.exit_code;
+    EXPECT_TRUE(result.exit_code == 0 || result.exit_code == 1) << result.err;
+    return nlohmann::json::parse(result.out);
+}
+
+class RealMatrices : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(RealMatrices, OutcomeIsConfirmedByAnIndependentResidual) {
+    const std::string name = GetParam();
+    TemporaryDirectory dir;
+    int exit_code = -1;
+    const auto j = solve_json(matrices + name + ".mtx --backend cpu --out x.mtx", dir, &exit_code);
+    for (const char* key : {"method", "preconditioner", "format", "backend", "precision", "reason",
+                            "status", "iterations", "relative_residual", "error_vs_ones",
+                            "setup_seconds", "seconds", "seconds_per_iteration", "fallbacks"}) {
+        EXPECT_TRUE(j.contains(key)) << key;
+    }
+    const bool converged = j["status"] == "converged";
+    EXPECT_EQ(exit_code, converged ? 0 : 1);
+
+    // Recompute ||b - A x|| / ||b|| here from the files, b = A * ones.
+    const auto a = solvers::to_csr(solvers::read_matrix_market(matrices + name + ".mtx"));
+    const auto b = testing::multiply(a, std::vector<double>(static_cast<std::size_t>(a.rows), 1.0));
+    if (converged) {
+        const auto x = solvers::read_matrix_market_vector(dir.path() / "x.mtx");
+        const double residual = testing::relative_residual(a, b, x);
+        EXPECT_LE(residual, 1.01e-8);
+        EXPECT_NEAR(residual, j["relative_residual"].get<double>(), 1e-3 * residual + 1e-15);
+    } else {
+        EXPECT_GT(j["relative_residual"].get<double>(), 1e-8) << "failure reported, yet solved";
+        EXPECT_FALSE(j["fallbacks"].empty() && j["attempts"].size() > 1);
+    }
+
+    // What must converge: the SPD ones with CG, the PDE and reaction-diffusion ones.
+    static const std::set<std::string> spd = {"nos3", "lap2D_5pt_n32_fixed", "lap2D_5pt_n100",
+                                              "lap3D_7pt_n20", "gr_900_900_crg"};
+    static const std::set<std::string> must_converge = {"pde900", "pde2961", "rdb800l", "rdb3200l"};
+    if (spd.count(name)) {
+        EXPECT_TRUE(converged) << j.dump();
+        EXPECT_EQ(j["method"], "cg");
+    }
+    if (must_converge.count(name)) {
+        EXPECT_TRUE(converged) << j.dump();
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(SolveCommand, RealMatrices,
+                         ::testing::Values("nos3", "lap2D_5pt_n32_fixed", "lap2D_5pt_n100",
+                                           "lap3D_7pt_n20", "gr_900_900_crg", "pde900", "pde2961",
+                                           "rdb800l", "rdb3200l", "dw2048", "dw4096", "tols1090",
+                                           "tols4000", "olm500", "olm1000"));
+
+TEST(SolveCommand, NamedSolverFormatAndPrecisionAreUsed) {
+    TemporaryDirectory dir;
+    int exit_code = -1;
+    const auto j = solve_json(matrices +
+                                  "lap2D_5pt_n100.mtx --backend cpu --solver bicgstab --precond "
+                                  "none --format ell --precision float --rtol 1e-5",
+                              dir, &exit_code);
+    EXPECT_EQ(exit_code, 0);
+    EXPECT_EQ(j["method"], "bicgstab");
+    EXPECT_EQ(j["preconditioner"], "none");
+    EXPECT_EQ(j["format"], "ell");
+    EXPECT_EQ(j["precision"], "float");
+    EXPECT_LE(j["relative_residual"].get<double>(), 2e-5);
+}
+
+TEST(SolveCommand, GivenRightHandSideAndInitialGuess) {
+    TemporaryDirectory dir;
+    const auto a = solvers::to_csr(solvers::read_matrix_market(matrices + "pde900.mtx"));
+    std::vector<double> x_true(900), x0(900);
+    for (std::size_t i = 0; i < 900; ++i) {
+        x_true[i] = std::sin(0.01 * static_cast<double>(i));
+        x0[i] = x_true[i] + 1e-3 * std::cos(static_cast<double>(i));
+    }
+    solvers::write_matrix_market_vector(dir.path() / "b.mtx", testing::multiply(a, x_true));
+    solvers::write_matrix_market_vector(dir.path() / "x0.mtx", x0);
+    int exit_code = -1;
+    const auto j = solve_json(matrices +
+                                  "pde900.mtx --backend cpu --rhs b.mtx --x0 x0.mtx "
+                                  "--rtol 1e-10 --out x.mtx",
+                              dir, &exit_code);
+    EXPECT_EQ(exit_code, 0) << j.dump();
+    EXPECT_FALSE(j.contains("error_vs_ones"));
+    const auto x = solvers::read_matrix_market_vector(dir.path() / "x.mtx");
+    for (std::size_t i = 0; i < 900; ++i) EXPECT_NEAR(x[i], x_true[i], 1e-6);
+}
+
+TEST(SolveCommand, BadInputExitsTwoWithTheLine) {
+    TemporaryDirectory dir;
+    dir.write("bad.mtx",
+              "%%MatrixMarket matrix coordinate real general\n3 3 2\n1 1 4.0\n4 2 1.0\n");
+    auto result = run_simrun("solve bad.mtx", dir.path());
+    EXPECT_EQ(result.exit_code, 2);
+    EXPECT_NE(result.err.find("bad.mtx:4"), std::string::npos) << result.err;
+
+    result = run_simrun("solve " + matrices + "nos3.mtx --solver pcg --precond none", dir.path());
+    EXPECT_EQ(result.exit_code, 2);
+    EXPECT_NE(result.err.find("pcg"), std::string::npos) << result.err;
+
+    result = run_simrun("solve " + matrices + "nos3.mtx --solver gmres", dir.path());
+    EXPECT_EQ(result.exit_code, 2);
+
+    result = run_simrun("solve " + matrices + "tols1090.mtx --precond jacobi", dir.path());
+    EXPECT_EQ(result.exit_code, 2);  // tols1090 has zero diagonal entries
+    EXPECT_NE(result.err.find("zero diagonal"), std::string::npos) << result.err;
+
+    dir.write("b.mtx", "%%MatrixMarket matrix array real general\n2 1\n1.0\n2.0\n");
+    result = run_simrun("solve " + matrices + "nos3.mtx --rhs b.mtx", dir.path());
+    EXPECT_EQ(result.exit_code, 2);
+    EXPECT_NE(result.err.find("960"), std::string::npos) << result.err;
+    EXPECT_FALSE(std::filesystem::exists(dir.path() / "x.mtx"));
+}
+
+}  // namespace
+}  // namespace simrun
