@@ -41,9 +41,7 @@ SolveResult BiConjugateGradient<T>::solve(const Array<T>& b, Array<T>& x) const 
     ResidualMonitor monitor(parameters_.criteria, result);
 
     // r = b - A x, r~ = r, z = M r, z~ = M^T r~ (= M r~), p = z, p~ = z~, rho = z'r~
-    a_.apply(x, r_);
-    k.xpby(backend, n, b.data(), T(-1), r_.data());
-    if (monitor.stop_at(static_cast<double>(norm2(r_, kahan)), 0)) return result;
+    if (monitor.stop_at(compute_residual(a_, b, x, r_, kahan), 0)) return result;
     copy(r_, rt_);
     m.apply(r_, z_);
     m.apply(rt_, zt_);

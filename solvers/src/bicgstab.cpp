@@ -36,9 +36,7 @@ SolveResult BiCgStab<T>::solve(const Array<T>& b, Array<T>& x) const {
     ResidualMonitor monitor(parameters_.criteria, result);
 
     // r = b - A x, r0 = r (the shadow residual)
-    a_.apply(x, r_);
-    k.xpby(backend, n, b.data(), T(-1), r_.data());
-    if (monitor.stop_at(static_cast<double>(norm2(r_, kahan)), 0)) return result;
+    if (monitor.stop_at(compute_residual(a_, b, x, r_, kahan), 0)) return result;
     copy(r_, r0_);
     T rho = 1, alpha = 1, omega = 1;
 

@@ -37,9 +37,7 @@ SolveResult ConjugateGradient<T>::solve(const Array<T>& b, Array<T>& x) const {
     ResidualMonitor monitor(parameters_.criteria, result);
 
     // r = b - A x
-    a_.apply(x, r_);
-    k.xpby(backend, n, b.data(), T(-1), r_.data());
-    if (monitor.stop_at(static_cast<double>(norm2(r_, kahan)), 0)) return result;
+    if (monitor.stop_at(compute_residual(a_, b, x, r_, kahan), 0)) return result;
 
     // z = M r, p = z, rho = r'z
     m.apply(r_, z_);

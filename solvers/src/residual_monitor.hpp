@@ -5,9 +5,21 @@
 #include <cmath>
 #include <cstdint>
 
+#include "simrun/solvers/linear_operator.hpp"
 #include "simrun/solvers/solve_result.hpp"
+#include "simrun/solvers/vector_ops.hpp"
 
 namespace simrun::solvers {
+
+// r = b - A x; returns ||r||. Traffic: one SpMV, then 2n reads + n writes, then n reads.
+template <typename T>
+double compute_residual(const LinearOperator<T>& a, const Array<T>& b, const Array<T>& x,
+                        Array<T>& r, bool compensated) {
+    a.apply(x, r);
+    const Backend& backend = *a.backend();
+    backend.kernels<T>().xpby(backend, r.size(), b.data(), T(-1), r.data());
+    return static_cast<double>(norm2(r, compensated));
+}
 
 class ResidualMonitor {
 public:

@@ -10,19 +10,6 @@
 #include "simrun/solvers/vector_ops.hpp"
 
 namespace simrun::solvers {
-namespace {
-
-// r = b - A x and its norm.
-template <typename T>
-double residual(const LinearOperator<T>& a, const Array<T>& b, const Array<T>& x, Array<T>& r,
-                bool kahan) {
-    a.apply(x, r);
-    const Backend& backend = *a.backend();
-    backend.kernels<T>().xpby(backend, r.size(), b.data(), T(-1), r.data());
-    return static_cast<double>(norm2(r, kahan));
-}
-
-}  // namespace
 
 template <typename T>
 WeightedJacobi<T>::WeightedJacobi(const LinearOperator<T>& a, std::span<const T> diagonal,
@@ -53,7 +40,7 @@ SolveResult WeightedJacobi<T>::solve(const Array<T>& b, Array<T>& x) const {
     ResidualMonitor monitor(parameters_.criteria, result);
     const Backend& backend = *a_.backend();
     for (std::int64_t iteration = 0;; ++iteration) {
-        if (monitor.stop_at(residual(a_, b, x, r_, kahan), iteration)) return result;
+        if (monitor.stop_at(compute_residual(a_, b, x, r_, kahan), iteration)) return result;
         if (iteration == parameters_.criteria.max_iterations) break;
         backend.kernels<T>().scaled_axpy(backend, x.size(), static_cast<T>(parameters_.omega),
                                          inverse_diagonal_.data(), r_.data(), x.data());
@@ -83,7 +70,7 @@ SolveResult MulticolourSor<T>::solve(const Array<T>& b, Array<T>& x) const {
     result.rhs_norm = static_cast<double>(norm2(b, kahan));
     ResidualMonitor monitor(parameters_.criteria, result);
     for (std::int64_t iteration = 0;; ++iteration) {
-        if (monitor.stop_at(residual(a, b, x, r_, kahan), iteration)) return result;
+        if (monitor.stop_at(compute_residual(a, b, x, r_, kahan), iteration)) return result;
         if (iteration == parameters_.criteria.max_iterations) break;
         sweeper_.forward(b, x, static_cast<T>(parameters_.omega));
     }

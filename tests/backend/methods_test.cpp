@@ -1,6 +1,7 @@
-// Every method x format on the CPU back-end, on generated systems of known character, checked
-// against a dense direct solve; plus the outcomes of the hard cases (indefinite, singular),
-// fallbacks, float precision, compensated sums and the multicolour ordering.
+// Every method x format on generated systems of known character, checked against a dense direct
+// solve; plus the outcomes of the hard cases (indefinite, singular), fallbacks, float precision,
+// compensated sums and the multicolour ordering. One source built per back-end: compiled with
+// SIMRUN_TEST_ON_CUDA it runs on the GPU (and skips where there is none), otherwise on the CPU.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -19,6 +20,17 @@ namespace simrun::solvers {
 namespace {
 
 using testing::TestSystem;
+
+#ifdef SIMRUN_TEST_ON_CUDA
+std::shared_ptr<const Backend> test_backend() {
+    return cuda_compiled() && cuda_device_count() > 0 ? make_cuda_backend() : nullptr;
+}
+#define SIMRUN_SKIP_WITHOUT_BACKEND(b) \
+    if (!(b)) GTEST_SKIP() << "no CUDA GPU (or no CUDA back-end in this build): GPU test skipped"
+#else
+std::shared_ptr<const Backend> test_backend() { return make_cpu_backend(); }
+#define SIMRUN_SKIP_WITHOUT_BACKEND(b) (void)(b)
+#endif
 
 std::vector<TestSystem> systems() {
     const auto one = [](double, double, double) { return 1.0; };
@@ -66,13 +78,14 @@ void PrintTo(const Combination& c, std::ostream* os) {
         << method_cases[c.method].preconditioner << " " << formats[c.format];
 }
 
-class MethodsOnCpu : public ::testing::TestWithParam<Combination> {};
+class Methods : public ::testing::TestWithParam<Combination> {};
 
-TEST_P(MethodsOnCpu, ConvergesToTheDirectSolution) {
+TEST_P(Methods, ConvergesToTheDirectSolution) {
     const auto [si, mi, fi] = GetParam();
     const TestSystem system = systems()[si];
     const MethodCase& method = method_cases[mi];
-    const auto cpu = make_cpu_backend();
+    const auto backend = test_backend();
+    SIMRUN_SKIP_WITHOUT_BACKEND(backend);
     const auto n = static_cast<std::size_t>(system.a.rows);
     const auto b = testing::random_vector<double>(n, 17);
     const auto exact = testing::dense_solve(system.a, b);
@@ -85,13 +98,13 @@ TEST_P(MethodsOnCpu, ConvergesToTheDirectSolution) {
     parameters.criteria.max_iterations = 20000;
     if (formats[fi] == "dia" && count_diagonals(system.a) > 64) {
         // A random sparse matrix has hundreds of diagonals: DIA refuses it, saying so.
-        EXPECT_THROW(LinearSystemSolver<double>(cpu, system.a, plan, parameters),
+        EXPECT_THROW(LinearSystemSolver<double>(backend, system.a, plan, parameters),
                      std::invalid_argument);
         return;
     }
-    const LinearSystemSolver<double> solver(cpu, system.a, plan, parameters);
-    const auto bb = Array<double>::from_host(cpu, b);
-    Array<double> x(cpu, n);
+    const LinearSystemSolver<double> solver(backend, system.a, plan, parameters);
+    const auto bb = Array<double>::from_host(backend, b);
+    Array<double> x(backend, n);
     fill(x, 0.0);
     const SolveReport report = solver.solve(bb, x);
     ASSERT_EQ(report.result().status, SolveStatus::converged) << report.result().summary();
@@ -107,7 +120,7 @@ TEST_P(MethodsOnCpu, ConvergesToTheDirectSolution) {
     EXPECT_LE(error / size, 1e-6);
 }
 
-INSTANTIATE_TEST_SUITE_P(AllCombinations, MethodsOnCpu, ::testing::ValuesIn(combinations()),
+INSTANTIATE_TEST_SUITE_P(AllCombinations, Methods, ::testing::ValuesIn(combinations()),
                          [](const ::testing::TestParamInfo<Combination>& param) {
                              const auto& c = param.param;
                              return systems()[c.system].name + "_" + method_cases[c.method].method +
@@ -115,15 +128,15 @@ INSTANTIATE_TEST_SUITE_P(AllCombinations, MethodsOnCpu, ::testing::ValuesIn(comb
                                     formats[c.format];
                          });
 
-SolveReport solve_auto(const CsrData<double>& a, const std::vector<double>& b,
-                       std::vector<double>* x_out, std::int64_t max_iterations = 5000) {
-    const auto cpu = make_cpu_backend();
+SolveReport solve_auto(const std::shared_ptr<const Backend>& backend, const CsrData<double>& a,
+                       const std::vector<double>& b, std::vector<double>* x_out,
+                       std::int64_t max_iterations = 5000) {
     MethodParameters parameters;
     parameters.criteria.relative_tolerance = 1e-10;
     parameters.criteria.max_iterations = max_iterations;
-    const LinearSystemSolver<double> solver(cpu, a, plan_solver(analyze(a), {}), parameters);
-    const auto bb = Array<double>::from_host(cpu, b);
-    Array<double> x(cpu, b.size());
+    const LinearSystemSolver<double> solver(backend, a, plan_solver(analyze(a), {}), parameters);
+    const auto bb = Array<double>::from_host(backend, b);
+    Array<double> x(backend, b.size());
     fill(x, 0.0);
     SolveReport report = solver.solve(bb, x);
     *x_out = x.to_host();
@@ -136,7 +149,9 @@ TEST(Fallbacks, IndefiniteSymmetricMatrixFallsBackFromCg) {
     const auto a = testing::shifted_laplacian(10, 3.0);
     const auto b = testing::random_vector<double>(100, 5);
     std::vector<double> x;
-    const SolveReport report = solve_auto(a, b, &x);
+    const auto backend = test_backend();
+    SIMRUN_SKIP_WITHOUT_BACKEND(backend);
+    const SolveReport report = solve_auto(backend, a, b, &x);
     ASSERT_GE(report.attempts.size(), 2u);
     EXPECT_EQ(report.attempts[0].step.method, Method::cg);
     EXPECT_EQ(report.attempts[0].result.status, SolveStatus::indefinite);
@@ -156,7 +171,9 @@ TEST(HardCases, InconsistentSingularSystemIsNotReportedConverged) {
     const auto a = testing::singular_matrix(50);
     const auto b = testing::random_vector<double>(50, 6, 0.5, 1.5);
     std::vector<double> x;
-    const SolveReport report = solve_auto(a, b, &x, 500);
+    const auto backend = test_backend();
+    SIMRUN_SKIP_WITHOUT_BACKEND(backend);
+    const SolveReport report = solve_auto(backend, a, b, &x, 500);
     EXPECT_FALSE(report.converged());
     for (const auto& attempt : report.attempts) EXPECT_FALSE(attempt.result.converged());
     for (double v : x) EXPECT_TRUE(std::isfinite(v));
@@ -167,24 +184,27 @@ TEST(HardCases, ConsistentSingularSystemConverges) {
     const auto a = testing::singular_matrix(50);
     const auto b = testing::multiply(a, testing::random_vector<double>(50, 7));
     std::vector<double> x;
-    const SolveReport report = solve_auto(a, b, &x);
+    const auto backend = test_backend();
+    SIMRUN_SKIP_WITHOUT_BACKEND(backend);
+    const SolveReport report = solve_auto(backend, a, b, &x);
     EXPECT_TRUE(report.converged()) << report.result().summary();
     EXPECT_LE(testing::relative_residual(a, b, x), 2e-10);
 }
 
 TEST(Precision, FloatSolveAgreesWithDoubleToFloatAccuracy) {
     const auto a = testing::diffusion_matrix(16, 2, [](double, double, double) { return 1.0; });
-    const auto cpu = make_cpu_backend();
+    const auto backend = test_backend();
+    SIMRUN_SKIP_WITHOUT_BACKEND(backend);
     const auto b = testing::random_vector<double>(256, 8);
     const auto exact = testing::dense_solve(a, b);
     MethodParameters parameters;
     parameters.criteria.relative_tolerance = 1e-5;
-    const LinearSystemSolver<float> solver(cpu, convert_values<float>(a),
+    const LinearSystemSolver<float> solver(backend, convert_values<float>(a),
                                            plan_solver(analyze(a), {"cg", "jacobi", "csr"}),
                                            parameters);
     const std::vector<float> bf(b.begin(), b.end());
-    const auto bb = Array<float>::from_host(cpu, bf);
-    Array<float> x(cpu, 256);
+    const auto bb = Array<float>::from_host(backend, bf);
+    Array<float> x(backend, 256);
     fill(x, 0.0f);
     ASSERT_TRUE(solver.solve(bb, x).converged());
     const auto xf = x.to_host();
@@ -200,7 +220,8 @@ TEST(Precision, FloatSolveAgreesWithDoubleToFloatAccuracy) {
 
 TEST(Precision, CompensatedDotsGiveTheSameSolution) {
     const auto a = testing::diffusion_matrix(20, 2, [](double, double, double) { return 1.0; });
-    const auto cpu = make_cpu_backend();
+    const auto backend = test_backend();
+    SIMRUN_SKIP_WITHOUT_BACKEND(backend);
     const auto b = testing::random_vector<double>(400, 9);
     std::int64_t iterations[2];
     for (int compensated = 0; compensated < 2; ++compensated) {
@@ -208,9 +229,9 @@ TEST(Precision, CompensatedDotsGiveTheSameSolution) {
         parameters.criteria.relative_tolerance = 1e-10;
         parameters.compensated_dots = compensated == 1;
         const LinearSystemSolver<double> solver(
-            cpu, a, plan_solver(analyze(a), {"cg", "none", "csr"}), parameters);
-        const auto bb = Array<double>::from_host(cpu, b);
-        Array<double> x(cpu, 400);
+            backend, a, plan_solver(analyze(a), {"cg", "none", "csr"}), parameters);
+        const auto bb = Array<double>::from_host(backend, b);
+        Array<double> x(backend, 400);
         fill(x, 0.0);
         const SolveReport report = solver.solve(bb, x);
         ASSERT_TRUE(report.converged());
@@ -247,12 +268,13 @@ TEST(Multicolour, GridStencilsGetRedBlackAndColoursAreUncoupled) {
 TEST(Multicolour, SsorPreconditionerIsSymmetric) {
     // CG needs (M r1) . r2 = r1 . (M r2).
     const auto a = testing::diffusion_matrix(10, 2, [](double x, double, double) { return 1 + x; });
-    const auto cpu = make_cpu_backend();
+    const auto backend = test_backend();
+    SIMRUN_SKIP_WITHOUT_BACKEND(backend);
     for (double omega : {1.0, 1.4}) {
-        const SsorPreconditioner<double> m(cpu, a, omega);
-        const auto r1 = Array<double>::from_host(cpu, testing::random_vector<double>(100, 12));
-        const auto r2 = Array<double>::from_host(cpu, testing::random_vector<double>(100, 13));
-        Array<double> z1(cpu, 100), z2(cpu, 100);
+        const SsorPreconditioner<double> m(backend, a, omega);
+        const auto r1 = Array<double>::from_host(backend, testing::random_vector<double>(100, 12));
+        const auto r2 = Array<double>::from_host(backend, testing::random_vector<double>(100, 13));
+        Array<double> z1(backend, 100), z2(backend, 100);
         m.apply(r1, z1);
         m.apply(r2, z2);
         EXPECT_NEAR(dot(z1, r2), dot(r1, z2), 1e-12 * std::abs(dot(z1, r2)));
