@@ -11,6 +11,7 @@
 #include "simrun/framework/run_spec.hpp"
 #include "simrun/framework/simulation.hpp"
 #include "simrun/framework/solve_command.hpp"
+#include "simrun/framework/verification.hpp"
 #include "simrun/solvers/errors.hpp"
 #include "simrun/solvers/matrix_market.hpp"
 
@@ -37,20 +38,29 @@ Config load(const Arguments& arguments) {
 
 void print_header(const Simulation& simulation) {
     const Grid& grid = simulation.grid();
+    const RunSpec& spec = simulation.spec();
     std::string size = std::to_string(grid.points(0)) + " x " + std::to_string(grid.points(1));
     if (grid.dimension() == 3) size += " x " + std::to_string(grid.points(2));
-    const ThetaTimeStepper& stepper = simulation.stepper();
-    std::printf("simrun: %s\n", simulation.spec().problem->description().c_str());
+    std::printf("simrun: %s\n", spec.problem->description().c_str());
     std::printf("  grid     %s nodes (%lld unknowns), h = %.4g\n", size.c_str(),
                 static_cast<long long>(grid.num_points()), grid.spacing(0));
-    std::printf("  time     %s, dt = %.4g, %lld steps to t = %.4g\n",
-                simulation.spec().time.scheme.c_str(), simulation.spec().time.dt,
-                static_cast<long long>(simulation.spec().time.steps), simulation.spec().time.end);
+    std::printf("  boundary %s\n", spec.boundary->describe().c_str());
+    if (spec.time.steady()) {
+        std::printf("  time     steady\n");
+    } else {
+        std::printf("  time     %s, dt = %.4g, %lld steps to t = %.4g\n", spec.time.scheme.c_str(),
+                    spec.time.dt, static_cast<long long>(spec.time.steps), spec.time.end);
+    }
     std::printf("  backend  %s (%s)\n",
                 std::string(solvers::to_string(simulation.backend().kind())).c_str(),
                 simulation.backend().description().c_str());
-    std::printf("  solver   %s\n", stepper.plan().first.reason.c_str());
-    std::printf("  format   %s\n", stepper.plan().format_reason.c_str());
+    if (const solvers::SolverPlan* plan = simulation.integrator().plan()) {
+        std::printf("  solver   %s\n", plan->first.reason.c_str());
+        std::printf("  format   %s\n", plan->format_reason.c_str());
+    } else {
+        std::printf("  solver   none: explicit scheme\n");
+    }
+    for (const auto& note : spec.problem->notes(grid)) std::printf("  note     %s\n", note.c_str());
     std::fflush(stdout);
 }
 
@@ -63,13 +73,18 @@ int run_simulation(const Arguments& arguments) {
     if (!arguments.quiet) print_header(simulation);
     const RunSummary summary = simulation.run();
     if (!arguments.quiet) {
-        std::printf(
-            "done: %lld steps to t = %.6g; solver iterations %lld total, %.1f mean, %lld "
-            "max; %.3f s (%.3g ms per step)\n",
-            static_cast<long long>(summary.steps), simulation.time(),
-            static_cast<long long>(summary.total_iterations), summary.mean_iterations(),
-            static_cast<long long>(summary.max_iterations), summary.seconds,
-            1e3 * summary.seconds_per_step());
+        if (simulation.spec().time.steady()) {
+            std::printf("done: steady solve; %lld solver iterations; %.3f s\n",
+                        static_cast<long long>(summary.total_iterations), summary.seconds);
+        } else {
+            std::printf(
+                "done: %lld steps to t = %.6g; solver iterations %lld total, %.1f mean, %lld "
+                "max; %.3f s (%.3g ms per step)\n",
+                static_cast<long long>(summary.steps), simulation.time(),
+                static_cast<long long>(summary.total_iterations), summary.mean_iterations(),
+                static_cast<long long>(summary.max_iterations), summary.seconds,
+                1e3 * summary.seconds_per_step());
+        }
         if (!simulation.pvd_path().empty()) {
             std::printf("output: %s\n", simulation.pvd_path().string().c_str());
         }
@@ -83,8 +98,9 @@ int run_simulation(const Arguments& arguments) {
 
 int run_check(const Arguments& arguments) {
     const RunSpec spec = parse_run_spec(load(arguments));
-    std::printf("%s: OK (%s, %lld steps)\n", arguments.file.c_str(),
-                spec.problem->description().c_str(), static_cast<long long>(spec.time.steps));
+    std::printf(
+        "%s: OK (%s, %s)\n", arguments.file.c_str(), spec.problem->description().c_str(),
+        spec.time.steady() ? "steady" : (std::to_string(spec.time.steps) + " steps").c_str());
     return exit_success;
 }
 
@@ -108,6 +124,20 @@ int run_command_line(int argc, char** argv) {
     CLI::App* check = app.add_subcommand("check", "Validate an input file without running it");
     check->add_option("file", check_arguments.file, "Input file (TOML)")->required();
     check->add_option("--set", check_arguments.overrides, "Override an input key (repeatable)")
+        ->allow_extra_args(false);
+
+    Arguments verify_arguments;
+    int verify_levels = 3;
+    bool verify_json = false;
+    CLI::App* verify_command = app.add_subcommand(
+        "verify", "Convergence study against the problem's exact solution (observed orders)");
+    verify_command->add_option("file", verify_arguments.file, "Input file (TOML) with `exact`")
+        ->required();
+    verify_command->add_option("--levels", verify_levels, "Number of grid levels (>= 2; 3)");
+    verify_command->add_flag("--json", verify_json, "Print one JSON object");
+    verify_command->add_option("--backend", verify_arguments.backend, "auto|cpu|cuda")
+        ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
+    verify_command->add_option("--set", verify_arguments.overrides, "Override an input key")
         ->allow_extra_args(false);
 
     SolveOptions solve_options;
@@ -149,6 +179,14 @@ int run_command_line(int argc, char** argv) {
     try {
         if (check->parsed()) return run_check(check_arguments);
         if (solve->parsed()) return run_solve(solve_options);
+        if (verify_command->parsed()) {
+            const VerificationReport report =
+                verify([&] { return load(verify_arguments); }, verify_levels,
+                       solvers::parse_backend_choice(verify_arguments.backend));
+            std::printf("%s", verify_json ? (format_json(report) + "\n").c_str()
+                                          : format_table(report).c_str());
+            return exit_success;
+        }
         if (arguments.file.empty()) {
             std::fprintf(stderr, "simrun: usage error: no input file given\n%s",
                          app.help().c_str());

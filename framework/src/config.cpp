@@ -417,6 +417,23 @@ std::vector<std::string> ConfigSection::keys() const {
     return out;
 }
 
+bool ConfigSection::is_table(std::string_view key) const {
+    const toml::node* node = find_key(*state_, path_, key);
+    return node != nullptr && node->is_table();
+}
+
+bool ConfigSection::is_string(std::string_view key) const {
+    const toml::node* node = find_key(*state_, path_, key);
+    return node != nullptr && node->is_string();
+}
+
+std::filesystem::path ConfigSection::base_directory() const {
+    std::error_code error;
+    const std::filesystem::path source(state_->source_name);
+    if (std::filesystem::is_regular_file(source, error)) return source.parent_path();
+    return std::filesystem::current_path();
+}
+
 ConfigSection ConfigSection::subsection(std::string_view name) const {
     const std::string full = full_key(name);
     state_->known.insert(full);

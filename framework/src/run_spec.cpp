@@ -58,12 +58,20 @@ Grid parse_grid(const ConfigSection& section) {
     }
 }
 
-TimeParameters parse_time(const ConfigSection& section) {
+TimeParameters parse_time(const ConfigSection& section, const std::string& default_scheme) {
     TimeParameters t;
-    t.scheme = section.get<std::string>("scheme", t.scheme);
-    require_one_of(section, "scheme", t.scheme, {"backward_euler", "crank_nicolson"});
+    t.scheme = section.get<std::string>("scheme", default_scheme);
+    require_one_of(section, "scheme", t.scheme,
+                   {"steady", "backward_euler", "crank_nicolson", "explicit_euler"});
     t.theta = t.scheme == "crank_nicolson" ? 0.5 : 1.0;
+    if (t.steady()) {
+        for (const char* key : {"dt", "end"}) {
+            if (section.has(key)) section.fail(key, "a steady problem takes no time step or end");
+        }
+        return t;
+    }
     t.dt = section.require<double>("dt");
+    t.dt_place = section.place("dt");
     if (!(t.dt > 0.0) || !std::isfinite(t.dt)) {
         section.fail("dt", "must be a positive time step, got " + std::to_string(t.dt));
     }
@@ -130,9 +138,26 @@ RunSpec parse_run_spec(const Config& config) {
     }
     spec.grid = std::make_unique<Grid>(parse_grid(config.section("grid")));
     spec.problem = (*factory)(problem, *spec.grid);
-    spec.boundary = std::make_unique<DirichletBoundary>(
-        DirichletBoundary::from_config(config.section("boundary"), *spec.grid));
-    spec.time = parse_time(config.section("time"));
+    spec.boundary = std::make_unique<BoundaryConditions>(
+        BoundaryConditions::from_config(config.section("boundary"), *spec.grid));
+    const ConfigSection time = config.section("time");
+    spec.time = parse_time(time, spec.problem->allows_transient() ? "backward_euler" : "steady");
+    if (spec.time.steady() && !spec.problem->allows_steady()) {
+        time.fail("scheme", "problem type '" + spec.problem_type +
+                                "' is time-dependent; use "
+                                "backward_euler, crank_nicolson or explicit_euler");
+    }
+    if (!spec.time.steady() && !spec.problem->allows_transient()) {
+        time.fail("scheme", "problem type '" + spec.problem_type +
+                                "' is steady; use scheme = "
+                                "\"steady\" (or leave [time] out)");
+    }
+    if (spec.time.steady() && !spec.boundary->fixes_level()) {
+        config.section("boundary")
+            .fail("left",
+                  "a steady problem with Neumann conditions on every side is singular (u is "
+                  "fixed only up to a constant): make one side dirichlet or robin");
+    }
     spec.solver = parse_solver(config.section("solver"));
     spec.output = parse_output(config.section("output"));
     if (spec.output.basename.empty()) spec.output.basename = spec.problem_type;

@@ -1,16 +1,19 @@
-// heat: u_t = alpha lap(u) + f(x, y, z, t), the initial condition and source as expressions.
-// Registers itself with the framework as problem type "heat".
+// heat: u_t = alpha lap(u) + f(x, y, z, t), registered as problem type "heat".
 //
-// [problem] keys: type = "heat", alpha (> 0), initial (expression), source (expression,
-// default "0"), exact (optional expression: the exact solution, used by verification).
+// [problem] keys: type = "heat", alpha (> 0), initial (expression) or initial_image (a grayscale
+// PNG, relative to the input file, mapped onto the x-y extent; black and white become
+// initial_range = [low, high], default [0, 1]), source (expression, default "0"), exact
+// (optional exact solution, for verification).
 #include <cmath>
 #include <optional>
 #include <sstream>
 
+#include "problems/problem_support.hpp"
 #include "simrun/framework/grid_sampling.hpp"
+#include "simrun/framework/image_field.hpp"
+#include "simrun/framework/input_error.hpp"
 #include "simrun/framework/problem_registry.hpp"
 #include "simrun/framework/stencil.hpp"
-#include "simrun/framework/stencil_assembly.hpp"
 
 namespace simrun::problems {
 namespace {
@@ -19,23 +22,35 @@ using framework::ConfigSection;
 using framework::Expression;
 using framework::Grid;
 
-Expression read_expression(const ConfigSection& section, const char* key,
-                           std::optional<std::string> default_text) {
-    const std::string text = default_text ? section.get<std::string>(key, *default_text)
-                                          : section.require<std::string>(key);
-    return Expression(text, section.full_key(key), section.place(key));
-}
-
 class HeatProblem final : public framework::Problem {
 public:
     explicit HeatProblem(const ConfigSection& section)
         : alpha_(section.require<double>("alpha")),
-          initial_(read_expression(section, "initial", std::nullopt)),
-          source_(read_expression(section, "source", "0")) {
+          source_(read_expression(section, "source", "0")),
+          exact_(read_exact(section)) {
         if (!(alpha_ > 0.0) || !std::isfinite(alpha_)) {
             section.fail("alpha", "the diffusivity must be positive");
         }
-        if (section.has("exact")) exact_.emplace(read_expression(section, "exact", std::nullopt));
+        const bool from_image = section.has("initial_image");
+        if (from_image == section.has("initial")) {
+            section.fail(from_image ? "initial" : "initial",
+                         "give the initial condition either as `initial` (an expression) or as "
+                         "`initial_image` (a grayscale PNG), not both or neither");
+        }
+        if (!from_image) {
+            initial_.emplace(read_expression(section, "initial"));
+            return;
+        }
+        const auto path = section.base_directory() / section.require<std::string>("initial_image");
+        try {
+            image_.emplace(framework::GrayImage::load(path));
+        } catch (const framework::InputError& error) {
+            section.fail("initial_image", error.what());
+        }
+        range_ = section.get<std::array<double, 2>>("initial_range", {0.0, 1.0});
+        if (!std::isfinite(range_[0]) || !std::isfinite(range_[1])) {
+            section.fail("initial_range", "must be two finite numbers [low, high]");
+        }
     }
 
     std::string description() const override {
@@ -44,15 +59,20 @@ public:
         return text.str();
     }
 
-    solvers::DiaData<double> spatial_operator(const Grid& grid) const override {
+    bool allows_steady() const override { return false; }
+
+    framework::StencilCoefficients stencil(const Grid& grid, std::int64_t, std::int64_t,
+                                           std::int64_t) const override {
         const auto spacing = grid.spacing();
-        const auto stencil = framework::diffusion_stencil(alpha_, spacing.data(), grid.dimension());
-        return framework::assemble_stencil_operator(
-            grid, [&](std::int64_t, std::int64_t, std::int64_t) { return stencil; });
+        return framework::diffusion_stencil(alpha_, spacing.data(), grid.dimension());
     }
 
     void initial_condition(const Grid& grid, std::span<double> u) const override {
-        framework::sample(grid, initial_, 0.0, u);
+        if (image_) {
+            framework::sample_image(grid, *image_, range_[0], range_[1], u);
+        } else {
+            framework::sample(grid, *initial_, 0.0, u);
+        }
     }
 
     void source(const Grid& grid, double t, std::span<double> f) const override {
@@ -65,7 +85,9 @@ public:
 
 private:
     double alpha_;
-    Expression initial_;
+    std::optional<Expression> initial_;
+    std::optional<framework::GrayImage> image_;  // the initial condition as a picture
+    std::array<double, 2> range_{0.0, 1.0};      // values of black and white
     Expression source_;
     std::optional<Expression> exact_;
 };

@@ -69,6 +69,17 @@ public:
     std::string place(std::string_view key) const;
     std::string full_key(std::string_view key) const;
 
+    // Whether the key is present and holds a table (e.g. `left = { type = "neumann" }`).
+    // Does not mark it as known.
+    bool is_table(std::string_view key) const;
+
+    // Whether the key is present and holds a string. Does not mark it as known.
+    bool is_string(std::string_view key) const;
+
+    // The directory relative paths in the input are resolved against: the input file's
+    // directory (the current directory for input given as a string).
+    std::filesystem::path base_directory() const;
+
     // The keys present in this section, in alphabetical order. Does not mark them as known.
     std::vector<std::string> keys() const;
 

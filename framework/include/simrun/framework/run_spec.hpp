@@ -6,20 +6,23 @@
 #include <memory>
 #include <string>
 
+#include "simrun/framework/boundary_conditions.hpp"
 #include "simrun/framework/config.hpp"
-#include "simrun/framework/dirichlet_boundary.hpp"
 #include "simrun/framework/grid.hpp"
 #include "simrun/framework/problem.hpp"
 
 namespace simrun::framework {
 
-// [time]: the time-stepping scheme; end must be a whole number of steps of dt.
+// [time]: the scheme; for transient schemes end must be a whole number of steps of dt.
 struct TimeParameters {
-    std::string scheme = "backward_euler";  // backward_euler | crank_nicolson
+    // steady | backward_euler | crank_nicolson | explicit_euler
+    std::string scheme = "backward_euler";
     double dt = 0.0;
     double end = 0.0;
-    std::int64_t steps = 0;
-    double theta = 1.0;  // implicit weight: 1 backward Euler, 1/2 Crank-Nicolson
+    std::int64_t steps = 0;  // 0 when steady
+    double theta = 1.0;      // implicit weight: 1 backward Euler, 1/2 Crank-Nicolson
+    std::string dt_place;    // where dt was given, for messages
+    bool steady() const { return scheme == "steady"; }
 };
 
 // [solver]: what the user asked the solver layer for ("auto" lets it choose).
@@ -45,7 +48,7 @@ struct RunSpec {
     std::string problem_type;
     std::unique_ptr<Grid> grid;
     std::unique_ptr<Problem> problem;
-    std::unique_ptr<DirichletBoundary> boundary;
+    std::unique_ptr<BoundaryConditions> boundary;
     TimeParameters time;
     SolverParameters solver;
     OutputParameters output;
@@ -58,7 +61,8 @@ struct RunSpec {
 RunSpec parse_run_spec(const Config& config);
 
 Grid parse_grid(const ConfigSection& section);
-TimeParameters parse_time(const ConfigSection& section);
+// default_scheme applies when [time] names none ("steady" for Poisson).
+TimeParameters parse_time(const ConfigSection& section, const std::string& default_scheme);
 SolverParameters parse_solver(const ConfigSection& section);
 OutputParameters parse_output(const ConfigSection& section);
 

@@ -1,5 +1,5 @@
 #pragma once
-// A time-dependent run: sets up the stepper on a back-end, loops over the steps with progress,
+// A run: sets up the time integrator on a back-end, loops over the steps with progress,
 // writes the output cadence (VTK series + HDF5/XDMF), and summarises.
 #include <cstdint>
 #include <filesystem>
@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "simrun/framework/run_spec.hpp"
-#include "simrun/framework/theta_time_stepper.hpp"
+#include "simrun/framework/time_integrator.hpp"
 #include "simrun/solvers/backend.hpp"
 
 namespace simrun::framework {
@@ -47,14 +47,15 @@ public:
     Simulation(RunSpec spec, const RunOptions& options);
     ~Simulation();
 
-    // Runs to the end time. Throws SolveFailure when a step's solve does not converge.
+    // Runs to the end time (steady: solves once and writes the solution as step 0). Throws
+    // SolveFailure when a step's solve does not converge.
     RunSummary run();
 
     const RunSpec& spec() const { return spec_; }
     const Grid& grid() const { return *spec_.grid; }
     const solvers::Backend& backend() const { return *backend_; }
-    const ThetaTimeStepper& stepper() const { return *stepper_; }
-    double time() const { return stepper_->time(); }
+    const TimeIntegrator& integrator() const { return *integrator_; }
+    double time() const { return integrator_->time(); }
     std::vector<double> field() const;
     // Where the outputs went (empty paths when output is off).
     std::filesystem::path pvd_path() const;
@@ -67,7 +68,7 @@ private:
     RunSpec spec_;
     RunOptions options_;
     std::shared_ptr<const solvers::Backend> backend_;
-    std::unique_ptr<ThetaTimeStepper> stepper_;
+    std::unique_ptr<TimeIntegrator> integrator_;
     std::unique_ptr<Writers> writers_;
 };
 

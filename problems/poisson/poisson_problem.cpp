@@ -1,0 +1,92 @@
+// poisson: -div(k grad u) = f, steady; k a constant or an expression of x, y, z (a variable k
+// gives a DIA matrix with varying entries). Registered as problem type "poisson".
+//
+// [problem] keys: type = "poisson", k (number or expression, default 1), source (expression,
+// default "0"), exact (optional).
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+#include "problems/problem_support.hpp"
+#include "simrun/framework/grid_sampling.hpp"
+#include "simrun/framework/input_error.hpp"
+#include "simrun/framework/problem_registry.hpp"
+
+namespace simrun::problems {
+namespace {
+
+using framework::ConfigSection;
+using framework::Expression;
+using framework::Grid;
+
+class PoissonProblem final : public framework::Problem {
+public:
+    PoissonProblem(const ConfigSection& section, const Grid& grid)
+        : k_(read_coefficient(section, "k", 1.0)),
+          source_(read_expression(section, "source", "0")),
+          exact_(read_exact(section)) {
+        if (k_.depends_on_time()) section.fail("k", "the coefficient k may not depend on t");
+        // k must be positive at every face the stencil uses (ghost faces included).
+        for (std::int64_t k = 0; k < grid.points(2); ++k) {
+            for (std::int64_t j = 0; j < grid.points(1); ++j) {
+                for (std::int64_t i = 0; i < grid.points(0); ++i) {
+                    const auto s = stencil(grid, i, j, k);
+                    for (int a = 0; a < grid.dimension(); ++a) {
+                        if (!(s.minus[a] > 0.0) || !(s.plus[a] > 0.0) ||
+                            !std::isfinite(s.minus[a] + s.plus[a])) {
+                            section.fail("k", "k must be positive and finite; it is not near (" +
+                                                  std::to_string(grid.coordinate(0, i)) + ", " +
+                                                  std::to_string(grid.coordinate(1, j)) + ", " +
+                                                  std::to_string(grid.coordinate(2, k)) + ")");
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    std::string description() const override {
+        return "poisson: -div((" + k_.text() + ") grad u) = " + source_.text();
+    }
+    bool allows_transient() const override { return false; }
+
+    // div(k grad u) with k at the faces x +- h/2: (k_+ (u_+ - u) - k_- (u - u_-)) / h^2.
+    framework::StencilCoefficients stencil(const Grid& grid, std::int64_t i, std::int64_t j,
+                                           std::int64_t k) const override {
+        framework::StencilCoefficients s;
+        const double x[3] = {grid.coordinate(0, i), grid.coordinate(1, j), grid.coordinate(2, k)};
+        for (int a = 0; a < grid.dimension(); ++a) {
+            const double h = grid.spacing(a);
+            double face[3] = {x[0], x[1], x[2]};
+            face[a] = x[a] - 0.5 * h;
+            s.minus[a] = k_(face[0], face[1], face[2], 0.0) / (h * h);
+            face[a] = x[a] + 0.5 * h;
+            s.plus[a] = k_(face[0], face[1], face[2], 0.0) / (h * h);
+            s.centre -= s.minus[a] + s.plus[a];
+        }
+        return s;
+    }
+
+    void initial_condition(const Grid&, std::span<double> u) const override {
+        std::fill(u.begin(), u.end(), 0.0);
+    }
+    void source(const Grid& grid, double t, std::span<double> f) const override {
+        framework::sample(grid, source_, t, f);
+    }
+    bool source_depends_on_time() const override { return false; }
+    const Expression* exact_solution() const override { return exact_ ? &*exact_ : nullptr; }
+
+private:
+    Expression k_;
+    Expression source_;
+    std::optional<Expression> exact_;
+};
+
+std::unique_ptr<framework::Problem> make_poisson(const ConfigSection& section, const Grid& grid) {
+    return std::make_unique<PoissonProblem>(section, grid);
+}
+
+SIMRUN_REGISTER_PROBLEM("poisson", make_poisson);
+
+}  // namespace
+}  // namespace simrun::problems
