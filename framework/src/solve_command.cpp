@@ -71,6 +71,7 @@ struct Outcome {
     double setup_seconds = 0;
     double solve_seconds = 0;
     std::string backend;
+    std::string backend_reason;
     solvers::SolverPlan plan;
 };
 
@@ -80,9 +81,14 @@ Outcome solve_in(const solvers::CsrData<double>& a, const solvers::MatrixPropert
                  const SolveOptions& o) {
     Outcome outcome;
     const auto setup_start = Clock::now();
-    const auto backend = solvers::make_backend(solvers::parse_backend_choice(o.backend));
+    const auto choice = solvers::parse_backend_choice(o.backend);
+    const auto backend = solvers::make_backend(choice);
     outcome.backend =
         std::string(solvers::to_string(backend->kind())) + " (" + backend->description() + ")";
+    outcome.backend_reason = choice != solvers::BackendChoice::automatic ? "named by the user"
+                             : backend->kind() == solvers::BackendKind::cuda
+                                 ? "auto: a CUDA GPU is present"
+                                 : "auto: no CUDA GPU is available";
     outcome.plan = solvers::plan_solver(properties, make_request(o));
     solvers::MethodParameters parameters;
     parameters.criteria.relative_tolerance = o.rtol;
@@ -183,6 +189,7 @@ int run_solve(const SolveOptions& o) {
         j["format"] = std::string(solvers::to_string(outcome.plan.format));
         j["backend"] = outcome.backend.substr(0, outcome.backend.find(' '));
         j["device"] = outcome.backend;
+        j["backend_reason"] = outcome.backend_reason;
         j["precision"] = o.precision;
         j["compensated_dots"] = o.compensated;
         j["reason"] = outcome.plan.first.reason;
@@ -222,7 +229,8 @@ int run_solve(const SolveOptions& o) {
         std::printf("%s\n", j.dump().c_str());
     } else {
         std::printf("matrix   %s: %s\n", o.matrix.c_str(), properties.describe().c_str());
-        std::printf("backend  %s, %s precision\n", outcome.backend.c_str(), o.precision.c_str());
+        std::printf("backend  %s (%s), %s precision\n", outcome.backend.c_str(),
+                    outcome.backend_reason.c_str(), o.precision.c_str());
         std::printf("solver   %s\n", outcome.plan.first.reason.c_str());
         std::printf("format   %s\n", outcome.plan.format_reason.c_str());
         for (const auto& attempt : outcome.report.attempts) {

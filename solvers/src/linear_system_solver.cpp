@@ -84,13 +84,16 @@ const IterativeSolver<T>& LinearSystemSolver<T>::method(std::size_t index) const
 template <typename T>
 SolveReport LinearSystemSolver<T>::solve(const Array<T>& b, Array<T>& x) const {
     SolveReport report;
-    const Array<T> initial = plan_.fallbacks.empty() ? Array<T>() : x.clone();
+    const Array<T> initial = x.clone();
     for (std::size_t index = 0; index <= plan_.fallbacks.size(); ++index) {
         if (index > 0) copy(initial, x);
         const SolverStep& step = index == 0 ? plan_.first : plan_.fallbacks[index - 1];
         report.attempts.push_back({step, method(index).solve(b, x)});
         if (report.converged()) break;
     }
+    // A method that met NaN or Inf may have left them in x: give back the initial guess, never
+    // a non-finite "solution".
+    if (report.result().status == SolveStatus::non_finite) copy(initial, x);
     return report;
 }
 

@@ -12,8 +12,11 @@
 #include "simrun/framework/simulation.hpp"
 #include "simrun/solvers/conjugate_gradient.hpp"
 #include "simrun/solvers/dia_matrix.hpp"
+#include "simrun/solvers/linear_system_solver.hpp"
+#include "simrun/solvers/matrix_properties.hpp"
 #include "simrun/solvers/vector_ops.hpp"
 #include "support/random_data.hpp"
+#include "support/test_matrices.hpp"
 
 namespace simrun::solvers {
 namespace {
@@ -152,6 +155,37 @@ TEST(CudaConjugateGradient, MatchesCpuAndIsBitReproducible) {
         EXPECT_EQ(result.iterations, on_gpu.iterations);
         EXPECT_EQ(result.residual_history, on_gpu.residual_history);
         EXPECT_TRUE(again == x_gpu) << "GPU solve not bit-reproducible (repeat " << repeat << ")";
+    }
+}
+
+// Three GPU solves of one nonsymmetric system give the same bits (x and the residual history)
+// for each format: every reduction and SpMV on the GPU sums in a fixed order.
+TEST(CudaBiCgStab, RepeatedSolvesAreBitIdenticalInEveryFormat) {
+    const auto gpu = gpu_backend();
+    SIMRUN_REQUIRE_GPU(gpu);
+    const auto a = testing::convection_diffusion_matrix(150, 40.0, -25.0);
+    const auto rhs = random_vector<double>(static_cast<std::size_t>(a.rows), 51);
+    for (const char* format : {"dia", "ell", "csr", "coo"}) {
+        MethodParameters parameters;
+        parameters.criteria.relative_tolerance = 1e-10;
+        const LinearSystemSolver<double> solver(
+            gpu, a, plan_solver(analyze(a), {"bicgstab", "jacobi", format}), parameters);
+        const auto b = Array<double>::from_host(gpu, rhs);
+        std::vector<double> first_x;
+        SolveReport first;
+        for (int repeat = 0; repeat < 3; ++repeat) {
+            Array<double> x(gpu, rhs.size());
+            fill(x, 0.0);
+            const SolveReport report = solver.solve(b, x);
+            ASSERT_TRUE(report.converged()) << format;
+            if (repeat == 0) {
+                first = report;
+                first_x = x.to_host();
+                continue;
+            }
+            EXPECT_EQ(report.result().residual_history, first.result().residual_history) << format;
+            EXPECT_TRUE(x.to_host() == first_x) << format << ": x differs in repeat " << repeat;
+        }
     }
 }
 

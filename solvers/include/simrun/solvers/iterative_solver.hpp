@@ -20,7 +20,8 @@ class IterativeSolver {
 public:
     virtual ~IterativeSolver() = default;
     // Solves from the initial guess in x. Never throws for a solve that fails to converge: the
-    // status says why it stopped, and x holds the last finite iterate. Throws
+    // status says why it stopped and x holds the last iterate (after non_finite it may hold
+    // NaN or Inf; LinearSystemSolver then restores the initial guess). Throws
     // DimensionMismatch when b or x do not match the operator.
     virtual SolveResult solve(const Array<T>& b, Array<T>& x) const = 0;
 };

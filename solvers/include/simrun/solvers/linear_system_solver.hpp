@@ -37,7 +37,7 @@ public:
     ~LinearSystemSolver();
 
     // Solves from the initial guess in x; each fallback restarts from that same guess. x holds
-    // the last attempt's iterate (always finite).
+    // the last attempt's iterate, or the initial guess again when that attempt met NaN or Inf.
     SolveReport solve(const Array<T>& b, Array<T>& x) const;
 
     const SolverPlan& plan() const { return plan_; }

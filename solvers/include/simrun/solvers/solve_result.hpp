@@ -13,7 +13,7 @@ enum class SolveStatus {
     max_iterations,  // the iteration limit came first
     breakdown,       // a quantity the method divides by vanished (breakdown_quantity says which)
     diverged,        // the residual grew past the divergence limit
-    non_finite,      // NaN or Inf appeared; x holds the last finite iterate
+    non_finite,      // NaN or Inf appeared (the quantity is named when known)
     indefinite,      // CG met p'Ap <= 0 (or a preconditioner that is not positive definite)
 };
 
