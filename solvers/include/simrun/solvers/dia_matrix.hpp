@@ -11,14 +11,12 @@
 namespace simrun::solvers {
 
 template <typename T>
-class DiaMatrix final : public LinearOperator<T> {
+class DiaMatrix final : public StoredMatrix<T> {
 public:
     // Copies host data to the back-end. Throws std::invalid_argument when values.size() is not
     // offsets.size() * n, offsets are not sorted and distinct, or an offset is out of range.
     DiaMatrix(std::shared_ptr<const Backend> backend, const DiaData<T>& data);
 
-    std::size_t size() const override { return static_cast<std::size_t>(n_); }
-    const std::shared_ptr<const Backend>& backend() const override { return backend_; }
     void apply(const Array<T>& x, Array<T>& y) const override;
 
     const std::vector<int>& offsets() const { return host_offsets_; }
@@ -27,8 +25,6 @@ public:
     DiaView<T> view() const;
 
 private:
-    std::shared_ptr<const Backend> backend_;
-    std::int64_t n_;
     std::vector<int> host_offsets_;
     Array<int> offsets_;
     Array<T> values_;

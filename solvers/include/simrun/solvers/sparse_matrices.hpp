@@ -15,18 +15,14 @@ namespace simrun::solvers {
 
 // CSR; on CUDA the SpMV bins rows by length (thread, warp or block per row).
 template <typename T>
-class CsrMatrix final : public LinearOperator<T> {
+class CsrMatrix final : public StoredMatrix<T> {
 public:
     // Throws std::invalid_argument when the matrix is not square or its arrays are inconsistent.
     CsrMatrix(std::shared_ptr<const Backend> backend, const CsrData<T>& data);
-    std::size_t size() const override { return static_cast<std::size_t>(rows_); }
-    const std::shared_ptr<const Backend>& backend() const override { return backend_; }
     void apply(const Array<T>& x, Array<T>& y) const override;
     CsrView<T> view() const;
 
 private:
-    std::shared_ptr<const Backend> backend_;
-    std::int32_t rows_;
     Array<std::int32_t> row_ptr_, col_, binned_rows_;
     Array<T> values_;
     std::int32_t bin_offsets_[4] = {0, 0, 0, 0};
@@ -34,33 +30,26 @@ private:
 
 // ELLPACK-R (seed 000).
 template <typename T>
-class EllMatrix final : public LinearOperator<T> {
+class EllMatrix final : public StoredMatrix<T> {
 public:
     EllMatrix(std::shared_ptr<const Backend> backend, const EllData<T>& data);
-    std::size_t size() const override { return static_cast<std::size_t>(rows_); }
-    const std::shared_ptr<const Backend>& backend() const override { return backend_; }
     void apply(const Array<T>& x, Array<T>& y) const override;
 
 private:
-    std::shared_ptr<const Backend> backend_;
-    std::int32_t rows_, width_;
+    std::int32_t width_;
     Array<std::int32_t> col_, row_length_;
     Array<T> values_;
 };
 
 // COO (the interchange format; its SpMV is there for the seeds' format comparison).
 template <typename T>
-class CooMatrix final : public LinearOperator<T> {
+class CooMatrix final : public StoredMatrix<T> {
 public:
     // The triplets are sorted by row (and column) and duplicates summed first.
     CooMatrix(std::shared_ptr<const Backend> backend, const CooData<T>& data);
-    std::size_t size() const override { return static_cast<std::size_t>(rows_); }
-    const std::shared_ptr<const Backend>& backend() const override { return backend_; }
     void apply(const Array<T>& x, Array<T>& y) const override;
 
 private:
-    std::shared_ptr<const Backend> backend_;
-    std::int32_t rows_;
     std::int64_t nnz_;
     Array<std::int32_t> row_, col_;
     Array<T> values_;
@@ -69,16 +58,12 @@ private:
 
 // Dense, for small matrices.
 template <typename T>
-class DenseMatrix final : public LinearOperator<T> {
+class DenseMatrix final : public StoredMatrix<T> {
 public:
     DenseMatrix(std::shared_ptr<const Backend> backend, const DenseData<T>& data);
-    std::size_t size() const override { return static_cast<std::size_t>(rows_); }
-    const std::shared_ptr<const Backend>& backend() const override { return backend_; }
     void apply(const Array<T>& x, Array<T>& y) const override;
 
 private:
-    std::shared_ptr<const Backend> backend_;
-    std::int32_t rows_;
     Array<T> values_;
 };
 
