@@ -84,7 +84,10 @@ const IterativeSolver<T>& LinearSystemSolver<T>::method(std::size_t index) const
 template <typename T>
 SolveReport LinearSystemSolver<T>::solve(const Array<T>& b, Array<T>& x) const {
     SolveReport report;
-    const Array<T> initial = x.clone();
+    // Keep the initial guess for fallbacks and for a non-finite outcome (one buffer, reused).
+    if (initial_.size() != x.size()) initial_ = Array<T>(backend_, x.size());
+    copy(x, initial_);
+    const Array<T>& initial = initial_;
     for (std::size_t index = 0; index <= plan_.fallbacks.size(); ++index) {
         if (index > 0) copy(initial, x);
         const SolverStep& step = index == 0 ? plan_.first : plan_.fallbacks[index - 1];

@@ -55,6 +55,7 @@ private:
     std::unique_ptr<LinearOperator<T>> operator_;
     mutable std::unique_ptr<LinearOperator<T>> transpose_;  // for BiCG
     mutable std::vector<std::unique_ptr<Built>> built_;     // per step of the chain
+    mutable Array<T> initial_;                              // the initial guess of a solve
 };
 
 }  // namespace simrun::solvers
