@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "simrun/framework/bench_command.hpp"
 #include "simrun/framework/config.hpp"
 #include "simrun/framework/input_error.hpp"
 #include "simrun/framework/run_spec.hpp"
@@ -27,6 +28,7 @@ struct Arguments {
     std::string backend = "auto";
     std::vector<std::string> overrides;
     std::string output;
+    std::string restart;
     bool quiet = false;
 };
 
@@ -36,7 +38,7 @@ Config load(const Arguments& arguments) {
     return config;
 }
 
-void print_header(const Simulation& simulation) {
+void print_header(const Simulation& simulation, const std::string* restart) {
     const Grid& grid = simulation.grid();
     const RunSpec& spec = simulation.spec();
     std::string size = std::to_string(grid.points(0)) + " x " + std::to_string(grid.points(1));
@@ -61,6 +63,11 @@ void print_header(const Simulation& simulation) {
         std::printf("  solver   none: explicit scheme\n");
     }
     for (const auto& note : spec.problem->notes(grid)) std::printf("  note     %s\n", note.c_str());
+    if (restart) {
+        std::printf("  restart  from step %lld (t = %.6g) of %s\n",
+                    static_cast<long long>(simulation.integrator().step()), simulation.time(),
+                    restart->c_str());
+    }
     std::fflush(stdout);
 }
 
@@ -69,8 +76,11 @@ int run_simulation(const Arguments& arguments) {
     options.backend = solvers::parse_backend_choice(arguments.backend);
     if (!arguments.output.empty()) options.output_directory = arguments.output;
     options.quiet = arguments.quiet;
+    if (!arguments.restart.empty()) options.restart_file = arguments.restart;
     Simulation simulation(parse_run_spec(load(arguments)), options);
-    if (!arguments.quiet) print_header(simulation);
+    if (!arguments.quiet) {
+        print_header(simulation, arguments.restart.empty() ? nullptr : &arguments.restart);
+    }
     const RunSummary summary = simulation.run();
     if (!arguments.quiet) {
         if (simulation.spec().time.steady()) {
@@ -118,6 +128,10 @@ int run_command_line(int argc, char** argv) {
                    "Override an input key: --set grid.nx=256 (value parsed as TOML; repeatable)")
         ->allow_extra_args(false);
     app.add_option("--output", arguments.output, "Output directory (overrides [output] directory)");
+    app.add_option("--restart", arguments.restart,
+                   "Continue from the last step stored in RUN.h5 (same grid and dt; appends when "
+                   "RUN.h5 is this run's own output)")
+        ->option_text("RUN.h5");
     app.add_flag("--quiet", arguments.quiet, "Print nothing but errors");
 
     Arguments check_arguments;
@@ -139,6 +153,20 @@ int run_command_line(int argc, char** argv) {
         ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
     verify_command->add_option("--set", verify_arguments.overrides, "Override an input key")
         ->allow_extra_args(false);
+
+    BenchOptions bench_options;
+    CLI::App* bench = app.add_subcommand(
+        "bench",
+        "Performance harness: time per iteration, GB/s and the floor ratio per case, "
+        "against a cuSPARSE/cuBLAS CG baseline on CUDA");
+    bench->add_option("--backend", bench_options.backend, "auto|cpu|cuda")
+        ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
+    bench->add_flag("--quick", bench_options.quick, "A small subset (under a minute on 2 cores)");
+    bench->add_option("--sizes", bench_options.sizes, "Edge lengths m of the m x m 2D grids");
+    bench->add_option("--matrices", bench_options.matrices,
+                      "Directory of Matrix Market files to time (tests/data/matrices)");
+    bench->add_option("--json", bench_options.json, "Write the results as JSON to this file");
+    bench->add_option("--report", bench_options.report, "Write a markdown report to this file");
 
     SolveOptions solve_options;
     CLI::App* solve = app.add_subcommand(
@@ -179,6 +207,7 @@ int run_command_line(int argc, char** argv) {
     try {
         if (check->parsed()) return run_check(check_arguments);
         if (solve->parsed()) return run_solve(solve_options);
+        if (bench->parsed()) return run_bench(bench_options);
         if (verify_command->parsed()) {
             const VerificationReport report =
                 verify([&] { return load(verify_arguments); }, verify_levels,

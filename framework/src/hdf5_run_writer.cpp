@@ -4,9 +4,11 @@
 
 #include <array>
 #include <stdexcept>
+#include <system_error>
 #include <type_traits>
 #include <utility>
 
+#include "hdf5_support.hpp"
 #include "simrun/solvers/atomic_file.hpp"
 
 namespace simrun::framework {
@@ -31,96 +33,33 @@ void Hdf5Handle::reset() {
     id_ = -1;
 }
 
-namespace {
-
-class Context {
-public:
-    explicit Context(const std::filesystem::path& file) : file_(file) {}
-
-    // The message names the file, the operation and the innermost entry of HDF5's error
-    // stack (which carries the OS error for file system failures).
-    [[noreturn]] void fail(const std::string& operation) const {
-        std::string detail;
-        H5Ewalk2(
-            H5E_DEFAULT, H5E_WALK_DOWNWARD,
-            [](unsigned, const H5E_error2_t* error, void* out) -> herr_t {
-                if (error->desc != nullptr) *static_cast<std::string*>(out) = error->desc;
-                return 0;
-            },
-            &detail);
-        H5Eclear2(H5E_DEFAULT);
-        throw std::runtime_error("HDF5 file '" + file_.string() + "': " + operation + " failed" +
-                                 (detail.empty() ? "" : ": " + detail));
-    }
-    Hdf5Handle check(hid_t id, Hdf5Handle::Closer closer, const std::string& operation) const {
-        if (id < 0) fail(operation);
-        return Hdf5Handle(id, closer);
-    }
-    void check(herr_t status, const std::string& operation) const {
-        if (status < 0) fail(operation);
-    }
-
-    Hdf5Handle scalar_space() const { return check(H5Screate(H5S_SCALAR), H5Sclose, "H5Screate"); }
-    Hdf5Handle simple_space(std::span<const hsize_t> dims) const {
-        return check(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr),
-                     H5Sclose, "H5Screate_simple");
-    }
-    // Fixed-length UTF-8 string type; HDF5 forbids size 0, so an empty string gets one NUL.
-    Hdf5Handle string_type(std::size_t length) const {
-        auto type = check(H5Tcopy(H5T_C_S1), H5Tclose, "H5Tcopy");
-        check(H5Tset_size(type.get(), length == 0 ? 1 : length), "H5Tset_size");
-        check(H5Tset_strpad(type.get(), H5T_STR_NULLPAD), "H5Tset_strpad");
-        check(H5Tset_cset(type.get(), H5T_CSET_UTF8), "H5Tset_cset");
-        return type;
-    }
-
-    void attribute(hid_t object, const char* name, hid_t type, hid_t space,
-                   const void* data) const {
-        const std::string what = std::string(" of attribute '") + name + "'";
-        auto attr = check(H5Acreate2(object, name, type, space, H5P_DEFAULT, H5P_DEFAULT), H5Aclose,
-                          "H5Acreate2" + what);
-        check(H5Awrite(attr.get(), type, data), "H5Awrite" + what);
-    }
-    template <typename T>
-    void scalar_attribute(hid_t object, const char* name, hid_t type, T value) const {
-        attribute(object, name, type, scalar_space().get(), &value);
-    }
-    template <typename T>
-    void triple_attribute(hid_t object, const char* name, hid_t type,
-                          const std::array<T, 3>& values) const {
-        const std::array<hsize_t, 1> dims{3};
-        attribute(object, name, type, simple_space(dims).get(), values.data());
-    }
-    void string_attribute(hid_t object, const char* name, std::string_view text) const {
-        const std::string padded(text.empty() ? std::string(1, '\0') : std::string(text));
-        auto type = string_type(text.size());
-        attribute(object, name, type.get(), scalar_space().get(), padded.data());
-    }
-    void string_dataset(hid_t location, const char* name, std::string_view text) const {
-        const std::string padded(text.empty() ? std::string(1, '\0') : std::string(text));
-        const std::string what = std::string(" of dataset '") + name + "'";
-        auto type = string_type(text.size());
-        auto space = scalar_space();
-        auto data = check(H5Dcreate2(location, name, type.get(), space.get(), H5P_DEFAULT,
-                                     H5P_DEFAULT, H5P_DEFAULT),
-                          H5Dclose, "H5Dcreate2" + what);
-        check(H5Dwrite(data.get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, padded.data()),
-              "H5Dwrite" + what);
-    }
-
-private:
-    const std::filesystem::path& file_;
-};
-
-}  // namespace
-
 Hdf5RunWriter::Hdf5RunWriter(std::filesystem::path h5_path, const Grid& grid,
-                             std::string_view input_text, std::string_view solver_decisions)
+                             std::string_view input_text, std::string_view solver_decisions,
+                             Hdf5OpenMode mode)
     : h5_path_(std::move(h5_path)), grid_(grid) {
-    const Context context(h5_path_);
-    context.check(H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr), "H5Eset_auto2");
-    file_ = context.check(H5Fcreate(h5_path_.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT),
-                          H5Fclose, "H5Fcreate (create/truncate)");
+    if (mode == Hdf5OpenMode::append) {
+        append(input_text, solver_decisions);
+    } else {
+        create(input_text, solver_decisions);
+    }
+}
+
+void Hdf5RunWriter::create(std::string_view input_text, std::string_view solver_decisions) {
+    const hdf5::Context context(h5_path_);
+    // An .xmf of an earlier run names steps the new file does not hold.
+    std::error_code error;
+    std::filesystem::remove(xdmf_path(), error);
+    if (error && error != std::errc::no_such_file_or_directory &&
+        error != std::errc::not_a_directory) {
+        throw std::runtime_error("cannot remove '" + xdmf_path().string() +
+                                 "': " + error.message());
+    }
+    // Built under a temporary name, so the run file's name never shows a headerless file.
+    solvers::AtomicReplace replace(h5_path_);
+    auto access = hdf5::crash_safe_file_access(context);
+    file_ = context.check(
+        H5Fcreate(replace.temp_path().c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, access.get()), H5Fclose,
+        "H5Fcreate (create/truncate)");
 
     auto group =
         context.check(H5Gcreate2(file_.get(), "/grid", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
@@ -134,7 +73,83 @@ Hdf5RunWriter::Hdf5RunWriter(std::filesystem::path h5_path, const Grid& grid,
     context.string_dataset(file_.get(), "/solver_decisions", solver_decisions);
     context.check(H5Gcreate2(file_.get(), "/steps", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
                   H5Gclose, "H5Gcreate2 of group '/steps'");
-    context.check(H5Fflush(file_.get(), H5F_SCOPE_GLOBAL), "H5Fflush");
+    hdf5::flush_to_disk(context, file_.get());
+    replace.commit();
+}
+
+void Hdf5RunWriter::append(std::string_view input_text, std::string_view solver_decisions) {
+    const hdf5::Context context(h5_path_);
+    auto access = hdf5::crash_safe_file_access(context);
+    file_ = context.check(H5Fopen(h5_path_.c_str(), H5F_ACC_RDWR, access.get()), H5Fclose,
+                          "H5Fopen (read-write)");
+    {
+        auto group = context.check(H5Gopen2(file_.get(), "/grid", H5P_DEFAULT), H5Gclose,
+                                   "H5Gopen2 of group '/grid'");
+        const bool same_grid =
+            context.read_scalar_attribute<int>(group.get(), "dimension", H5T_NATIVE_INT) ==
+                grid_.dimension() &&
+            context.read_triple_attribute<std::int64_t>(group.get(), "points", H5T_NATIVE_INT64) ==
+                grid_.points() &&
+            context.read_triple_attribute<double>(group.get(), "origin", H5T_NATIVE_DOUBLE) ==
+                grid_.origin() &&
+            context.read_triple_attribute<double>(group.get(), "spacing", H5T_NATIVE_DOUBLE) ==
+                grid_.spacing();
+        if (!same_grid) {
+            throw std::invalid_argument("HDF5 file '" + h5_path_.string() +
+                                        "' holds a different grid: cannot append to it");
+        }
+    }
+
+    const auto dims = hdf5::field_dims(grid_);
+    for (const auto& stored : hdf5::list_steps(context, file_.get())) {
+        const std::string path = step_group_path(stored.step);
+        auto group =
+            context.check(H5Gopen2(file_.get(), ("/steps/" + stored.name).c_str(), H5P_DEFAULT),
+                          H5Gclose, "H5Gopen2 of group '/steps/" + stored.name + "'");
+        steps_.push_back(
+            {stored.step,
+             context.read_scalar_attribute<double>(group.get(), "time", H5T_NATIVE_DOUBLE),
+             hdf5::field_names(context, group.get(), path, dims)});
+    }
+
+    // One group per restart, numbered in order, recording what the continuation ran with.
+    if (!context.link_exists(file_.get(), "/restarts")) {
+        context.check(H5Gcreate2(file_.get(), "/restarts", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+                      H5Gclose, "H5Gcreate2 of group '/restarts'");
+    }
+    H5G_info_t restarts;
+    {
+        auto group = context.check(H5Gopen2(file_.get(), "/restarts", H5P_DEFAULT), H5Gclose,
+                                   "H5Gopen2 of group '/restarts'");
+        context.check(H5Gget_info(group.get(), &restarts), "H5Gget_info of '/restarts'");
+    }
+    const std::string restart_path = "/restarts/" + std::to_string(restarts.nlinks);
+    auto group = context.check(
+        H5Gcreate2(file_.get(), restart_path.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+        H5Gclose, "H5Gcreate2 of group '" + restart_path + "'");
+    context.scalar_attribute(group.get(), "step", H5T_NATIVE_INT64,
+                             steps_.empty() ? std::int64_t{0} : steps_.back().step);
+    context.string_dataset(group.get(), "input", input_text);
+    context.string_dataset(group.get(), "solver_decisions", solver_decisions);
+    group.reset();
+    hdf5::flush_to_disk(context, file_.get());
+    solvers::write_file_atomically(xdmf_path(),
+                                   make_xdmf(grid_, h5_path_.filename().string(), steps_));
+}
+
+void Hdf5RunWriter::release_cache(const hdf5::Context& context) {
+    // A cache that never evicts keeps every object of every step; once it is large, closing
+    // and reopening the (just flushed, so clean) file empties it.
+    constexpr std::size_t limit = 32 << 20;
+    std::size_t max_size = 0, min_clean_size = 0, size = 0;
+    int entries = 0;
+    context.check(H5Fget_mdc_size(file_.get(), &max_size, &min_clean_size, &size, &entries),
+                  "H5Fget_mdc_size");
+    if (size < limit) return;
+    file_.reset();
+    auto access = hdf5::crash_safe_file_access(context);
+    file_ = context.check(H5Fopen(h5_path_.c_str(), H5F_ACC_RDWR, access.get()), H5Fclose,
+                          "H5Fopen (read-write, reopening)");
 }
 
 std::filesystem::path Hdf5RunWriter::xdmf_path() const {
@@ -154,7 +169,7 @@ void Hdf5RunWriter::write_step(std::int64_t step, double time, std::span<const F
         }
     }
 
-    const Context context(h5_path_);
+    const hdf5::Context context(h5_path_);
     auto group = context.check(
         H5Gcreate2(file_.get(), group_path.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
         H5Gclose, "H5Gcreate2 of group '" + group_path + "'");
@@ -164,26 +179,21 @@ void Hdf5RunWriter::write_step(std::int64_t step, double time, std::span<const F
     context.scalar_attribute(group.get(), "relative_residual", H5T_NATIVE_DOUBLE,
                              stats.relative_residual);
     context.string_attribute(group.get(), "status", stats.status);
+    context.string_attribute(group.get(), "method", stats.method);
 
-    // C order, slowest axis first: [nz][ny][nx] or [ny][nx].
-    std::vector<hsize_t> dims;
-    for (int axis = grid_.dimension() - 1; axis >= 0; --axis) {
-        dims.push_back(static_cast<hsize_t>(grid_.points(axis)));
-    }
-    auto space = context.simple_space(dims);
+    const auto dims = hdf5::field_dims(grid_);
     XdmfStep entry{step, time, {}};
     for (const auto& field : fields) {
-        const std::string what = " of dataset '" + group_path + "/" + field.name + "'";
-        auto data = context.check(H5Dcreate2(group.get(), field.name.c_str(), H5T_NATIVE_DOUBLE,
-                                             space.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
-                                  H5Dclose, "H5Dcreate2" + what);
-        context.check(H5Dwrite(data.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT,
-                               field.values.data()),
-                      "H5Dwrite" + what);
+        context.double_dataset(group.get(), field.name.c_str(), dims, field.values);
         entry.field_names.push_back(field.name);
     }
+    if (!stats.residual_history.empty()) {
+        const std::array<hsize_t, 1> length{stats.residual_history.size()};
+        context.double_dataset(group.get(), "residual_history", length, stats.residual_history);
+    }
     group.reset();
-    context.check(H5Fflush(file_.get(), H5F_SCOPE_GLOBAL), "H5Fflush");
+    hdf5::flush_to_disk(context, file_.get());
+    release_cache(context);
 
     steps_.push_back(std::move(entry));
     solvers::write_file_atomically(xdmf_path(),

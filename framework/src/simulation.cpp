@@ -4,8 +4,9 @@
 #include <cmath>
 #include <cstdio>
 #include <string>
+#include <system_error>
 
-#include "simrun/framework/field.hpp"
+#include "output_pipeline.hpp"
 #include "simrun/framework/hdf5_run_writer.hpp"
 #include "simrun/framework/input_error.hpp"
 #include "simrun/framework/progress.hpp"
@@ -13,12 +14,25 @@
 
 namespace simrun::framework {
 
-struct Simulation::Writers {
-    std::unique_ptr<VtkSeriesWriter> vtk;
-    std::unique_ptr<Hdf5RunWriter> hdf5;
+struct Simulation::Outputs {
+    std::unique_ptr<OutputPipeline> pipeline;  // none when output is off
+    // Whether the first step (0, or the restart step) still has to be written to each output:
+    // a run file continued in place already holds it.
+    bool first_vtk = true;
+    bool first_hdf5 = true;
 };
 
 namespace {
+
+StepStatistics initial_statistics() { return {0, 0.0, "initial", "none", {}}; }
+
+StepStatistics statistics_of(const std::optional<solvers::SolveReport>& report) {
+    if (!report) return {0, 0.0, "explicit", "none", {}};
+    const solvers::SolveResult& result = report->result();
+    return {report->total_iterations(), result.relative_residual(),
+            std::string(solvers::to_string(result.status)), report->step().name(),
+            result.residual_history};
+}
 
 std::string decisions_text(const TimeIntegrator& integrator, const solvers::Backend& backend,
                            const RunSpec& spec) {
@@ -42,11 +56,20 @@ std::string decisions_text(const TimeIntegrator& integrator, const solvers::Back
 }  // namespace
 
 Simulation::Simulation(RunSpec spec, const RunOptions& options)
-    : spec_(std::move(spec)), options_(options), writers_(std::make_unique<Writers>()) {
+    : spec_(std::move(spec)), options_(options) {
     if (options_.output_directory) spec_.output.directory = *options_.output_directory;
+    // The restart file is checked first: its errors are the user's, and cheap to find.
+    if (options_.restart_file) {
+        restart_ = read_restart_state(*options_.restart_file, *spec_.grid, spec_.time);
+    }
     backend_ = solvers::make_backend(options_.backend);
     integrator_ = make_time_integrator(*spec_.grid, *spec_.problem, *spec_.boundary, spec_.time,
                                        spec_.solver, backend_);
+    if (restart_) {
+        integrator_->set_state(restart_->u, restart_->step);
+        restart_->u = {};
+        return;
+    }
     std::vector<double> u(static_cast<std::size_t>(spec_.grid->num_points()), 0.0);
     if (!spec_.time.steady()) spec_.problem->initial_condition(*spec_.grid, u);
     for (std::size_t i = 0; i < u.size(); ++i) {
@@ -66,45 +89,57 @@ std::vector<double> Simulation::field() const {
     return u;
 }
 
-std::filesystem::path Simulation::pvd_path() const {
-    return writers_->vtk ? writers_->vtk->pvd_path() : std::filesystem::path{};
-}
-
-std::filesystem::path Simulation::h5_path() const {
-    return writers_->hdf5 ? writers_->hdf5->h5_path() : std::filesystem::path{};
-}
-
-void Simulation::write(std::int64_t step, const solvers::SolveReport* report) {
-    if (!options_.write_output) return;
-    const std::vector<double> u = field();
-    const FieldView fields[] = {{"u", u}};
-    if (writers_->vtk) writers_->vtk->write_step(step, time(), fields);
-    if (writers_->hdf5) {
-        StepStatistics statistics{0, 0.0, "initial"};
-        if (report != nullptr) {
-            statistics = {report->total_iterations(), report->result().relative_residual(),
-                          std::string(solvers::to_string(report->result().status))};
-        }
-        writers_->hdf5->write_step(step, time(), fields, statistics);
+Simulation::Outputs Simulation::open_outputs() {
+    Outputs outputs;
+    if (!options_.write_output) return outputs;
+    const OutputParameters& output = spec_.output;
+    const auto h5_file = output.directory / (output.basename + ".h5");
+    // A run continued into the file it continues from appends to its outputs.
+    bool append = false;
+    if (restart_ && output.hdf5) {
+        std::error_code error;
+        append = std::filesystem::equivalent(h5_file, restart_->file, error);
     }
+    std::unique_ptr<VtkSeriesWriter> vtk;
+    std::unique_ptr<Hdf5RunWriter> hdf5;
+    if (output.vtk) {
+        vtk =
+            append
+                ? std::make_unique<VtkSeriesWriter>(output.directory, output.basename, *spec_.grid,
+                                                    ContinueSeries{restart_->step})
+                : std::make_unique<VtkSeriesWriter>(output.directory, output.basename, *spec_.grid);
+        outputs.first_vtk = !vtk->has_step(integrator_->step());
+        pvd_path_ = vtk->pvd_path();
+    }
+    if (output.hdf5) {
+        std::filesystem::create_directories(output.directory);
+        hdf5 =
+            std::make_unique<Hdf5RunWriter>(h5_file, *spec_.grid, spec_.effective_input,
+                                            decisions_text(*integrator_, *backend_, spec_),
+                                            append ? Hdf5OpenMode::append : Hdf5OpenMode::create);
+        outputs.first_hdf5 = !append;
+        h5_path_ = h5_file;
+    }
+    outputs.pipeline = std::make_unique<OutputPipeline>(std::move(vtk), std::move(hdf5));
+    return outputs;
 }
 
 RunSummary Simulation::run() {
-    const OutputParameters& output = spec_.output;
-    if (options_.write_output) {
-        if (output.vtk) {
-            writers_->vtk =
-                std::make_unique<VtkSeriesWriter>(output.directory, output.basename, *spec_.grid);
-        }
-        if (output.hdf5) {
-            std::filesystem::create_directories(output.directory);
-            writers_->hdf5 = std::make_unique<Hdf5RunWriter>(
-                output.directory / (output.basename + ".h5"), *spec_.grid, spec_.effective_input,
-                decisions_text(*integrator_, *backend_, spec_));
-        }
-    }
     RunSummary summary;
     const auto start = std::chrono::steady_clock::now();
+    Outputs outputs = open_outputs();
+    // The host copy synchronises with the device; the writer thread takes it from there.
+    auto submit = [&](StepStatistics statistics, bool vtk, bool hdf5) {
+        if (!outputs.pipeline || !(vtk || hdf5)) return;
+        outputs.pipeline->submit(
+            {integrator_->step(), time(), field(), std::move(statistics), vtk, hdf5});
+    };
+    // The run's time includes waiting for the writer to finish.
+    auto finish = [&] {
+        if (outputs.pipeline) outputs.pipeline->finish();
+        summary.seconds =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    };
     auto check = [&](const std::optional<solvers::SolveReport>& report, std::int64_t step) {
         if (!report) return;
         summary.total_iterations += report->total_iterations();
@@ -123,30 +158,29 @@ RunSummary Simulation::run() {
         const auto report = integrator_->advance();
         check(report, 0);
         summary.steps = 1;
-        write(0, report ? &*report : nullptr);
-        summary.seconds =
-            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        submit(statistics_of(report), true, true);
+        finish();
         return summary;
     }
-    write(integrator_->step(), nullptr);
+    submit(restart_ ? restart_->statistics : initial_statistics(), outputs.first_vtk,
+           outputs.first_hdf5);
     ProgressReporter progress(spec_.time.steps, ProgressReporter::mode_for_stderr(options_.quiet));
-    for (std::int64_t step = integrator_->step() + 1; step <= spec_.time.steps; ++step) {
-        const auto report = integrator_->advance();
-        summary.steps += 1;
-        try {
+    try {
+        for (std::int64_t step = integrator_->step() + 1; step <= spec_.time.steps; ++step) {
+            const auto report = integrator_->advance();
+            summary.steps += 1;
             check(report, step);
-        } catch (...) {
-            progress.finish();
-            throw;
+            progress.update(step, time(), report ? report->total_iterations() : 0);
+            if (step % spec_.output.every == 0 || step == spec_.time.steps) {
+                submit(statistics_of(report), true, true);
+            }
         }
-        progress.update(step, time(), report ? report->total_iterations() : 0);
-        if (step % output.every == 0 || step == spec_.time.steps) {
-            write(step, report ? &*report : nullptr);
-        }
+    } catch (...) {
+        progress.finish();
+        throw;
     }
     progress.finish();
-    summary.seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    finish();
     return summary;
 }
 

@@ -8,6 +8,10 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
+#include <regex>
 #include <stdexcept>
 #include <system_error>
 #include <utility>
@@ -17,17 +21,101 @@
 
 namespace simrun::framework {
 
-namespace {}  // namespace
+namespace {
+
+// The inverse of xml_escape for the entities it writes.
+std::string xml_unescape(std::string_view text) {
+    static const std::pair<std::string_view, char> entities[] = {
+        {"&amp;", '&'}, {"&lt;", '<'}, {"&gt;", '>'}, {"&quot;", '"'}};
+    std::string out;
+    for (std::size_t at = 0; at < text.size();) {
+        bool replaced = false;
+        for (const auto& [entity, character] : entities) {
+            if (text.substr(at, entity.size()) == entity) {
+                out += character;
+                at += entity.size();
+                replaced = true;
+                break;
+            }
+        }
+        if (!replaced) out += text[at++];
+    }
+    return out;
+}
+
+}  // namespace
 
 VtkSeriesWriter::VtkSeriesWriter(std::filesystem::path directory, std::string basename,
                                  const Grid& grid)
     : directory_(std::move(directory)), basename_(std::move(basename)), grid_(grid) {
+    create_directory();
+    std::error_code error;
+    std::filesystem::remove(pvd_path(), error);
+    if (error) {
+        throw std::runtime_error("cannot remove '" + pvd_path().string() + "': " + error.message());
+    }
+}
+
+VtkSeriesWriter::VtkSeriesWriter(std::filesystem::path directory, std::string basename,
+                                 const Grid& grid, ContinueSeries from)
+    : directory_(std::move(directory)), basename_(std::move(basename)), grid_(grid) {
+    create_directory();
+    read_pvd(from.last_step);
+}
+
+void VtkSeriesWriter::create_directory() const {
     std::error_code error;
     std::filesystem::create_directories(directory_, error);
     if (error || !std::filesystem::is_directory(directory_)) {
         throw std::runtime_error("cannot create output directory '" + directory_.string() +
                                  "': " + (error ? error.message() : "not a directory"));
     }
+}
+
+void VtkSeriesWriter::read_pvd(std::int64_t last_step) {
+    const auto path = pvd_path();
+    if (!std::filesystem::exists(path)) return;
+    std::ifstream in(path);
+    if (!in) throw std::runtime_error("cannot read '" + path.string() + "'");
+    const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+    // Entries as write_pvd() writes them; a file name not of this series' form is skipped.
+    const std::regex dataset(R"re(<DataSet\s[^>]*timestep="([^"]*)"[^>]*file="([^"]*)")re");
+    const std::string prefix = basename_ + "_";
+    for (auto it = std::sregex_iterator(text.begin(), text.end(), dataset);
+         it != std::sregex_iterator(); ++it) {
+        const std::string file = xml_unescape((*it)[2].str());
+        if (file.size() <= prefix.size() + 4 || !file.starts_with(prefix) ||
+            !file.ends_with(".vti")) {
+            continue;
+        }
+        const std::string digits = file.substr(prefix.size(), file.size() - prefix.size() - 4);
+        if (digits.size() > 18 || !std::all_of(digits.begin(), digits.end(),
+                                               [](char c) { return c >= '0' && c <= '9'; })) {
+            continue;
+        }
+        const std::string time_text = (*it)[1].str();
+        char* end = nullptr;
+        const double time = std::strtod(time_text.c_str(), &end);
+        if (time_text.empty() || *end != '\0') {
+            throw std::runtime_error("cannot read '" + path.string() + "': timestep \"" +
+                                     time_text + "\" is not a number");
+        }
+        const std::int64_t step = std::stoll(digits);
+        if (step <= last_step && !has_step(step)) entries_.push_back({step, time, file});
+    }
+    std::sort(entries_.begin(), entries_.end(),
+              [](const Entry& a, const Entry& b) { return a.step < b.step; });
+}
+
+bool VtkSeriesWriter::has_step(std::int64_t step) const {
+    return std::any_of(entries_.begin(), entries_.end(),
+                       [step](const Entry& e) { return e.step == step; });
+}
+
+std::vector<std::pair<std::int64_t, double>> VtkSeriesWriter::steps() const {
+    std::vector<std::pair<std::int64_t, double>> out;
+    for (const auto& entry : entries_) out.emplace_back(entry.step, entry.time);
+    return out;
 }
 
 std::filesystem::path VtkSeriesWriter::pvd_path() const {

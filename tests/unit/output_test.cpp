@@ -238,11 +238,13 @@ TEST_F(OutputTest, Hdf5RoundTripIsExact) {
         const auto h5 = dir_ / ("run" + std::to_string(grid.dimension()) + ".h5");
         const auto u = sample_field(grid, 0.0);
         const auto v = sample_field(grid, -2.0);
+        const std::vector<double> history{1.0, 0.25, 3e-3, 1.5e-7};
         {
             Hdf5RunWriter writer(h5, grid, input, decisions);
             const std::vector<FieldView> fields{{"u", u}, {"v", v}};
-            writer.write_step(0, 0.0, fields, {0, 0.0, "initial"});
-            writer.write_step(10, 0.125, fields, {42, 3.5e-11, "converged"});
+            writer.write_step(0, 0.0, fields, {0, 0.0, "initial", "none", {}});
+            writer.write_step(10, 0.125, fields,
+                              {42, 3.5e-11, "converged", "cg + jacobi", history});
         }
         H5Id file{H5Fopen(h5.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose};
         ASSERT_GE(file.id, 0);
@@ -270,6 +272,16 @@ TEST_F(OutputTest, Hdf5RoundTripIsExact) {
                   3.5e-11);
         H5Id status{H5Aopen(step.id, "status", H5P_DEFAULT), H5Aclose};
         EXPECT_EQ(read_string(status.id, true), "converged");
+        H5Id method{H5Aopen(step.id, "method", H5P_DEFAULT), H5Aclose};
+        EXPECT_EQ(read_string(method.id, true), "cg + jacobi");
+        std::vector<hsize_t> history_dims;
+        EXPECT_EQ(read_dataset(file.id, "/steps/000010/residual_history", history_dims), history);
+        EXPECT_EQ(history_dims, (std::vector<hsize_t>{history.size()}));
+        // Step 0 solved nothing: method "none" and no history.
+        H5Id initial{H5Gopen2(file.id, "/steps/000000", H5P_DEFAULT), H5Gclose};
+        H5Id initial_method{H5Aopen(initial.id, "method", H5P_DEFAULT), H5Aclose};
+        EXPECT_EQ(read_string(initial_method.id, true), "none");
+        EXPECT_EQ(H5Lexists(initial.id, "residual_history", H5P_DEFAULT), 0);
 
         std::vector<hsize_t> dims;
         EXPECT_EQ(read_dataset(file.id, "/steps/000010/u", dims), u);
@@ -292,7 +304,8 @@ TEST_F(OutputTest, XdmfNamesExistingDatasetsWithIncreasingTimes) {
         Hdf5RunWriter writer(h5, grid, "", "");
         ASSERT_EQ(writer.xdmf_path(), dir_ / "run.xmf");
         for (std::size_t n = 0; n < times.size(); ++n) {
-            writer.write_step(static_cast<std::int64_t>(5 * n), times[n], fields, {1, 0.5, "ok"});
+            writer.write_step(static_cast<std::int64_t>(5 * n), times[n], fields,
+                              {1, 0.5, "ok", "none", {}});
         }
     }
     const auto text = read_text(dir_ / "run.xmf");
@@ -361,7 +374,8 @@ TEST_F(OutputTest, NoTemporaryFilesRemainAfterWriting) {
     Hdf5RunWriter h5(dir_ / "run.h5", grid, "x = 1\n", "none");
     for (std::int64_t step = 0; step < 4; ++step) {
         vtk.write_step(step, 0.5 * static_cast<double>(step), fields);
-        h5.write_step(step, 0.5 * static_cast<double>(step), fields, {3, 1e-9, "converged"});
+        h5.write_step(step, 0.5 * static_cast<double>(step), fields,
+                      {3, 1e-9, "converged", "cg + jacobi", {1.0, 1e-9}});
     }
     write_file_atomically(dir_ / "notes.txt", "hello");
     EXPECT_TRUE(temporary_files(dir_).empty());
@@ -444,4 +458,112 @@ TEST_F(OutputTest, UncreatableDirectoryThrowsNamingThePath) {
                   std::string::npos)
             << error.what();
     }
+}
+
+namespace {
+
+// The .xmf's <Time> values, in order.
+std::vector<double> xdmf_times(const std::string& text) {
+    const std::regex time_re(R"re(<Time Value="([^"]+)"/>)re");
+    std::vector<double> times;
+    for (auto it = std::sregex_iterator(text.begin(), text.end(), time_re);
+         it != std::sregex_iterator(); ++it) {
+        times.push_back(std::stod((*it)[1].str()));
+    }
+    return times;
+}
+
+}  // namespace
+
+TEST_F(OutputTest, Hdf5AppendKeepsStepsRecordsTheRestartAndRewritesTheXdmf) {
+    const Grid grid = grid_2d();
+    const auto h5 = dir_ / "run.h5";
+    const auto u = sample_field(grid, 0.0);
+    const auto w = sample_field(grid, 3.0);
+    const std::vector<FieldView> first{{"u", u}};
+    const std::vector<FieldView> later{{"u", w}};
+    {
+        Hdf5RunWriter writer(h5, grid, "end = 1", "first");
+        writer.write_step(0, 0.0, first, {0, 0.0, "initial", "none", {}});
+        writer.write_step(5, 0.5, first, {7, 1e-9, "converged", "cg + jacobi", {1.0, 1e-9}});
+    }
+    {
+        Hdf5RunWriter writer(h5, grid, "end = 2", "second",
+                             simrun::framework::Hdf5OpenMode::append);
+        ASSERT_EQ(writer.steps().size(), 2u);
+        EXPECT_EQ(writer.steps()[1].step, 5);
+        EXPECT_EQ(writer.steps()[1].time, 0.5);
+        // Only datasets shaped like the grid are fields; residual_history is not one.
+        EXPECT_EQ(writer.steps()[1].field_names, (std::vector<std::string>{"u"}));
+        EXPECT_EQ(xdmf_times(read_text(writer.xdmf_path())), (std::vector<double>{0.0, 0.5}));
+        writer.write_step(10, 1.0, later, {3, 1e-10, "converged", "cg + jacobi", {1.0, 1e-10}});
+        EXPECT_THROW(writer.write_step(5, 0.5, later, {}), std::runtime_error);
+    }
+    EXPECT_EQ(xdmf_times(read_text(dir_ / "run.xmf")), (std::vector<double>{0.0, 0.5, 1.0}));
+
+    H5Id file{H5Fopen(h5.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose};
+    ASSERT_GE(file.id, 0);
+    std::vector<hsize_t> dims;
+    EXPECT_EQ(read_dataset(file.id, "/steps/000005/u", dims), u);
+    EXPECT_EQ(read_dataset(file.id, "/steps/000010/u", dims), w);
+    EXPECT_EQ(read_string_dataset(file.id, "/input"), "end = 1");
+    EXPECT_EQ(read_string_dataset(file.id, "/restarts/0/input"), "end = 2");
+    EXPECT_EQ(read_string_dataset(file.id, "/restarts/0/solver_decisions"), "second");
+    H5Id restart{H5Gopen2(file.id, "/restarts/0", H5P_DEFAULT), H5Gclose};
+    EXPECT_EQ(read_scalar_attribute<std::int64_t>(restart.id, "step", H5T_NATIVE_INT64), 5);
+}
+
+TEST_F(OutputTest, Hdf5AppendToAnotherGridThrows) {
+    const auto h5 = dir_ / "run.h5";
+    { Hdf5RunWriter writer(h5, grid_2d(), "", ""); }
+    EXPECT_THROW(Hdf5RunWriter(h5, grid_3d(), "", "", simrun::framework::Hdf5OpenMode::append),
+                 std::invalid_argument);
+}
+
+// A new run file replaces the old one whole: no .xmf of the earlier run names its steps.
+TEST_F(OutputTest, NewRunFileRemovesTheEarlierRunsXdmf) {
+    const Grid grid = grid_2d();
+    const auto u = sample_field(grid, 0.0);
+    const std::vector<FieldView> fields{{"u", u}};
+    {
+        Hdf5RunWriter writer(dir_ / "run.h5", grid, "", "");
+        writer.write_step(0, 0.0, fields, {});
+    }
+    ASSERT_TRUE(fs::exists(dir_ / "run.xmf"));
+    Hdf5RunWriter writer(dir_ / "run.h5", grid, "", "");
+    EXPECT_FALSE(fs::exists(dir_ / "run.xmf"));
+    EXPECT_TRUE(writer.steps().empty());
+    EXPECT_TRUE(temporary_files(dir_).empty());
+}
+
+TEST_F(OutputTest, VtkSeriesContinuesFromThePvdAndStartsAfresh) {
+    const Grid grid = grid_2d();
+    const auto u = sample_field(grid, 0.0);
+    const std::vector<FieldView> fields{{"u", u}};
+    const double third = 1.0 / 3.0;
+    {
+        VtkSeriesWriter writer(dir_, "a&b", grid);
+        for (std::int64_t step = 0; step < 4; ++step) {
+            writer.write_step(step, third * static_cast<double>(step), fields);
+        }
+    }
+    {
+        // Steps after the one continued from are dropped; the others keep their exact times.
+        VtkSeriesWriter writer(dir_, "a&b", grid, simrun::framework::ContinueSeries{2});
+        using Steps = std::vector<std::pair<std::int64_t, double>>;
+        EXPECT_EQ(writer.steps(), (Steps{{0, 0.0}, {1, third}, {2, 2 * third}}));
+        EXPECT_TRUE(writer.has_step(2));
+        EXPECT_FALSE(writer.has_step(3));
+        writer.write_step(4, 4 * third, fields);
+        EXPECT_EQ(writer.steps(), (Steps{{0, 0.0}, {1, third}, {2, 2 * third}, {4, 4 * third}}));
+    }
+    const auto text = read_text(dir_ / "a&b.pvd");
+    EXPECT_NE(text.find("file=\"a&amp;b_000004.vti\""), std::string::npos) << text;
+    EXPECT_EQ(text.find("a&amp;b_000003.vti"), std::string::npos) << text;
+
+    VtkSeriesWriter fresh(dir_, "a&b", grid);
+    EXPECT_TRUE(fresh.steps().empty());
+    EXPECT_FALSE(fs::exists(dir_ / "a&b.pvd"));
+    VtkSeriesWriter elsewhere(dir_ / "none", "a&b", grid, simrun::framework::ContinueSeries{9});
+    EXPECT_TRUE(elsewhere.steps().empty());
 }

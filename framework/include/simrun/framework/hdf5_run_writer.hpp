@@ -9,11 +9,20 @@
 //   /input                string: the input TOML text
 //   /solver_decisions     string
 //   /steps/NNNNNN         attributes time (double), solver_iterations (int64),
-//                         relative_residual (double), status (string); one double dataset per
-//                         field, shaped [nz][ny][nx] in 3D, [ny][nx] in 2D (the grid's order)
+//                         relative_residual (double), status (string), method (string: the
+//                         last solve attempt's method, "none" without a linear solve); one
+//                         double dataset per field, shaped [nz][ny][nx] in 3D, [ny][nx] in 2D
+//                         (the grid's order); residual_history (double, iterations + 1
+//                         values) when the step solved a linear system
+//   /restarts/N           one group per restart appended to the file: attribute step (int64,
+//                         the step continued from), datasets input and solver_decisions
 //
-// The file is flushed after each step, so every completed step stays readable if the process
-// is killed; the .xmf is replaced atomically after each step.
+// Crash safety: the file is created under a temporary name and renamed into place once its
+// header is on disk; its metadata cache never evicts, so metadata reaches the file only at the
+// flush (and fsync) that ends each step, and the .xmf is replaced atomically after that flush.
+// A process killed between flushes thus leaves a file that opens and holds every step the .xmf
+// names. A kill during a flush itself (milliseconds per step) is not covered: HDF5 rewrites its
+// metadata in place and has no transactional writes.
 #include <cstdint>
 #include <filesystem>
 #include <span>
@@ -27,10 +36,22 @@
 
 namespace simrun::framework {
 
+namespace hdf5 {
+class Context;
+}
+
 struct StepStatistics {
-    std::int64_t solver_iterations = 0;
-    double relative_residual = 0.0;
-    std::string status;
+    std::int64_t solver_iterations = 0;    // over every attempt of the step's solve
+    double relative_residual = 0.0;        // of the last attempt
+    std::string status;                    // "converged", ..., "initial", "explicit"
+    std::string method = "none";           // the last attempt's method, e.g. "cg + jacobi"
+    std::vector<double> residual_history;  // the last attempt's ||r_k||, k = 0 .. iterations;
+                                           // empty (no dataset) without a linear solve
+};
+
+enum class Hdf5OpenMode {
+    create,  // a new file (replacing one there)
+    append,  // an existing run file, continued after its last step
 };
 
 // Owns one HDF5 identifier and closes it with the matching H5?close on destruction.
@@ -55,16 +76,20 @@ private:
 
 class Hdf5RunWriter {
 public:
-    // Creates (truncating) h5_path and writes /grid, /input and /solver_decisions. Disables
-    // HDF5's automatic error printing. Throws std::runtime_error naming the file and the HDF5
-    // operation that failed.
+    // create: writes a new file with /grid, /input and /solver_decisions and renames it over
+    // h5_path (removing an .xmf left there first, whose steps are gone). append: opens h5_path
+    // read-write, keeps its steps, records the input and decisions under /restarts and
+    // rewrites the .xmf from every step the file holds. Disables HDF5's automatic error
+    // printing. Throws std::invalid_argument when an appended file's grid differs from
+    // `grid`, std::runtime_error naming the file and the HDF5 operation that failed.
     Hdf5RunWriter(std::filesystem::path h5_path, const Grid& grid, std::string_view input_text,
-                  std::string_view solver_decisions);
+                  std::string_view solver_decisions, Hdf5OpenMode mode = Hdf5OpenMode::create);
     ~Hdf5RunWriter() = default;
     Hdf5RunWriter(const Hdf5RunWriter&) = delete;
     Hdf5RunWriter& operator=(const Hdf5RunWriter&) = delete;
 
-    // Writes group /steps/<step, 6 digits>, flushes the file and rewrites the .xmf. Throws
+    // Writes group /steps/<step, 6 digits>, flushes the file to disk and then rewrites the
+    // .xmf. Throws
     // std::invalid_argument for a negative step or a field whose size differs from the grid's
     // node count (nothing is written then), std::runtime_error naming the file and operation
     // when HDF5 or the file system fails (including a step written twice).
@@ -73,8 +98,14 @@ public:
 
     const std::filesystem::path& h5_path() const { return h5_path_; }
     std::filesystem::path xdmf_path() const;
+    // The steps the file holds, in order (those found on opening it for append included).
+    const std::vector<XdmfStep>& steps() const { return steps_; }
 
 private:
+    void create(std::string_view input_text, std::string_view solver_decisions);
+    void append(std::string_view input_text, std::string_view solver_decisions);
+    void release_cache(const hdf5::Context& context);
+
     std::filesystem::path h5_path_;
     Grid grid_;
     Hdf5Handle file_;

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "simrun/framework/field.hpp"
@@ -13,12 +14,24 @@
 
 namespace simrun::framework {
 
+// Continue the series already in the directory, from step `last_step` on.
+struct ContinueSeries {
+    std::int64_t last_step;
+};
+
 class VtkSeriesWriter {
 public:
-    // Creates `directory` (and its parents) if needed; throws std::runtime_error naming the
-    // directory when that fails. Files are named "<basename>_<step, 6 digits>.vti" and
-    // "<basename>.pvd".
+    // Starts a new series: creates `directory` (and its parents) if needed and removes a .pvd
+    // left there by an earlier run (its steps are about to be overwritten). Throws
+    // std::runtime_error naming the directory or file when that fails. Files are named
+    // "<basename>_<step, 6 digits>.vti" and "<basename>.pvd".
     VtkSeriesWriter(std::filesystem::path directory, std::string basename, const Grid& grid);
+    // Continues a series: keeps the entries of the existing .pvd up to `from.last_step` (later
+    // ones come from a run that went on past the step continued from, and are dropped); no
+    // .pvd there gives an empty series. Throws std::runtime_error as above, and when the .pvd
+    // cannot be read.
+    VtkSeriesWriter(std::filesystem::path directory, std::string basename, const Grid& grid,
+                    ContinueSeries from);
 
     // Writes the fields of one step (time in the problem's time unit) and rewrites the .pvd.
     // Writing a step again replaces it. Throws std::invalid_argument for a negative step or a
@@ -28,6 +41,9 @@ public:
 
     std::filesystem::path pvd_path() const;
     std::filesystem::path step_path(std::int64_t step) const;
+    bool has_step(std::int64_t step) const;
+    // The steps of the series with their times, in step order.
+    std::vector<std::pair<std::int64_t, double>> steps() const;
 
 private:
     struct Entry {
@@ -37,6 +53,8 @@ private:
     };
 
     std::string step_file_name(std::int64_t step) const;
+    void create_directory() const;
+    void read_pvd(std::int64_t last_step);
     void write_pvd() const;
 
     std::filesystem::path directory_;

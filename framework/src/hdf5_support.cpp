@@ -1,0 +1,233 @@
+#include "hdf5_support.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <stdexcept>
+
+namespace simrun::framework::hdf5 {
+
+Context::Context(const std::filesystem::path& file) : file_(file) {
+    check(H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr), "H5Eset_auto2");
+}
+
+void Context::fail(const std::string& operation) const {
+    std::string detail;
+    H5Ewalk2(
+        H5E_DEFAULT, H5E_WALK_DOWNWARD,
+        [](unsigned, const H5E_error2_t* error, void* out) -> herr_t {
+            if (error->desc != nullptr) *static_cast<std::string*>(out) = error->desc;
+            return 0;
+        },
+        &detail);
+    H5Eclear2(H5E_DEFAULT);
+    throw std::runtime_error("HDF5 file '" + file_.string() + "': " + operation + " failed" +
+                             (detail.empty() ? "" : ": " + detail));
+}
+
+Hdf5Handle Context::scalar_space() const {
+    return check(H5Screate(H5S_SCALAR), H5Sclose, "H5Screate");
+}
+
+Hdf5Handle Context::simple_space(std::span<const hsize_t> dims) const {
+    return check(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr), H5Sclose,
+                 "H5Screate_simple");
+}
+
+Hdf5Handle Context::string_type(std::size_t length) const {
+    auto type = check(H5Tcopy(H5T_C_S1), H5Tclose, "H5Tcopy");
+    check(H5Tset_size(type.get(), length == 0 ? 1 : length), "H5Tset_size");
+    check(H5Tset_strpad(type.get(), H5T_STR_NULLPAD), "H5Tset_strpad");
+    check(H5Tset_cset(type.get(), H5T_CSET_UTF8), "H5Tset_cset");
+    return type;
+}
+
+void Context::attribute(hid_t object, const char* name, hid_t type, hid_t space,
+                        const void* data) const {
+    const std::string what = std::string(" of attribute '") + name + "'";
+    auto attr = check(H5Acreate2(object, name, type, space, H5P_DEFAULT, H5P_DEFAULT), H5Aclose,
+                      "H5Acreate2" + what);
+    check(H5Awrite(attr.get(), type, data), "H5Awrite" + what);
+}
+
+void Context::string_attribute(hid_t object, const char* name, std::string_view text) const {
+    const std::string padded(text.empty() ? std::string(1, '\0') : std::string(text));
+    auto type = string_type(text.size());
+    attribute(object, name, type.get(), scalar_space().get(), padded.data());
+}
+
+void Context::string_dataset(hid_t location, const char* name, std::string_view text) const {
+    const std::string padded(text.empty() ? std::string(1, '\0') : std::string(text));
+    const std::string what = std::string(" of dataset '") + name + "'";
+    auto type = string_type(text.size());
+    auto space = scalar_space();
+    auto data = check(
+        H5Dcreate2(location, name, type.get(), space.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+        H5Dclose, "H5Dcreate2" + what);
+    check(H5Dwrite(data.get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, padded.data()),
+          "H5Dwrite" + what);
+}
+
+void Context::double_dataset(hid_t location, const char* name, std::span<const hsize_t> dims,
+                             std::span<const double> values) const {
+    const std::string what = std::string(" of dataset '") + name + "'";
+    auto space = simple_space(dims);
+    auto data = check(H5Dcreate2(location, name, H5T_NATIVE_DOUBLE, space.get(), H5P_DEFAULT,
+                                 H5P_DEFAULT, H5P_DEFAULT),
+                      H5Dclose, "H5Dcreate2" + what);
+    check(H5Dwrite(data.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data()),
+          "H5Dwrite" + what);
+}
+
+bool Context::link_exists(hid_t location, const std::string& name) const {
+    return check_exists(H5Lexists(location, name.c_str(), H5P_DEFAULT),
+                        "H5Lexists of '" + name + "'");
+}
+
+bool Context::attribute_exists(hid_t object, const char* name) const {
+    return check_exists(H5Aexists(object, name),
+                        std::string("H5Aexists of attribute '") + name + "'");
+}
+
+void Context::read_attribute(hid_t object, const char* name, hid_t type, hsize_t count,
+                             void* out) const {
+    const std::string what = std::string(" of attribute '") + name + "'";
+    auto attr = check(H5Aopen(object, name, H5P_DEFAULT), H5Aclose, "H5Aopen" + what);
+    auto space = check(H5Aget_space(attr.get()), H5Sclose, "H5Aget_space" + what);
+    const hssize_t points = H5Sget_simple_extent_npoints(space.get());
+    if (points < 0) fail("H5Sget_simple_extent_npoints" + what);
+    if (static_cast<hsize_t>(points) != count) {
+        throw std::runtime_error("HDF5 file '" + file_.string() + "': attribute '" + name +
+                                 "' has " + std::to_string(points) + " values, expected " +
+                                 std::to_string(count));
+    }
+    check(H5Aread(attr.get(), type, out), "H5Aread" + what);
+}
+
+std::string Context::read_string_attribute(hid_t object, const char* name) const {
+    const std::string what = std::string(" of attribute '") + name + "'";
+    auto attr = check(H5Aopen(object, name, H5P_DEFAULT), H5Aclose, "H5Aopen" + what);
+    auto type = check(H5Aget_type(attr.get()), H5Tclose, "H5Aget_type" + what);
+    const htri_t variable = H5Tis_variable_str(type.get());
+    if (H5Tget_class(type.get()) != H5T_STRING || variable != 0) {
+        throw std::runtime_error("HDF5 file '" + file_.string() + "': attribute '" + name +
+                                 "' is not a fixed-length string");
+    }
+    std::string text(H5Tget_size(type.get()), '\0');
+    check(H5Aread(attr.get(), type.get(), text.data()), "H5Aread" + what);
+    return text.substr(0, text.find('\0'));
+}
+
+std::vector<hsize_t> Context::dataset_dims(hid_t dataset, const std::string& name) const {
+    auto space = check(H5Dget_space(dataset), H5Sclose, "H5Dget_space of '" + name + "'");
+    const int rank = H5Sget_simple_extent_ndims(space.get());
+    if (rank < 0) fail("H5Sget_simple_extent_ndims of '" + name + "'");
+    std::vector<hsize_t> dims(static_cast<std::size_t>(rank));
+    check(H5Sget_simple_extent_dims(space.get(), dims.data(), nullptr),
+          "H5Sget_simple_extent_dims of '" + name + "'");
+    return dims;
+}
+
+std::vector<double> Context::read_doubles(hid_t dataset, const std::string& name) const {
+    hsize_t count = 1;
+    for (const hsize_t extent : dataset_dims(dataset, name)) count *= extent;
+    std::vector<double> values(static_cast<std::size_t>(count));
+    check(H5Dread(dataset, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data()),
+          "H5Dread of '" + name + "'");
+    return values;
+}
+
+namespace {
+
+// The names of a group's links, in name order.
+std::vector<std::string> link_names(const Context& context, hid_t group, const std::string& path) {
+    H5G_info_t info;
+    context.check(H5Gget_info(group, &info), "H5Gget_info of '" + path + "'");
+    std::vector<std::string> names;
+    for (hsize_t n = 0; n < info.nlinks; ++n) {
+        const auto operation = "H5Lget_name_by_idx in '" + path + "'";
+        const ssize_t length =
+            H5Lget_name_by_idx(group, ".", H5_INDEX_NAME, H5_ITER_INC, n, nullptr, 0, H5P_DEFAULT);
+        if (length < 0) context.fail(operation);
+        std::string name(static_cast<std::size_t>(length) + 1, '\0');
+        if (H5Lget_name_by_idx(group, ".", H5_INDEX_NAME, H5_ITER_INC, n, name.data(), name.size(),
+                               H5P_DEFAULT) < 0) {
+            context.fail(operation);
+        }
+        name.resize(static_cast<std::size_t>(length));
+        names.push_back(std::move(name));
+    }
+    return names;
+}
+
+}  // namespace
+
+std::vector<StoredStep> list_steps(const Context& context, hid_t file) {
+    auto group = context.check(H5Gopen2(file, "/steps", H5P_DEFAULT), H5Gclose,
+                               "H5Gopen2 of group '/steps'");
+    std::vector<StoredStep> steps;
+    for (auto& name : link_names(context, group.get(), "/steps")) {
+        const bool is_number =
+            !name.empty() && name.size() <= 18 &&
+            std::all_of(name.begin(), name.end(), [](char c) { return c >= '0' && c <= '9'; });
+        if (is_number) steps.push_back({std::stoll(name), std::move(name)});
+    }
+    std::sort(steps.begin(), steps.end(),
+              [](const StoredStep& a, const StoredStep& b) { return a.step < b.step; });
+    return steps;
+}
+
+std::vector<std::string> field_names(const Context& context, hid_t group,
+                                     const std::string& group_path, std::span<const hsize_t> dims) {
+    std::vector<std::string> fields;
+    for (auto& name : link_names(context, group, group_path)) {
+        const std::string path = group_path + "/" + name;
+        auto object = context.check(H5Oopen(group, name.c_str(), H5P_DEFAULT), H5Oclose,
+                                    "H5Oopen of '" + path + "'");
+        if (H5Iget_type(object.get()) != H5I_DATASET) continue;
+        const auto extent = context.dataset_dims(object.get(), path);
+        if (std::equal(extent.begin(), extent.end(), dims.begin(), dims.end())) {
+            fields.push_back(std::move(name));
+        }
+    }
+    return fields;
+}
+
+std::vector<hsize_t> field_dims(const Grid& grid) {
+    std::vector<hsize_t> dims;
+    for (int axis = grid.dimension() - 1; axis >= 0; --axis) {
+        dims.push_back(static_cast<hsize_t>(grid.points(axis)));
+    }
+    return dims;
+}
+
+Hdf5Handle crash_safe_file_access(const Context& context) {
+    auto access = context.check(H5Pcreate(H5P_FILE_ACCESS), H5Pclose, "H5Pcreate (file access)");
+    H5AC_cache_config_t config;
+    std::memset(&config, 0, sizeof config);
+    config.version = H5AC__CURR_CACHE_CONFIG_VERSION;
+    context.check(H5Pget_mdc_config(access.get(), &config), "H5Pget_mdc_config");
+    // HDF5 accepts disabled evictions only with every automatic resize mode off.
+    config.evictions_enabled = false;
+    config.incr_mode = H5C_incr__off;
+    config.flash_incr_mode = H5C_flash_incr__off;
+    config.decr_mode = H5C_decr__off;
+    context.check(H5Pset_mdc_config(access.get(), &config), "H5Pset_mdc_config");
+    return access;
+}
+
+void flush_to_disk(const Context& context, hid_t file) {
+    context.check(H5Fflush(file, H5F_SCOPE_GLOBAL), "H5Fflush");
+    void* handle = nullptr;
+    context.check(H5Fget_vfd_handle(file, H5P_DEFAULT, &handle), "H5Fget_vfd_handle");
+    if (handle == nullptr) context.fail("H5Fget_vfd_handle (no handle)");
+    // The default (sec2) driver's handle is its POSIX file descriptor.
+    if (::fsync(*static_cast<const int*>(handle)) != 0) {
+        throw std::runtime_error("HDF5 file '" + context.file().string() +
+                                 "': fsync failed: " + std::strerror(errno));
+    }
+}
+
+}  // namespace simrun::framework::hdf5
