@@ -12,7 +12,7 @@ CudaBackend::CudaBackend(int device) : device_(device) {
     SIMRUN_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
     SIMRUN_CUDA_CHECK(
         cudaMalloc(&reduction_scratch_, 2 * (max_reduction_blocks + 1) * sizeof(double)));
-    SIMRUN_CUDA_CHECK(cudaMallocHost(&host_result_, sizeof(double)));
+    SIMRUN_CUDA_CHECK(cudaMallocHost(&host_result_, 2 * sizeof(double)));
     for (auto& aux : aux_streams_) {
         SIMRUN_CUDA_CHECK(cudaStreamCreateWithFlags(&aux, cudaStreamNonBlocking));
     }
@@ -60,6 +60,14 @@ void CudaBackend::copy_to_host(void* destination, const void* source, std::size_
 void CudaBackend::copy(void* destination, const void* source, std::size_t bytes) const {
     SIMRUN_CUDA_CHECK(
         cudaMemcpyAsync(destination, source, bytes, cudaMemcpyDeviceToDevice, stream_));
+}
+
+const void* CudaBackend::fetch_result(const void* device_result, std::size_t bytes) const {
+    if (bytes > 2 * sizeof(double)) throw CudaError("fetch_result: at most 16 bytes");
+    SIMRUN_CUDA_CHECK(
+        cudaMemcpyAsync(host_result_, device_result, bytes, cudaMemcpyDeviceToHost, stream_));
+    SIMRUN_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    return host_result_;
 }
 
 void CudaBackend::synchronize() const { SIMRUN_CUDA_CHECK(cudaStreamSynchronize(stream_)); }

@@ -32,7 +32,9 @@ public:
     // Device scratch of 2 (max_reduction_blocks + 1) doubles (room for a (sum, compensation)
     // pair per block and one more), and one pinned host double.
     void* reduction_scratch() const { return reduction_scratch_; }
-    void* host_result() const { return host_result_; }
+    // Copies a reduction's result (at most 2 doubles) from device memory into the pinned
+    // result buffer on the stream, waits for it, and returns the buffer.
+    const void* fetch_result(const void* device_result, std::size_t bytes) const;
 
     // Streams for work that may run beside stream(), created once. A fork records fork_event()
     // on stream() and makes aux_stream(k) wait on it; the join records join_event(k) on

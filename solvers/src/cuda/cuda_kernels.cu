@@ -76,11 +76,7 @@ T dot(const Backend& backend, std::size_t n, const T* x, const T* y) {
     SIMRUN_CUDA_CHECK_LAUNCH(dot_partials_kernel);
     sum_partials_kernel<T><<<1, block_size, 0, cuda.stream()>>>(blocks, partials, result);
     SIMRUN_CUDA_CHECK_LAUNCH(sum_partials_kernel);
-    T* host = static_cast<T*>(cuda.host_result());
-    SIMRUN_CUDA_CHECK(
-        cudaMemcpyAsync(host, result, sizeof(T), cudaMemcpyDeviceToHost, cuda.stream()));
-    SIMRUN_CUDA_CHECK(cudaStreamSynchronize(cuda.stream()));
-    return *host;
+    return *static_cast<const T*>(cuda.fetch_result(result, sizeof(T)));
 }
 
 // y = A x, one thread per row; values are diagonal-major so each diagonal's read is coalesced.

@@ -417,11 +417,7 @@ T dot_compensated(const Backend& backend, std::size_t n, const T* x, const T* y)
     dot_compensated_total_kernel<T>
         <<<1, reduction_block, 0, cuda.stream()>>>(blocks, partials, result);
     SIMRUN_CUDA_CHECK_LAUNCH(dot_compensated_total_kernel);
-    T* host = static_cast<T*>(cuda.host_result());
-    SIMRUN_CUDA_CHECK(
-        cudaMemcpyAsync(host, result, sizeof(T), cudaMemcpyDeviceToHost, cuda.stream()));
-    SIMRUN_CUDA_CHECK(cudaStreamSynchronize(cuda.stream()));
-    return *host;
+    return *static_cast<const T*>(cuda.fetch_result(result, sizeof(T)));
 }
 
 template <typename T>
