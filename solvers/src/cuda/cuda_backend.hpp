@@ -30,7 +30,7 @@ public:
     cudaStream_t stream() const { return stream_; }
     int device() const { return device_; }
     // Device scratch of 2 (max_reduction_blocks + 1) doubles (room for a (sum, compensation)
-    // pair per block and one more), and one pinned host double.
+    // pair per block and one more).
     void* reduction_scratch() const { return reduction_scratch_; }
     // Copies a reduction's result (at most 2 doubles) from device memory into the pinned
     // result buffer on the stream, waits for it, and returns the buffer.
