@@ -7,6 +7,7 @@
 #include <cstring>
 #include <ctime>
 #include <exception>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
@@ -14,7 +15,10 @@
 #include <vector>
 
 #include "benchmark_cases.hpp"
+#include "simrun/framework/config.hpp"
 #include "simrun/framework/input_error.hpp"
+#include "simrun/framework/run_spec.hpp"
+#include "simrun/framework/simulation.hpp"
 #include "simrun/solvers/array.hpp"
 #include "simrun/solvers/backend.hpp"
 #include "simrun/solvers/baseline_cg.hpp"
@@ -214,6 +218,48 @@ std::string table_row(const json& c) {
     return text;
 }
 
+// Heat-equation steps per second: backward Euler on an m x m grid with dt = h^2 / alpha and
+// rtol 1e-8 (issue 5's case), once without output and once writing every 10th step, so the
+// cost of output (which overlaps computing) shows as a ratio. The run after a warm-up run.
+json heat_steps_per_second(solvers::BackendChoice backend, std::int64_t m, std::int64_t steps) {
+    const double h = 1.0 / static_cast<double>(m - 1);
+    char input[768];
+    std::snprintf(input, sizeof input,
+                  "[problem]\ntype = \"heat\"\nalpha = 1.0\n"
+                  "initial = \"sin(pi*x)*sin(pi*y) + exp(-50*((x-0.3)^2 + (y-0.6)^2))\"\n"
+                  "[grid]\nnx = %lld\nny = %lld\n[boundary]\nall = \"0\"\n"
+                  "[time]\nscheme = \"backward_euler\"\ndt = %.17g\nend = %.17g\n"
+                  "[solver]\nrtol = 1e-8\n[output]\nevery = 10\n",
+                  static_cast<long long>(m), static_cast<long long>(m), h * h,
+                  h * h * static_cast<double>(steps));
+    const auto directory =
+        std::filesystem::temp_directory_path() / ("simrun-bench-heat-" + std::to_string(m));
+    auto run = [&](bool output) {
+        RunOptions options;
+        options.backend = backend;
+        options.quiet = true;
+        options.write_output = output;
+        options.output_directory = directory;
+        Simulation simulation(parse_run_spec(Config::from_string(input, "bench-heat")), options);
+        return simulation.run();
+    };
+    run(false);  // warm-up: module load, allocation, first-touch
+    const RunSummary quiet = run(false);
+    const RunSummary written = run(true);
+    std::error_code ignored;
+    std::filesystem::remove_all(directory, ignored);
+    json j;
+    j["case"] = "heat/backward_euler-" + std::to_string(m) + "/dia/double";
+    j["n"] = m * m;
+    j["steps"] = quiet.steps;
+    j["dt"] = h * h;
+    j["solver_iterations"] = quiet.total_iterations;
+    j["steps_per_second"] = static_cast<double>(quiet.steps) / quiet.seconds;
+    j["steps_per_second_output_every_10"] = static_cast<double>(written.steps) / written.seconds;
+    j["output_overhead"] = written.seconds / quiet.seconds - 1.0;
+    return j;
+}
+
 void write_report(const std::string& path, const json& results) {
     std::ofstream out(path);
     if (!out) throw InputError(path + ": cannot write the report");
@@ -257,6 +303,18 @@ void write_report(const std::string& path, const json& results) {
     }
     out << "\n## Floors (bytes per row per iteration; s = value size, D = stored diagonals, "
            "d = nnz / n)\n\n";
+    if (results.contains("heat")) {
+        const json& heat = results["heat"];
+        std::snprintf(text, sizeof text,
+                      "\n## Heat equation\n\n%s: %lld steps, %lld solver iterations: %.1f steps "
+                      "per second without output, %.1f with output every 10 steps (%+.1f%%)\n",
+                      heat["case"].get<std::string>().c_str(), heat["steps"].get<long long>(),
+                      heat["solver_iterations"].get<long long>(),
+                      heat["steps_per_second"].get<double>(),
+                      heat["steps_per_second_output_every_10"].get<double>(),
+                      100.0 * heat["output_overhead"].get<double>());
+        out << text;
+    }
     for (const auto& [key, formula] : results["floors"].items()) {
         out << "- " << key << ": " << formula.get<std::string>() << "\n";
     }
@@ -355,6 +413,20 @@ int run_bench(const BenchOptions& options) {
                 fail(name, e.what(), "failed");
             }
         }
+    }
+
+    try {
+        // 1024^2 on the GPU (the issue's case); smaller on the CPU and with --quick.
+        const bool gpu = backend->kind() == solvers::BackendKind::cuda;
+        const std::int64_t m = options.quick ? (gpu ? 256 : 129) : (gpu ? 1024 : 257);
+        results["heat"] = heat_steps_per_second(choice, m, options.quick ? 10 : 50);
+        const json& heat = results["heat"];
+        std::printf("%-44s %.1f steps/s, %.1f with output every 10 steps (%+.1f%%)\n",
+                    heat["case"].get<std::string>().c_str(), heat["steps_per_second"].get<double>(),
+                    heat["steps_per_second_output_every_10"].get<double>(),
+                    100.0 * heat["output_overhead"].get<double>());
+    } catch (const std::exception& e) {
+        fail("heat", e.what(), "failed");
     }
 
     if (!options.json.empty()) {
