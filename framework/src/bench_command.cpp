@@ -1,5 +1,7 @@
 #include "simrun/framework/bench_command.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
@@ -232,8 +234,10 @@ json heat_steps_per_second(solvers::BackendChoice backend, std::int64_t m, std::
                   "[solver]\nrtol = 1e-8\n[output]\nevery = 10\n",
                   static_cast<long long>(m), static_cast<long long>(m), h * h,
                   h * h * static_cast<double>(steps));
+    // A directory of this process alone (several benchmarks may run at once).
     const auto directory =
-        std::filesystem::temp_directory_path() / ("simrun-bench-heat-" + std::to_string(m));
+        std::filesystem::temp_directory_path() /
+        ("simrun-bench-heat-" + std::to_string(::getpid()) + "-" + std::to_string(m));
     auto run = [&](bool output) {
         RunOptions options;
         options.backend = backend;

@@ -111,7 +111,8 @@ std::vector<hsize_t> field_dims(const Grid& grid);
 // flush (new raw data goes to space that metadata does not reference yet).
 Hdf5Handle crash_safe_file_access(const Context& context);
 
-// H5Fflush, then fsync of the file's descriptor, so a step is on disk before it is announced.
+// H5Fflush: the step is in the operating system's hands (safe from a killed process) before it
+// is announced in the .xmf.
 void flush_to_disk(const Context& context, hid_t file);
 
 }  // namespace simrun::framework::hdf5

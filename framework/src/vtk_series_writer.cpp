@@ -170,7 +170,17 @@ void VtkSeriesWriter::write_step(std::int64_t step, double time,
     writer->SetFileName(replace.temp_path().c_str());
     writer->SetDataModeToAppended();
     writer->EncodeAppendedDataOff();
-    writer->SetCompressorTypeToZLib();
+    switch (compression_) {
+        case VtkCompression::none:
+            writer->SetCompressorTypeToNone();
+            break;
+        case VtkCompression::lz4:
+            writer->SetCompressorTypeToLZ4();
+            break;
+        case VtkCompression::zlib:
+            writer->SetCompressorTypeToZLib();
+            break;
+    }
     writer->SetHeaderTypeToUInt64();
     if (writer->Write() != 1 || writer->GetErrorCode() != 0) {
         throw std::runtime_error("VTK could not write '" + path.string() + "' (error code " +

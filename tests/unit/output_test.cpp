@@ -33,6 +33,7 @@ using simrun::framework::FieldView;
 using simrun::framework::Grid;
 using simrun::framework::Hdf5RunWriter;
 using simrun::framework::StepStatistics;
+using simrun::framework::VtkCompression;
 using simrun::framework::VtkSeriesWriter;
 using simrun::solvers::AtomicReplace;
 using simrun::solvers::write_file_atomically;
@@ -197,10 +198,24 @@ TEST_F(OutputTest, VtkRoundTrip2dAnd3dIsExact) {
         ASSERT_EQ(writer.step_path(3), path);
         ASSERT_TRUE(fs::exists(path));
         expect_vti_equals(path, grid, fields);
-        // Binary appended, not base64; zlib compressed.
+        // Binary appended, not base64; LZ4 compressed by default.
         const auto text = read_text(path);
         EXPECT_NE(text.find("encoding=\"raw\""), std::string::npos);
-        EXPECT_NE(text.find("vtkZLibDataCompressor"), std::string::npos);
+        EXPECT_NE(text.find("vtkLZ4DataCompressor"), std::string::npos);
+        // zlib and no compression read back exactly too.
+        for (const auto& [compression, name] :
+             {std::pair{VtkCompression::zlib, "vtkZLibDataCompressor"},
+              std::pair{VtkCompression::none, ""}}) {
+            writer.set_compression(compression);
+            writer.write_step(4, 0.2, fields);
+            expect_vti_equals(sub / "run_000004.vti", grid, fields);
+            const auto written = read_text(sub / "run_000004.vti");
+            if (*name != '\0') {
+                EXPECT_NE(written.find(name), std::string::npos);
+            } else {
+                EXPECT_EQ(written.find("compressor="), std::string::npos);
+            }
+        }
     }
 }
 

@@ -42,6 +42,7 @@ struct OutputParameters {
     std::int64_t every = 1;  // write every this many steps (and always the first and last)
     bool vtk = true;
     bool hdf5 = true;
+    std::string compression = "lz4";  // of the .vti files: lz4 | zlib | none
 };
 
 struct RunSpec {

@@ -14,6 +14,11 @@
 
 namespace simrun::framework {
 
+// How the .vti data arrays are compressed: lz4 (the default: fast, so the writer thread keeps up
+// with the time loop; smooth double fields shrink little with any compressor), zlib (smaller
+// files, several times slower), or none.
+enum class VtkCompression { none, lz4, zlib };
+
 // Continue the series already in the directory, from step `last_step` on.
 struct ContinueSeries {
     std::int64_t last_step;
@@ -38,6 +43,7 @@ public:
     // field whose size differs from the grid's node count, std::runtime_error naming the file
     // when VTK or the file system reports an error.
     void write_step(std::int64_t step, double time, std::span<const FieldView> fields);
+    void set_compression(VtkCompression compression) { compression_ = compression; }
 
     std::filesystem::path pvd_path() const;
     std::filesystem::path step_path(std::int64_t step) const;
@@ -61,6 +67,7 @@ private:
     std::string basename_;
     Grid grid_;
     std::vector<Entry> entries_;
+    VtkCompression compression_ = VtkCompression::lz4;
 };
 
 }  // namespace simrun::framework
