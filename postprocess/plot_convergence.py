@@ -251,11 +251,11 @@ def plot(studies, labels, title, out_path, dpi):
 
     plt.rcParams.update({"font.size": 12, "axes.titlesize": 13, "legend.fontsize": 10})
     single = len(studies) == 1
-    fig, ax = plt.subplots(figsize=(8.2, 6.2), layout="constrained")
+    height = 6.2 if single else 6.4 + 0.26 * (len(studies) + 3)
+    fig, ax = plt.subplots(figsize=(8.2, height), layout="constrained")
     colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
-    handles = []
+    handles = []  # single study: one entry per line; several: one per study + a style key
     hmin, hmax = math.inf, 0.0
-    drawn_refs = set()
     for i, (study, label) in enumerate(zip(studies, labels)):
         colour = colours[i % len(colours)]
         lv = study["levels"]
@@ -264,7 +264,6 @@ def plot(studies, labels, title, out_path, dpi):
         p_l2 = study["order_space"] if study["order_space"] is not None \
             else observed_order(lv, "error_l2")
         p_max = observed_order(lv, "error_max")
-        prefix = "" if single else f"{label}: "
         for key, norm, style, marker, p in (
                 ("error_l2", "L\u2082 error", "-", "o", p_l2),
                 ("error_max", "max error", "-.", "s", p_max)):
@@ -273,27 +272,40 @@ def plot(studies, labels, title, out_path, dpi):
                 continue
             (line,) = ax.loglog([h for h, _ in pts], [e for _, e in pts], style, marker=marker,
                                 color=colour, lw=2 if key == "error_l2" else 1.5, ms=7,
-                                label=f"{prefix}{norm}, observed order {order_text(p)}")
-            handles.append(line)
-        if study["order_time"] is not None:
-            handles.append(Line2D([], [], ls="none", label=f"{prefix}observed order in \u0394t "
+                                label=f"{norm}, observed order {order_text(p)}")
+            if single:
+                handles.append(line)
+        if single and study["order_time"] is not None:
+            handles.append(Line2D([], [], ls="none", label="observed order in \u0394t "
                                   f"{order_text(study['order_time'])}"))
-        # reference slopes, through the finest level (a factor 2 below its smallest error)
+        # reference slopes, anchored at the finest level (a factor 2 below its smallest error)
+        refs = expected_slopes(study)
         fine = lv[-1]
         finest_errors = [e for e in (fine["error_l2"], fine["error_max"]) if e > 0]
-        if not finest_errors:
-            continue
-        anchor_e = 0.5 * min(finest_errors)
-        hs = [lv[0]["h"], fine["h"]]
-        for j, (slope, ref_label) in enumerate(expected_slopes(study)):
-            key = (round(slope, 6), hs[0], hs[1], anchor_e) if not single else None
-            ys = [anchor_e * (h / fine["h"]) ** slope for h in hs]
-            ref_colour = "0.35" if single else colour
-            (ref,) = ax.loglog(hs, ys, "--" if j == 0 else ":", color=ref_colour, lw=1.4,
-                               alpha=0.9, label=f"{prefix}expected {ref_label}")
-            if key not in drawn_refs or single:
-                handles.append(ref)
-                drawn_refs.add(key)
+        if finest_errors:
+            anchor_e = 0.5 * min(finest_errors)
+            hs = [lv[0]["h"], fine["h"]]
+            for j, (slope, ref_label) in enumerate(refs):
+                ys = [anchor_e * (h / fine["h"]) ** slope for h in hs]
+                (ref,) = ax.loglog(hs, ys, "--" if j == 0 else ":",
+                                   color="0.35" if single else colour, lw=1.4, alpha=0.9,
+                                   label=f"expected {ref_label}")
+                if single:
+                    handles.append(ref)
+        if not single:
+            text = f"{label}: order {order_text(p_l2)} (L\u2082), {order_text(p_max)} (max)"
+            if study["order_time"] is not None:
+                text += f", {order_text(study['order_time'])} in \u0394t"
+            if refs:
+                text += "; expected " + ", ".join(r for _, r in refs)
+            handles.append(Line2D([], [], color=colour, lw=6, label=text))
+    if not single:
+        handles += [
+            Line2D([], [], color="0.2", ls="-", marker="o", lw=2, label="L\u2082 error"),
+            Line2D([], [], color="0.2", ls="-.", marker="s", lw=1.5, label="max error"),
+            Line2D([], [], color="0.2", ls="--", lw=1.4,
+                   label="expected slope (dotted: time term, where it differs)"),
+        ]
     if not math.isfinite(hmin):
         raise InputError("nothing to plot")
     ax.set_xlabel("grid spacing h  (domain units; finer \u2190)")
@@ -319,7 +331,11 @@ def plot(studies, labels, title, out_path, dpi):
             problems = sorted({s["problem"] for s in studies})
             title = f"Grid convergence: {', '.join(problems)} \u2014 {len(studies)} studies"
     ax.set_title(title)
-    ax.legend(handles=handles, loc="lower right", framealpha=0.92)
+    if single:
+        ax.legend(handles=handles, loc="lower right", framealpha=0.92)
+    else:  # below the axes, so it never hides a curve
+        ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.13),
+                  framealpha=0.92, fontsize=9.5)
     fig.savefig(out_path, dpi=dpi)
     plt.close(fig)
 

@@ -1,124 +1,395 @@
 #!/usr/bin/python3
-"""Plot the solver behaviour of a simrun run from its HDF5 file.
+"""Plot the linear-solver behaviour of a simrun run from its HDF5 file.
 
 Usage:
     postprocess/plot_residuals.py RUN.h5 [-o out.png] [--steps N]
+    postprocess/plot_residuals.py output/heat            # the one .h5 in a run directory
 
-Reads every group under /steps of RUN.h5 (attributes `time`, `solver_iterations`,
-`relative_residual`, `status`, `method`, and the dataset `residual_history`, the norms
-||r_k|| of the step's last solve, k = 0 .. iterations). Draws two panels:
-  (a) the residual histories ||r_k|| / ||r_0|| of up to N output steps (default 8, spread
-      evenly over the run, coloured by time), semi-log;
-  (b) the solver iterations of every output step against time.
-Steps without a history (explicit schemes, the initial step) are left out of (a).
+Reads every group /steps/<step> of the file simrun writes (attributes `time`,
+`solver_iterations`, `relative_residual`, `status`; optionally a dataset
+`residual_history` = ||r_k||, k = 0..iterations, and a string attribute `method`) and
+draws two panels:
+
+  (a) the residual histories ||r_k|| / ||r_0|| of up to N output steps (default 8, evenly
+      spread over the steps that have one), coloured by simulation time, semi-log;
+  (b) solver iterations per output step against time, with the final true relative
+      residual ||b - Ax|| / ||b|| on a second (log) axis; steps whose solve did not
+      converge are marked with a red cross.
+
+Files without `residual_history` (older runs, explicit schemes) still give panel (b);
+panel (a) then says why it is empty. Note that simrun stops a solve when
+||r_k|| <= max(rtol * ||b||, atol), so the level a history reaches relative to ||r_0||
+depends on how good the initial guess (the previous time step) was.
 
 Exit status: 0 written; 1 the PNG could not be written; 2 usage error or a missing or
-malformed input file. Needs Debian's python3 with python3-matplotlib, python3-numpy and
-python3-h5py (not a pyenv python).
+malformed input file.
+
+Needs Debian's python3 with python3-matplotlib, python3-numpy and python3-h5py.
 """
 
 import argparse
+import glob
+import math
 import os
+import re
 import sys
+
+PROG = "plot_residuals.py"
+NOT_A_SOLVE = {"initial", "explicit"}  # statuses of steps that ran no linear solve
+
+
+class InputError(Exception):
+    """A user error: missing or malformed input. Reported without a traceback, exit 2."""
 
 
 def fail(message, code=2):
-    print(f"plot_residuals.py: {message}", file=sys.stderr)
+    print(f"{PROG}: error: {message}", file=sys.stderr)
     sys.exit(code)
 
 
-def text(value):
-    """An HDF5 string attribute as str (h5py gives fixed-length strings as bytes)."""
-    if isinstance(value, bytes):
+def parse_args(argv):
+    p = argparse.ArgumentParser(
+        prog=PROG,
+        description="Plot a simrun run's linear-solver residual histories (panel a) and "
+        "iterations per output step (panel b) from its HDF5 file.",
+        epilog=f"Example: simrun inputs/heat.toml --output /tmp/heat --quiet && "
+        f"{PROG} /tmp/heat/heat.h5 -o heat_residuals.png",
+    )
+    p.add_argument("run", metavar="RUN.h5",
+                   help="the run's HDF5 file (NAME.h5), or a run directory holding exactly one")
+    p.add_argument("-o", "--output", metavar="OUT.png",
+                   help="PNG to write (default: NAME_residuals.png next to RUN.h5)")
+    p.add_argument("--steps", type=int, default=8, metavar="N",
+                   help="residual histories to draw, evenly spread over the output steps "
+                   "(default 8; 0 draws all)")
+    p.add_argument("--title", help="replace the automatic title")
+    p.add_argument("--dpi", type=int, default=150, help="resolution of the PNG (default 150)")
+    args = p.parse_args(argv)
+    if args.steps < 0:
+        p.error("--steps must be >= 0")
+    if args.dpi < 20 or args.dpi > 1200:
+        p.error("--dpi must be between 20 and 1200")
+    return args
+
+
+def resolve_run(path):
+    if os.path.isdir(path):
+        found = sorted(glob.glob(os.path.join(path, "*.h5")))
+        if len(found) != 1:
+            raise InputError(f"{path}: a directory with {len(found)} .h5 files; name the file")
+        return found[0]
+    if not os.path.exists(path):
+        stem, ext = os.path.splitext(path)
+        hint = f" (try {stem}.h5)" if ext in (".xmf", ".pvd") and os.path.exists(stem + ".h5") \
+            else ""
+        raise InputError(f"{path}: no such file{hint}")
+    if path.endswith((".xmf", ".pvd", ".vti")):
+        raise InputError(f"{path}: expected the run's .h5 file, not a {os.path.splitext(path)[1]}")
+    return path
+
+
+def as_text(value):
+    """HDF5 strings come back as str, bytes, numpy.bytes_ or small arrays of those."""
+    if value is None:
+        return None
+    if isinstance(value, bytes):  # numpy.bytes_ too
         return value.decode("utf-8", "replace").rstrip("\x00")
+    if isinstance(value, str):
+        return value
+    if hasattr(value, "ravel"):  # numpy array (fixed-length string dataset/attribute)
+        flat = value.ravel()
+        return as_text(flat[0]) if flat.size == 1 else " ".join(as_text(v) for v in flat)
     return str(value)
 
 
-def read_steps(path):
-    import h5py
-
-    if not os.path.isfile(path):
-        fail(f"{path}: no such file")
+def as_float(value, what):
     try:
-        with h5py.File(path, "r") as f:
-            if "steps" not in f:
-                fail(f"{path}: not a simrun run file (no /steps group)")
-            steps = []
-            for name in sorted(f["steps"].keys()):
-                group = f["steps"][name]
-                attributes = group.attrs
-                history = group["residual_history"][...] if "residual_history" in group else None
-                steps.append({
-                    "step": int(name),
-                    "time": float(attributes.get("time", 0.0)),
-                    "iterations": int(attributes.get("solver_iterations", 0)),
-                    "status": text(attributes.get("status", "")),
-                    "method": text(attributes.get("method", "")),
-                    "history": history,
-                })
-            return steps
-    except OSError as error:
-        fail(f"{path}: cannot read it as HDF5 ({error})")
+        if hasattr(value, "shape") and value.shape not in ((), (1,)):
+            raise TypeError
+        out = float(value if not hasattr(value, "ravel") else value.ravel()[0])
+    except (TypeError, ValueError, IndexError):
+        raise InputError(f"{what} is not a number")
+    return out
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("run", help="the run's .h5 file")
-    parser.add_argument("-o", "--output", help="PNG to write (default: RUN_residuals.png)")
-    parser.add_argument("--steps", type=int, default=8, help="histories to draw (default 8)")
-    arguments = parser.parse_args()
-    if arguments.steps < 1:
-        fail("--steps must be at least 1")
+def parse_decisions(text):
+    """`key = value` lines of /solver_decisions (first value of each key)."""
+    out = {}
+    for line in (text or "").splitlines():
+        key, sep, value = line.partition("=")
+        if sep and key.strip() not in out:
+            out[key.strip()] = value.strip()
+    return out
 
+
+def read_run(path):
+    import h5py
+    import numpy as np
+
+    try:
+        try:
+            f = h5py.File(path, "r", locking=False)  # a run may still be writing it
+        except (TypeError, ValueError):
+            f = h5py.File(path, "r")
+    except OSError as exc:
+        raise InputError(f"{path}: not a readable HDF5 file ({exc})")
+    with f:
+        if "steps" not in f or not isinstance(f["steps"], h5py.Group):
+            raise InputError(f"{path}: no /steps group; is this a simrun run file?")
+        decisions = {}
+        if "solver_decisions" in f and isinstance(f["solver_decisions"], h5py.Dataset):
+            decisions = parse_decisions(as_text(f["solver_decisions"][()]))
+        rtol = None
+        if "input" in f and isinstance(f["input"], h5py.Dataset):
+            rtol = read_rtol(as_text(f["input"][()]))
+        steps = []
+        for name, group in f["steps"].items():
+            where = f"{path}: /steps/{name}"
+            if not isinstance(group, h5py.Group):
+                continue
+            attrs = group.attrs
+            if "time" not in attrs:
+                raise InputError(f"{where} has no 'time' attribute")
+            step = {
+                "name": name,
+                "index": int(name) if name.isdigit() else None,
+                "time": as_float(attrs["time"], f"{where}/@time"),
+                "iterations": as_float(attrs["solver_iterations"], f"{where}/@solver_iterations")
+                if "solver_iterations" in attrs else math.nan,
+                "relres": as_float(attrs["relative_residual"], f"{where}/@relative_residual")
+                if "relative_residual" in attrs else math.nan,
+                "status": as_text(attrs.get("status")) or "unknown",
+                "method": as_text(attrs.get("method")),  # e.g. "cg + jacobi", "none"
+                "history": None,
+            }
+            if "residual_history" in group:
+                ds = group["residual_history"]
+                if not isinstance(ds, h5py.Dataset):
+                    raise InputError(f"{where}/residual_history is not a dataset")
+                try:
+                    hist = np.asarray(ds[()], dtype=float).ravel()
+                except (TypeError, ValueError):
+                    raise InputError(f"{where}/residual_history is not numeric")
+                step["history"] = hist
+                if step["method"] is None:
+                    step["method"] = as_text(ds.attrs.get("method"))
+            if step["method"] in ("", "none"):
+                step["method"] = None
+            steps.append(step)
+    if not steps:
+        raise InputError(f"{path}: /steps is empty (did the run write any output step?)")
+    steps.sort(key=lambda s: (s["time"], s["index"] if s["index"] is not None else 0))
+    return steps, decisions, rtol
+
+
+def read_rtol(text):
+    """[solver] rtol of the effective input (default 1e-8), or None if unreadable."""
+    if not text:
+        return None
+    try:
+        import tomllib
+        data = tomllib.loads(text)
+        solver = data.get("solver", {})
+        return float(solver.get("rtol", 1e-8))
+    except Exception:  # no tomllib (Python < 3.11) or odd TOML: just leave it out
+        m = re.search(r"^\s*rtol\s*=\s*([0-9.eE+-]+)", text, re.M)
+        return float(m.group(1)) if m else None
+
+
+def pick_evenly(items, n):
+    if n == 0 or len(items) <= n:
+        return list(items)
+    idx = sorted({round(i * (len(items) - 1) / (n - 1)) for i in range(n)}) if n > 1 \
+        else [len(items) - 1]
+    return [items[i] for i in idx]
+
+
+def method_text(decisions):
+    method = decisions.get("method")
+    if not method:
+        solver = decisions.get("solver")
+        return solver or "unknown"
+    pre = decisions.get("preconditioner")
+    return f"{method} + {pre}" if pre and pre != "none" else method
+
+
+def plot(steps, decisions, rtol, run_path, n_steps, title, out_path, dpi):
     import matplotlib
-
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     import numpy as np
+    from matplotlib.lines import Line2D
 
-    steps = read_steps(arguments.run)
-    output = arguments.output or os.path.splitext(arguments.run)[0] + "_residuals.png"
-    with_history = [s for s in steps if s["history"] is not None and len(s["history"]) > 0]
+    plt.rcParams.update({"font.size": 12, "axes.titlesize": 13, "legend.fontsize": 10})
+    fig, (ax_a, ax_b) = plt.subplots(1, 2, figsize=(14, 5.8), layout="constrained")
 
-    figure, (left, right) = plt.subplots(1, 2, figsize=(12, 4.8), constrained_layout=True)
-    if with_history:
-        picks = np.unique(np.linspace(0, len(with_history) - 1,
-                                      min(arguments.steps, len(with_history))).round().astype(int))
-        times = [s["time"] for s in with_history]
-        colours = plt.cm.viridis
-        low, high = min(times), max(times)
-        for index in picks:
-            s = with_history[index]
-            history = np.asarray(s["history"], dtype=float)
-            relative = history / history[0] if history[0] > 0 else history
-            shade = 0.0 if high == low else (s["time"] - low) / (high - low)
-            left.semilogy(np.arange(len(relative)), relative, color=colours(shade),
-                          label=f"step {s['step']}, t = {s['time']:.4g}")
-        left.set_xlabel("iteration k")
-        left.set_ylabel("||r_k|| / ||r_0||")
-        left.set_title(f"residual histories ({with_history[-1]['method'] or 'solver'})")
-        left.grid(True, which="both", alpha=0.3)
-        left.legend(fontsize=8)
+    times = np.array([s["time"] for s in steps])
+    t_lo, t_hi = float(times.min()), float(times.max())
+    if t_hi <= t_lo:
+        t_hi = t_lo + 1.0
+    cmap = plt.get_cmap("viridis")
+    norm = matplotlib.colors.Normalize(t_lo, t_hi)
+    scheme = decisions.get("scheme", "")
+
+    # (a) residual histories
+    with_hist = [s for s in steps if s["history"] is not None and s["history"].size > 0]
+    usable = []
+    for s in with_hist:
+        h = s["history"]
+        if h[0] > 0 and math.isfinite(h[0]):
+            usable.append(s)
+    ax_a.set_title("(a) residual history per output step")
+    ax_a.set_xlabel("iteration k")
+    ax_a.set_ylabel("\u2016r\u2096\u2016 / \u2016r\u2080\u2016")
+    if usable:
+        chosen = pick_evenly(usable, n_steps)
+        methods = sorted({s["method"] or method_text(decisions) for s in chosen})
+        styles = dict(zip(methods, ["-", "--", ":", "-."] * 4))
+        kmax = 1
+        for s in chosen:
+            h = s["history"] / s["history"][0]
+            k = np.arange(h.size)
+            ok = np.isfinite(h) & (h > 0)
+            colour = cmap(norm(s["time"]))
+            ax_a.semilogy(k[ok], h[ok], styles[s["method"] or method_text(decisions)],
+                          color=colour, lw=1.8, marker="o" if h.size <= 30 else None, ms=3)
+            if s["status"] not in ("converged",) and ok.any():
+                last = np.flatnonzero(ok)[-1]
+                ax_a.semilogy([k[last]], [h[last]], "x", color="crimson", ms=10, mew=2.5)
+            kmax = max(kmax, h.size - 1)
+        ax_a.set_xlim(0, kmax * 1.02 + 0.5)
+        ax_a.grid(True, which="major", alpha=0.45)
+        ax_a.grid(True, which="minor", alpha=0.12)
+        sm = matplotlib.cm.ScalarMappable(norm=norm, cmap=cmap)
+        fig.colorbar(sm, ax=ax_a, label="time t (of the output step)", pad=0.01)
+        legend = [Line2D([], [], color="0.3", ls=styles[m], lw=1.8, label=f"method: {m}")
+                  for m in methods]
+        if any(s["status"] != "converged" for s in chosen):
+            legend.append(Line2D([], [], ls="none", marker="x", color="crimson", ms=9, mew=2.5,
+                                 label="did not converge"))
+        stop = "stop: \u2016r\u2016 \u2264 max(rtol\u00b7\u2016b\u2016, atol)"
+        if rtol is not None:
+            stop += f", rtol = {rtol:g}"
+        legend.append(Line2D([], [], ls="none", label=stop))
+        legend.append(Line2D([], [], ls="none",
+                             label=f"{len(chosen)} of {len(usable)} steps with a history"))
+        ax_a.legend(handles=legend, loc="upper right", framealpha=0.92, fontsize=9.5)
     else:
-        left.text(0.5, 0.5, "no residual histories in this file\n(explicit scheme or older file)",
-                  ha="center", va="center", transform=left.transAxes)
-        left.set_axis_off()
+        ax_a.set_yscale("log")
+        ax_a.set_ylim(1e-10, 1)
+        ax_a.set_xlim(0, 10)
+        if with_hist:
+            why = "every recorded history starts at \u2016r\u2080\u2016 = 0\n(initial guess exact)"
+        elif (decisions.get("solver", "").startswith("none") or scheme.startswith("explicit")
+              or all(s["status"] in NOT_A_SOLVE for s in steps)):
+            why = (f"no residual histories: explicit scheme ({scheme or 'no linear solves'})"
+                   "\nruns no linear solver")
+        else:
+            why = ("no residual histories in this file\n(/steps/*/residual_history absent: "
+                   "written by an older simrun)")
+        ax_a.text(0.5, 0.5, why, transform=ax_a.transAxes, ha="center", va="center",
+                  fontsize=12, color="0.25",
+                  bbox=dict(boxstyle="round,pad=0.6", fc="0.96", ec="0.7"))
+        ax_a.grid(True, alpha=0.3)
 
-    solved = [s for s in steps if s["status"] not in ("initial", "explicit")]
-    if solved:
-        right.plot([s["time"] for s in solved], [s["iterations"] for s in solved], "o-",
-                   markersize=3)
-    right.set_xlabel("time t")
-    right.set_ylabel("solver iterations per step")
-    right.set_title("iterations of the output steps")
-    right.grid(True, alpha=0.3)
-    figure.suptitle(os.path.basename(arguments.run))
+    # (b) iterations per output step
+    solves = [s for s in steps if s["status"] not in NOT_A_SOLVE]
+    ax_b.set_title("(b) solver iterations per output step")
+    ax_b.set_xlabel("time t")
+    ax_b.set_ylabel("iterations of the step's linear solve", color="tab:blue")
+    ax_b.tick_params(axis="y", colors="tab:blue")
+    ax_b.grid(True, alpha=0.35)
+    if solves:
+        t = np.array([s["time"] for s in solves])
+        its = np.array([s["iterations"] for s in solves])
+        rel = np.array([s["relres"] for s in solves])
+        bad = np.array([s["status"] != "converged" for s in solves])
+        ax_b.plot(t, its, "-", color="tab:blue", lw=1.2, alpha=0.6)
+        ax_b.plot(t[~bad], its[~bad], "o", color="tab:blue", ms=6, label="iterations")
+        handles = [Line2D([], [], color="tab:blue", marker="o", lw=1.2, label="iterations")]
+        if bad.any():
+            ax_b.plot(t[bad], its[bad], "X", color="crimson", ms=11, zorder=5)
+            kinds = sorted({s["status"] for s in solves if s["status"] != "converged"})
+            handles.append(Line2D([], [], ls="none", marker="X", color="crimson", ms=10,
+                                  label="not converged: " + ", ".join(kinds)))
+        finite = its[np.isfinite(its)]
+        top = float(finite.max()) if finite.size else 1.0
+        ax_b.set_ylim(0, max(1.0, top) * 1.15)
+        ax_b.yaxis.get_major_locator().set_params(integer=True)
+        good = np.isfinite(rel) & (rel > 0)
+        if good.any():
+            ax_r = ax_b.twinx()
+            ax_r.semilogy(t[good], rel[good], "s", color="tab:orange", ms=4.5, alpha=0.85)
+            ax_r.set_ylabel("final \u2016b \u2212 Ax\u2016 / \u2016b\u2016", color="tab:orange")
+            ax_r.tick_params(axis="y", which="both", colors="tab:orange")
+            handles.append(Line2D([], [], ls="none", marker="s", color="tab:orange", ms=5,
+                                  label="final relative residual (right axis)"))
+            if rtol is not None:
+                ax_r.axhline(rtol, color="tab:orange", ls="--", lw=1)
+                handles.append(Line2D([], [], color="tab:orange", ls="--", lw=1,
+                                      label=f"rtol = {rtol:g}"))
+                lo = min(float(rel[good].min()), rtol)
+                hi = max(float(rel[good].max()), rtol)
+                ax_r.set_ylim(lo / 10, hi * 10)
+        if len(solves) == 1:
+            ax_b.set_xlim(solves[0]["time"] - 1, solves[0]["time"] + 1)
+            if scheme == "steady":
+                handles.append(Line2D([], [], ls="none", label="steady problem: one solve"))
+        ax_b.legend(handles=handles, loc="lower right", framealpha=0.92, fontsize=9.5)
+    else:
+        t = times
+        ax_b.plot(t, np.zeros_like(t), "o", color="0.6", ms=5)
+        ax_b.set_ylim(-0.5, 5)
+        ax_b.text(0.5, 0.55, f"no linear solves in {len(steps)} output steps\n"
+                  f"({'explicit scheme: ' + scheme if scheme.startswith('explicit') else 'every step has status initial'})",
+                  transform=ax_b.transAxes, ha="center", va="center", fontsize=12, color="0.25",
+                  bbox=dict(boxstyle="round,pad=0.6", fc="0.96", ec="0.7"))
+        if t_hi > t_lo:
+            ax_b.set_xlim(t_lo, t_hi)
+
+    if title is None:
+        base = os.path.basename(run_path)
+        parts = [f"{base}"]
+        if scheme:
+            parts.append(f"scheme {scheme}")
+        parts.append(f"solver {method_text(decisions)}")
+        if decisions.get("format"):
+            parts.append(f"format {decisions['format']}")
+        if decisions.get("backend"):
+            parts.append(decisions["backend"].split(" (")[0])
+        title = "Linear solver: " + ", ".join(parts)
+    fig.suptitle(title, fontsize=14)
+    fig.savefig(out_path, dpi=dpi)
+    plt.close(fig)
+
+
+def main(argv=None):
+    args = parse_args(sys.argv[1:] if argv is None else argv)
     try:
-        figure.savefig(output, dpi=120)
-    except OSError as error:
-        fail(f"{output}: cannot write the PNG ({error})", 1)
-    print(output)
+        import h5py  # noqa: F401
+        import matplotlib  # noqa: F401
+        import numpy  # noqa: F401
+    except ImportError as exc:
+        fail(f"{exc.name} is missing: run this script with Debian's /usr/bin/python3 "
+             "(apt-get install python3-matplotlib python3-h5py python3-numpy)", 2)
+    try:
+        run = resolve_run(args.run)
+        try:
+            steps, decisions, rtol = read_run(run)
+        except (KeyError, TypeError, ValueError, OSError) as exc:  # damaged or foreign layout
+            raise InputError(f"{run}: malformed simrun run file ({type(exc).__name__}: {exc})")
+        out = args.output or os.path.splitext(run)[0] + "_residuals.png"
+        if os.path.isdir(out):
+            raise InputError(f"-o {out}: is a directory, expected a .png file name")
+    except InputError as exc:
+        fail(str(exc), 2)
+    try:
+        plot(steps, decisions, rtol, run, args.steps, args.title, out, args.dpi)
+    except OSError as exc:
+        fail(f"cannot write {out}: {exc.strerror or exc}", 1)
+    print(f"wrote {out}")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -19,7 +19,7 @@
 //
 // Crash safety: the file is created under a temporary name and renamed into place once its
 // header is on disk; its metadata cache never evicts, so metadata reaches the file only at the
-// flush (and fsync) that ends each step, and the .xmf is replaced atomically after that flush.
+// flush that ends each step, and the .xmf is replaced atomically after that flush.
 // A process killed between flushes thus leaves a file that opens and holds every step the .xmf
 // names. A kill during a flush itself (milliseconds per step) is not covered: HDF5 rewrites its
 // metadata in place and has no transactional writes.
