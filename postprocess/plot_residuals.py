@@ -84,7 +84,10 @@ def resolve_run(path):
             else ""
         raise InputError(f"{path}: no such file{hint}")
     if path.endswith((".xmf", ".pvd", ".vti")):
-        raise InputError(f"{path}: expected the run's .h5 file, not a {os.path.splitext(path)[1]}")
+        stem = os.path.splitext(path)[0]
+        hint = f" (try {stem}.h5)" if os.path.exists(stem + ".h5") else ""
+        raise InputError(f"{path}: expected the run's .h5 file, not a "
+                         f"{os.path.splitext(path)[1]}{hint}")
     return path
 
 
@@ -243,6 +246,10 @@ def plot(steps, decisions, rtol, run_path, n_steps, title, out_path, dpi):
     ax_a.set_ylabel("\u2016r\u2096\u2016 / \u2016r\u2080\u2016")
     if usable:
         chosen = pick_evenly(usable, n_steps)
+        h_times = [s["time"] for s in usable]
+        one_time = max(h_times) <= min(h_times)
+        if not one_time:  # colour over the steps that have a history
+            norm = matplotlib.colors.Normalize(min(h_times), max(h_times))
         methods = sorted({s["method"] or method_text(decisions) for s in chosen})
         styles = dict(zip(methods, ["-", "--", ":", "-."] * 4))
         kmax = 1
@@ -250,18 +257,21 @@ def plot(steps, decisions, rtol, run_path, n_steps, title, out_path, dpi):
             h = s["history"] / s["history"][0]
             k = np.arange(h.size)
             ok = np.isfinite(h) & (h > 0)
-            colour = cmap(norm(s["time"]))
+            colour = "tab:blue" if one_time else cmap(norm(s["time"]))
             ax_a.semilogy(k[ok], h[ok], styles[s["method"] or method_text(decisions)],
-                          color=colour, lw=1.8, marker="o" if h.size <= 30 else None, ms=3)
+                          color=colour, lw=1.8,
+                          marker="o" if h.size <= 30 and len(chosen) <= 12 else None, ms=3)
             if s["status"] not in ("converged",) and ok.any():
                 last = np.flatnonzero(ok)[-1]
                 ax_a.semilogy([k[last]], [h[last]], "x", color="crimson", ms=10, mew=2.5)
             kmax = max(kmax, h.size - 1)
         ax_a.set_xlim(0, kmax * 1.02 + 0.5)
+        ax_a.xaxis.get_major_locator().set_params(integer=True)
         ax_a.grid(True, which="major", alpha=0.45)
         ax_a.grid(True, which="minor", alpha=0.12)
-        sm = matplotlib.cm.ScalarMappable(norm=norm, cmap=cmap)
-        fig.colorbar(sm, ax=ax_a, label="time t (of the output step)", pad=0.01)
+        if not one_time:
+            sm = matplotlib.cm.ScalarMappable(norm=norm, cmap=cmap)
+            fig.colorbar(sm, ax=ax_a, label="time t of the output step", pad=0.01)
         legend = [Line2D([], [], color="0.3", ls=styles[m], lw=1.8, label=f"method: {m}")
                   for m in methods]
         if any(s["status"] != "converged" for s in chosen):
@@ -271,13 +281,16 @@ def plot(steps, decisions, rtol, run_path, n_steps, title, out_path, dpi):
         if rtol is not None:
             stop += f", rtol = {rtol:g}"
         legend.append(Line2D([], [], ls="none", label=stop))
-        legend.append(Line2D([], [], ls="none",
-                             label=f"{len(chosen)} of {len(usable)} steps with a history"))
+        if one_time:
+            legend.append(Line2D([], [], ls="none", label=f"t = {h_times[0]:g}"
+                                 + (f", {len(usable)} solves" if len(usable) > 1 else "")))
+        else:
+            legend.append(Line2D([], [], ls="none",
+                                 label=f"{len(chosen)} of {len(usable)} steps with a history"))
         ax_a.legend(handles=legend, loc="upper right", framealpha=0.92, fontsize=9.5)
     else:
-        ax_a.set_yscale("log")
-        ax_a.set_ylim(1e-10, 1)
-        ax_a.set_xlim(0, 10)
+        ax_a.set_xticks([])
+        ax_a.set_yticks([])
         if with_hist:
             why = "every recorded history starts at \u2016r\u2080\u2016 = 0\n(initial guess exact)"
         elif (decisions.get("solver", "").startswith("none") or scheme.startswith("explicit")
@@ -344,8 +357,8 @@ def plot(steps, decisions, rtol, run_path, n_steps, title, out_path, dpi):
                   f"({'explicit scheme: ' + scheme if scheme.startswith('explicit') else 'every step has status initial'})",
                   transform=ax_b.transAxes, ha="center", va="center", fontsize=12, color="0.25",
                   bbox=dict(boxstyle="round,pad=0.6", fc="0.96", ec="0.7"))
-        if t_hi > t_lo:
-            ax_b.set_xlim(t_lo, t_hi)
+        pad = 0.03 * (t_hi - t_lo)
+        ax_b.set_xlim(t_lo - pad, t_hi + pad)
 
     if title is None:
         base = os.path.basename(run_path)
