@@ -16,8 +16,8 @@ public:
         const auto& fixed = op_.dirichlet();
         const auto& scale = op_.row_scale();
         const auto& f = data_.forcing();
-        const auto& g = data_.dirichlet_values();
-        const auto& lg = data_.dirichlet_coupling();
+        const auto g = data_.dirichlet_values();
+        const auto lg = data_.dirichlet_coupling();
         std::vector<double> rhs(f.size());
         for (std::size_t i = 0; i < rhs.size(); ++i) {
             rhs[i] = fixed[i] ? g[i] : scale[i] * (f[i] + lg[i]);

@@ -51,18 +51,20 @@ private:
         if (uploaded_ && !data_.depends_on_time()) return;
         const auto& fixed = op_.dirichlet();
         const auto& scale = op_.row_scale();
-        std::vector<double> f_now;
-        if (theta_ < 1.0) {
+        if (theta_ < 1.0) {  // host_data_ holds (1 - theta) F^n until the second pass
             data_.evaluate(t_now);
-            f_now = data_.forcing();
+            const auto& f_now = data_.forcing();
+            for (std::size_t i = 0; i < host_data_.size(); ++i) {
+                host_data_[i] = (1.0 - theta_) * f_now[i];
+            }
         }
         data_.evaluate(t_next);
         const auto& f = data_.forcing();
-        const auto& g = data_.dirichlet_values();
-        const auto& lg = data_.dirichlet_coupling();
+        const auto g = data_.dirichlet_values();
+        const auto lg = data_.dirichlet_coupling();
         for (std::size_t i = 0; i < host_data_.size(); ++i) {
             double value = theta_ * (f[i] + lg[i]);
-            if (theta_ < 1.0) value += (1.0 - theta_) * f_now[i];
+            if (theta_ < 1.0) value += host_data_[i];
             host_data_[i] = fixed[i] ? g[i] : scale[i] * dt_ * value;
         }
         data_term_.copy_from_host(host_data_);

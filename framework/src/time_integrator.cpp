@@ -19,8 +19,8 @@ StepData::StepData(const Grid& grid, const Problem& problem, const BoundaryCondi
           std::make_unique<solvers::DiaMatrix<double>>(solvers::make_cpu_backend(), op.matrix())) {
     const auto n = static_cast<std::size_t>(grid.num_points());
     forcing_.resize(n);
-    g_.resize(n);
-    lg_.resize(n);
+    g_ = solvers::Array<double>(l_host_->backend(), n);
+    lg_ = solvers::Array<double>(l_host_->backend(), n);
 }
 
 void StepData::evaluate(double t) {
@@ -31,14 +31,10 @@ void StepData::evaluate(double t) {
         if (fixed[i]) forcing_[i] = 0.0;
     }
     op_.add_boundary_forcing(t, forcing_);
-    std::fill(g_.begin(), g_.end(), 0.0);
-    boundary_.fill_dirichlet(grid_, t, g_);
-    // L G on the CPU back-end, whose arrays are host memory.
-    const auto cpu = l_host_->backend();
-    const auto g = solvers::Array<double>::from_host(cpu, g_);
-    solvers::Array<double> lg(cpu, g_.size());
-    l_host_->apply(g, lg);
-    std::copy(lg.data(), lg.data() + lg.size(), lg_.begin());
+    const std::span<double> g(g_.data(), g_.size());
+    std::fill(g.begin(), g.end(), 0.0);
+    boundary_.fill_dirichlet(grid_, t, g);
+    l_host_->apply(g_, lg_);  // L G on the CPU back-end
     evaluated_at_ = t;
 }
 

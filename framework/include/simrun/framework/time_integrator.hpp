@@ -47,8 +47,8 @@ public:
     // Evaluates F, G and L G at time t (cached when nothing depends on time).
     void evaluate(double t);
     const std::vector<double>& forcing() const { return forcing_; }
-    const std::vector<double>& dirichlet_values() const { return g_; }
-    const std::vector<double>& dirichlet_coupling() const { return lg_; }
+    std::span<const double> dirichlet_values() const { return {g_.data(), g_.size()}; }
+    std::span<const double> dirichlet_coupling() const { return {lg_.data(), lg_.size()}; }
 
 private:
     const Grid& grid_;
@@ -58,7 +58,8 @@ private:
     bool depends_on_time_;
     std::optional<double> evaluated_at_;
     std::unique_ptr<solvers::DiaMatrix<double>> l_host_;
-    std::vector<double> forcing_, g_, lg_;
+    std::vector<double> forcing_;
+    solvers::Array<double> g_, lg_;  // on the CPU back-end: host memory, allocated once
 };
 
 // Builds the integrator of the scheme in `time` (steady, backward_euler, crank_nicolson,
