@@ -54,11 +54,18 @@ std::int64_t fixed_iterations(solvers::BackendKind kind, std::int64_t rows) {
     return std::clamp<std::int64_t>(100 * 65536 / std::max<std::int64_t>(rows, 1), 10, 100);
 }
 
+// The formats of the seeds' experiment; the generated grids (constant coefficients) also run
+// in the stencil format.
+const std::vector<solvers::Format> seed_formats = {solvers::Format::dia, solvers::Format::ell,
+                                                   solvers::Format::csr};
+const std::vector<solvers::Format> grid_formats = {solvers::Format::stencil, solvers::Format::dia,
+                                                   solvers::Format::ell, solvers::Format::csr};
+
 std::vector<CaseSpec> every_format(solvers::Method method, std::vector<Precision> precisions,
-                                   double rtol, std::int64_t max_iterations) {
+                                   double rtol, std::int64_t max_iterations,
+                                   const std::vector<solvers::Format>& formats = grid_formats) {
     std::vector<CaseSpec> cases;
-    for (solvers::Format format :
-         {solvers::Format::dia, solvers::Format::ell, solvers::Format::csr}) {
+    for (solvers::Format format : formats) {
         for (Precision precision : precisions) {
             cases.push_back({method, format, precision, rtol, max_iterations});
         }
@@ -118,6 +125,7 @@ std::vector<double> right_hand_side(std::int32_t n) {
 }
 
 // Floors. Per SpMV the matrix is read once:
+//   stencil:   n + D s              (a mask byte per row, a value per diagonal)
 //   DIA:       D n s                (D stored diagonals, out-of-matrix slots included)
 //   ELLPACK-R: nnz (s + 4) + 4 n    (each row's own entries and column indices, its length)
 //   CSR:       nnz (s + 4) + 4 (n + 1)
@@ -149,6 +157,12 @@ TrafficFloor traffic_floor(solvers::Method method, solvers::Format format, std::
     char text[256];
     const std::string spmv_factor = spmvs == 1 ? "" : std::to_string(spmvs) + " ";
     switch (format) {
+        case solvers::Format::stencil:
+            matrix_bytes = n + diagonals * s;
+            std::snprintf(text, sizeof text, "%s(n + D s) + %d n s (D = %d, n = %lld, s = %d)",
+                          spmv_factor.c_str(), vector_passes, diagonals,
+                          static_cast<long long>(rows), static_cast<int>(value_size));
+            break;
         case solvers::Format::dia:
             matrix_bytes = diagonals * n * s;
             std::snprintf(text, sizeof text, "%sD n s + %d n s (D = %d, n = %lld, s = %d)",
@@ -178,12 +192,15 @@ TrafficFloor traffic_floor(solvers::Method method, solvers::Format format, std::
 
 std::vector<std::pair<std::string, std::string>> floor_formulas() {
     return {
+        {"cg/stencil", "1 + 10 s bytes per row (5-point double: 1 + 80 = 81)"},
         {"cg/dia", "D s + 10 s bytes per row (5-point double: 40 + 80 = 120)"},
         {"cg/ell", "d (s + 4) + 4 + 10 s, d = nnz / n (5-point double: 60 + 4 + 80 = 144)"},
         {"cg/csr", "d (s + 4) + 4 + 10 s, d = nnz / n (5-point double: 144)"},
+        {"bicgstab/stencil", "2 + 15 s (5-point double: 122)"},
         {"bicgstab/dia", "2 D s + 15 s (5-point double: 80 + 120 = 200)"},
         {"bicgstab/ell", "2 (d (s + 4) + 4) + 15 s (5-point double: 248)"},
         {"bicgstab/csr", "2 (d (s + 4) + 4) + 15 s (5-point double: 248)"},
+        {"jacobi/stencil", "1 + 3 s (5-point double: 25)"},
         {"jacobi/dia", "D s + 3 s (5-point double: 40 + 24 = 64)"},
         {"jacobi/ell", "d (s + 4) + 4 + 3 s (5-point double: 88)"},
         {"jacobi/csr", "d (s + 4) + 4 + 3 s (5-point double: 88)"},
@@ -298,7 +315,7 @@ BenchPlan make_plan(const BenchOptions& options, solvers::BackendKind kind) {
         plan.groups.push_back(
             {file.stem().string(),
              [file] { return solvers::to_csr(solvers::read_matrix_market(file)); }, true,
-             every_format(solvers::Method::cg, double_only, rtol_to_solution, 2000)});
+             every_format(solvers::Method::cg, double_only, rtol_to_solution, 2000, seed_formats)});
     }
     return plan;
 }

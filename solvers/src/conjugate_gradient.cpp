@@ -4,6 +4,7 @@
 #include <string>
 
 #include "check_sizes.hpp"
+#include "iteration_batches.hpp"
 #include "residual_monitor.hpp"
 #include "simrun/solvers/vector_ops.hpp"
 
@@ -20,12 +21,105 @@ ConjugateGradient<T>::ConjugateGradient(const LinearOperator<T>& a, const Precon
       p_(a.backend(), a.size()),
       q_(a.backend(), a.size()) {}
 
+template <typename T>
+ConjugateGradient<T>::~ConjugateGradient() = default;
+
+template <typename T>
+SolveResult ConjugateGradient<T>::solve(const Array<T>& b, Array<T>& x) const {
+    check_system_sizes("CG", a_.size(), b, x);
+    const IdentityPreconditioner<T> identity;
+    const Preconditioner<T>& m = m_ != nullptr ? *m_ : identity;
+    if (parameters_.fused_kernels && !parameters_.compensated_dots) {
+        const std::optional<RowMatrixView<T>> rows = a_.row_view();
+        const std::optional<const T*> factors = m.pointwise_factors();
+        if (rows && factors) return solve_fused(*rows, *factors, b, x);
+    }
+    return solve_reference(b, x);
+}
+
+// Per iteration: the two fused kernels (cg_device_state.hpp); the host reads the scalars once
+// per batch and replays ||r_k|| through the ResidualMonitor, which reaches the verdict the
+// kernels reached (the same checks in the same order).
+template <typename T>
+SolveResult ConjugateGradient<T>::solve_fused(const RowMatrixView<T>& a, const T* factors,
+                                              const Array<T>& b, Array<T>& x) const {
+    const std::size_t n = a_.size();
+    const Backend& backend = *a_.backend();
+    const KernelTable<T>& k = backend.kernels<T>();
+
+    SolveResult result;
+    result.rhs_norm = static_cast<double>(norm2(b));
+    ResidualMonitor monitor(parameters_.criteria, result);
+    if (monitor.stop_at(compute_residual(a_, b, x, r_, false), 0)) return result;
+
+    if (!batches_) {
+        scalars_ = Array<CgScalars<T>>(a_.backend(), 1);
+        partials_ = Array<T>(a_.backend(), fused_reduction_slots);
+        ticket_ = Array<unsigned>::from_host(a_.backend(), std::vector<unsigned>{0u});
+        batches_ = std::make_unique<IterationBatches>(backend, [this] {
+            const KernelTable<T>& kernels = a_.backend()->template kernels<T>();
+            kernels.cg_direction(*a_.backend(), view_, vectors_, scalars_.data());
+            kernels.cg_update(*a_.backend(), vectors_, scalars_.data());
+        });
+    }
+    view_ = a;
+    vectors_ = CgVectors<T>{
+        static_cast<std::int64_t>(n), factors,          x.data(),      r_.data(), q_.data(),
+        {p_.data(), z_.data()},       partials_.data(), ticket_.data()};
+
+    // rho = r'z (z in q until the first direction overwrites it)
+    if (factors != nullptr) {
+        k.multiply(backend, n, factors, r_.data(), q_.data());
+    } else {
+        copy(r_, q_);
+    }
+    if (parameters_.criteria.max_iterations < 1) {
+        result.status = SolveStatus::max_iterations;
+        return result;
+    }
+    CgScalars<T> s{};
+    s.target = monitor.target();
+    s.divergence = monitor.divergence();
+    s.max_iterations = parameters_.criteria.max_iterations;
+    s.iteration = 0;
+    s.phase = CgPhase::running;
+    s.rho = dot(r_, q_);
+    backend.copy_from_host(scalars_.data(), &s, sizeof s);
+
+    std::int64_t recorded = 0;  // iterations whose ||r|| the monitor has seen
+    while (s.phase == CgPhase::running) {
+        batches_->issue(IterationBatches::next_length(result.residual_history, monitor.target(),
+                                                      s.max_iterations - recorded),
+                        x.data());
+        backend.copy_to_host(&s, scalars_.data(), sizeof s);
+        while (recorded < s.iteration) {
+            ++recorded;
+            const double residual = s.history[(recorded - 1) % cg_history_capacity];
+            if (monitor.stop_at(residual, recorded)) return result;
+        }
+    }
+    switch (s.phase) {
+        case CgPhase::direction_non_finite:
+            monitor.breakdown(SolveStatus::non_finite, "p'Ap", double(s.breakdown_value));
+            break;
+        case CgPhase::direction_indefinite:
+            monitor.breakdown(SolveStatus::indefinite, "p'Ap", double(s.breakdown_value));
+            break;
+        case CgPhase::residual_indefinite:
+            monitor.breakdown(SolveStatus::indefinite, "r'Mr", double(s.breakdown_value));
+            break;
+        default:  // max_iterations (residual_stop returned above)
+            result.status = SolveStatus::max_iterations;
+            break;
+    }
+    return result;
+}
+
 // Per iteration: SpMV (A p), preconditioner (z = M r), three dot products (p'q, r'r, r'z) and
 // the two fused updates: with DIA and Jacobi about (num_diagonals + 13) n values moved.
 template <typename T>
-SolveResult ConjugateGradient<T>::solve(const Array<T>& b, Array<T>& x) const {
+SolveResult ConjugateGradient<T>::solve_reference(const Array<T>& b, Array<T>& x) const {
     const std::size_t n = a_.size();
-    check_system_sizes("CG", n, b, x);
     const Backend& backend = *a_.backend();
     const KernelTable<T>& k = backend.kernels<T>();
     const bool kahan = parameters_.compensated_dots;

@@ -1,12 +1,57 @@
 #include "simrun/solvers/dia_matrix.hpp"
 
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 
 namespace simrun::solvers {
+namespace {
 
 template <typename T>
-DiaMatrix<T>::DiaMatrix(std::shared_ptr<const Backend> backend, const DiaData<T>& data)
+struct Stencil {
+    std::vector<T> constants;         // per diagonal
+    std::vector<std::uint8_t> masks;  // per row: bit d set when the row has diagonal d
+};
+
+// The stencil of a DIA matrix with constant coefficients (see dia_matrix.hpp); throws
+// std::invalid_argument saying why the matrix has none.
+template <typename T>
+Stencil<T> constant_coefficients(const DiaData<T>& a) {
+    const int diagonals = a.num_diagonals();
+    const int main = a.find_diagonal(0);
+    const auto refuse = [](const std::string& why) {
+        return std::invalid_argument("stencil storage needs constant coefficients: " + why);
+    };
+    if (diagonals > 8) throw refuse(std::to_string(diagonals) + " diagonals (at most 8)");
+    if (main < 0) throw refuse("no main diagonal");
+    Stencil<T> stencil{std::vector<T>(static_cast<std::size_t>(diagonals), T(0)),
+                       std::vector<std::uint8_t>(static_cast<std::size_t>(a.n), 0)};
+    for (int d = 0; d < diagonals; ++d) {
+        T& constant = stencil.constants[static_cast<std::size_t>(d)];
+        for (std::int64_t i = 0; i < a.n; ++i) {
+            const std::int64_t j = i + a.offsets[static_cast<std::size_t>(d)];
+            if (j < 0 || j >= a.n) continue;
+            const T value = a.at(d, i);
+            const auto at = [&] {
+                return " at row " + std::to_string(i) + ", offset " + std::to_string(a.offsets[d]);
+            };
+            if (value == T(0)) {
+                if (d == main) throw refuse("a zero diagonal entry" + at());
+                continue;
+            }
+            if (constant == T(0)) constant = value;
+            if (value != constant) throw refuse("another value" + at());  // (or NaN)
+            stencil.masks[static_cast<std::size_t>(i)] |= static_cast<std::uint8_t>(1u << d);
+        }
+    }
+    return stencil;
+}
+
+}  // namespace
+
+template <typename T>
+DiaMatrix<T>::DiaMatrix(std::shared_ptr<const Backend> backend, const DiaData<T>& data,
+                        DiaStorage storage)
     : StoredMatrix<T>(std::move(backend), data.n), host_offsets_(data.offsets) {
     if (this->rows_ < 0) throw std::invalid_argument("DIA matrix: negative size");
     const std::size_t expected = data.offsets.size() * static_cast<std::size_t>(this->rows_);
@@ -28,7 +73,14 @@ DiaMatrix<T>::DiaMatrix(std::shared_ptr<const Backend> backend, const DiaData<T>
         }
     }
     offsets_ = Array<int>::from_host(this->backend_, data.offsets);
-    values_ = Array<T>::from_host(this->backend_, data.values);
+    if (storage == DiaStorage::stencil) {
+        Stencil<T> stencil = constant_coefficients(data);
+        host_constants_ = std::move(stencil.constants);
+        constants_ = Array<T>::from_host(this->backend_, host_constants_);
+        row_masks_ = Array<std::uint8_t>::from_host(this->backend_, stencil.masks);
+    } else {
+        values_ = Array<T>::from_host(this->backend_, data.values);
+    }
 }
 
 template <typename T>
@@ -48,8 +100,9 @@ Array<T> DiaMatrix<T>::diagonal() const {
     for (std::size_t d = 0; d < host_offsets_.size(); ++d) {
         if (host_offsets_[d] == 0) main = static_cast<int>(d);
     }
-    if (main < 0) {
-        this->backend_->template kernels<T>().fill(*this->backend_, this->size(), T(0),
+    if (main < 0 || is_stencil()) {  // a stencil has its main diagonal in every row
+        const T value = main < 0 ? T(0) : host_constants_[static_cast<std::size_t>(main)];
+        this->backend_->template kernels<T>().fill(*this->backend_, this->size(), value,
                                                    diagonal.data());
     } else if (this->rows_ > 0) {
         this->backend_->copy(diagonal.data(),
@@ -61,8 +114,9 @@ Array<T> DiaMatrix<T>::diagonal() const {
 
 template <typename T>
 DiaView<T> DiaMatrix<T>::view() const {
-    return DiaView<T>{this->rows_, static_cast<int>(host_offsets_.size()), offsets_.data(),
-                      values_.data()};
+    return DiaView<T>{this->rows_,       static_cast<int>(host_offsets_.size()),
+                      offsets_.data(),   values_.data(),
+                      row_masks_.data(), is_stencil() ? constants_.data() : nullptr};
 }
 
 template class DiaMatrix<float>;

@@ -9,6 +9,8 @@ std::string_view to_string(Format format) {
     switch (format) {
         case Format::dia:
             return "dia";
+        case Format::stencil:
+            return "stencil";
         case Format::ell:
             return "ell";
         case Format::csr:
@@ -22,11 +24,12 @@ std::string_view to_string(Format format) {
 }
 
 Format parse_format(std::string_view text) {
-    for (Format f : {Format::dia, Format::ell, Format::csr, Format::coo, Format::dense}) {
+    for (Format f :
+         {Format::dia, Format::stencil, Format::ell, Format::csr, Format::coo, Format::dense}) {
         if (text == to_string(f)) return f;
     }
     throw std::invalid_argument("unknown format '" + std::string(text) +
-                                "' (expected dia, ell, csr, coo or dense)");
+                                "' (expected dia, stencil, ell, csr, coo or dense)");
 }
 
 }  // namespace simrun::solvers

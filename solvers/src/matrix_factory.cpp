@@ -12,6 +12,9 @@ std::unique_ptr<LinearOperator<T>> make_operator(std::shared_ptr<const Backend> 
     switch (format) {
         case Format::dia:
             return std::make_unique<DiaMatrix<T>>(std::move(backend), to_dia(matrix));
+        case Format::stencil:
+            return std::make_unique<DiaMatrix<T>>(std::move(backend), to_dia(matrix),
+                                                  DiaStorage::stencil);
         case Format::ell:
             return std::make_unique<EllMatrix<T>>(std::move(backend), to_ell(matrix));
         case Format::csr:

@@ -4,12 +4,34 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <map>
 #include <stdexcept>
 #include <string>
 
 #include "simrun/solvers/conversions.hpp"
 
 namespace simrun::solvers {
+namespace {
+
+// See MatrixProperties::constant_coefficients.
+template <typename T>
+bool has_constant_coefficients(const CsrData<T>& a, int num_diagonals) {
+    if (num_diagonals > 8 || a.rows == 0) return false;
+    std::map<std::int64_t, T> values;  // offset j - i -> its one value
+    for (std::int32_t i = 0; i < a.rows; ++i) {
+        bool has_diagonal = false;
+        for (std::int32_t k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k) {
+            if (a.values[k] == T(0)) continue;
+            has_diagonal = has_diagonal || a.col[k] == i;
+            const auto [entry, added] = values.emplace(std::int64_t{a.col[k]} - i, a.values[k]);
+            if (!added && !(entry->second == a.values[k])) return false;
+        }
+        if (!has_diagonal) return false;
+    }
+    return true;
+}
+
+}  // namespace
 
 template <typename T>
 MatrixProperties analyze(const CsrData<T>& a, double symmetry_tolerance) {
@@ -68,6 +90,7 @@ MatrixProperties analyze(const CsrData<T>& a, double symmetry_tolerance) {
         p.max_row_length = std::max(p.max_row_length, a.row_length(i));
     }
     p.mean_row_length = a.rows > 0 ? static_cast<double>(p.nnz) / a.rows : 0.0;
+    p.constant_coefficients = has_constant_coefficients(a, p.num_diagonals);
     return p;
 }
 

@@ -47,6 +47,10 @@ public:
 
     // Whether a residual norm meets the tolerance (without recording it).
     bool meets_tolerance(double residual) const { return residual <= target_; }
+    // The limits: converged when ||r|| <= target(), diverged when ||r|| > divergence() (set by
+    // the initial residual, stop_at(..., 0)).
+    double target() const { return target_; }
+    double divergence() const { return divergence_; }
 
     // Records a breakdown of the method: a quantity it divides by or needs positive failed.
     void breakdown(SolveStatus status, const char* quantity, double value) {

@@ -106,6 +106,14 @@ Format choose_format(const MatrixProperties& p, std::string* reason) {
         p.num_diagonals > 0 && p.rows > 0
             ? static_cast<double>(p.nnz) / (static_cast<double>(p.num_diagonals) * p.rows)
             : 0.0;
+    if (p.num_diagonals <= 32 && fill >= 0.6 && p.constant_coefficients) {
+        std::snprintf(text, sizeof text,
+                      "stencil: constant coefficients on %d diagonals, kept as one value per "
+                      "diagonal and a byte per row (dia would read %d values per row)",
+                      p.num_diagonals, p.num_diagonals);
+        *reason = text;
+        return Format::stencil;
+    }
     if (p.num_diagonals <= 32 && fill >= 0.6) {
         std::snprintf(text, sizeof text, "dia: banded, %d diagonals hold %.0f%% of their slots",
                       p.num_diagonals, 100.0 * fill);
@@ -187,6 +195,11 @@ SolverPlan plan_solver(const MatrixProperties& p, const SolverRequest& request) 
     } else {
         plan.format = parse_format(request.format);
         plan.format_reason = std::string(to_string(plan.format)) + ": named by the user";
+        if (plan.format == Format::stencil && !p.constant_coefficients) {
+            throw std::invalid_argument(
+                "format stencil needs constant coefficients (at most 8 diagonals, each with one "
+                "value wherever it is nonzero, the main diagonal nonzero in every row); use dia");
+        }
     }
     first.reason += " (" + described + ")";
     plan.first.reason = first.reason;

@@ -53,6 +53,12 @@ CsrView<T> CsrMatrix<T>::view() const {
 }
 
 template <typename T>
+std::optional<RowMatrixView<T>> CsrMatrix<T>::row_view() const {
+    if (bin_offsets_[1] != this->rows()) return std::nullopt;  // bins 1 and 2 hold rows
+    return view();
+}
+
+template <typename T>
 void CsrMatrix<T>::apply(const Array<T>& x, Array<T>& y) const {
     check_spmv("CSR", this->size(), x, y);
     if (this->rows() > 0)
@@ -78,8 +84,12 @@ template <typename T>
 void EllMatrix<T>::apply(const Array<T>& x, Array<T>& y) const {
     check_spmv("ELLPACK-R", this->size(), x, y);
     if (this->rows() == 0) return;
-    const EllView<T> v{this->rows(), width_, col_.data(), values_.data(), row_length_.data()};
-    this->backend_->template kernels<T>().ell_spmv(*this->backend_, v, x.data(), y.data());
+    this->backend_->template kernels<T>().ell_spmv(*this->backend_, view(), x.data(), y.data());
+}
+
+template <typename T>
+EllView<T> EllMatrix<T>::view() const {
+    return EllView<T>{this->rows(), width_, col_.data(), values_.data(), row_length_.data()};
 }
 
 template <typename T>

@@ -96,6 +96,48 @@ TYPED_TEST(CpuKernels, DiaSpmvMatchesReferenceOnRandomMatrix) {
     }
 }
 
+// Constant coefficients kept as a stencil give the products of the general storage bit for
+// bit (the same nonzero products added in the same order), and the same diagonal; a matrix
+// without constant coefficients is refused, saying where.
+TEST(DiaMatrix, ConstantCoefficientsAreStoredAsAStencil) {
+    auto cpu = make_cpu_backend();
+    const auto laplacian = testing::laplacian_2d(37);
+    const auto n = static_cast<std::size_t>(laplacian.n);
+    const DiaMatrix<double> stencil(cpu, laplacian, DiaStorage::stencil);
+    const DiaMatrix<double> general(cpu, laplacian, DiaStorage::general);
+    EXPECT_TRUE(stencil.is_stencil());
+    EXPECT_FALSE(general.is_stencil());
+    const auto x = Array<double>::from_host(cpu, random_vector<double>(n, 8));
+    Array<double> y1(cpu, n), y2(cpu, n);
+    stencil.apply(x, y1);
+    general.apply(x, y2);
+    EXPECT_EQ(y1.to_host(), y2.to_host());
+    EXPECT_EQ(stencil.diagonal().to_host(), general.diagonal().to_host());
+
+    // Not constant coefficients: one off-diagonal value differs, or a main diagonal entry
+    // is zero, or there are more than 8 diagonals.
+    const auto refusal = [&](const DiaData<double>& a) {
+        try {
+            const DiaMatrix<double> refused(cpu, a, DiaStorage::stencil);
+        } catch (const std::invalid_argument& e) {
+            return std::string(e.what());
+        }
+        return std::string("accepted");
+    };
+    auto varied = laplacian;
+    varied.at(laplacian.find_diagonal(1), 5) *= 2;
+    EXPECT_EQ(refusal(varied),
+              "stencil storage needs constant coefficients: another value at row 5, offset 1");
+    auto hole = laplacian;
+    hole.at(laplacian.find_diagonal(0), 3) = 0;
+    EXPECT_EQ(refusal(hole),
+              "stencil storage needs constant coefficients: a zero diagonal "
+              "entry at row 3, offset 0");
+    const auto wide = random_dia<double>(100, {-9, -8, -7, -6, -5, -4, -3, -2, -1, 0}, 4);
+    EXPECT_EQ(refusal(wide),
+              "stencil storage needs constant coefficients: 10 diagonals (at most 8)");
+}
+
 TEST(DiaMatrix, RejectsInconsistentData) {
     auto cpu = make_cpu_backend();
     DiaData<double> bad;

@@ -11,9 +11,11 @@
 #include "simrun/framework/run_spec.hpp"
 #include "simrun/framework/simulation.hpp"
 #include "simrun/solvers/conjugate_gradient.hpp"
+#include "simrun/solvers/conversions.hpp"
 #include "simrun/solvers/dia_matrix.hpp"
 #include "simrun/solvers/linear_system_solver.hpp"
 #include "simrun/solvers/matrix_properties.hpp"
+#include "simrun/solvers/sparse_matrices.hpp"
 #include "simrun/solvers/vector_ops.hpp"
 #include "support/random_data.hpp"
 #include "support/test_matrices.hpp"
@@ -111,6 +113,146 @@ TYPED_TEST(CudaVersusCpu, DiaSpmv) {
         return y.to_host();
     };
     expect_close(run(this->gpu), run(this->cpu), 16 * this->eps);
+}
+
+// The fused CG kernels (one direction + product + p'q step, one update + r'r + r'z step, with
+// the scalars on the back-end) on random data in each row format, against the CPU back-end.
+// Entry-wise results are sums of a few products (a few ulps apart); the reductions over n terms
+// are within 2 gamma_n sum |terms| of each other (Higham), so alpha and the recorded ||r|| are
+// compared with that bound.
+template <typename T>
+DiaData<T> convert_dia(const DiaData<double>& a) {
+    return DiaData<T>{a.n, a.offsets, std::vector<T>(a.values.begin(), a.values.end())};
+}
+
+template <typename T>
+struct FusedCgRun {
+    std::vector<T> p_next, q, x, r;
+    CgScalars<T> after_direction, after_update;
+};
+
+template <typename T>
+FusedCgRun<T> run_fused_cg_step(const std::shared_ptr<const Backend>& b, const RowMatrixView<T>& a,
+                                std::size_t n, bool jacobi) {
+    const auto factors = random_vector<T>(n, 51);  // in [0.5, 1.5): positive
+    auto r = Array<T>::from_host(b, random_vector<T>(n, 52));
+    auto x = Array<T>::from_host(b, random_vector<T>(n, 53));
+    auto p_old = Array<T>::from_host(b, random_vector<T>(n, 54));
+    auto f = Array<T>::from_host(b, factors);
+    Array<T> p_next(b, n), q(b, n), partials(b, fused_reduction_slots);
+    auto ticket = Array<unsigned>::from_host(b, std::vector<unsigned>{0u});
+    CgScalars<T> s{};
+    s.target = 0;
+    s.divergence = 1e300;
+    s.max_iterations = 100;
+    s.iteration = 3;  // iteration 4 reads p[3 % 2] and writes p[0]
+    s.phase = CgPhase::running;
+    s.rho = T(2.5);
+    s.beta = T(0.4);
+    auto scalars = Array<CgScalars<T>>::from_host(b, std::vector<CgScalars<T>>{s});
+    const CgVectors<T> v{static_cast<std::int64_t>(n),
+                         jacobi ? f.data() : nullptr,
+                         x.data(),
+                         r.data(),
+                         q.data(),
+                         {p_next.data(), p_old.data()},
+                         partials.data(),
+                         ticket.data()};
+    const auto& k = b->template kernels<T>();
+    FusedCgRun<T> out;
+    k.cg_direction(*b, a, v, scalars.data());
+    out.after_direction = scalars.to_host()[0];
+    k.cg_update(*b, v, scalars.data());
+    out.after_update = scalars.to_host()[0];
+    out.p_next = p_next.to_host();
+    out.q = q.to_host();
+    out.x = x.to_host();
+    out.r = r.to_host();
+    EXPECT_EQ(ticket.to_host()[0], 0u) << "the last block resets the ticket";
+    return out;
+}
+
+template <typename T>
+void expect_fused_cg_steps_agree(const FusedCgRun<T>& gpu, const FusedCgRun<T>& cpu,
+                                 std::size_t n) {
+    const double eps = std::numeric_limits<T>::epsilon();
+    expect_close(gpu.p_next, cpu.p_next, 8 * eps);
+    expect_close(gpu.q, cpu.q, 64 * eps);
+    expect_close(gpu.x, cpu.x, 64 * eps);
+    expect_close(gpu.r, cpu.r, 64 * eps);
+    const double gamma = 2 * double(n) * eps;  // >= 2 gamma_n for these n
+    double pq_terms = 0, rr_terms = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+        pq_terms += std::abs(double(cpu.p_next[i]) * double(cpu.q[i]));
+        rr_terms += double(cpu.r[i]) * double(cpu.r[i]);
+    }
+    ASSERT_EQ(gpu.after_direction.phase, cpu.after_direction.phase);
+    ASSERT_EQ(gpu.after_update.phase, cpu.after_update.phase);
+    if (cpu.after_direction.phase != CgPhase::running) return;  // p'q <= 0: both stopped
+    const double pq = double(cpu.after_direction.rho) / double(cpu.after_direction.alpha);
+    EXPECT_NEAR(
+        double(gpu.after_direction.alpha), double(cpu.after_direction.alpha),
+        std::abs(double(cpu.after_direction.alpha)) * (gamma * pq_terms / std::abs(pq) + 8 * eps));
+    EXPECT_EQ(gpu.after_update.iteration, 4);
+    EXPECT_EQ(cpu.after_update.iteration, 4);
+    const double residual = std::sqrt(rr_terms);
+    EXPECT_NEAR(gpu.after_update.history[3], cpu.after_update.history[3],
+                residual * (gamma + 64 * eps));
+}
+
+// Constant coefficients kept as a stencil (a value per diagonal, a mask byte per row) give
+// the same products as the general storage, on the GPU as on the CPU.
+TYPED_TEST(CudaVersusCpu, StencilDiaSpmv) {
+    using T = TypeParam;
+    SIMRUN_REQUIRE_GPU(this->gpu);
+    const auto data = convert_dia<T>(testing::laplacian_2d(700));
+    const auto n = static_cast<std::size_t>(data.n);
+    const auto x = random_vector<T>(n, 33);
+    auto run = [&](const std::shared_ptr<const Backend>& b, DiaStorage storage) {
+        const DiaMatrix<T> a(b, data, storage);
+        EXPECT_EQ(a.is_stencil(), storage == DiaStorage::stencil);
+        auto xa = Array<T>::from_host(b, x);
+        Array<T> y(b, n);
+        a.apply(xa, y);
+        return y.to_host();
+    };
+    const auto on_gpu = run(this->gpu, DiaStorage::stencil);
+    expect_close(on_gpu, run(this->cpu, DiaStorage::stencil), 16 * this->eps);
+    EXPECT_EQ(on_gpu, run(this->gpu, DiaStorage::general));  // same products, same order
+}
+
+TYPED_TEST(CudaVersusCpu, FusedCgKernelsInEveryRowFormat) {
+    using T = TypeParam;
+    SIMRUN_REQUIRE_GPU(this->gpu);
+    // The 5-point Laplacian (SPD, so p'q > 0 and the update runs) with random vectors.
+    for (const int m : {2, 16, 548}) {
+        const auto dia = convert_dia<T>(testing::laplacian_2d(m));
+        const std::int64_t n = dia.n;
+        const auto csr = to_csr(dia);
+        const auto ell = to_ell(csr);
+        const auto size = static_cast<std::size_t>(n);
+        for (const bool jacobi : {false, true}) {
+            auto on = [&](const std::shared_ptr<const Backend>& b, int format) {
+                switch (format) {
+                    case 0:  // the Laplacian has constant coefficients
+                        return run_fused_cg_step<T>(
+                            b, DiaMatrix<T>(b, dia, DiaStorage::stencil).view(), size, jacobi);
+                    case 1:
+                        return run_fused_cg_step<T>(
+                            b, DiaMatrix<T>(b, dia, DiaStorage::general).view(), size, jacobi);
+                    case 2:
+                        return run_fused_cg_step<T>(b, EllMatrix<T>(b, ell).view(), size, jacobi);
+                    default:
+                        return run_fused_cg_step<T>(b, CsrMatrix<T>(b, csr).view(), size, jacobi);
+                }
+            };
+            for (int format = 0; format < 4; ++format) {
+                SCOPED_TRACE("n = " + std::to_string(n) + ", format " + std::to_string(format) +
+                             (jacobi ? ", jacobi" : ", no preconditioner"));
+                expect_fused_cg_steps_agree(on(this->gpu, format), on(this->cpu, format), size);
+            }
+        }
+    }
 }
 
 TEST(CudaConjugateGradient, MatchesCpuAndIsBitReproducible) {

@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <cmath>
 #include <set>
+#include <string>
+#include <type_traits>
 
 #include "simrun/solvers/linear_system_solver.hpp"
 #include "simrun/solvers/matrix_properties.hpp"
@@ -239,6 +241,123 @@ TEST(Precision, CompensatedDotsGiveTheSameSolution) {
         iterations[compensated] = report.result().iterations;
     }
     EXPECT_LE(std::abs(iterations[0] - iterations[1]), 2);
+}
+
+// Solves from x = 0 with the named method, preconditioner and format; the solution in *x.
+template <typename T>
+SolveResult solve_named(const std::shared_ptr<const Backend>& backend, const CsrData<T>& a,
+                        const std::vector<T>& b, const SolverRequest& request,
+                        const MethodParameters& parameters, std::vector<T>* x = nullptr) {
+    const LinearSystemSolver<T> solver(backend, a, plan_solver(analyze(a), request), parameters);
+    const auto bb = Array<T>::from_host(backend, b);
+    Array<T> xa(backend, b.size());
+    fill(xa, T(0));
+    SolveResult result = solver.solve(bb, xa).result();
+    if (x != nullptr) *x = xa.to_host();
+    return result;
+}
+
+// The fused CG (scalars on the back-end, batches of iterations, one kernel for the direction
+// and the product, one for the update) is the reference CG reorganised: same iteration count
+// within 1, same solution to the tolerance, in every format it takes, with and without Jacobi,
+// in double and float; and a breakdown is reported as the reference reports it.
+template <typename T>
+void expect_fused_cg_matches_reference(const std::string& format,
+                                       const std::string& preconditioner) {
+    const auto one = [](double, double, double) { return 1.0; };
+    const auto variable = [](double x, double y, double) { return 1 + 10 * x * y; };
+    const auto backend = test_backend();
+    SIMRUN_SKIP_WITHOUT_BACKEND(backend);
+    const double tolerance = std::is_same_v<T, float> ? 1e-5 : 1e-10;
+    for (const auto& a64 :
+         {testing::diffusion_matrix(24, 2, variable), testing::diffusion_matrix(9, 3, one)}) {
+        const CsrData<T> a = convert_values<T>(a64);
+        const auto n = static_cast<std::size_t>(a.rows);
+        const auto b64 = testing::random_vector<double>(n, 23);
+        const std::vector<T> b(b64.begin(), b64.end());
+        SolveResult results[2];
+        std::vector<T> solutions[2];
+        for (int fused = 0; fused < 2; ++fused) {
+            MethodParameters parameters;
+            parameters.criteria.relative_tolerance = tolerance;
+            parameters.fused_kernels = fused == 1;
+            results[fused] = solve_named(backend, a, b, {"cg", preconditioner, format}, parameters,
+                                         &solutions[fused]);
+        }
+        ASSERT_TRUE(results[0].converged()) << results[0].summary();
+        ASSERT_TRUE(results[1].converged()) << results[1].summary();
+        EXPECT_LE(std::abs(results[0].iterations - results[1].iterations), 1);
+        ASSERT_EQ(results[1].residual_history.size(),
+                  static_cast<std::size_t>(results[1].iterations) + 1);
+        // Both are solutions to the tolerance: their difference is within twice its error.
+        const std::vector<double> x_fused(solutions[1].begin(), solutions[1].end());
+        EXPECT_LE(testing::relative_residual(a64, b64, x_fused), 4 * tolerance);
+        double difference = 0, size = 0;
+        for (std::size_t i = 0; i < n; ++i) {
+            difference = std::max(difference, std::abs(double(solutions[0][i] - solutions[1][i])));
+            size = std::max(size, std::abs(double(solutions[0][i])));
+        }
+        EXPECT_LE(difference / size, 1e3 * tolerance);  // condition numbers below 1e3
+    }
+}
+
+TEST(FusedCg, MatchesReferenceDiaNone) { expect_fused_cg_matches_reference<double>("dia", "none"); }
+TEST(FusedCg, MatchesReferenceDiaJacobi) {
+    expect_fused_cg_matches_reference<double>("dia", "jacobi");
+}
+TEST(FusedCg, MatchesReferenceEllJacobi) {
+    expect_fused_cg_matches_reference<double>("ell", "jacobi");
+}
+TEST(FusedCg, MatchesReferenceCsrNone) { expect_fused_cg_matches_reference<double>("csr", "none"); }
+TEST(FusedCg, MatchesReferenceFloatDia) { expect_fused_cg_matches_reference<float>("dia", "none"); }
+
+TEST(FusedCg, StopsAtTheIterationLimitWithTheFullHistory) {
+    const auto a = testing::diffusion_matrix(40, 2, [](double, double, double) { return 1.0; });
+    const auto backend = test_backend();
+    SIMRUN_SKIP_WITHOUT_BACKEND(backend);
+    const auto b = testing::random_vector<double>(1600, 5);
+    std::vector<double> histories[2];
+    for (int fused = 0; fused < 2; ++fused) {
+        MethodParameters parameters;
+        parameters.criteria.relative_tolerance = 0;  // never met: exactly max_iterations
+        parameters.criteria.max_iterations = 77;     // not a multiple of any batch length
+        parameters.fused_kernels = fused == 1;
+        const SolveResult result = solve_named(backend, a, b, {"cg", "none", "dia"}, parameters);
+        EXPECT_EQ(result.status, SolveStatus::max_iterations);
+        EXPECT_EQ(result.iterations, 77);
+        histories[fused] = result.residual_history;
+    }
+    ASSERT_EQ(histories[1].size(), 78u);
+    for (std::size_t k = 0; k < 78; ++k) {
+        // Same recurrence, different rounding: the residuals agree to many digits while they
+        // are far above the rounding level (CG loses digits slowly over 77 iterations).
+        EXPECT_NEAR(histories[1][k], histories[0][k], 1e-6 * histories[0][k]) << "k = " << k;
+    }
+}
+
+TEST(FusedCg, ReportsAnIndefiniteMatrixAsTheReferenceDoes) {
+    // diag(1, -1, 1, ...) and b = (1, 2, 1, 2, ...): p'Ap = b'Ab = 25 - 100 < 0 at once.
+    CsrData<double> a;
+    a.rows = a.cols = 50;
+    for (int i = 0; i < 50; ++i) {
+        a.col.push_back(i);
+        a.values.push_back(i % 2 == 0 ? 1.0 : -1.0);
+        a.row_ptr.push_back(i + 1);
+    }
+    const auto backend = test_backend();
+    SIMRUN_SKIP_WITHOUT_BACKEND(backend);
+    std::vector<double> b(50);
+    for (int i = 0; i < 50; ++i) b[static_cast<std::size_t>(i)] = i % 2 == 0 ? 1.0 : 2.0;
+    SolveResult results[2];
+    for (int fused = 0; fused < 2; ++fused) {
+        MethodParameters parameters;
+        parameters.fused_kernels = fused == 1;
+        results[fused] = solve_named(backend, a, b, {"cg", "none", "dia"}, parameters);
+    }
+    EXPECT_EQ(results[0].status, SolveStatus::indefinite);
+    EXPECT_EQ(results[1].status, results[0].status);
+    EXPECT_EQ(results[1].breakdown_quantity, results[0].breakdown_quantity);
+    EXPECT_EQ(results[1].iterations, results[0].iterations);
 }
 
 TEST(Multicolour, GridStencilsGetRedBlackAndColoursAreUncoupled) {

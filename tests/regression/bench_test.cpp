@@ -31,9 +31,10 @@ double expected_floor_bytes(const nlohmann::json& c) {
     const std::string method = c["method"], format = c["format"];
     const double spmvs = method == "bicgstab" ? 2.0 : 1.0;
     const double passes = method == "cg" ? 10.0 : method == "bicgstab" ? 15.0 : 3.0;
-    const double matrix_bytes = format == "dia"   ? d * n * s
-                                : format == "ell" ? nnz * (s + 4) + 4 * n
-                                                  : nnz * (s + 4) + 4 * (n + 1);
+    const double matrix_bytes = format == "stencil" ? n + d * s
+                                : format == "dia"   ? d * n * s
+                                : format == "ell"   ? nnz * (s + 4) + 4 * n
+                                                    : nnz * (s + 4) + 4 * (n + 1);
     return spmvs * matrix_bytes + passes * n * s;
 }
 
@@ -156,6 +157,9 @@ TEST(BenchCommand, QuickCpuRunReportsEveryCaseWithSaneNumbers) {
         return nlohmann::json();
     };
     EXPECT_DOUBLE_EQ(find("cg/poisson2d-128/dia/double")["bytes_per_iteration"], 120.0 * 16384);
+    // The stencil: a mask byte per row and the 5 constants once.
+    EXPECT_DOUBLE_EQ(find("cg/poisson2d-128/stencil/double")["bytes_per_iteration"],
+                     81.0 * 16384 + 5 * 8);
     EXPECT_DOUBLE_EQ(find("cg/poisson2d-128/dia/float")["bytes_per_iteration"], 60.0 * 16384);
     EXPECT_DOUBLE_EQ(find("bicgstab/convdiff2d-128/dia/double")["bytes_per_iteration"],
                      200.0 * 16384);
@@ -166,7 +170,7 @@ TEST(BenchCommand, QuickCpuRunReportsEveryCaseWithSaneNumbers) {
 
     EXPECT_GE(out_of_cache, 1) << "the quick set holds a case larger than the cache";
     EXPECT_EQ(methods, (std::set<std::string>{"bicgstab", "cg", "jacobi"}));
-    EXPECT_EQ(formats, (std::set<std::string>{"csr", "dia", "ell"}));
+    EXPECT_EQ(formats, (std::set<std::string>{"csr", "dia", "ell", "stencil"}));
     EXPECT_EQ(precisions, (std::set<std::string>{"double", "float"}));
     EXPECT_EQ(modes, (std::set<std::string>{"fixed_iterations", "to_tolerance"}));
     EXPECT_EQ(real, (std::set<std::string>{"lap2D_5pt_n100", "nos3", "pde900"}));

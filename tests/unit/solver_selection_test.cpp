@@ -44,11 +44,12 @@ TEST(MatrixProperties, DetectsNonsymmetryAndLostDominance) {
     EXPECT_DOUBLE_EQ(indefinite.worst_dominance_ratio, 0.5);
 }
 
-TEST(SolverSelection, LaplacianGetsJacobiCgInDia) {
+TEST(SolverSelection, LaplacianGetsJacobiCgInTheStencilFormat) {
     const auto plan = plan_solver(analyze(tridiagonal(10, -1, 2, -1)), {});
     EXPECT_EQ(plan.first.method, Method::cg);
     EXPECT_EQ(plan.first.preconditioner, PreconditionerKind::jacobi);
-    EXPECT_EQ(plan.format, Format::dia);
+    EXPECT_EQ(plan.format, Format::stencil) << plan.format_reason;
+    EXPECT_NE(plan.format_reason.find("constant coefficients"), std::string::npos);
     EXPECT_NE(plan.first.reason.find("cg + jacobi"), std::string::npos);
     EXPECT_NE(plan.first.reason.find("SPD"), std::string::npos) << plan.first.reason;
     EXPECT_NE(plan.format_reason.find("3 diagonals"), std::string::npos) << plan.format_reason;
@@ -56,6 +57,16 @@ TEST(SolverSelection, LaplacianGetsJacobiCgInDia) {
     ASSERT_EQ(plan.fallbacks.size(), 2u);
     EXPECT_EQ(plan.fallbacks[0].method, Method::bicgstab);
     EXPECT_EQ(plan.fallbacks[1].method, Method::bicg);
+}
+
+TEST(SolverSelection, VariableCoefficientsGetDiaAndCannotBeAStencil) {
+    auto a = tridiagonal(10, -1, 2, -1);
+    a.at(1, 0) = 3;  // a_00: the main diagonal is no longer one value
+    const MatrixProperties p = analyze(a);
+    EXPECT_FALSE(p.constant_coefficients);
+    EXPECT_TRUE(analyze(tridiagonal(10, -1, 2, -1)).constant_coefficients);
+    EXPECT_EQ(plan_solver(p, {}).format, Format::dia);
+    EXPECT_THROW(plan_solver(p, {"auto", "auto", "stencil"}), std::invalid_argument);
 }
 
 TEST(SolverSelection, NonsymmetricGetsBiCgStabAndDominantGetsGaussSeidelLast) {

@@ -6,12 +6,23 @@
 #include <cstring>
 #include <new>
 #include <string>
+#include <utility>
 
 #include "cpu/cpu_kernels.hpp"
 #include "simrun/solvers/backend.hpp"
 
 namespace simrun::solvers {
 namespace {
+
+// Work recorded on the CPU: the function that issues it, called again.
+class FunctionWork final : public RecordedWork {
+public:
+    explicit FunctionWork(std::function<void()> issue) : issue_(std::move(issue)) {}
+    void run() const override { issue_(); }
+
+private:
+    std::function<void()> issue_;
+};
 
 class CpuBackend final : public Backend {
 public:
@@ -48,6 +59,9 @@ public:
         }
     }
     void synchronize() const override {}
+    std::unique_ptr<RecordedWork> record(std::function<void()> issue) const override {
+        return std::make_unique<FunctionWork>(std::move(issue));
+    }
 
 protected:
     const KernelTable<float>& float_kernels() const override { return cpu::kernel_table<float>(); }

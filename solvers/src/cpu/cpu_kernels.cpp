@@ -1,6 +1,7 @@
 #include "cpu/cpu_kernels.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -8,6 +9,8 @@
 
 #include "simrun/solvers/backend.hpp"
 #include "simrun/solvers/host_device.hpp"
+#include "unified/device_math.hpp"
+#include "unified/row_products.hpp"
 
 namespace simrun::solvers::cpu {
 namespace {
@@ -77,47 +80,27 @@ T dot_compensated(const Backend&, std::size_t n, const T* x, const T* y) {
     return total.total();
 }
 
-// y = A x. Traffic: num_diagonals * n values, x (~n, reused from cache), n writes.
+// y = A x. Traffic: num_diagonals * n values (or n mask bytes), x (~n, reused from cache),
+// n writes.
 template <typename T>
 void dia_spmv(const Backend&, const DiaView<T>& a, const T* x, T* y) {
     const std::int64_t n = a.n;
 #pragma omp parallel for schedule(static)
-    for (std::int64_t i = 0; i < n; ++i) {
-        T sum = 0;
-        for (int d = 0; d < a.num_diagonals; ++d) {
-            const std::int64_t j = i + a.offsets[d];
-            if (j >= 0 && j < n) sum += a.values[d * n + i] * x[j];
-        }
-        y[i] = sum;
-    }
+    for (std::int64_t i = 0; i < n; ++i) y[i] = row_product(a, i, VectorEntries<T>{x});
 }
 
 // Traffic: nnz (values + columns) + rows + 1 pointers + x gathered + rows writes.
 template <typename T>
 void csr_spmv(const Backend&, const CsrView<T>& a, const T* x, T* y) {
 #pragma omp parallel for schedule(static)
-    for (std::int32_t i = 0; i < a.rows; ++i) {
-        T sum = 0;
-        for (std::int32_t k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k)
-            sum += a.values[k] * x[a.col[k]];
-        y[i] = sum;
-    }
+    for (std::int32_t i = 0; i < a.rows; ++i) y[i] = row_product(a, i, VectorEntries<T>{x});
 }
 
 // Traffic: row lengths + the stored entries of each row (padding skipped) + x + rows writes.
 template <typename T>
 void ell_spmv(const Backend&, const EllView<T>& a, const T* x, T* y) {
-    const auto rows = static_cast<std::size_t>(a.rows);
 #pragma omp parallel for schedule(static)
-    for (std::int32_t i = 0; i < a.rows; ++i) {
-        T sum = 0;
-        for (std::int32_t k = 0; k < a.row_length[i]; ++k) {
-            const std::size_t slot =
-                static_cast<std::size_t>(k) * rows + static_cast<std::size_t>(i);
-            sum += a.values[slot] * x[a.col[slot]];
-        }
-        y[i] = sum;
-    }
+    for (std::int32_t i = 0; i < a.rows; ++i) y[i] = row_product(a, i, VectorEntries<T>{x});
 }
 
 template <typename T>
@@ -160,6 +143,32 @@ void sor_colour_sweep(const Backend&, const CsrView<T>& a, const std::int32_t* r
         x[i] = (T(1) - omega) * x[i] + omega * inv_diag[i] * sum;
     }
 }
+
+// The fused kernels' loop (unified/cg_kernels.inc.hpp): rows in fixed chunks run in parallel,
+// then the chunk sums are added in chunk order, so the totals do not depend on the thread count.
+template <typename T, int Sums, typename Setup, typename Row, typename Finish>
+void fused_reduce(const Backend&, std::int64_t n, const CgPhase* phase, T*, unsigned*, Setup setup,
+                  Row row, Finish finish) {
+    if (*phase != CgPhase::running) return;
+    const auto chunk = static_cast<std::int64_t>(reduction_chunk);
+    const std::int64_t chunks = (n + chunk - 1) / chunk;
+    std::vector<std::array<T, Sums>> partial(static_cast<std::size_t>(chunks));
+#pragma omp parallel for schedule(static)
+    for (std::int64_t c = 0; c < chunks; ++c) {
+        const auto context = setup();
+        T sums[Sums] = {};
+        const std::int64_t end = std::min(n, (c + 1) * chunk);
+        for (std::int64_t i = c * chunk; i < end; ++i) row(i, context, sums);
+        std::copy(sums, sums + Sums, partial[static_cast<std::size_t>(c)].begin());
+    }
+    T totals[Sums] = {};
+    for (const auto& sums : partial) {
+        for (int k = 0; k < Sums; ++k) totals[k] += sums[static_cast<std::size_t>(k)];
+    }
+    finish(totals);
+}
+
+#include "unified/cg_kernels.inc.hpp"
 
 }  // namespace
 

@@ -1,5 +1,6 @@
 #include "cuda/cuda_backend.hpp"
 
+#include <memory>
 #include <string>
 
 #include "cuda/cuda_check.hpp"
@@ -71,6 +72,43 @@ const void* CudaBackend::fetch_result(const void* device_result, std::size_t byt
 }
 
 void CudaBackend::synchronize() const { SIMRUN_CUDA_CHECK(cudaStreamSynchronize(stream_)); }
+
+namespace {
+
+// An instantiated graph, launched on the stream it was captured from.
+class GraphWork final : public RecordedWork {
+public:
+    GraphWork(cudaGraphExec_t graph, cudaStream_t stream) : graph_(graph), stream_(stream) {}
+    ~GraphWork() override { cudaGraphExecDestroy(graph_); }
+    GraphWork(const GraphWork&) = delete;
+    GraphWork& operator=(const GraphWork&) = delete;
+    void run() const override { SIMRUN_CUDA_CHECK(cudaGraphLaunch(graph_, stream_)); }
+
+private:
+    cudaGraphExec_t graph_;
+    cudaStream_t stream_;
+};
+
+}  // namespace
+
+std::unique_ptr<RecordedWork> CudaBackend::record(std::function<void()> issue) const {
+    SIMRUN_CUDA_CHECK(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal));
+    try {
+        issue();
+    } catch (...) {
+        cudaGraph_t abandoned = nullptr;
+        cudaStreamEndCapture(stream_, &abandoned);
+        if (abandoned != nullptr) cudaGraphDestroy(abandoned);
+        throw;
+    }
+    cudaGraph_t graph = nullptr;
+    SIMRUN_CUDA_CHECK(cudaStreamEndCapture(stream_, &graph));
+    cudaGraphExec_t executable = nullptr;
+    const cudaError_t status = cudaGraphInstantiate(&executable, graph, 0);
+    cudaGraphDestroy(graph);
+    SIMRUN_CUDA_CHECK(status);
+    return std::make_unique<GraphWork>(executable, stream_);
+}
 
 const KernelTable<float>& CudaBackend::float_kernels() const { return kernel_table<float>(); }
 const KernelTable<double>& CudaBackend::double_kernels() const { return kernel_table<double>(); }

@@ -26,6 +26,8 @@ public:
     void copy_to_host(void* destination, const void* source, std::size_t bytes) const override;
     void copy(void* destination, const void* source, std::size_t bytes) const override;
     void synchronize() const override;
+    // Captures the work into a CUDA graph on stream() and instantiates it.
+    std::unique_ptr<RecordedWork> record(std::function<void()> issue) const override;
 
     cudaStream_t stream() const { return stream_; }
     int device() const { return device_; }

@@ -1,5 +1,5 @@
-// The CUDA back-end's kernels: element-wise ones from the unified source, plus the DIA SpMV and
-// the deterministic dot product specialised here.
+// The CUDA back-end's kernels: element-wise and fused CG ones from the unified source, plus the
+// DIA SpMV and the deterministic dot product specialised here.
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -9,6 +9,8 @@
 #include "cuda/cuda_check.hpp"
 #include "cuda/cuda_sparse_kernels.cuh"
 #include "simrun/solvers/host_device.hpp"
+#include "unified/device_math.hpp"
+#include "unified/row_products.hpp"
 
 namespace simrun::solvers::cuda {
 namespace {
@@ -80,29 +82,81 @@ T dot(const Backend& backend, std::size_t n, const T* x, const T* y) {
 }
 
 // y = A x, one thread per row; values are diagonal-major so each diagonal's read is coalesced.
-// Traffic: num_diagonals * n values + x (~n through L1/L2) + n writes.
+// Traffic: num_diagonals * n values (or n mask bytes) + x (~n through L1/L2) + n writes.
 template <typename T>
-__global__ void dia_spmv_kernel(std::int64_t n, int num_diagonals, const int* __restrict__ offsets,
-                                const T* __restrict__ values, const T* __restrict__ x,
-                                T* __restrict__ y) {
+__global__ void __launch_bounds__(block_size)
+    dia_spmv_kernel(DiaView<T> a, const T* __restrict__ x, T* __restrict__ y) {
     const std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x;
-    if (i >= n) return;
-    T sum = 0;
-    for (int d = 0; d < num_diagonals; ++d) {
-        const std::int64_t j = i + offsets[d];
-        if (j >= 0 && j < n) sum += values[d * n + i] * x[j];
-    }
-    y[i] = sum;
+    if (i < a.n) y[i] = row_product(a, i, VectorEntries<T>{x});
 }
 
 template <typename T>
 void dia_spmv(const Backend& backend, const DiaView<T>& a, const T* x, T* y) {
     if (a.n == 0) return;
     const auto blocks = static_cast<unsigned>((a.n + block_size - 1) / block_size);
-    dia_spmv_kernel<T><<<blocks, block_size, 0, as_cuda(backend).stream()>>>(
-        a.n, a.num_diagonals, a.offsets, a.values, x, y);
+    dia_spmv_kernel<T><<<blocks, block_size, 0, as_cuda(backend).stream()>>>(a, x, y);
     SIMRUN_CUDA_CHECK_LAUNCH(dia_spmv_kernel);
 }
+
+// The fused kernels' loop (unified/cg_kernels.inc.hpp) in one launch: a grid fixed by n
+// strides over the rows; each block reduces its sums with CUB and stores them; the last block
+// to finish (a ticket taken after a fence) adds the blocks' sums in block order, runs finish
+// and resets the ticket. No host round trip, and the same bits every run.
+template <typename T, int Sums, typename Setup, typename Row, typename Finish>
+__global__ void __launch_bounds__(block_size)
+    fused_reduce_kernel(std::int64_t n, const CgPhase* phase, T* partials, unsigned* ticket,
+                        Setup setup, Row row, Finish finish) {
+    if (*phase != CgPhase::running) return;  // the same for every block of this launch
+    using BlockReduce = cub::BlockReduce<T, block_size>;
+    __shared__ typename BlockReduce::TempStorage storage;
+    __shared__ bool last_block;
+    {
+        const auto context = setup();
+        T sums[Sums] = {};
+        for (std::int64_t i = blockIdx.x * std::int64_t(block_size) + threadIdx.x; i < n;
+             i += std::int64_t(gridDim.x) * block_size) {
+            row(i, context, sums);
+        }
+        for (int k = 0; k < Sums; ++k) {
+            const T total = BlockReduce(storage).Sum(sums[k]);
+            if (threadIdx.x == 0) partials[k * gridDim.x + blockIdx.x] = total;
+            __syncthreads();
+        }
+    }
+    if (threadIdx.x == 0) {
+        __threadfence();  // this block's sums are visible before its ticket is
+        last_block = atomicAdd(ticket, 1u) == gridDim.x - 1;
+    }
+    __syncthreads();
+    if (!last_block) return;
+    __threadfence();
+    T totals[Sums];
+    for (int k = 0; k < Sums; ++k) {
+        T sum = 0;
+        for (unsigned b = threadIdx.x; b < gridDim.x; b += block_size) {
+            sum += __ldcg(partials + k * gridDim.x + b);  // from L2: other blocks wrote them
+        }
+        totals[k] = BlockReduce(storage).Sum(sum);
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) {
+        finish(totals);
+        *ticket = 0;
+    }
+}
+
+template <typename T, int Sums, typename Setup, typename Row, typename Finish>
+void fused_reduce(const Backend& backend, std::int64_t n, const CgPhase* phase, T* partials,
+                  unsigned* ticket, Setup setup, Row row, Finish finish) {
+    static_assert(Sums * fused_reduction_blocks <= fused_reduction_slots);
+    if (n == 0) return;
+    const unsigned blocks = grid_for(static_cast<std::size_t>(n), fused_reduction_blocks);
+    fused_reduce_kernel<T, Sums><<<blocks, block_size, 0, as_cuda(backend).stream()>>>(
+        n, phase, partials, ticket, setup, row, finish);
+    SIMRUN_CUDA_CHECK_LAUNCH(fused_reduce_kernel);
+}
+
+#include "unified/cg_kernels.inc.hpp"
 
 }  // namespace
 

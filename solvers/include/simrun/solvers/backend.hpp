@@ -2,6 +2,7 @@
 // A back-end owns memory and runs kernels: the CPU (OpenMP, the reference every GPU result is
 // tested against) or a CUDA GPU. Algorithms are written once against this interface.
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -17,6 +18,14 @@ enum class BackendChoice { automatic, cpu, cuda };
 std::string_view to_string(BackendKind kind);
 // Parses "auto", "cpu" or "cuda"; throws std::invalid_argument naming the accepted values.
 BackendChoice parse_backend_choice(std::string_view text);
+
+// Work issued to a back-end, recorded once to be run many times.
+class RecordedWork {
+public:
+    virtual ~RecordedWork() = default;
+    // Issues the recorded work again (asynchronously, as any kernel).
+    virtual void run() const = 0;
+};
 
 class Backend {
 public:
@@ -37,6 +46,11 @@ public:
     virtual void copy(void* destination, const void* source, std::size_t bytes) const = 0;
     // Waits until all work issued to this back-end has finished.
     virtual void synchronize() const = 0;
+    // Records, without running it, the work `issue` issues to this back-end (kernels and
+    // device copies, no host waits), to be run as one unit: on CUDA a graph, which starts a
+    // whole batch of kernels with one launch; on the CPU the function itself. Arguments are
+    // fixed when recorded, so the buffers it uses must outlive the recording.
+    virtual std::unique_ptr<RecordedWork> record(std::function<void()> issue) const = 0;
 
     template <typename T>
     const KernelTable<T>& kernels() const;

@@ -1,6 +1,13 @@
 #pragma once
 // DiaMatrix<T>: a square DIA matrix stored on a back-end (seed 004's format for structured
 // grids: one contiguous array per diagonal, so the i-th thread reads the i-th entry of each).
+//
+// A matrix with constant coefficients (a grid stencil: each diagonal holds one value wherever
+// it is not zero, the main diagonal one nonzero value in every row, at most 8 diagonals) can
+// be stored as that stencil: one value per diagonal and one byte per row saying which diagonals
+// the row has (the boundary rows lack some). The SpMV then reads 1 byte per row instead of
+// D values: the 5-point Laplacian's CG moves 81 bytes per row instead of 120.
+#include <cstdint>
 #include <memory>
 #include <vector>
 
@@ -10,24 +17,37 @@
 
 namespace simrun::solvers {
 
+// How the values are kept: one array per diagonal (general), or as a stencil (the matrix must
+// have constant coefficients).
+enum class DiaStorage { general, stencil };
+
 template <typename T>
 class DiaMatrix final : public StoredMatrix<T> {
 public:
     // Copies host data to the back-end. Throws std::invalid_argument when values.size() is not
-    // offsets.size() * n, offsets are not sorted and distinct, or an offset is out of range.
-    DiaMatrix(std::shared_ptr<const Backend> backend, const DiaData<T>& data);
+    // offsets.size() * n, offsets are not sorted and distinct, an offset is out of range, or
+    // stencil storage is asked of a matrix without constant coefficients (saying where).
+    DiaMatrix(std::shared_ptr<const Backend> backend, const DiaData<T>& data,
+              DiaStorage storage = DiaStorage::general);
 
     void apply(const Array<T>& x, Array<T>& y) const override;
+    std::optional<RowMatrixView<T>> row_view() const override { return view(); }
 
     const std::vector<int>& offsets() const { return host_offsets_; }
     // The main diagonal (zero where no offset-0 diagonal is stored), on the back-end.
     Array<T> diagonal() const;
     DiaView<T> view() const;
+    // Whether the values are kept as a stencil.
+    bool is_stencil() const { return !host_constants_.empty(); }
 
 private:
     std::vector<int> host_offsets_;
     Array<int> offsets_;
-    Array<T> values_;
+    Array<T> values_;  // general storage
+    // Stencil storage: one value per diagonal (kept on the host too) and one mask per row.
+    std::vector<T> host_constants_;
+    Array<T> constants_;
+    Array<std::uint8_t> row_masks_;
 };
 
 }  // namespace simrun::solvers

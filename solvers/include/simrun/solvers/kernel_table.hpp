@@ -5,18 +5,26 @@
 // traffic comment of each kernel is the minimum it must move; implementations state theirs.
 #include <cstddef>
 #include <cstdint>
+#include <variant>
+
+#include "simrun/solvers/cg_device_state.hpp"
 
 namespace simrun::solvers {
 
 class Backend;
 
 // DIA: values[d * n + i] = A(i, i + offsets[d]); columns outside [0, n) are ignored.
+// Constant-coefficient storage (a stencil, values null): A(i, i + offsets[d]) = constants[d]
+// where bit d of row_masks[i] is set, else 0 (bits are clear for columns outside [0, n)), so
+// the matrix costs one byte per row instead of num_diagonals values.
 template <typename T>
 struct DiaView {
     std::int64_t n;
     int num_diagonals;
     const int* offsets;
     const T* values;
+    const std::uint8_t* row_masks = nullptr;
+    const T* constants = nullptr;
 };
 
 // Rows of a CSR matrix grouped by length for the GPU (seed 003): binned_rows lists every row,
@@ -68,6 +76,11 @@ struct DenseView {
     const T* values;
 };
 
+// A matrix in a format whose rows a fused kernel can compute one by one (one thread per row on
+// the GPU): what fused methods take instead of a LinearOperator.
+template <typename T>
+using RowMatrixView = std::variant<DiaView<T>, EllView<T>, CsrView<T>>;
+
 template <typename T>
 struct KernelTable {
     // ---- element-wise (written once for both back-ends) ----
@@ -111,6 +124,18 @@ struct KernelTable {
     std::size_t (*coo_workspace_bytes)(std::int32_t rows, std::int64_t nnz);
     // Traffic: rows * cols values + x + rows writes.
     void (*dense_spmv)(const Backend&, const DenseView<T>& a, const T* x, T* y);
+
+    // ---- CG with its scalars on the back-end (cg_device_state.hpp) ----
+    // Each kernel reads the scalars the previous one left and does nothing unless s->phase is
+    // running, so a batch of iterations can be issued without waiting for the host.
+    // Direction and product: p' = z + beta p (z = factors .* r; p' = z on iteration 0),
+    // q = A p', then alpha = rho / p'q (or a breakdown). Traffic, DIA: D n values + 2n reads
+    // (r, p; plus n factors) + 2n writes (p', q), neighbours' r and p through the cache.
+    void (*cg_direction)(const Backend&, const RowMatrixView<T>& a, const CgVectors<T>& v,
+                         CgScalars<T>* s);
+    // Update: x += alpha p', r -= alpha q, then ||r|| recorded and checked, rho' = r'z,
+    // beta = rho' / rho. Traffic: 4n reads (x, r, p', q; plus n factors), 2n writes.
+    void (*cg_update)(const Backend&, const CgVectors<T>& v, CgScalars<T>* s);
 
     // ---- multicolour Gauss-Seidel / SOR ----
     // One SOR update of the `count` rows listed in `rows` (one colour: no two are coupled):

@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <utility>
 
 #include "simrun/solvers/array.hpp"
@@ -19,6 +20,10 @@ public:
     virtual const std::shared_ptr<const Backend>& backend() const = 0;
     // y = A x. x and y live on backend() and have size() values; throws DimensionMismatch.
     virtual void apply(const Array<T>& x, Array<T>& y) const = 0;
+    // The stored rows, when fused kernels can compute them one by one (a row per thread) as
+    // fast as apply() does; std::nullopt otherwise (matrix-free operators, COO, dense, CSR
+    // with long rows).
+    virtual std::optional<RowMatrixView<T>> row_view() const { return std::nullopt; }
 };
 
 // A matrix stored on a back-end: what every format shares (the back-end and the square size).

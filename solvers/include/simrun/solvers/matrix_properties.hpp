@@ -22,6 +22,9 @@ struct MatrixProperties {
     std::int32_t min_row_length = 0;
     std::int32_t max_row_length = 0;
     double mean_row_length = 0.0;
+    // A grid stencil: at most 8 diagonals, each holding one value wherever it is nonzero, and
+    // the main diagonal nonzero in every row (the stencil format's condition).
+    bool constant_coefficients = false;
 
     // One line, e.g. "960 rows, 15844 nonzeros, 5 diagonals, symmetric, positive diagonal,
     // weakly diagonally dominant (worst row ratio 1)".

@@ -1,6 +1,7 @@
 #pragma once
 // Preconditioners M ~ A^-1, applied as z = M r on the back-end of r.
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 
@@ -17,6 +18,9 @@ public:
     virtual std::string name() const = 0;
     // z = M r; r and z have the operator's size and back-end; r and z are distinct.
     virtual void apply(const Array<T>& r, Array<T>& z) const = 0;
+    // When M is diagonal, so that fused kernels can apply it row by row: its entries on the
+    // back-end, or a null pointer for M = I. std::nullopt for any other M.
+    virtual std::optional<const T*> pointwise_factors() const { return std::nullopt; }
 };
 
 // M = I.
@@ -25,6 +29,7 @@ class IdentityPreconditioner final : public Preconditioner<T> {
 public:
     std::string name() const override { return "none"; }
     void apply(const Array<T>& r, Array<T>& z) const override;
+    std::optional<const T*> pointwise_factors() const override { return nullptr; }
 };
 
 // M = D^-1, D the main diagonal. Throws std::invalid_argument naming the first row whose
@@ -36,6 +41,7 @@ public:
     explicit JacobiPreconditioner(const DiaMatrix<T>& matrix);
     std::string name() const override { return "jacobi"; }
     void apply(const Array<T>& r, Array<T>& z) const override;
+    std::optional<const T*> pointwise_factors() const override { return inverse_diagonal_.data(); }
 
 private:
     Array<T> inverse_diagonal_;

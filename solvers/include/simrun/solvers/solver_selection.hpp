@@ -11,8 +11,9 @@
 // - fallbacks: CG => BiCGStab (CG met p'Ap <= 0: not SPD after all); BiCGStab => BiCG;
 //   then, on a strictly diagonally dominant matrix, Gauss-Seidel (which must converge there).
 //   A method named by the user gets no fallbacks.
-// - format: DIA when the matrix is banded (at most 32 diagonals, holding at least 60% of
-//   their slots); ELLPACK-R when rows are of similar length (longest <= 1.5 mean + 2);
+// - format: stencil when the matrix is banded with constant coefficients (a grid stencil);
+//   DIA when it is banded (at most 32 diagonals, holding at least 60% of their slots);
+//   ELLPACK-R when rows are of similar length (longest <= 1.5 mean + 2);
 //   CSR otherwise.
 #include <string>
 #include <vector>
@@ -34,7 +35,7 @@ PreconditionerKind parse_preconditioner(const std::string& text);
 struct SolverRequest {
     std::string method = "auto";          // auto | jacobi | sor | cg | bicg | bicgstab
     std::string preconditioner = "auto";  // auto | none | jacobi | ssor
-    std::string format = "auto";          // auto | dia | ell | csr | coo | dense
+    std::string format = "auto";          // auto | dia | stencil | ell | csr | coo | dense
 };
 
 struct SolverStep {

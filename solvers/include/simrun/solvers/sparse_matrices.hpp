@@ -20,6 +20,8 @@ public:
     // Throws std::invalid_argument when the matrix is not square or its arrays are inconsistent.
     CsrMatrix(std::shared_ptr<const Backend> backend, const CsrData<T>& data);
     void apply(const Array<T>& x, Array<T>& y) const override;
+    // Only when every row is short (thread-per-row bin): longer rows need the binned SpMV.
+    std::optional<RowMatrixView<T>> row_view() const override;
     CsrView<T> view() const;
 
 private:
@@ -34,6 +36,8 @@ class EllMatrix final : public StoredMatrix<T> {
 public:
     EllMatrix(std::shared_ptr<const Backend> backend, const EllData<T>& data);
     void apply(const Array<T>& x, Array<T>& y) const override;
+    std::optional<RowMatrixView<T>> row_view() const override { return view(); }
+    EllView<T> view() const;
 
 private:
     std::int32_t width_;
