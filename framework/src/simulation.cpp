@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <span>
 #include <string>
 #include <system_error>
 
@@ -123,7 +124,9 @@ Simulation::Outputs Simulation::open_outputs() {
         outputs.first_hdf5 = !append;
         h5_path_ = h5_file;
     }
-    outputs.pipeline = std::make_unique<OutputPipeline>(std::move(vtk), std::move(hdf5));
+    if (!vtk && !hdf5) return outputs;
+    outputs.pipeline = std::make_unique<OutputPipeline>(
+        std::move(vtk), std::move(hdf5), static_cast<std::size_t>(spec_.grid->num_points()));
     return outputs;
 }
 
@@ -131,13 +134,13 @@ RunSummary Simulation::run() {
     RunSummary summary;
     const auto start = std::chrono::steady_clock::now();
     Outputs outputs = open_outputs();
-    // The host copy synchronises with the device; the writer thread takes it from there.
+    // The host copy synchronises with the device; the writer threads take it from there.
     auto submit = [&](StepStatistics statistics, bool vtk, bool hdf5) {
         if (!outputs.pipeline || !(vtk || hdf5)) return;
-        outputs.pipeline->submit(
-            {integrator_->step(), time(), field(), std::move(statistics), vtk, hdf5});
+        outputs.pipeline->submit({integrator_->step(), time(), std::move(statistics), vtk, hdf5},
+                                 [this](std::span<double> u) { integrator_->copy_state(u); });
     };
-    // The run's time includes waiting for the writer to finish.
+    // The run's time includes waiting for the writers to finish.
     auto finish = [&] {
         if (outputs.pipeline) outputs.pipeline->finish();
         summary.seconds =

@@ -1,7 +1,7 @@
 #pragma once
 // A run: sets up the time integrator on a back-end (from the initial condition, or from a step
-// stored by an earlier run), loops over the steps with progress, hands the output cadence to a
-// writer thread (VTK series + HDF5/XDMF), and summarises.
+// stored by an earlier run), loops over the steps with progress, hands the output cadence to
+// writer threads (VTK series, HDF5/XDMF), and summarises.
 #include <cstdint>
 #include <filesystem>
 #include <memory>

@@ -1,6 +1,7 @@
 #pragma once
-// Time series output for ParaView: one VTK XML image data file (.vti, binary appended, zlib
-// compressed) per output step plus a .pvd collection listing every step with its physical time.
+// Time series output for ParaView: one VTK XML image data file (.vti, binary appended, compressed
+// as VtkCompression says) per output step plus a .pvd collection listing every step with its
+// physical time.
 // Every file is replaced atomically, so a crash or a kill leaves the earlier steps readable.
 #include <cstdint>
 #include <filesystem>
