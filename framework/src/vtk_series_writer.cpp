@@ -171,7 +171,8 @@ void VtkSeriesWriter::write_step(std::int64_t step, double time,
         image->GetPointData()->AddArray(array);
     }
 
-    solvers::AtomicReplace replace(path);
+    // Unsynced, as the HDF5 steps: complete or absent after a kill, an fsync per step saved.
+    solvers::AtomicReplace replace(path, solvers::FileSync::unsynced);
     vtkNew<vtkXMLImageDataWriter> writer;
     writer->SetInputData(image);
     writer->SetFileName(replace.temp_path().c_str());

@@ -41,9 +41,10 @@ void close_checked(FileDescriptor& fd, const std::filesystem::path& path) {
 
 }  // namespace
 
-AtomicReplace::AtomicReplace(std::filesystem::path target)
+AtomicReplace::AtomicReplace(std::filesystem::path target, FileSync sync)
     : target_(std::move(target)),
-      temp_path_(target_.parent_path() / ("." + target_.filename().string() + ".tmp")) {}
+      temp_path_(target_.parent_path() / ("." + target_.filename().string() + ".tmp")),
+      sync_(sync) {}
 
 AtomicReplace::~AtomicReplace() {
     if (!committed_) {
@@ -53,10 +54,12 @@ AtomicReplace::~AtomicReplace() {
 }
 
 void AtomicReplace::commit() {
-    FileDescriptor fd(::open(temp_path_.c_str(), O_RDONLY | O_CLOEXEC));
-    if (fd.get() < 0) throw_os_error("cannot open", temp_path_, errno);
-    if (::fsync(fd.get()) != 0) throw_os_error("cannot flush", temp_path_, errno);
-    close_checked(fd, temp_path_);
+    if (sync_ == FileSync::synced) {
+        FileDescriptor fd(::open(temp_path_.c_str(), O_RDONLY | O_CLOEXEC));
+        if (fd.get() < 0) throw_os_error("cannot open", temp_path_, errno);
+        if (::fsync(fd.get()) != 0) throw_os_error("cannot flush", temp_path_, errno);
+        close_checked(fd, temp_path_);
+    }
 
     std::error_code error;
     std::filesystem::rename(temp_path_, target_, error);

@@ -1,5 +1,6 @@
 #include "simrun/solvers/dia_matrix.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -22,7 +23,10 @@ Stencil<T> constant_coefficients(const DiaData<T>& a) {
     const auto refuse = [](const std::string& why) {
         return std::invalid_argument("stencil storage needs constant coefficients: " + why);
     };
-    if (diagonals > 8) throw refuse(std::to_string(diagonals) + " diagonals (at most 8)");
+    if (diagonals > max_stencil_diagonals) {
+        throw refuse(std::to_string(diagonals) + " diagonals (at most " +
+                     std::to_string(max_stencil_diagonals) + ")");
+    }
     if (main < 0) throw refuse("no main diagonal");
     Stencil<T> stencil{std::vector<T>(static_cast<std::size_t>(diagonals), T(0)),
                        std::vector<std::uint8_t>(static_cast<std::size_t>(a.n), 0)};
@@ -61,6 +65,10 @@ DiaMatrix<T>::DiaMatrix(std::shared_ptr<const Backend> backend, const DiaData<T>
                                     std::to_string(expected) + " values, got " +
                                     std::to_string(data.values.size()));
     }
+    if (data.offsets.size() > max_dia_diagonals) {
+        throw std::invalid_argument("DIA matrix: " + std::to_string(data.offsets.size()) +
+                                    " diagonals, at most " + std::to_string(max_dia_diagonals));
+    }
     for (std::size_t d = 0; d < data.offsets.size(); ++d) {
         if (d > 0 && data.offsets[d] <= data.offsets[d - 1]) {
             throw std::invalid_argument("DIA matrix: offsets must be sorted and distinct");
@@ -72,11 +80,9 @@ DiaMatrix<T>::DiaMatrix(std::shared_ptr<const Backend> backend, const DiaData<T>
                                         " rows");
         }
     }
-    offsets_ = Array<int>::from_host(this->backend_, data.offsets);
     if (storage == DiaStorage::stencil) {
         Stencil<T> stencil = constant_coefficients(data);
         host_constants_ = std::move(stencil.constants);
-        constants_ = Array<T>::from_host(this->backend_, host_constants_);
         row_masks_ = Array<std::uint8_t>::from_host(this->backend_, stencil.masks);
     } else {
         values_ = Array<T>::from_host(this->backend_, data.values);
@@ -114,9 +120,11 @@ Array<T> DiaMatrix<T>::diagonal() const {
 
 template <typename T>
 DiaView<T> DiaMatrix<T>::view() const {
-    return DiaView<T>{this->rows_,       static_cast<int>(host_offsets_.size()),
-                      offsets_.data(),   values_.data(),
-                      row_masks_.data(), is_stencil() ? constants_.data() : nullptr};
+    DiaView<T> view{
+        this->rows_, static_cast<int>(host_offsets_.size()), {}, values_.data(), row_masks_.data()};
+    std::copy(host_offsets_.begin(), host_offsets_.end(), view.offsets);
+    std::copy(host_constants_.begin(), host_constants_.end(), view.constants);
+    return view;
 }
 
 template class DiaMatrix<float>;

@@ -83,19 +83,21 @@ T dot(const Backend& backend, std::size_t n, const T* x, const T* y) {
 
 // y = A x, one thread per row; values are diagonal-major so each diagonal's read is coalesced.
 // Traffic: num_diagonals * n values (or n mask bytes) + x (~n through L1/L2) + n writes.
-template <typename T>
+template <typename T, typename View>
 __global__ void __launch_bounds__(block_size)
-    dia_spmv_kernel(DiaView<T> a, const T* __restrict__ x, T* __restrict__ y) {
+    dia_spmv_kernel(std::int64_t n, View a, const T* __restrict__ x, T* __restrict__ y) {
     const std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x;
-    if (i < a.n) y[i] = row_product(a, i, VectorEntries<T>{x});
+    if (i < n) y[i] = row_product(a, i, VectorEntries<T>{x});
 }
 
 template <typename T>
 void dia_spmv(const Backend& backend, const DiaView<T>& a, const T* x, T* y) {
     if (a.n == 0) return;
     const auto blocks = static_cast<unsigned>((a.n + block_size - 1) / block_size);
-    dia_spmv_kernel<T><<<blocks, block_size, 0, as_cuda(backend).stream()>>>(a, x, y);
-    SIMRUN_CUDA_CHECK_LAUNCH(dia_spmv_kernel);
+    with_diagonal_count(a, [&](const auto& view) {
+        dia_spmv_kernel<T><<<blocks, block_size, 0, as_cuda(backend).stream()>>>(a.n, view, x, y);
+        SIMRUN_CUDA_CHECK_LAUNCH(dia_spmv_kernel);
+    });
 }
 
 // The fused kernels' loop (unified/cg_kernels.inc.hpp) in one launch: a grid fixed by n
@@ -106,12 +108,14 @@ template <typename T, int Sums, typename Setup, typename Row, typename Finish>
 __global__ void __launch_bounds__(block_size)
     fused_reduce_kernel(std::int64_t n, const CgPhase* phase, T* partials, unsigned* ticket,
                         Setup setup, Row row, Finish finish) {
-    if (*phase != CgPhase::running) return;  // the same for every block of this launch
+    // The scalars the setup reads and the phase are loaded together (one round trip); the
+    // phase is the same for every block of this launch.
+    const auto context = setup();
+    if (*phase != CgPhase::running) return;
     using BlockReduce = cub::BlockReduce<T, block_size>;
     __shared__ typename BlockReduce::TempStorage storage;
     __shared__ bool last_block;
     {
-        const auto context = setup();
         T sums[Sums] = {};
         for (std::int64_t i = blockIdx.x * std::int64_t(block_size) + threadIdx.x; i < n;
              i += std::int64_t(gridDim.x) * block_size) {
@@ -145,12 +149,29 @@ __global__ void __launch_bounds__(block_size)
     }
 }
 
+// The grid: one block per 256 rows, at most as many blocks as the device holds at once (one
+// wave: a second, partial wave would leave SMs idle at its end) and fused_reduction_blocks.
+// It depends on n and the device only, so the summation order is fixed.
+template <typename Kernel>
+unsigned fused_grid(const CudaBackend& cuda, std::int64_t n, Kernel kernel) {
+    static const unsigned resident = [&] {
+        int per_sm = 0, sms = 0;
+        SIMRUN_CUDA_CHECK(
+            cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, block_size, 0));
+        SIMRUN_CUDA_CHECK(
+            cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, cuda.device()));
+        return static_cast<unsigned>(std::max(1, per_sm * sms));
+    }();
+    return std::min(grid_for(static_cast<std::size_t>(n), fused_reduction_blocks), resident);
+}
+
 template <typename T, int Sums, typename Setup, typename Row, typename Finish>
 void fused_reduce(const Backend& backend, std::int64_t n, const CgPhase* phase, T* partials,
                   unsigned* ticket, Setup setup, Row row, Finish finish) {
     static_assert(Sums * fused_reduction_blocks <= fused_reduction_slots);
     if (n == 0) return;
-    const unsigned blocks = grid_for(static_cast<std::size_t>(n), fused_reduction_blocks);
+    const unsigned blocks =
+        fused_grid(as_cuda(backend), n, fused_reduce_kernel<T, Sums, Setup, Row, Finish>);
     fused_reduce_kernel<T, Sums><<<blocks, block_size, 0, as_cuda(backend).stream()>>>(
         n, phase, partials, ticket, setup, row, finish);
     SIMRUN_CUDA_CHECK_LAUNCH(fused_reduce_kernel);

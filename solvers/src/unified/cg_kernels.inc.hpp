@@ -88,7 +88,12 @@ void cg_direction_rows(const Backend& backend, const View& a, const CgVectors<T>
 template <typename T>
 void cg_direction(const Backend& backend, const RowMatrixView<T>& a, const CgVectors<T>& v,
                   CgScalars<T>* s) {
-    std::visit([&](const auto& view) { cg_direction_rows(backend, view, v, s); }, a);
+    const auto run = [&](const auto& view) { cg_direction_rows(backend, view, v, s); };
+    if (const auto* dia = std::get_if<DiaView<T>>(&a)) {
+        with_diagonal_count(*dia, run);
+    } else {
+        std::visit(run, a);
+    }
 }
 
 template <typename T>

@@ -10,22 +10,57 @@
 
 namespace simrun::solvers {
 
+// Term d of DIA row i (zero when the row lacks it): the stencil's constant where the row's mask
+// has bit d, or the stored value when column i + offsets[d] lies in the matrix.
+template <typename T, typename X>
+SIMRUN_HOST_DEVICE inline T dia_term(const DiaView<T>& a, unsigned mask, int d, std::int64_t i,
+                                     const X& x) {
+    const std::int64_t j = i + a.offsets[d];
+    if (a.row_masks != nullptr) return ((mask >> d) & 1u) ? a.constants[d] * x(j) : T(0);
+    return j >= 0 && j < a.n ? a.values[d * a.n + i] * x(j) : T(0);
+}
+
 // Traffic per row: D values (or one mask byte) + x_j for each stored diagonal.
 template <typename T, typename X>
 SIMRUN_HOST_DEVICE inline T row_product(const DiaView<T>& a, std::int64_t i, const X& x) {
+    const unsigned mask = a.row_masks != nullptr ? a.row_masks[i] : 0u;
     T sum = 0;
-    if (a.row_masks != nullptr) {
-        const unsigned mask = a.row_masks[i];
-        for (int d = 0; d < a.num_diagonals; ++d) {
-            if ((mask >> d) & 1u) sum += a.constants[d] * x(i + a.offsets[d]);
-        }
-        return sum;
-    }
-    for (int d = 0; d < a.num_diagonals; ++d) {
-        const std::int64_t j = i + a.offsets[d];
-        if (j >= 0 && j < a.n) sum += a.values[d * a.n + i] * x(j);
-    }
+    for (int d = 0; d < a.num_diagonals; ++d) sum += dia_term(a, mask, d, i, x);
     return sum;
+}
+
+// A DIA view whose diagonal count D is known when compiling: the loop over the diagonals is
+// unrolled, so a thread issues all its loads at once (more bytes in flight per thread).
+template <typename T, int D>
+struct FixedDiagonals {
+    DiaView<T> a;
+};
+
+template <typename T, int D, typename X>
+SIMRUN_HOST_DEVICE inline T row_product(const FixedDiagonals<T, D>& f, std::int64_t i, const X& x) {
+    const unsigned mask = f.a.row_masks != nullptr ? f.a.row_masks[i] : 0u;
+    T sum = 0;
+    SIMRUN_UNROLL
+    for (int d = 0; d < D; ++d) sum += dia_term(f.a, mask, d, i, x);
+    return sum;
+}
+
+// Calls f with the view as FixedDiagonals for the grid stencils' counts (3, 5, 7 and 9
+// diagonals), as it is otherwise.
+template <typename T, typename F>
+void with_diagonal_count(const DiaView<T>& a, F&& f) {
+    switch (a.num_diagonals) {
+        case 3:
+            return f(FixedDiagonals<T, 3>{a});
+        case 5:
+            return f(FixedDiagonals<T, 5>{a});
+        case 7:
+            return f(FixedDiagonals<T, 7>{a});
+        case 9:
+            return f(FixedDiagonals<T, 9>{a});
+        default:
+            return f(a);
+    }
 }
 
 // Traffic per row: the row length + its entries (value and column) + x_j for each.

@@ -12,12 +12,18 @@ namespace simrun::solvers {
 // temporary file is removed and `path` is left untouched.
 void write_file_atomically(const std::filesystem::path& path, std::string_view contents);
 
+// Whether commit() waits for the contents to reach the disk before the rename. Either way a
+// reader or a killed process sees the old file or the complete new one; only synced survives
+// a power cut too. Bulk step files (a field per output step) are unsynced, as the HDF5 steps
+// are: an fsync per step costs more than the write.
+enum class FileSync { synced, unsynced };
+
 // For writers that produce the file themselves (e.g. VTK): write to temp_path(), then call
 // commit(). If commit() is never reached, the destructor removes the temporary file.
 class AtomicReplace {
 public:
     // The temporary file is ".<name>.tmp" next to `target`; nothing is created yet.
-    explicit AtomicReplace(std::filesystem::path target);
+    explicit AtomicReplace(std::filesystem::path target, FileSync sync = FileSync::synced);
     ~AtomicReplace();
     AtomicReplace(const AtomicReplace&) = delete;
     AtomicReplace& operator=(const AtomicReplace&) = delete;
@@ -25,7 +31,7 @@ public:
     const std::filesystem::path& target() const { return target_; }
     const std::filesystem::path& temp_path() const { return temp_path_; }
 
-    // Flushes the temporary file to disk and renames it over the target. Throws
+    // Flushes the temporary file to disk (when synced) and renames it over the target. Throws
     // std::runtime_error naming the file and the OS error on failure (the temporary file is
     // then removed by the destructor).
     void commit();
@@ -33,6 +39,7 @@ public:
 private:
     std::filesystem::path target_;
     std::filesystem::path temp_path_;
+    FileSync sync_;
     bool committed_ = false;
 };
 

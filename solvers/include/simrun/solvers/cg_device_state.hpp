@@ -52,8 +52,9 @@ struct CgVectors {
     unsigned* ticket;
 };
 
-// Partial sums a fused kernel's reduction may use: two per block, at most 1024 blocks.
-inline constexpr int fused_reduction_blocks = 1024;
+// Partial sums a fused kernel's reduction may use: two per block, at most 2048 blocks (more
+// than a GPU of 132 SMs holds at once with 256 threads per block).
+inline constexpr int fused_reduction_blocks = 2048;
 inline constexpr int fused_reduction_slots = 2 * fused_reduction_blocks;
 
 }  // namespace simrun::solvers

@@ -25,7 +25,8 @@ template <typename T>
 class DiaMatrix final : public StoredMatrix<T> {
 public:
     // Copies host data to the back-end. Throws std::invalid_argument when values.size() is not
-    // offsets.size() * n, offsets are not sorted and distinct, an offset is out of range, or
+    // offsets.size() * n, offsets are not sorted and distinct, an offset is out of range, there
+    // are more than max_dia_diagonals, or
     // stencil storage is asked of a matrix without constant coefficients (saying where).
     DiaMatrix(std::shared_ptr<const Backend> backend, const DiaData<T>& data,
               DiaStorage storage = DiaStorage::general);
@@ -42,11 +43,9 @@ public:
 
 private:
     std::vector<int> host_offsets_;
-    Array<int> offsets_;
     Array<T> values_;  // general storage
-    // Stencil storage: one value per diagonal (kept on the host too) and one mask per row.
+    // Stencil storage: one value per diagonal (passed in the view) and one mask per row.
     std::vector<T> host_constants_;
-    Array<T> constants_;
     Array<std::uint8_t> row_masks_;
 };
 

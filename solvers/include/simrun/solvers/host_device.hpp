@@ -6,3 +6,15 @@
 #else
 #define SIMRUN_HOST_DEVICE
 #endif
+
+// Unrolls the loop that follows (fixed trip counts): on the GPU, and on the host when GCC
+// compiles it directly (nvcc's host pass takes neither pragma).
+#if defined(__CUDA_ARCH__)
+#define SIMRUN_UNROLL _Pragma("unroll")
+#elif defined(__CUDACC__)
+#define SIMRUN_UNROLL
+#elif defined(__GNUC__) && !defined(__clang__)
+#define SIMRUN_UNROLL _Pragma("GCC unroll 16")
+#else
+#define SIMRUN_UNROLL
+#endif

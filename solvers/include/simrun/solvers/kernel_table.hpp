@@ -16,15 +16,19 @@ class Backend;
 // DIA: values[d * n + i] = A(i, i + offsets[d]); columns outside [0, n) are ignored.
 // Constant-coefficient storage (a stencil, values null): A(i, i + offsets[d]) = constants[d]
 // where bit d of row_masks[i] is set, else 0 (bits are clear for columns outside [0, n)), so
-// the matrix costs one byte per row instead of num_diagonals values.
+// the matrix costs one byte per row instead of num_diagonals values. The offsets and constants
+// travel in the view itself (kernel parameters: no memory load before the gathers).
+inline constexpr int max_dia_diagonals = 64;
+inline constexpr int max_stencil_diagonals = 8;
+
 template <typename T>
 struct DiaView {
     std::int64_t n;
     int num_diagonals;
-    const int* offsets;
-    const T* values;
-    const std::uint8_t* row_masks = nullptr;
-    const T* constants = nullptr;
+    int offsets[max_dia_diagonals];
+    const T* values;                          // general storage
+    const std::uint8_t* row_masks = nullptr;  // stencil storage
+    T constants[max_stencil_diagonals] = {};
 };
 
 // Rows of a CSR matrix grouped by length for the GPU (seed 003): binned_rows lists every row,
