@@ -179,7 +179,7 @@ int run_command_line(int argc, char** argv) {
     solve->add_option("--precond", solve_options.preconditioner, "auto|none|jacobi|ssor")
         ->check(CLI::IsMember({"auto", "none", "jacobi", "ssor"}));
     solve->add_option("--format", solve_options.format, "auto|dia|stencil|ell|csr|coo|dense")
-        ->check(CLI::IsMember({"auto", "dia", "ell", "csr", "coo", "dense"}));
+        ->check(CLI::IsMember({"auto", "dia", "stencil", "ell", "csr", "coo", "dense"}));
     solve->add_option("--rtol", solve_options.rtol, "Relative tolerance ||r||/||b|| (1e-8)");
     solve->add_option("--atol", solve_options.atol, "Absolute tolerance ||r|| (0)");
     solve->add_option("--max-iters", solve_options.max_iterations,

@@ -97,7 +97,8 @@ SolverParameters parse_solver(const ConfigSection& section) {
     s.preconditioner = section.get<std::string>("preconditioner", s.preconditioner);
     require_one_of(section, "preconditioner", s.preconditioner, {"auto", "none", "jacobi", "ssor"});
     s.format = section.get<std::string>("format", s.format);
-    require_one_of(section, "format", s.format, {"auto", "dia", "ell", "csr", "coo", "dense"});
+    require_one_of(section, "format", s.format,
+                   {"auto", "dia", "stencil", "ell", "csr", "coo", "dense"});
     s.rtol = section.get<double>("rtol", s.rtol);
     if (!(s.rtol >= 0.0 && s.rtol < 1.0)) section.fail("rtol", "must be in [0, 1)");
     s.atol = section.get<double>("atol", s.atol);
