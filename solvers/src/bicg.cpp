@@ -37,11 +37,10 @@ SolveResult BiConjugateGradient<T>::solve(const Array<T>& b, Array<T>& x) const 
     auto finite = [](T value) { return std::isfinite(static_cast<double>(value)); };
 
     SolveResult result;
-    result.rhs_norm = static_cast<double>(norm2(b, kahan));
-    ResidualMonitor monitor(parameters_.criteria, result);
+    ResidualMonitor monitor(parameters_.criteria, result, b, kahan);
 
     // r = b - A x, r~ = r, z = M r, z~ = M^T r~ (= M r~), p = z, p~ = z~, rho = z'r~
-    if (monitor.stop_at(compute_residual(a_, b, x, r_, kahan), 0)) return result;
+    if (monitor.start(a_, b, x, r_, kahan)) return result;
     copy(r_, rt_);
     m.apply(r_, z_);
     m.apply(rt_, zt_);

@@ -32,11 +32,10 @@ SolveResult BiCgStab<T>::solve(const Array<T>& b, Array<T>& x) const {
     auto finite = [](T value) { return std::isfinite(static_cast<double>(value)); };
 
     SolveResult result;
-    result.rhs_norm = static_cast<double>(norm2(b, kahan));
-    ResidualMonitor monitor(parameters_.criteria, result);
+    ResidualMonitor monitor(parameters_.criteria, result, b, kahan);
 
     // r = b - A x, r0 = r (the shadow residual)
-    if (monitor.stop_at(compute_residual(a_, b, x, r_, kahan), 0)) return result;
+    if (monitor.start(a_, b, x, r_, kahan)) return result;
     copy(r_, r0_);
     T rho = 1, alpha = 1, omega = 1;
 

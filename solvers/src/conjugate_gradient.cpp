@@ -48,9 +48,12 @@ SolveResult ConjugateGradient<T>::solve_fused(const RowMatrixView<T>& a, const T
     const KernelTable<T>& k = backend.kernels<T>();
 
     SolveResult result;
-    result.rhs_norm = static_cast<double>(norm2(b));
-    ResidualMonitor monitor(parameters_.criteria, result);
-    if (monitor.stop_at(compute_residual(a_, b, x, r_, false), 0)) return result;
+    ResidualMonitor monitor(parameters_.criteria, result, b, false);
+    if (monitor.start(a_, b, x, r_, false)) return result;
+    if (parameters_.criteria.max_iterations < 1) {
+        result.status = SolveStatus::max_iterations;
+        return result;
+    }
 
     if (!batches_) {
         scalars_ = Array<CgScalars<T>>(a_.backend(), 1);
@@ -67,15 +70,12 @@ SolveResult ConjugateGradient<T>::solve_fused(const RowMatrixView<T>& a, const T
         static_cast<std::int64_t>(n), factors,          x.data(),      r_.data(), q_.data(),
         {p_.data(), z_.data()},       partials_.data(), ticket_.data()};
 
-    // rho = r'z (z in q until the first direction overwrites it)
+    // rho = r'z: with M = I the ||r0||^2 just summed; else z in q (the first direction
+    // overwrites it)
+    T rho = static_cast<T>(result.initial_residual * result.initial_residual);
     if (factors != nullptr) {
         k.multiply(backend, n, factors, r_.data(), q_.data());
-    } else {
-        copy(r_, q_);
-    }
-    if (parameters_.criteria.max_iterations < 1) {
-        result.status = SolveStatus::max_iterations;
-        return result;
+        rho = dot(r_, q_);
     }
     CgScalars<T> s{};
     s.target = monitor.target();
@@ -83,7 +83,7 @@ SolveResult ConjugateGradient<T>::solve_fused(const RowMatrixView<T>& a, const T
     s.max_iterations = parameters_.criteria.max_iterations;
     s.iteration = 0;
     s.phase = CgPhase::running;
-    s.rho = dot(r_, q_);
+    s.rho = rho;
     backend.copy_from_host(scalars_.data(), &s, sizeof s);
 
     std::int64_t recorded = 0;  // iterations whose ||r|| the monitor has seen
@@ -127,11 +127,10 @@ SolveResult ConjugateGradient<T>::solve_reference(const Array<T>& b, Array<T>& x
     const Preconditioner<T>& m = m_ != nullptr ? *m_ : identity;
 
     SolveResult result;
-    result.rhs_norm = static_cast<double>(norm2(b, kahan));
-    ResidualMonitor monitor(parameters_.criteria, result);
+    ResidualMonitor monitor(parameters_.criteria, result, b, kahan);
 
     // r = b - A x
-    if (monitor.stop_at(compute_residual(a_, b, x, r_, kahan), 0)) return result;
+    if (monitor.start(a_, b, x, r_, kahan)) return result;
 
     // z = M r, p = z, rho = r'z
     m.apply(r_, z_);

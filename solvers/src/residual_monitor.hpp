@@ -23,11 +23,23 @@ double compute_residual(const LinearOperator<T>& a, const Array<T>& b, const Arr
 
 class ResidualMonitor {
 public:
-    ResidualMonitor(const StoppingCriteria& criteria, SolveResult& result)
+    // Records ||b|| in result (the scale of the relative tolerance) and sets the target.
+    template <typename T>
+    ResidualMonitor(const StoppingCriteria& criteria, SolveResult& result, const Array<T>& b,
+                    bool compensated)
         : criteria_(criteria),
           result_(result),
-          target_(std::max(criteria.relative_tolerance * result.rhs_norm,
+          target_(std::max(criteria.relative_tolerance *
+                               (result.rhs_norm = static_cast<double>(norm2(b, compensated))),
                            criteria.absolute_tolerance)) {}
+
+    // The start every method shares: r = b - A x recorded as iteration 0. Returns true when the
+    // initial guess already stops the solve.
+    template <typename T>
+    bool start(const LinearOperator<T>& a, const Array<T>& b, const Array<T>& x, Array<T>& r,
+               bool compensated) {
+        return stop_at(compute_residual(a, b, x, r, compensated), 0);
+    }
 
     // Records ||r|| after `iteration` iterations (0 = the initial residual). Returns true when
     // the method must stop, with result.status set: converged, non_finite or diverged.

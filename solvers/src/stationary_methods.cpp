@@ -36,8 +36,7 @@ SolveResult WeightedJacobi<T>::solve(const Array<T>& b, Array<T>& x) const {
     check_system_sizes("Jacobi", a_.size(), b, x);
     const bool kahan = parameters_.compensated_dots;
     SolveResult result;
-    result.rhs_norm = static_cast<double>(norm2(b, kahan));
-    ResidualMonitor monitor(parameters_.criteria, result);
+    ResidualMonitor monitor(parameters_.criteria, result, b, kahan);
     const Backend& backend = *a_.backend();
     for (std::int64_t iteration = 0;; ++iteration) {
         if (monitor.stop_at(compute_residual(a_, b, x, r_, kahan), iteration)) return result;
@@ -67,8 +66,7 @@ SolveResult MulticolourSor<T>::solve(const Array<T>& b, Array<T>& x) const {
     check_system_sizes("SOR", a.size(), b, x);
     const bool kahan = parameters_.compensated_dots;
     SolveResult result;
-    result.rhs_norm = static_cast<double>(norm2(b, kahan));
-    ResidualMonitor monitor(parameters_.criteria, result);
+    ResidualMonitor monitor(parameters_.criteria, result, b, kahan);
     for (std::int64_t iteration = 0;; ++iteration) {
         if (monitor.stop_at(compute_residual(a, b, x, r_, kahan), iteration)) return result;
         if (iteration == parameters_.criteria.max_iterations) break;

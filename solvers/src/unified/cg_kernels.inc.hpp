@@ -64,7 +64,6 @@ SIMRUN_HOST_DEVICE void finish_cg_update(CgScalars<T>& s, T rr, T rz) {
 template <typename T, typename View>
 void cg_direction_rows(const Backend& backend, const View& a, const CgVectors<T>& v,
                        CgScalars<T>* s) {
-    T* q = v.q;
     const CgVectors<T> vectors = v;
     fused_reduce<T, 1>(
         backend, v.n, &s->phase, v.partials, v.ticket,
@@ -78,7 +77,7 @@ void cg_direction_rows(const Backend& backend, const View& a, const CgVectors<T>
             const T p_i = c.direction(i);
             const T q_i = row_product(a, i, c.direction);
             c.p_next[i] = p_i;
-            q[i] = q_i;
+            vectors.q[i] = q_i;
             sums[0] += p_i * q_i;
         },
         [=] SIMRUN_HOST_DEVICE(const T(&totals)[1]) { finish_cg_direction(*s, totals[0]); });
