@@ -37,9 +37,9 @@ SolveResult ConjugateGradient<T>::solve(const Array<T>& b, Array<T>& x) const {
     return solve_reference(b, x);
 }
 
-// Per iteration: the two fused kernels (cg_device_state.hpp); the host reads the scalars once
-// per batch and replays ||r_k|| through the ResidualMonitor, which reaches the verdict the
-// kernels reached (the same checks in the same order).
+// Per iteration: the two fused steps (cg_device_state.hpp, KernelTable::cg_iterations); the host
+// reads the scalars once per batch and replays ||r_k|| through the ResidualMonitor, which reaches
+// the verdict the kernels reached (the same checks in the same order).
 template <typename T>
 SolveResult ConjugateGradient<T>::solve_fused(const RowMatrixView<T>& a, const T* factors,
                                               const Array<T>& b, Array<T>& x) const {
@@ -59,10 +59,9 @@ SolveResult ConjugateGradient<T>::solve_fused(const RowMatrixView<T>& a, const T
         scalars_ = Array<CgScalars<T>>(a_.backend(), 1);
         partials_ = Array<T>(a_.backend(), fused_reduction_slots);
         ticket_ = Array<unsigned>::from_host(a_.backend(), std::vector<unsigned>{0u});
-        batches_ = std::make_unique<IterationBatches>(backend, [this] {
-            const KernelTable<T>& kernels = a_.backend()->template kernels<T>();
-            kernels.cg_direction(*a_.backend(), view_, vectors_, scalars_.data());
-            kernels.cg_update(*a_.backend(), vectors_, scalars_.data());
+        batches_ = std::make_unique<IterationBatches>(backend, [this](std::int64_t count) {
+            a_.backend()->template kernels<T>().cg_iterations(*a_.backend(), view_, vectors_,
+                                                              scalars_.data(), count);
         });
     }
     view_ = a;

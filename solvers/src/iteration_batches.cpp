@@ -18,9 +18,7 @@ void IterationBatches::issue(std::int64_t count, const void* buffers) {
         const std::int64_t length = std::int64_t{1} << b;
         if ((count & length) == 0) continue;
         if (!runs_[b]) {
-            runs_[b] = backend_.record([this, length] {
-                for (std::int64_t k = 0; k < length; ++k) issue_one_();
-            });
+            runs_[b] = backend_.record([this, length] { issue_(length); });
         }
         runs_[b]->run();
     }

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <iostream>
 #include <limits>
+#include <type_traits>
 
 #include "simrun/framework/config.hpp"
 #include "simrun/framework/run_spec.hpp"
@@ -115,20 +116,22 @@ TYPED_TEST(CudaVersusCpu, DiaSpmv) {
     expect_close(run(this->gpu), run(this->cpu), 16 * this->eps);
 }
 
-// The fused CG kernels (one direction + product + p'q step, one update + r'r + r'z step, with
-// the scalars on the back-end) on random data in each row format, against the CPU back-end.
-// Entry-wise results are sums of a few products (a few ulps apart); the reductions over n terms
-// are within 2 gamma_n sum |terms| of each other (Higham), so alpha and the recorded ||r|| are
-// compared with that bound.
+// The fused CG steps (direction + product + p'q, then update + r'r + r'z, with the scalars on
+// the back-end) on random data in each row format, against the CPU back-end. Entry-wise
+// results are sums of a few products (a few ulps apart); the reductions over n terms are within
+// 2 gamma_n sum |terms| of each other (Higham), so alpha and the recorded ||r|| are compared
+// with that bound.
 template <typename T>
 DiaData<T> convert_dia(const DiaData<double>& a) {
     return DiaData<T>{a.n, a.offsets, std::vector<T>(a.values.begin(), a.values.end())};
 }
 
+constexpr double fused_test_rho = 2.5;  // r'z before the iteration, as the test sets it
+
 template <typename T>
 struct FusedCgRun {
     std::vector<T> p_next, q, x, r;
-    CgScalars<T> after_direction, after_update;
+    CgScalars<T> after;
 };
 
 template <typename T>
@@ -147,7 +150,7 @@ FusedCgRun<T> run_fused_cg_step(const std::shared_ptr<const Backend>& b, const R
     s.max_iterations = 100;
     s.iteration = 3;  // iteration 4 reads p[3 % 2] and writes p[0]
     s.phase = CgPhase::running;
-    s.rho = T(2.5);
+    s.rho = T(fused_test_rho);
     s.beta = T(0.4);
     auto scalars = Array<CgScalars<T>>::from_host(b, std::vector<CgScalars<T>>{s});
     const CgVectors<T> v{static_cast<std::int64_t>(n),
@@ -158,17 +161,14 @@ FusedCgRun<T> run_fused_cg_step(const std::shared_ptr<const Backend>& b, const R
                          {p_next.data(), p_old.data()},
                          partials.data(),
                          ticket.data()};
-    const auto& k = b->template kernels<T>();
+    b->template kernels<T>().cg_iterations(*b, a, v, scalars.data(), 1);
     FusedCgRun<T> out;
-    k.cg_direction(*b, a, v, scalars.data());
-    out.after_direction = scalars.to_host()[0];
-    k.cg_update(*b, v, scalars.data());
-    out.after_update = scalars.to_host()[0];
+    out.after = scalars.to_host()[0];
     out.p_next = p_next.to_host();
     out.q = q.to_host();
     out.x = x.to_host();
     out.r = r.to_host();
-    EXPECT_EQ(ticket.to_host()[0], 0u) << "the last block resets the ticket";
+    EXPECT_EQ(ticket.to_host()[0], 0u) << "the ticket is zero between kernels";
     return out;
 }
 
@@ -178,26 +178,28 @@ void expect_fused_cg_steps_agree(const FusedCgRun<T>& gpu, const FusedCgRun<T>& 
     const double eps = std::numeric_limits<T>::epsilon();
     expect_close(gpu.p_next, cpu.p_next, 8 * eps);
     expect_close(gpu.q, cpu.q, 64 * eps);
-    expect_close(gpu.x, cpu.x, 64 * eps);
-    expect_close(gpu.r, cpu.r, 64 * eps);
     const double gamma = 2 * double(n) * eps;  // >= 2 gamma_n for these n
-    double pq_terms = 0, rr_terms = 0;
+    double pq_terms = 0, pq = 0;
     for (std::size_t i = 0; i < n; ++i) {
         pq_terms += std::abs(double(cpu.p_next[i]) * double(cpu.q[i]));
-        rr_terms += double(cpu.r[i]) * double(cpu.r[i]);
+        pq += double(cpu.p_next[i]) * double(cpu.q[i]);
     }
-    ASSERT_EQ(gpu.after_direction.phase, cpu.after_direction.phase);
-    ASSERT_EQ(gpu.after_update.phase, cpu.after_update.phase);
-    if (cpu.after_direction.phase != CgPhase::running) return;  // p'q <= 0: both stopped
-    const double pq = double(cpu.after_direction.rho) / double(cpu.after_direction.alpha);
-    EXPECT_NEAR(
-        double(gpu.after_direction.alpha), double(cpu.after_direction.alpha),
-        std::abs(double(cpu.after_direction.alpha)) * (gamma * pq_terms / std::abs(pq) + 8 * eps));
-    EXPECT_EQ(gpu.after_update.iteration, 4);
-    EXPECT_EQ(cpu.after_update.iteration, 4);
+    ASSERT_EQ(gpu.after.phase, cpu.after.phase);
+    if (cpu.after.phase == CgPhase::direction_indefinite) return;  // p'q <= 0: both stopped
+    // alpha = rho / p'q: the relative error of p'q, and a few roundings.
+    EXPECT_NEAR(double(gpu.after.alpha), double(cpu.after.alpha),
+                std::abs(double(cpu.after.alpha)) * (gamma * pq_terms / std::abs(pq) + 8 * eps));
+    // x and r are updated with alpha, so they carry its relative error (times |alpha p|, |alpha
+    // q|, which the entries of x and r are of the order of).
+    const double alpha_error = gamma * pq_terms / std::abs(pq) + 64 * eps;
+    expect_close(gpu.x, cpu.x, alpha_error);
+    expect_close(gpu.r, cpu.r, alpha_error);
+    EXPECT_EQ(gpu.after.iteration, 4);
+    EXPECT_EQ(cpu.after.iteration, 4);
+    double rr_terms = 0;
+    for (const T r_i : cpu.r) rr_terms += double(r_i) * double(r_i);
     const double residual = std::sqrt(rr_terms);
-    EXPECT_NEAR(gpu.after_update.history[3], cpu.after_update.history[3],
-                residual * (gamma + 64 * eps));
+    EXPECT_NEAR(gpu.after.history[3], cpu.after.history[3], residual * (gamma + alpha_error));
 }
 
 // Constant coefficients kept as a stencil (a value per diagonal, a mask byte per row) give
@@ -252,6 +254,93 @@ TYPED_TEST(CudaVersusCpu, FusedCgKernelsInEveryRowFormat) {
                 expect_fused_cg_steps_agree(on(this->gpu, format), on(this->cpu, format), size);
             }
         }
+    }
+}
+
+// Iterations from x = 0 on the shifted Laplacian A = L + 2 I (spectrum in [2, 10]).
+template <typename T>
+struct FusedCgIterations {
+    CgScalars<T> after;
+    std::vector<T> x, r;
+};
+
+// `calls` calls of cg_iterations(count) on A = L + 2 I, x = 0, r = b.
+template <typename T>
+FusedCgIterations<T> run_fused_cg_iterations(const std::shared_ptr<const Backend>& b,
+                                             const DiaData<T>& a, int calls, std::int64_t count,
+                                             std::int64_t max_iterations) {
+    const auto n = static_cast<std::size_t>(a.n);
+    const DiaMatrix<T> matrix(b, a);
+    const auto rhs = random_vector<T>(n, 61);
+    auto r = Array<T>::from_host(b, rhs);
+    Array<T> x(b, n), p0(b, n), p1(b, n), q(b, n), partials(b, fused_reduction_slots);
+    fill(x, T(0));
+    auto ticket = Array<unsigned>::from_host(b, std::vector<unsigned>{0u});
+    CgScalars<T> s{};
+    s.target = 0;
+    s.divergence = 1e300;
+    s.max_iterations = max_iterations;
+    s.iteration = 0;
+    s.phase = CgPhase::running;
+    s.rho = dot(r, r);
+    auto scalars = Array<CgScalars<T>>::from_host(b, std::vector<CgScalars<T>>{s});
+    const CgVectors<T> v{a.n,
+                         nullptr,
+                         x.data(),
+                         r.data(),
+                         q.data(),
+                         {p0.data(), p1.data()},
+                         partials.data(),
+                         ticket.data()};
+    for (int call = 0; call < calls; ++call) {
+        b->template kernels<T>().cg_iterations(*b, matrix.view(), v, scalars.data(), count);
+    }
+    return {scalars.to_host()[0], x.to_host(), r.to_host()};
+}
+
+// A batch of iterations in one call leaves exactly the state that as many single iterations
+// leave (same kernels, same grid, same summation order), stops at the iteration limit inside a
+// batch, and follows the CPU's iterations. 548^2 rows run in one persistent kernel per batch,
+// 2048^2 (more than 8 rows per resident thread on an H100 or H200) in a kernel per step.
+template <typename T>
+void expect_batches_equal_single_iterations(const std::shared_ptr<const Backend>& gpu,
+                                            const std::shared_ptr<const Backend>& cpu,
+                                            std::int64_t m) {
+    SCOPED_TRACE("m = " + std::to_string(m));
+    auto a = convert_dia<T>(testing::laplacian_2d(m));
+    for (std::int64_t i = 0; i < a.n; ++i) a.at(2, i) += T(2);  // A = L + 2 I
+    const int k = 24;
+    const auto batch = run_fused_cg_iterations(gpu, a, 1, k, 1000);
+    const auto single = run_fused_cg_iterations(gpu, a, k, 1, 1000);
+    ASSERT_EQ(batch.after.phase, CgPhase::running);
+    EXPECT_EQ(batch.after.iteration, k);
+    EXPECT_EQ(single.after.iteration, k);
+    for (int j = 0; j < k; ++j) EXPECT_EQ(batch.after.history[j], single.after.history[j]);
+    EXPECT_EQ(batch.x, single.x);
+    EXPECT_EQ(batch.r, single.r);
+
+    const auto limited = run_fused_cg_iterations(gpu, a, 1, k, 10);
+    EXPECT_EQ(limited.after.phase, CgPhase::max_iterations);
+    EXPECT_EQ(limited.after.iteration, 10);
+    for (int j = 0; j < 10; ++j) EXPECT_EQ(limited.after.history[j], batch.after.history[j]);
+
+    if constexpr (std::is_same_v<T, double>) {
+        // Each iteration's reductions differ by at most 2 gamma_n relative; CG's recurrences
+        // amplify a perturbation by at most cond(A) <= 10 / 2 per iteration in this bound.
+        const auto on_cpu = run_fused_cg_iterations(cpu, a, 1, k, 1000);
+        const double gamma = 2 * double(a.n) * std::numeric_limits<T>::epsilon();
+        for (int j = 0; j < k; ++j) {
+            EXPECT_NEAR(batch.after.history[j], on_cpu.after.history[j],
+                        on_cpu.after.history[j] * (j + 1) * 5 * gamma)
+                << "iteration " << j + 1;
+        }
+    }
+}
+
+TYPED_TEST(CudaVersusCpu, FusedCgBatchesEqualSingleIterations) {
+    SIMRUN_REQUIRE_GPU(this->gpu);
+    for (const std::int64_t m : {548, 2048}) {
+        expect_batches_equal_single_iterations<TypeParam>(this->gpu, this->cpu, m);
     }
 }
 

@@ -10,6 +10,7 @@
 #include "simrun/solvers/backend.hpp"
 #include "simrun/solvers/host_device.hpp"
 #include "unified/device_math.hpp"
+#include "unified/fused_steps.hpp"
 #include "unified/row_products.hpp"
 
 namespace simrun::solvers::cpu {
@@ -144,28 +145,36 @@ void sor_colour_sweep(const Backend&, const CsrView<T>& a, const std::int32_t* r
     }
 }
 
-// The fused kernels' loop (unified/cg_kernels.inc.hpp): rows in fixed chunks run in parallel,
-// then the chunk sums are added in chunk order, so the totals do not depend on the thread count.
-template <typename T, int Sums, typename Setup, typename Row, typename Finish>
-void fused_reduce(const Backend&, std::int64_t n, const CgPhase* phase, T*, unsigned*, Setup setup,
-                  Row row, Finish finish) {
-    if (*phase != CgPhase::running) return;
+// One fused step (unified/fused_steps.hpp): rows in fixed chunks run in parallel, then the
+// chunk sums are added in chunk order, so the totals do not depend on the thread count.
+template <typename T, typename State, typename Step>
+void fused_reduce(std::int64_t n, State& state, const Step& step) {
+    constexpr int sums_count = Step::sums;
     const auto chunk = static_cast<std::int64_t>(reduction_chunk);
     const std::int64_t chunks = (n + chunk - 1) / chunk;
-    std::vector<std::array<T, Sums>> partial(static_cast<std::size_t>(chunks));
+    std::vector<std::array<T, sums_count>> partial(static_cast<std::size_t>(chunks));
 #pragma omp parallel for schedule(static)
     for (std::int64_t c = 0; c < chunks; ++c) {
-        const auto context = setup();
-        T sums[Sums] = {};
+        const auto context = step.setup(state);
+        T sums[sums_count] = {};
         const std::int64_t end = std::min(n, (c + 1) * chunk);
-        for (std::int64_t i = c * chunk; i < end; ++i) row(i, context, sums);
-        std::copy(sums, sums + Sums, partial[static_cast<std::size_t>(c)].begin());
+        for (std::int64_t i = c * chunk; i < end; ++i) step.row(i, context, sums);
+        std::copy(sums, sums + sums_count, partial[static_cast<std::size_t>(c)].begin());
     }
-    T totals[Sums] = {};
+    T totals[sums_count] = {};
     for (const auto& sums : partial) {
-        for (int k = 0; k < Sums; ++k) totals[k] += sums[static_cast<std::size_t>(k)];
+        for (int k = 0; k < sums_count; ++k) totals[k] += sums[static_cast<std::size_t>(k)];
     }
-    finish(totals);
+    step.finish(state, totals);
+}
+
+// `count` iterations of the steps, in order, while the state is running.
+template <typename T, typename State, typename... Steps>
+void fused_iterations(const Backend&, std::int64_t n, State* state, T*, unsigned*,
+                      std::int64_t count, const Steps&... steps) {
+    for (std::int64_t k = 0; k < count && state->running(); ++k) {
+        ((state->running() ? fused_reduce<T>(n, *state, steps) : void()), ...);
+    }
 }
 
 #include "unified/cg_kernels.inc.hpp"

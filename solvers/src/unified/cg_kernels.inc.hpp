@@ -1,9 +1,6 @@
-// CG with its scalars on the back-end (cg_device_state.hpp): the two kernels of an iteration,
-// written once. Included inside the namespace of each back-end, whose
-// fused_reduce<T, Sums>(backend, n, phase, partials, ticket, setup, row, finish) runs, unless
-// *phase is not running: context = setup() once per thread (or chunk), row(i, context, sums)
-// for every i in [0, n) accumulating Sums partial sums, then finish(totals) once with the sums
-// over all rows added in an order fixed by n. (No include guard: included once per back-end.)
+// CG with its scalars on the back-end (cg_device_state.hpp): the two steps of an iteration
+// (unified/fused_steps.hpp), written once. Included inside the namespace of each back-end,
+// whose fused_iterations runs them. (No include guard: included once per back-end.)
 
 // z_j + beta p_j, the new direction, computed where it is needed: by its own row (which stores
 // it) and by the rows that multiply it (which would otherwise read it back from memory).
@@ -61,39 +58,29 @@ SIMRUN_HOST_DEVICE void finish_cg_update(CgScalars<T>& s, T rr, T rz) {
     }
 }
 
-template <typename T, typename View>
-void cg_direction_rows(const Backend& backend, const View& a, const CgVectors<T>& v,
-                       CgScalars<T>* s) {
-    const CgVectors<T> vectors = v;
-    fused_reduce<T, 1>(
-        backend, v.n, &s->phase, v.partials, v.ticket,
-        [=] SIMRUN_HOST_DEVICE() {
-            const std::int64_t k = s->iteration;
-            return CgDirectionContext<T>{
-                {vectors.factors, vectors.r, vectors.p[k % 2], s->beta, k == 0},
-                vectors.p[(k + 1) % 2]};
-        },
-        [=] SIMRUN_HOST_DEVICE(std::int64_t i, const CgDirectionContext<T>& c, T(&sums)[1]) {
-            const T p_i = c.direction(i);
-            const T q_i = row_product(a, i, c.direction);
-            c.p_next[i] = p_i;
-            vectors.q[i] = q_i;
-            sums[0] += p_i * q_i;
-        },
-        [=] SIMRUN_HOST_DEVICE(const T(&totals)[1]) { finish_cg_direction(*s, totals[0]); });
-}
-
 // p' = z + beta p, q = A p', p'q; then alpha = rho / p'q.
-template <typename T>
-void cg_direction(const Backend& backend, const RowMatrixView<T>& a, const CgVectors<T>& v,
-                  CgScalars<T>* s) {
-    const auto run = [&](const auto& view) { cg_direction_rows(backend, view, v, s); };
-    if (const auto* dia = std::get_if<DiaView<T>>(&a)) {
-        with_diagonal_count(*dia, run);
-    } else {
-        std::visit(run, a);
+template <typename T, typename View>
+struct CgDirectionStep {
+    static constexpr int sums = 1;
+    View a;
+    CgVectors<T> v;
+
+    SIMRUN_HOST_DEVICE CgDirectionContext<T> setup(const CgScalars<T>& s) const {
+        const std::int64_t k = s.iteration;
+        return {{v.factors, v.r, v.p[k % 2], s.beta, k == 0}, v.p[(k + 1) % 2]};
     }
-}
+    SIMRUN_HOST_DEVICE void row(std::int64_t i, const CgDirectionContext<T>& c,
+                                T (&partial)[1]) const {
+        const T p_i = c.direction(i);
+        const T q_i = row_product(a, i, c.direction);
+        c.p_next[i] = p_i;
+        v.q[i] = q_i;
+        partial[0] += p_i * q_i;
+    }
+    SIMRUN_HOST_DEVICE void finish(CgScalars<T>& s, const T (&totals)[1]) const {
+        finish_cg_direction(s, totals[0]);
+    }
+};
 
 template <typename T>
 struct CgUpdateContext {
@@ -103,22 +90,39 @@ struct CgUpdateContext {
 
 // x += alpha p', r -= alpha q; r'r and r'z; then the residual check and beta.
 template <typename T>
-void cg_update(const Backend& backend, const CgVectors<T>& v, CgScalars<T>* s) {
-    const CgVectors<T> vectors = v;
-    fused_reduce<T, 2>(
-        backend, v.n, &s->phase, v.partials, v.ticket,
-        [=] SIMRUN_HOST_DEVICE() {
-            return CgUpdateContext<T>{vectors.p[(s->iteration + 1) % 2], s->alpha};
-        },
-        [=] SIMRUN_HOST_DEVICE(std::int64_t i, const CgUpdateContext<T>& c, T(&sums)[2]) {
-            vectors.x[i] += c.alpha * c.p[i];
-            const T r_i = vectors.r[i] - c.alpha * vectors.q[i];
-            vectors.r[i] = r_i;
-            const T z_i = vectors.factors != nullptr ? vectors.factors[i] * r_i : r_i;
-            sums[0] += r_i * r_i;
-            sums[1] += r_i * z_i;
-        },
-        [=] SIMRUN_HOST_DEVICE(const T(&totals)[2]) {
-            finish_cg_update(*s, totals[0], totals[1]);
-        });
+struct CgUpdateStep {
+    static constexpr int sums = 2;
+    CgVectors<T> v;
+
+    SIMRUN_HOST_DEVICE CgUpdateContext<T> setup(const CgScalars<T>& s) const {
+        return {v.p[(s.iteration + 1) % 2], s.alpha};
+    }
+    SIMRUN_HOST_DEVICE void row(std::int64_t i, const CgUpdateContext<T>& c,
+                                T (&partial)[2]) const {
+        v.x[i] += c.alpha * c.p[i];
+        const T r_i = v.r[i] - c.alpha * v.q[i];
+        v.r[i] = r_i;
+        const T z_i = v.factors != nullptr ? v.factors[i] * r_i : r_i;
+        partial[0] += r_i * r_i;
+        partial[1] += r_i * z_i;
+    }
+    SIMRUN_HOST_DEVICE void finish(CgScalars<T>& s, const T (&totals)[2]) const {
+        finish_cg_update(s, totals[0], totals[1]);
+    }
+};
+
+// `count` iterations (fewer when the solve stops): direction, then update.
+template <typename T>
+void cg_iterations(const Backend& backend, const RowMatrixView<T>& a, const CgVectors<T>& v,
+                   CgScalars<T>* s, std::int64_t count) {
+    const auto run = [&](const auto& view) {
+        using View = std::decay_t<decltype(view)>;
+        fused_iterations<T>(backend, v.n, s, v.partials, v.ticket, count,
+                            CgDirectionStep<T, View>{view, v}, CgUpdateStep<T>{v});
+    };
+    if (const auto* dia = std::get_if<DiaView<T>>(&a)) {
+        with_diagonal_count(*dia, run);
+    } else {
+        std::visit(run, a);
+    }
 }

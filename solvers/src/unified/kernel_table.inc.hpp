@@ -22,8 +22,7 @@ const KernelTable<T>& kernel_table() {
         .coo_spmv = &coo_spmv<T>,
         .coo_workspace_bytes = &coo_workspace_bytes<T>,
         .dense_spmv = &dense_spmv<T>,
-        .cg_direction = &cg_direction<T>,
-        .cg_update = &cg_update<T>,
+        .cg_iterations = &cg_iterations<T>,
         .sor_colour_sweep = &sor_colour_sweep<T>,
     };
     return table;

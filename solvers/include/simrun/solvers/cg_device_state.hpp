@@ -6,6 +6,8 @@
 // this state once (kernels issued after the solve stopped do nothing).
 #include <cstdint>
 
+#include "simrun/solvers/host_device.hpp"
+
 namespace simrun::solvers {
 
 // Where the solve stands. Anything but running makes the kernels no-ops.
@@ -35,6 +37,8 @@ struct CgScalars {
     T beta;   // rho_next / rho: weight of the old direction in the next one
     T breakdown_value;
     double history[cg_history_capacity];  // ||r_k|| at history[(k - 1) % capacity]
+
+    SIMRUN_HOST_DEVICE bool running() const { return phase == CgPhase::running; }
 };
 
 // The vectors of one solve, on the back-end.
@@ -47,14 +51,16 @@ struct CgVectors {
     T* q;     // A p
     T* p[2];  // iteration k + 1 reads direction p[k % 2] and writes p[(k + 1) % 2]
     // Reduction workspace: fused_reduction_slots values and one counter that is zero between
-    // kernels (the last block of each kernel resets it).
+    // kernels (the last block of each kernel that uses it resets it).
     T* partials;
     unsigned* ticket;
 };
 
-// Partial sums a fused kernel's reduction may use: two per block, at most 2048 blocks (more
-// than a GPU of 132 SMs holds at once with 256 threads per block).
+// Partial sums a fused step's reduction may use: at most fused_step_sums per block, at most
+// 2048 blocks (more than a GPU of 132 SMs holds at once with 256 threads per block), in two
+// sets (a persistent kernel's consecutive steps alternate between them).
 inline constexpr int fused_reduction_blocks = 2048;
-inline constexpr int fused_reduction_slots = 2 * fused_reduction_blocks;
+inline constexpr int fused_step_sums = 4;
+inline constexpr int fused_reduction_slots = 2 * fused_step_sums * fused_reduction_blocks;
 
 }  // namespace simrun::solvers

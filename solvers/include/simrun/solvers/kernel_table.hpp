@@ -130,16 +130,16 @@ struct KernelTable {
     void (*dense_spmv)(const Backend&, const DenseView<T>& a, const T* x, T* y);
 
     // ---- CG with its scalars on the back-end (cg_device_state.hpp) ----
-    // Each kernel reads the scalars the previous one left and does nothing unless s->phase is
-    // running, so a batch of iterations can be issued without waiting for the host.
-    // Direction and product: p' = z + beta p (z = factors .* r; p' = z on iteration 0),
-    // q = A p', then alpha = rho / p'q (or a breakdown). Traffic, DIA: D n values + 2n reads
-    // (r, p; plus n factors) + 2n writes (p', q), neighbours' r and p through the cache.
-    void (*cg_direction)(const Backend&, const RowMatrixView<T>& a, const CgVectors<T>& v,
-                         CgScalars<T>* s);
-    // Update: x += alpha p', r -= alpha q, then ||r|| recorded and checked, rho' = r'z,
-    // beta = rho' / rho. Traffic: 4n reads (x, r, p', q; plus n factors), 2n writes.
-    void (*cg_update)(const Backend&, const CgVectors<T>& v, CgScalars<T>* s);
+    // `count` iterations, each reading the scalars the previous one left; nothing happens once
+    // s->phase is not running, so a batch of iterations is issued without waiting for the host.
+    // An iteration is two steps:
+    // - direction and product: p' = z + beta p (z = factors .* r; p' = z on iteration 0),
+    //   q = A p', then alpha = rho / p'q (or a breakdown). Traffic, DIA: D n values + 2n reads
+    //   (r, p; plus n factors) + 2n writes (p', q), neighbours' r and p through the cache;
+    // - update: x += alpha p', r -= alpha q, then ||r|| recorded and checked, rho' = r'z,
+    //   beta = rho' / rho. Traffic: 4n reads (x, r, p', q; plus n factors), 2n writes.
+    void (*cg_iterations)(const Backend&, const RowMatrixView<T>& a, const CgVectors<T>& v,
+                          CgScalars<T>* s, std::int64_t count);
 
     // ---- multicolour Gauss-Seidel / SOR ----
     // One SOR update of the `count` rows listed in `rows` (one colour: no two are coupled):
