@@ -3,6 +3,7 @@
 #include <hdf5.h>
 
 #include <array>
+#include <optional>
 #include <stdexcept>
 #include <system_error>
 #include <type_traits>
@@ -44,6 +45,15 @@ Hdf5RunWriter::Hdf5RunWriter(std::filesystem::path h5_path, const Grid& grid,
     }
 }
 
+Hdf5RunWriter::~Hdf5RunWriter() {
+    // Closing flushes: a step never committed must not reach the file then.
+    try {
+        discard_staged();
+    } catch (...) {
+        // Nothing to report from a destructor; the step stays out of the .xmf either way.
+    }
+}
+
 void Hdf5RunWriter::create(std::string_view input_text, std::string_view solver_decisions) {
     const hdf5::Context context(h5_path_);
     // An .xmf of an earlier run names steps the new file does not hold.
@@ -55,7 +65,8 @@ void Hdf5RunWriter::create(std::string_view input_text, std::string_view solver_
                                  "': " + error.message());
     }
     // Built under a temporary name, so the run file's name never shows a headerless file.
-    solvers::AtomicReplace replace(h5_path_);
+    // Unsynced, as the steps (safe from a killed process; an fsync costs as much as a step).
+    solvers::AtomicReplace replace(h5_path_, solvers::FileSync::unsynced);
     auto access = hdf5::crash_safe_file_access(context);
     file_ = context.check(
         H5Fcreate(replace.temp_path().c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, access.get()), H5Fclose,
@@ -157,8 +168,20 @@ std::filesystem::path Hdf5RunWriter::xdmf_path() const {
     return path.replace_extension(".xmf");
 }
 
+// Cost per step: one contiguous H5Dwrite per field (its bytes copied into the page cache), the
+// step's metadata at the flush, and the .xmf rewritten (text growing with the steps, no fsync).
 void Hdf5RunWriter::write_step(std::int64_t step, double time, std::span<const FieldView> fields,
                                const StepStatistics& stats) {
+    stage_step(step, time, fields, stats);
+    commit_staged();
+}
+
+void Hdf5RunWriter::stage_step(std::int64_t step, double time, std::span<const FieldView> fields,
+                               const StepStatistics& stats) {
+    if (staged_) {
+        throw std::logic_error("HDF5 file '" + h5_path_.string() + "': step " +
+                               std::to_string(staged_->step) + " is staged and not committed");
+    }
     const std::string group_path = step_group_path(step);
     for (const auto& field : fields) {
         if (static_cast<std::int64_t>(field.values.size()) != grid_.num_points()) {
@@ -173,31 +196,59 @@ void Hdf5RunWriter::write_step(std::int64_t step, double time, std::span<const F
     auto group = context.check(
         H5Gcreate2(file_.get(), group_path.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
         H5Gclose, "H5Gcreate2 of group '" + group_path + "'");
-    context.scalar_attribute(group.get(), "time", H5T_NATIVE_DOUBLE, time);
-    context.scalar_attribute(group.get(), "solver_iterations", H5T_NATIVE_INT64,
-                             stats.solver_iterations);
-    context.scalar_attribute(group.get(), "relative_residual", H5T_NATIVE_DOUBLE,
-                             stats.relative_residual);
-    context.string_attribute(group.get(), "status", stats.status);
-    context.string_attribute(group.get(), "method", stats.method);
-
-    const auto dims = hdf5::field_dims(grid_);
     XdmfStep entry{step, time, {}};
-    for (const auto& field : fields) {
-        context.double_dataset(group.get(), field.name.c_str(), dims, field.values);
-        entry.field_names.push_back(field.name);
-    }
-    if (!stats.residual_history.empty()) {
-        const std::array<hsize_t, 1> length{stats.residual_history.size()};
-        context.double_dataset(group.get(), "residual_history", length, stats.residual_history);
-    }
-    group.reset();
-    hdf5::flush_to_disk(context, file_.get());
-    release_cache(context);
+    try {
+        context.scalar_attribute(group.get(), "time", H5T_NATIVE_DOUBLE, time);
+        context.scalar_attribute(group.get(), "solver_iterations", H5T_NATIVE_INT64,
+                                 stats.solver_iterations);
+        context.scalar_attribute(group.get(), "relative_residual", H5T_NATIVE_DOUBLE,
+                                 stats.relative_residual);
+        context.string_attribute(group.get(), "status", stats.status);
+        context.string_attribute(group.get(), "method", stats.method);
 
-    steps_.push_back(std::move(entry));
+        // Raw data goes to space that the flushed metadata does not reference yet: the step
+        // is invisible until commit_staged().
+        const auto dims = hdf5::field_dims(grid_);
+        for (const auto& field : fields) {
+            context.double_dataset(group.get(), field.name.c_str(), dims, field.values);
+            entry.field_names.push_back(field.name);
+        }
+        if (!stats.residual_history.empty()) {
+            const std::array<hsize_t, 1> length{stats.residual_history.size()};
+            context.double_dataset(group.get(), "residual_history", length, stats.residual_history);
+        }
+    } catch (...) {
+        // A half-written group would be flushed with the next step: unlink it (best effort).
+        group.reset();
+        H5Ldelete(file_.get(), group_path.c_str(), H5P_DEFAULT);
+        H5Eclear2(H5E_DEFAULT);
+        throw;
+    }
+    staged_ = std::move(entry);
+}
+
+void Hdf5RunWriter::commit_staged() {
+    if (!staged_) {
+        throw std::logic_error("HDF5 file '" + h5_path_.string() + "': no step is staged");
+    }
+    const hdf5::Context context(h5_path_);
+    hdf5::flush_to_disk(context, file_.get());
+    steps_.push_back(std::move(*staged_));
+    staged_.reset();
+    release_cache(context);
+    // Unsynced, as the steps it lists: the .xmf, as the .h5, survives a killed process.
     solvers::write_file_atomically(xdmf_path(),
-                                   make_xdmf(grid_, h5_path_.filename().string(), steps_));
+                                   make_xdmf(grid_, h5_path_.filename().string(), steps_),
+                                   solvers::FileSync::unsynced);
+}
+
+void Hdf5RunWriter::discard_staged() {
+    if (!staged_) return;
+    const std::string group_path = step_group_path(staged_->step);
+    staged_.reset();
+    const hdf5::Context context(h5_path_);
+    context.check(H5Ldelete(file_.get(), group_path.c_str(), H5P_DEFAULT),
+                  "H5Ldelete of group '" + group_path + "'");
 }
 
 }  // namespace simrun::framework

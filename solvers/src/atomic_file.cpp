@@ -70,8 +70,9 @@ void AtomicReplace::commit() {
     committed_ = true;
 }
 
-void write_file_atomically(const std::filesystem::path& path, std::string_view contents) {
-    AtomicReplace replace(path);
+void write_file_atomically(const std::filesystem::path& path, std::string_view contents,
+                           FileSync sync) {
+    AtomicReplace replace(path, sync);
     const auto& temp = replace.temp_path();
     FileDescriptor fd(::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
     if (fd.get() < 0) throw_os_error("cannot create", temp, errno);

@@ -3,8 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <numeric>
+#include <vector>
 
 #include "simrun/solvers/conjugate_gradient.hpp"
 #include "simrun/solvers/dia_matrix.hpp"
@@ -99,6 +101,22 @@ TYPED_TEST(CpuKernels, DiaSpmvMatchesReferenceOnRandomMatrix) {
 // Constant coefficients kept as a stencil give the products of the general storage bit for
 // bit (the same nonzero products added in the same order), and the same diagonal; a matrix
 // without constant coefficients is refused, saying where.
+// Host buffers (the output pipeline's) are aligned, and copies of several 1 MiB chunks (run in
+// parallel) move every value, the partial last chunk included.
+TEST(CpuBackend, HostBuffersAreAlignedAndChunkedCopiesMoveEveryValue) {
+    const auto cpu = make_cpu_backend();
+    const std::size_t n = 3 * (std::size_t{1} << 17) + 12345;  // 3 MiB of doubles and a part
+    const std::vector<double> values = random_vector<double>(n, 42);
+    auto* host = static_cast<double*>(cpu->allocate_host(n * sizeof(double)));
+    auto* device = static_cast<double*>(cpu->allocate(n * sizeof(double)));
+    EXPECT_EQ(reinterpret_cast<std::uintptr_t>(host) % 64, 0u);
+    cpu->copy_from_host(device, values.data(), n * sizeof(double));
+    cpu->copy_to_host(host, device, n * sizeof(double));
+    for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(host[i], values[i]) << "value " << i;
+    cpu->release(device);
+    cpu->release_host(host);
+}
+
 TEST(DiaMatrix, ConstantCoefficientsAreStoredAsAStencil) {
     auto cpu = make_cpu_backend();
     const auto laplacian = testing::laplacian_2d(37);

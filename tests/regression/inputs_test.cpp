@@ -5,10 +5,14 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
 
 #include "simrun/framework/config.hpp"
 #include "simrun/framework/run_spec.hpp"
 #include "simrun/framework/simulation.hpp"
+#include "support/run_simrun.hpp"
 
 namespace simrun {
 namespace {
@@ -46,6 +50,36 @@ TEST(Inputs, EveryInputFileRunsSmall) {
         EXPECT_LT(*low, *high) << "constant field";
     }
     EXPECT_GE(count, 1);
+}
+
+// heat.toml, 20 steps written every 5th: 5 steps in each series, and the loop's hand-overs and
+// the final wait for the writers are measured parts of the run's time.
+TEST(Inputs, OutputTimesArePartsOfTheRunTime) {
+    framework::Config config = framework::Config::from_file(SIMRUN_SOURCE_DIR "/inputs/heat.toml");
+    for (const char* setting : {"grid.nx=17", "grid.ny=17", "output.every=5"}) {
+        config.apply_override(setting);
+    }
+    const double dt = config.section("time").require<double>("dt");
+    config.apply_override("time.end=" + std::to_string(20 * dt));
+    const testing::TemporaryDirectory directory;
+    framework::RunOptions options;
+    options.backend = solvers::BackendChoice::cpu;
+    options.quiet = true;
+    options.output_directory = directory.path();
+    framework::Simulation simulation(framework::parse_run_spec(config), options);
+    const auto summary = simulation.run();
+    ASSERT_EQ(summary.steps, 20);
+    EXPECT_GT(summary.output_handover_seconds, 0.0);
+    EXPECT_GE(summary.output_wait_seconds, 0.0);
+    EXPECT_LE(summary.output_handover_seconds + summary.output_wait_seconds, summary.seconds);
+    std::ifstream pvd(simulation.pvd_path());
+    const std::string text{std::istreambuf_iterator<char>(pvd), std::istreambuf_iterator<char>()};
+    std::size_t listed = 0;
+    for (std::size_t at = text.find("<DataSet"); at != std::string::npos;
+         at = text.find("<DataSet", at + 1)) {
+        ++listed;
+    }
+    EXPECT_EQ(listed, 20u / 5u + 1u);
 }
 
 }  // namespace

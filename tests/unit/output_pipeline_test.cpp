@@ -112,8 +112,9 @@ protected:
     // Hands the writers (the VTK one only with_vtk) to a new pipeline.
     OutputPipeline& start(std::size_t buffer_bytes = OutputPipeline::default_buffer_bytes,
                           bool with_vtk = true) {
-        pipeline_ = std::make_unique<OutputPipeline>(with_vtk ? std::move(vtk_) : nullptr,
-                                                     std::move(hdf5_), field_size, buffer_bytes);
+        pipeline_ =
+            std::make_unique<OutputPipeline>(with_vtk ? std::move(vtk_) : nullptr, std::move(hdf5_),
+                                             field_size, solvers::make_cpu_backend(), buffer_bytes);
         return *pipeline_;
     }
 
@@ -225,7 +226,8 @@ TEST_F(OutputPipelineTest, OneWriterAloneWritesItsSeries) {
 }
 
 TEST(OutputPipeline, NoWriterIsRefused) {
-    EXPECT_THROW(OutputPipeline(nullptr, nullptr, 16), std::invalid_argument);
+    EXPECT_THROW(OutputPipeline(nullptr, nullptr, 16, solvers::make_cpu_backend()),
+                 std::invalid_argument);
 }
 
 }  // namespace

@@ -582,3 +582,89 @@ TEST_F(OutputTest, VtkSeriesContinuesFromThePvdAndStartsAfresh) {
     VtkSeriesWriter elsewhere(dir_ / "none", "a&b", grid, simrun::framework::ContinueSeries{9});
     EXPECT_TRUE(elsewhere.steps().empty());
 }
+
+// The .vti arrays as VTK lays them out, compressed (and written) by several threads: the same
+// bytes as with one thread, read back exactly by VTK, with the block header
+// [blocks, 1 MiB, bytes of a partial last block or 0, ...] and the range of the values.
+TEST_F(OutputTest, VtkBlocksWrittenByFourThreadsMatchOneThreadByteForByte) {
+    constexpr std::uint64_t block = std::uint64_t{1} << 20;
+    // 1 344 000 bytes (a full block and a partial one) and 2 MiB (two full blocks).
+    const Grid grids[] = {Grid(3, {70, 60, 40}, {-0.5, 0.0, 1.0}, {0.7, 2.0, 3.3}),
+                          Grid(2, {512, 512, 1}, {0.0, 0.0, 0.0}, {1.0, 1.0, 0.0})};
+    for (const Grid& grid : grids) {
+        const auto u = sample_field(grid, 0.5);
+        const std::vector<FieldView> fields{{"u", u}};
+        const std::uint64_t bytes = u.size() * sizeof(double);
+        const std::uint64_t blocks = (bytes + block - 1) / block;
+        for (const auto compression :
+             {VtkCompression::lz4, VtkCompression::zlib, VtkCompression::none}) {
+            SCOPED_TRACE("dimension " + std::to_string(grid.dimension()) + ", compression " +
+                         std::to_string(static_cast<int>(compression)));
+            std::string files[2];
+            for (const std::size_t threads : {1u, 4u}) {
+                const auto sub = dir_ / ("threads" + std::to_string(threads));
+                VtkSeriesWriter writer(sub, "run", grid);
+                writer.set_compression(compression);
+                writer.set_threads(threads);
+                EXPECT_EQ(writer.threads(), threads);
+                writer.write_step(1, 0.5, fields);
+                expect_vti_equals(writer.step_path(1), grid, fields);
+                files[threads == 1 ? 0 : 1] = read_text(writer.step_path(1));
+            }
+            ASSERT_EQ(files[0], files[1]);
+
+            const std::string& text = files[1];
+            const std::size_t data = text.find("<AppendedData encoding=\"raw\">\n   _");
+            ASSERT_NE(data, std::string::npos);
+            std::uint64_t header[3] = {};
+            text.copy(reinterpret_cast<char*>(header), sizeof header, text.find('_', data) + 1);
+            if (compression == VtkCompression::none) {
+                EXPECT_EQ(header[0], bytes);
+            } else {
+                EXPECT_EQ(header[0], blocks);
+                EXPECT_EQ(header[1], block);
+                EXPECT_EQ(header[2], bytes % block);
+            }
+            const auto [min, max] = std::minmax_element(u.begin(), u.end());
+            std::smatch range;
+            ASSERT_TRUE(std::regex_search(
+                text, range, std::regex(R"re(RangeMin="([^"]+)" RangeMax="([^"]+)")re")));
+            EXPECT_EQ(std::stod(range[1].str()), *min);
+            EXPECT_EQ(std::stod(range[2].str()), *max);
+        }
+    }
+}
+
+// A staged step reaches the file and the .xmf only when committed; a discarded one, or one
+// staged when the writer closes, never does.
+TEST_F(OutputTest, Hdf5StagedStepAppearsOnlyWhenCommitted) {
+    const Grid grid = grid_2d();
+    const auto u = sample_field(grid, 0.0);
+    const auto v = sample_field(grid, 3.0);
+    const std::vector<FieldView> first{{"u", u}};
+    const std::vector<FieldView> second{{"u", v}};
+    const auto h5 = dir_ / "run.h5";
+    {
+        Hdf5RunWriter writer(h5, grid, "input", "decisions");
+        writer.write_step(0, 0.0, first, {});
+        writer.stage_step(1, 0.5, first, {});
+        EXPECT_THROW(writer.stage_step(2, 1.0, first, {}), std::logic_error);
+        writer.discard_staged();
+        EXPECT_EQ(writer.steps().size(), 1u);
+        EXPECT_THROW(writer.commit_staged(), std::logic_error);
+        writer.stage_step(1, 0.5, second, {});
+        writer.commit_staged();
+        ASSERT_EQ(writer.steps().size(), 2u);
+        EXPECT_EQ(writer.steps()[1].time, 0.5);
+        writer.stage_step(2, 1.0, first, {});  // left staged: dropped on closing
+    }
+    const std::string xdmf = read_text(dir_ / "run.xmf");
+    EXPECT_NE(xdmf.find("step_000001"), std::string::npos);
+    EXPECT_EQ(xdmf.find("step_000002"), std::string::npos);
+    H5Id file{H5Fopen(h5.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose};
+    ASSERT_GE(file.id, 0);
+    EXPECT_GT(H5Lexists(file.id, "/steps/000001", H5P_DEFAULT), 0);
+    EXPECT_EQ(H5Lexists(file.id, "/steps/000002", H5P_DEFAULT), 0);
+    std::vector<hsize_t> dims;
+    EXPECT_EQ(read_dataset(file.id, "/steps/000001/u", dims), v);
+}

@@ -22,6 +22,8 @@ public:
     std::string description() const override;
     void* allocate(std::size_t bytes) const override;
     void release(void* pointer) const noexcept override;
+    void* allocate_host(std::size_t bytes) const override;
+    void release_host(void* pointer) const noexcept override;
     void copy_from_host(void* destination, const void* source, std::size_t bytes) const override;
     void copy_to_host(void* destination, const void* source, std::size_t bytes) const override;
     void copy(void* destination, const void* source, std::size_t bytes) const override;

@@ -25,6 +25,7 @@
 // metadata in place and has no transactional writes.
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -84,7 +85,8 @@ public:
     // `grid`, std::runtime_error naming the file and the HDF5 operation that failed.
     Hdf5RunWriter(std::filesystem::path h5_path, const Grid& grid, std::string_view input_text,
                   std::string_view solver_decisions, Hdf5OpenMode mode = Hdf5OpenMode::create);
-    ~Hdf5RunWriter() = default;
+    // Discards a staged step (see stage_step), then closes the file.
+    ~Hdf5RunWriter();
     Hdf5RunWriter(const Hdf5RunWriter&) = delete;
     Hdf5RunWriter& operator=(const Hdf5RunWriter&) = delete;
 
@@ -95,6 +97,16 @@ public:
     // when HDF5 or the file system fails (including a step written twice).
     void write_step(std::int64_t step, double time, std::span<const FieldView> fields,
                     const StepStatistics& stats);
+    // write_step in two parts, for a caller that lets a step appear only once another output
+    // holds it: stage_step writes the group and its datasets, unflushed (the file on disk, and
+    // a killed process's file, do not show it; a failure unlinks the half-written group);
+    // commit_staged then flushes and rewrites the .xmf, or discard_staged unlinks the group.
+    // Throw as write_step; stage_step std::logic_error while a step is staged, commit_staged
+    // when none is. discard_staged without a staged step does nothing.
+    void stage_step(std::int64_t step, double time, std::span<const FieldView> fields,
+                    const StepStatistics& stats);
+    void commit_staged();
+    void discard_staged();
 
     const std::filesystem::path& h5_path() const { return h5_path_; }
     std::filesystem::path xdmf_path() const;
@@ -110,6 +122,7 @@ private:
     Grid grid_;
     Hdf5Handle file_;
     std::vector<XdmfStep> steps_;
+    std::optional<XdmfStep> staged_;
 };
 
 }  // namespace simrun::framework

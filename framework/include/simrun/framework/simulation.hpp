@@ -37,6 +37,11 @@ struct RunSummary {
     std::int64_t max_iterations = 0;
     std::int64_t fallbacks = 0;  // steps whose first method failed and a fallback was used
     double seconds = 0.0;        // wall time of run(), waiting for the last output included
+    // Of `seconds`: the loop's hand-overs of output steps (each a copy of the field to the host,
+    // and a wait when every buffer is still being written), and the wait for the writers at
+    // the end. The rest of the output's cost is setting up the files and writers' contention.
+    double output_handover_seconds = 0.0;
+    double output_wait_seconds = 0.0;
     double mean_iterations() const {
         return steps > 0 ? static_cast<double>(total_iterations) / static_cast<double>(steps) : 0;
     }

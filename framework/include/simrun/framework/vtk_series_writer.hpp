@@ -5,6 +5,7 @@
 // Every file is replaced atomically, so a crash or a kill leaves the earlier steps readable.
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <span>
 #include <string>
 #include <utility>
@@ -25,6 +26,8 @@ struct ContinueSeries {
     std::int64_t last_step;
 };
 
+class VtiFileWriter;
+
 class VtkSeriesWriter {
 public:
     // Starts a new series: creates `directory` (and its parents) if needed and removes a .pvd
@@ -38,13 +41,23 @@ public:
     // cannot be read.
     VtkSeriesWriter(std::filesystem::path directory, std::string basename, const Grid& grid,
                     ContinueSeries from);
+    ~VtkSeriesWriter();
+    VtkSeriesWriter(const VtkSeriesWriter&) = delete;
+    VtkSeriesWriter& operator=(const VtkSeriesWriter&) = delete;
 
     // Writes the fields of one step (time in the problem's time unit) and rewrites the .pvd.
     // Writing a step again replaces it. Throws std::invalid_argument for a negative step or a
     // field whose size differs from the grid's node count, std::runtime_error naming the file
-    // when VTK or the file system reports an error.
+    // when compressing or the file system fails.
     void write_step(std::int64_t step, double time, std::span<const FieldView> fields);
     void set_compression(VtkCompression compression) { compression_ = compression; }
+    // Threads that compress and write a step's 1 MiB blocks (the calling one included): the
+    // files are the same for any number. By default default_threads().
+    void set_threads(std::size_t threads);
+    std::size_t threads() const;
+    // Half the hardware threads, from 1 to 4: a step's blocks in ~1/4 of one thread's time
+    // where cores are free, without taking the cores of a CPU run's own computation.
+    static std::size_t default_threads();
 
     std::filesystem::path pvd_path() const;
     std::filesystem::path step_path(std::int64_t step) const;
@@ -69,6 +82,7 @@ private:
     Grid grid_;
     std::vector<Entry> entries_;
     VtkCompression compression_ = VtkCompression::lz4;
+    std::unique_ptr<VtiFileWriter> file_writer_;  // its pool and its blocks, kept between steps
 };
 
 }  // namespace simrun::framework

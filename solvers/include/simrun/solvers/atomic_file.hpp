@@ -7,16 +7,17 @@
 
 namespace simrun::solvers {
 
-// Replaces `path` with `contents` atomically. Throws std::runtime_error naming the file and
-// the OS error when any step (create, write, flush, close, rename) fails; on failure the
-// temporary file is removed and `path` is left untouched.
-void write_file_atomically(const std::filesystem::path& path, std::string_view contents);
-
 // Whether commit() waits for the contents to reach the disk before the rename. Either way a
 // reader or a killed process sees the old file or the complete new one; only synced survives
 // a power cut too. Bulk step files (a field per output step) are unsynced, as the HDF5 steps
 // are: an fsync per step costs more than the write.
 enum class FileSync { synced, unsynced };
+
+// Replaces `path` with `contents` atomically. Throws std::runtime_error naming the file and
+// the OS error when any step (create, write, flush, close, rename) fails; on failure the
+// temporary file is removed and `path` is left untouched.
+void write_file_atomically(const std::filesystem::path& path, std::string_view contents,
+                           FileSync sync = FileSync::synced);
 
 // For writers that produce the file themselves (e.g. VTK): write to temp_path(), then call
 // commit(). If commit() is never reached, the destructor removes the temporary file.
