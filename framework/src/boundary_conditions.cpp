@@ -3,6 +3,7 @@
 #include <cmath>
 #include <sstream>
 
+#include "simrun/framework/grid_loops.hpp"
 #include "simrun/framework/input_error.hpp"
 
 namespace simrun::framework {
@@ -105,47 +106,37 @@ bool BoundaryConditions::fixes_level() const {
 std::vector<std::uint8_t> BoundaryConditions::dirichlet_nodes(const Grid& grid) const {
     std::vector<std::uint8_t> fixed(static_cast<std::size_t>(grid.num_points()), 0);
     const auto n = grid.points();
-    for (std::int64_t k = 0; k < n[2]; ++k) {
-        for (std::int64_t j = 0; j < n[1]; ++j) {
-            for (std::int64_t i = 0; i < n[0]; ++i) {
-                const std::int64_t index[3] = {i, j, k};
-                for (int s = 0; s < num_sides(); ++s) {
-                    const int axis = s / 2;
-                    const std::int64_t edge =
-                        s % 2 == 0 ? 0 : n[static_cast<std::size_t>(axis)] - 1;
-                    if (index[axis] == edge &&
-                        sides_[static_cast<std::size_t>(s)].type == BoundaryType::dirichlet) {
-                        fixed[static_cast<std::size_t>(grid.index(i, j, k))] = 1;
-                    }
-                }
+    for_each_node(grid, [&](std::int64_t i, std::int64_t j, std::int64_t k) {
+        const std::int64_t index[3] = {i, j, k};
+        for (int s = 0; s < num_sides(); ++s) {
+            const int axis = s / 2;
+            const std::int64_t edge = s % 2 == 0 ? 0 : n[static_cast<std::size_t>(axis)] - 1;
+            if (index[axis] == edge &&
+                sides_[static_cast<std::size_t>(s)].type == BoundaryType::dirichlet) {
+                fixed[static_cast<std::size_t>(grid.index(i, j, k))] = 1;
             }
         }
-    }
+    });
     return fixed;
 }
 
 void BoundaryConditions::fill_dirichlet(const Grid& grid, double t,
                                         std::span<double> values) const {
     const auto n = grid.points();
-    for (std::int64_t k = 0; k < n[2]; ++k) {
-        for (std::int64_t j = 0; j < n[1]; ++j) {
-            for (std::int64_t i = 0; i < n[0]; ++i) {
-                const std::int64_t index[3] = {i, j, k};
-                // The last Dirichlet side in Side order that holds the node gives its value.
-                for (int s = num_sides() - 1; s >= 0; --s) {
-                    const auto& side = sides_[static_cast<std::size_t>(s)];
-                    const int axis = s / 2;
-                    const std::int64_t edge =
-                        s % 2 == 0 ? 0 : n[static_cast<std::size_t>(axis)] - 1;
-                    if (index[axis] == edge && side.type == BoundaryType::dirichlet) {
-                        values[static_cast<std::size_t>(grid.index(i, j, k))] = side.value(
-                            grid.coordinate(0, i), grid.coordinate(1, j), grid.coordinate(2, k), t);
-                        break;
-                    }
-                }
+    for_each_node(grid, [&](std::int64_t i, std::int64_t j, std::int64_t k) {
+        const std::int64_t index[3] = {i, j, k};
+        // The last Dirichlet side in Side order that holds the node gives its value.
+        for (int s = num_sides() - 1; s >= 0; --s) {
+            const auto& side = sides_[static_cast<std::size_t>(s)];
+            const int axis = s / 2;
+            const std::int64_t edge = s % 2 == 0 ? 0 : n[static_cast<std::size_t>(axis)] - 1;
+            if (index[axis] == edge && side.type == BoundaryType::dirichlet) {
+                values[static_cast<std::size_t>(grid.index(i, j, k))] = side.value(
+                    grid.coordinate(0, i), grid.coordinate(1, j), grid.coordinate(2, k), t);
+                break;
             }
         }
-    }
+    });
 }
 
 std::string BoundaryConditions::describe() const {

@@ -1,6 +1,7 @@
 #include "simrun/framework/command_line.hpp"
 
 #include <CLI/CLI.hpp>
+#include <chrono>
 #include <cstdio>
 #include <iostream>
 #include <string>
@@ -38,7 +39,7 @@ Config load(const Arguments& arguments) {
     return config;
 }
 
-void print_header(const Simulation& simulation, const std::string* restart) {
+void print_header(const Simulation& simulation, const std::string* restart, double setup_seconds) {
     const Grid& grid = simulation.grid();
     const RunSpec& spec = simulation.spec();
     std::string size = std::to_string(grid.points(0)) + " x " + std::to_string(grid.points(1));
@@ -63,6 +64,7 @@ void print_header(const Simulation& simulation, const std::string* restart) {
         std::printf("  solver   none: explicit scheme\n");
     }
     for (const auto& note : spec.problem->notes(grid)) std::printf("  note     %s\n", note.c_str());
+    std::printf("  set-up   %.3f s (assembly, matrix analysis, solver set-up)\n", setup_seconds);
     if (restart) {
         std::printf("  restart  from step %lld (t = %.6g) of %s\n",
                     static_cast<long long>(simulation.integrator().step()), simulation.time(),
@@ -77,9 +79,13 @@ int run_simulation(const Arguments& arguments) {
     if (!arguments.output.empty()) options.output_directory = arguments.output;
     options.quiet = arguments.quiet;
     if (!arguments.restart.empty()) options.restart_file = arguments.restart;
+    const auto start = std::chrono::steady_clock::now();
     Simulation simulation(parse_run_spec(load(arguments)), options);
+    const double setup_seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (!arguments.quiet) {
-        print_header(simulation, arguments.restart.empty() ? nullptr : &arguments.restart);
+        print_header(simulation, arguments.restart.empty() ? nullptr : &arguments.restart,
+                     setup_seconds);
     }
     const RunSummary summary = simulation.run();
     if (!arguments.quiet) {

@@ -24,7 +24,7 @@ public:
                           dt_, limit);
             throw InputError(InputError::format(setup.time.dt_place, "time.dt", text));
         }
-        l_ = std::make_unique<solvers::DiaMatrix<double>>(backend_, op_.matrix());
+        l_ = std::make_unique<solvers::DiaMatrix<double>>(backend_, op_.release_matrix());
         lu_ = solvers::Array<double>(backend_, u_.size());
         data_term_ = solvers::Array<double>(backend_, u_.size());
         free_ = node_weights(1.0, 0.0, false);

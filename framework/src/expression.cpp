@@ -1,11 +1,14 @@
 #include "simrun/framework/expression.hpp"
 
 #include <muParser.h>
+#include <omp.h>
 
 #include <algorithm>
 #include <cctype>
+#include <mutex>
 #include <numbers>
 #include <utility>
+#include <vector>
 
 namespace simrun::framework {
 
@@ -28,6 +31,16 @@ struct Expression::Parser {
         parser.DefineVar("t", &t);
         parser.SetExpr(text);
     }
+};
+
+// One parser per thread number of an OpenMP parallel region (as many as the threads a region
+// gets by default), each made by its thread on first use. A thread beyond those, or one in a
+// nested region, evaluates the main parser under the lock.
+struct Expression::ThreadParsers {
+    std::vector<std::unique_ptr<Parser>> parsers;
+    std::mutex lock;
+
+    ThreadParsers() : parsers(static_cast<std::size_t>(std::max(omp_get_max_threads(), 1))) {}
 };
 
 namespace {
@@ -98,6 +111,7 @@ Expression::Expression(std::string text, std::string key, std::string place)
     }
     try {
         parser_ = std::make_unique<Parser>(text_);
+        thread_parsers_ = std::make_unique<ThreadParsers>();
         parser_->parser.Eval();
         for (const auto& [name, address] : parser_->parser.GetUsedVar()) {
             if (name == "t") {
@@ -116,6 +130,7 @@ Expression::Expression(const Expression& other)
       key_(other.key_),
       place_(other.place_),
       parser_(std::make_unique<Parser>(other.text_)),
+      thread_parsers_(std::make_unique<ThreadParsers>()),
       uses_space_(other.uses_space_),
       depends_on_time_(other.depends_on_time_) {}
 
@@ -131,12 +146,32 @@ Expression::Expression(Expression&&) noexcept = default;
 Expression& Expression::operator=(Expression&&) noexcept = default;
 Expression::~Expression() = default;
 
+Expression::Parser& Expression::parser_for_this_thread() const {
+    auto& slots = thread_parsers_->parsers;
+    const auto thread = static_cast<std::size_t>(omp_get_thread_num());
+    std::unique_ptr<Parser>& slot = slots[thread];
+    if (!slot) {
+        const std::lock_guard guard(thread_parsers_->lock);  // muParser's set-up, one at a time
+        slot = std::make_unique<Parser>(text_);
+    }
+    return *slot;
+}
+
 double Expression::operator()(double x, double y, double z, double t) const {
-    parser_->x = x;
-    parser_->y = y;
-    parser_->z = z;
-    parser_->t = t;
-    return parser_->parser.Eval();
+    const auto evaluate = [&](Parser& parser) {
+        parser.x = x;
+        parser.y = y;
+        parser.z = z;
+        parser.t = t;
+        return parser.parser.Eval();
+    };
+    if (!omp_in_parallel()) return evaluate(*parser_);
+    if (omp_get_level() == 1 &&
+        static_cast<std::size_t>(omp_get_thread_num()) < thread_parsers_->parsers.size()) {
+        return evaluate(parser_for_this_thread());
+    }
+    const std::lock_guard guard(thread_parsers_->lock);
+    return evaluate(*parser_);
 }
 
 }  // namespace simrun::framework

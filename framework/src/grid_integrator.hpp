@@ -25,9 +25,10 @@ public:
     double time() const override { return static_cast<double>(step_) * dt_; }
 
 protected:
-    // A solver for `matrix` as the [solver] section asks, with the matrix's measured properties.
+    // A solver for `matrix` as the [solver] section asks, with the matrix's measured properties
+    // (measured on DIA; the solver takes the matrix over, see LinearSystemSolver).
     std::unique_ptr<solvers::LinearSystemSolver<double>> make_solver(
-        const solvers::DiaData<double>& matrix, const SolverParameters& solver);
+        solvers::DiaData<double> matrix, const SolverParameters& solver);
     // A vector on the back-end: w_i = value_free at free nodes, value_fixed at Dirichlet nodes,
     // each times the row scale when `scaled`.
     solvers::Array<double> node_weights(double value_free, double value_fixed, bool scaled) const;

@@ -3,6 +3,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "simrun/framework/grid_loops.hpp"
+
 namespace simrun::framework {
 
 void sample(const Grid& grid, const Expression& e, double t, std::span<double> values) {
@@ -11,14 +13,10 @@ void sample(const Grid& grid, const Expression& e, double t, std::span<double> v
                                     " values for a grid of " + std::to_string(grid.num_points()) +
                                     " nodes");
     }
-    for (std::int64_t k = 0; k < grid.points(2); ++k) {
-        for (std::int64_t j = 0; j < grid.points(1); ++j) {
-            for (std::int64_t i = 0; i < grid.points(0); ++i) {
-                values[static_cast<std::size_t>(grid.index(i, j, k))] =
-                    e(grid.coordinate(0, i), grid.coordinate(1, j), grid.coordinate(2, k), t);
-            }
-        }
-    }
+    for_each_node(grid, [&](std::int64_t i, std::int64_t j, std::int64_t k) {
+        values[static_cast<std::size_t>(grid.index(i, j, k))] =
+            e(grid.coordinate(0, i), grid.coordinate(1, j), grid.coordinate(2, k), t);
+    });
 }
 
 }  // namespace simrun::framework

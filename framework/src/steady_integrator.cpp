@@ -8,7 +8,7 @@ namespace {
 class SteadyIntegrator final : public GridIntegrator {
 public:
     explicit SteadyIntegrator(const IntegratorSetup& setup) : GridIntegrator(setup) {
-        solver_ = make_solver(system_matrix(op_, 0.0, 1.0), setup.solver);
+        solver_ = make_solver(release_system_matrix(op_, 0.0, 1.0), setup.solver);
     }
 
     std::optional<solvers::SolveReport> advance() override {
@@ -19,8 +19,11 @@ public:
         const auto g = data_.dirichlet_values();
         const auto lg = data_.dirichlet_coupling();
         std::vector<double> rhs(f.size());
-        for (std::size_t i = 0; i < rhs.size(); ++i) {
-            rhs[i] = fixed[i] ? g[i] : scale[i] * (f[i] + lg[i]);
+        const auto n = static_cast<std::int64_t>(rhs.size());
+#pragma omp parallel for schedule(static)
+        for (std::int64_t i = 0; i < n; ++i) {
+            const auto r = static_cast<std::size_t>(i);
+            rhs[r] = fixed[r] ? g[r] : scale[r] * (f[r] + lg[r]);
         }
         const auto b = solvers::Array<double>::from_host(backend_, rhs);
         return solver_->solve(b, u_);

@@ -13,15 +13,15 @@ class ThetaIntegrator final : public GridIntegrator {
 public:
     explicit ThetaIntegrator(const IntegratorSetup& setup)
         : GridIntegrator(setup), theta_(setup.time.theta) {
-        solver_ = make_solver(system_matrix(op_, 1.0, theta_ * dt_), setup.solver);
         const auto n = u_.size();
-        rhs_ = solvers::Array<double>(backend_, n);
-        data_term_ = solvers::Array<double>(backend_, n);
-        weights_ = node_weights(1.0, 0.0, true);
         if (theta_ < 1.0) {
             l_ = std::make_unique<solvers::DiaMatrix<double>>(backend_, op_.matrix());
             lu_ = solvers::Array<double>(backend_, n);
         }
+        solver_ = make_solver(release_system_matrix(op_, 1.0, theta_ * dt_), setup.solver);
+        rhs_ = solvers::Array<double>(backend_, n);
+        data_term_ = solvers::Array<double>(backend_, n);
+        weights_ = node_weights(1.0, 0.0, true);
         host_data_.resize(n);
     }
 

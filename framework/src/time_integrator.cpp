@@ -4,7 +4,6 @@
 #include <stdexcept>
 
 #include "grid_integrator.hpp"
-#include "simrun/solvers/conversions.hpp"
 
 namespace simrun::framework {
 
@@ -14,27 +13,26 @@ StepData::StepData(const Grid& grid, const Problem& problem, const BoundaryCondi
       problem_(problem),
       boundary_(boundary),
       op_(op),
-      depends_on_time_(problem.source_depends_on_time() || boundary.depends_on_time()),
-      l_host_(
-          std::make_unique<solvers::DiaMatrix<double>>(solvers::make_cpu_backend(), op.matrix())) {
+      depends_on_time_(problem.source_depends_on_time() || boundary.depends_on_time()) {
     const auto n = static_cast<std::size_t>(grid.num_points());
     forcing_.resize(n);
-    g_ = solvers::Array<double>(l_host_->backend(), n);
-    lg_ = solvers::Array<double>(l_host_->backend(), n);
+    g_.resize(n);
+    lg_.resize(n);
 }
 
 void StepData::evaluate(double t) {
     if (evaluated_at_ && (*evaluated_at_ == t || !depends_on_time_)) return;
     const auto& fixed = op_.dirichlet();
     problem_.source(grid_, t, forcing_);
-    for (std::size_t i = 0; i < forcing_.size(); ++i) {
-        if (fixed[i]) forcing_[i] = 0.0;
+    const auto n = static_cast<std::int64_t>(forcing_.size());
+#pragma omp parallel for schedule(static)
+    for (std::int64_t i = 0; i < n; ++i) {
+        if (fixed[static_cast<std::size_t>(i)]) forcing_[static_cast<std::size_t>(i)] = 0.0;
     }
     op_.add_boundary_forcing(t, forcing_);
-    const std::span<double> g(g_.data(), g_.size());
-    std::fill(g.begin(), g.end(), 0.0);
-    boundary_.fill_dirichlet(grid_, t, g);
-    l_host_->apply(g_, lg_);  // L G on the CPU back-end
+    std::fill(g_.begin(), g_.end(), 0.0);
+    boundary_.fill_dirichlet(grid_, t, g_);
+    op_.dirichlet_coupling(g_, lg_);
     evaluated_at_ = t;
 }
 
@@ -63,16 +61,15 @@ void GridIntegrator::set_state(std::span<const double> u, std::int64_t step) {
 void GridIntegrator::copy_state(std::span<double> u) const { u_.copy_to_host(u); }
 
 std::unique_ptr<solvers::LinearSystemSolver<double>> GridIntegrator::make_solver(
-    const solvers::DiaData<double>& matrix, const SolverParameters& solver) {
-    solvers::CsrData<double> csr = solvers::to_csr(matrix);
-    properties_ = solvers::analyze(csr);
+    solvers::DiaData<double> matrix, const SolverParameters& solver) {
+    properties_ = solvers::analyze(matrix);
     const solvers::SolverPlan plan =
         solvers::plan_solver(properties_, {solver.method, solver.preconditioner, solver.format});
     solvers::MethodParameters parameters;
     parameters.criteria.relative_tolerance = solver.rtol;
     parameters.criteria.absolute_tolerance = solver.atol;
     parameters.criteria.max_iterations = solver.max_iterations;
-    return std::make_unique<solvers::LinearSystemSolver<double>>(backend_, std::move(csr), plan,
+    return std::make_unique<solvers::LinearSystemSolver<double>>(backend_, std::move(matrix), plan,
                                                                  parameters);
 }
 

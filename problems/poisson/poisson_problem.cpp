@@ -3,11 +3,15 @@
 //
 // [problem] keys: type = "poisson", k (number or expression, default 1), source (expression,
 // default "0"), exact (optional).
+#include <omp.h>
+
 #include <algorithm>
 #include <cmath>
 #include <sstream>
+#include <vector>
 
 #include "problems/problem_support.hpp"
+#include "simrun/framework/grid_loops.hpp"
 #include "simrun/framework/grid_sampling.hpp"
 #include "simrun/framework/input_error.hpp"
 #include "simrun/framework/problem_registry.hpp"
@@ -26,22 +30,31 @@ public:
           source_(read_expression(section, "source", "0")),
           exact_(read_exact(section)) {
         if (k_.depends_on_time()) section.fail("k", "the coefficient k may not depend on t");
-        // k must be positive at every face the stencil uses (ghost faces included).
-        for (std::int64_t k = 0; k < grid.points(2); ++k) {
-            for (std::int64_t j = 0; j < grid.points(1); ++j) {
-                for (std::int64_t i = 0; i < grid.points(0); ++i) {
-                    const auto s = stencil(grid, i, j, k);
-                    for (int a = 0; a < grid.dimension(); ++a) {
-                        if (!(s.minus[a] > 0.0) || !(s.plus[a] > 0.0) ||
-                            !std::isfinite(s.minus[a] + s.plus[a])) {
-                            section.fail("k", "k must be positive and finite; it is not near (" +
-                                                  std::to_string(grid.coordinate(0, i)) + ", " +
-                                                  std::to_string(grid.coordinate(1, j)) + ", " +
-                                                  std::to_string(grid.coordinate(2, k)) + ")");
-                        }
+        // k must be positive at every face the stencil uses (ghost faces included); the first
+        // node in node order that breaks it is reported.
+        std::vector<std::int64_t> first_bad(static_cast<std::size_t>(omp_get_max_threads()), -1);
+        const int blocks = framework::for_each_node_in_blocks(
+            grid, [&](std::int64_t i, std::int64_t j, std::int64_t k, int block) {
+                std::int64_t& bad = first_bad[static_cast<std::size_t>(block)];
+                if (bad >= 0) return;
+                const auto s = stencil(grid, i, j, k);
+                for (int a = 0; a < grid.dimension(); ++a) {
+                    if (!(s.minus[a] > 0.0) || !(s.plus[a] > 0.0) ||
+                        !std::isfinite(s.minus[a] + s.plus[a])) {
+                        bad = grid.index(i, j, k);
                     }
                 }
-            }
+            });
+        for (int block = 0; block < blocks; ++block) {
+            const std::int64_t bad = first_bad[static_cast<std::size_t>(block)];
+            if (bad < 0) continue;
+            const std::int64_t i = bad % grid.points(0);
+            const std::int64_t j = bad / grid.points(0) % grid.points(1);
+            const std::int64_t k = bad / grid.points(0) / grid.points(1);
+            section.fail("k", "k must be positive and finite; it is not near (" +
+                                  std::to_string(grid.coordinate(0, i)) + ", " +
+                                  std::to_string(grid.coordinate(1, j)) + ", " +
+                                  std::to_string(grid.coordinate(2, k)) + ")");
         }
     }
 

@@ -15,7 +15,8 @@
 namespace simrun::solvers {
 namespace {
 
-constexpr std::int64_t max_index = std::numeric_limits<std::int32_t>::max();
+constexpr std::int64_t max_index = max_csr_index;
+static_assert(max_index == std::numeric_limits<std::int32_t>::max());
 
 [[noreturn]] void fail(const char* function, const std::string& what) {
     throw std::invalid_argument(std::string(function) + ": " + what);
@@ -198,25 +199,8 @@ CsrData<T> to_csr(const CooData<T>& coo) {
 template <typename T>
 CsrData<T> to_csr(const DiaData<T>& dia, bool drop_zeros) {
     constexpr const char* function = "to_csr(DIA)";
-    if (dia.n < 0) fail(function, "negative size " + str(dia.n));
-    if (dia.n > max_index) {
-        fail(function,
-             "size " + str(dia.n) + " exceeds the 32-bit index limit of " + str(max_index));
-    }
+    check_dia(function, dia);
     const auto n = static_cast<std::int32_t>(dia.n);
-    const auto expected = dia.offsets.size() * static_cast<std::size_t>(n);
-    if (dia.values.size() != expected) {
-        fail(function, str(static_cast<std::int64_t>(dia.offsets.size())) + " diagonals of " +
-                           str(n) + " rows need " + str(static_cast<std::int64_t>(expected)) +
-                           " values, got " + str(static_cast<std::int64_t>(dia.values.size())));
-    }
-    for (std::size_t d = 1; d < dia.offsets.size(); ++d) {
-        if (dia.offsets[d] <= dia.offsets[d - 1]) {
-            fail(function, "offsets must be sorted and distinct (" + str(dia.offsets[d]) +
-                               " after " + str(dia.offsets[d - 1]) + ")");
-        }
-    }
-
     const int diagonals = dia.num_diagonals();
     // Entry (i, i + offset_d) exists when the column is in [0, n) and (optionally) it is nonzero.
     const auto kept = [&](std::int32_t i, int d) {
@@ -244,6 +228,33 @@ CsrData<T> to_csr(const DiaData<T>& dia, bool drop_zeros) {
         csr.row_ptr[i + 1] = static_cast<std::int32_t>(csr.col.size());
     }
     return csr;
+}
+
+template <typename T>
+void check_dia(const char* function, const DiaData<T>& dia) {
+    if (dia.n < 0) fail(function, "negative size " + str(dia.n));
+    if (dia.n > max_index) {
+        fail(function,
+             "size " + str(dia.n) + " exceeds the 32-bit index limit of " + str(max_index));
+    }
+    const auto expected = dia.offsets.size() * static_cast<std::size_t>(dia.n);
+    if (dia.values.size() != expected) {
+        fail(function, str(static_cast<std::int64_t>(dia.offsets.size())) + " diagonals of " +
+                           str(dia.n) + " rows need " + str(static_cast<std::int64_t>(expected)) +
+                           " values, got " + str(static_cast<std::int64_t>(dia.values.size())));
+    }
+    for (std::size_t d = 1; d < dia.offsets.size(); ++d) {
+        if (dia.offsets[d] <= dia.offsets[d - 1]) {
+            fail(function, "offsets must be sorted and distinct (" + str(dia.offsets[d]) +
+                               " after " + str(dia.offsets[d - 1]) + ")");
+        }
+    }
+}
+
+std::int64_t dia_slots(std::int64_t n, std::span<const int> offsets) {
+    std::int64_t slots = 0;
+    for (const int offset : offsets) slots += std::max<std::int64_t>(0, n - std::abs(offset));
+    return slots;
 }
 
 template <typename T>
@@ -446,6 +457,26 @@ CsrData<T> transpose(const CsrData<T>& csr) {
 }
 
 template <typename T>
+DiaData<T> transpose(const DiaData<T>& dia) {
+    check_dia("transpose(DIA)", dia);
+    DiaData<T> t;
+    t.n = dia.n;
+    const int diagonals = dia.num_diagonals();
+    for (int d = diagonals - 1; d >= 0; --d) t.offsets.push_back(-dia.offsets[d]);
+    t.values.assign(dia.values.size(), T(0));
+    for (int d = 0; d < diagonals; ++d) {
+        const int offset = dia.offsets[d];
+        const int td = diagonals - 1 - d;
+        // A^T(i, i - offset) = A(i - offset, i) for rows with i - offset in [0, n).
+        const std::int64_t begin = std::max<std::int64_t>(0, offset);
+        const std::int64_t end = std::min<std::int64_t>(dia.n, dia.n + offset);
+#pragma omp parallel for schedule(static)
+        for (std::int64_t i = begin; i < end; ++i) t.at(td, i) = dia.at(d, i - offset);
+    }
+    return t;
+}
+
+template <typename T>
 int count_diagonals(const CsrData<T>& csr) {
     check_csr("count_diagonals", csr);
     const std::vector<bool> occupied = occupied_diagonals(csr);
@@ -485,6 +516,8 @@ CsrData<To> convert_values(const CsrData<From>& csr) {
     template DiaData<T> to_dia(const CsrData<T>& csr, int max_diagonals);            \
     template DenseData<T> to_dense(const CsrData<T>& csr, std::int64_t max_entries); \
     template CsrData<T> transpose(const CsrData<T>& csr);                            \
+    template DiaData<T> transpose(const DiaData<T>& dia);                            \
+    template void check_dia(const char* function, const DiaData<T>& dia);            \
     template int count_diagonals(const CsrData<T>& csr);
 
 SIMRUN_INSTANTIATE_CONVERSIONS(float)

@@ -127,6 +127,27 @@ DiaView<T> DiaMatrix<T>::view() const {
     return view;
 }
 
+template <typename T>
+DiaData<T> DiaMatrix<T>::host_data() const {
+    DiaData<T> data;
+    data.n = this->rows_;
+    data.offsets = host_offsets_;
+    if (!is_stencil()) {
+        data.values = values_.to_host();
+        return data;
+    }
+    const std::vector<std::uint8_t> masks = row_masks_.to_host();
+    data.values.assign(host_offsets_.size() * static_cast<std::size_t>(data.n), T(0));
+    for (int d = 0; d < data.num_diagonals(); ++d) {
+        const T constant = host_constants_[static_cast<std::size_t>(d)];
+#pragma omp parallel for schedule(static)
+        for (std::int64_t i = 0; i < data.n; ++i) {
+            if ((masks[static_cast<std::size_t>(i)] >> d) & 1u) data.at(d, i) = constant;
+        }
+    }
+    return data;
+}
+
 template class DiaMatrix<float>;
 template class DiaMatrix<double>;
 

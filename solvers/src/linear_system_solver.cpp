@@ -31,13 +31,57 @@ LinearSystemSolver<T>::LinearSystemSolver(std::shared_ptr<const Backend> backend
       host_(std::move(matrix)),
       plan_(std::move(plan)),
       parameters_(parameters) {
-    operator_ = make_operator(backend_, host_, plan_.format);
+    operator_ = make_operator(backend_, *host_, plan_.format);
+    built_.resize(1 + plan_.fallbacks.size());
+    method(0);
+}
+
+template <typename T>
+LinearSystemSolver<T>::LinearSystemSolver(std::shared_ptr<const Backend> backend, DiaData<T> matrix,
+                                          SolverPlan plan, MethodParameters parameters)
+    : backend_(std::move(backend)), plan_(std::move(plan)), parameters_(parameters) {
+    if (plan_.format == Format::dia || plan_.format == Format::stencil) {
+        operator_ = std::make_unique<DiaMatrix<T>>(
+            backend_, matrix,
+            plan_.format == Format::stencil ? DiaStorage::stencil : DiaStorage::general);
+    } else {
+        host_ = to_csr(matrix);
+        operator_ = make_operator(backend_, *host_, plan_.format);
+    }
+    matrix = {};  // the back-end (or the CSR form) holds it now
     built_.resize(1 + plan_.fallbacks.size());
     method(0);
 }
 
 template <typename T>
 LinearSystemSolver<T>::~LinearSystemSolver() = default;
+
+template <typename T>
+const DiaMatrix<T>* LinearSystemSolver<T>::dia_operator() const {
+    return dynamic_cast<const DiaMatrix<T>*>(operator_.get());
+}
+
+template <typename T>
+const CsrData<T>& LinearSystemSolver<T>::host_csr() const {
+    if (!host_) host_ = to_csr(dia_operator()->host_data());
+    return *host_;
+}
+
+template <typename T>
+std::vector<T> LinearSystemSolver<T>::host_diagonal() const {
+    if (const DiaMatrix<T>* dia = dia_operator()) return dia->diagonal().to_host();
+    return diagonal_of(*host_);
+}
+
+template <typename T>
+std::unique_ptr<LinearOperator<T>> LinearSystemSolver<T>::make_transpose() const {
+    if (const DiaMatrix<T>* dia = dia_operator()) {
+        return std::make_unique<DiaMatrix<T>>(
+            backend_, transpose(dia->host_data()),
+            dia->is_stencil() ? DiaStorage::stencil : DiaStorage::general);
+    }
+    return make_operator(backend_, transpose(*host_), plan_.format);
+}
 
 template <typename T>
 const IterativeSolver<T>& LinearSystemSolver<T>::method(std::size_t index) const {
@@ -49,27 +93,27 @@ const IterativeSolver<T>& LinearSystemSolver<T>::method(std::size_t index) const
             break;
         case PreconditionerKind::jacobi:
             built->preconditioner =
-                std::make_unique<JacobiPreconditioner<T>>(backend_, diagonal_of(host_));
+                std::make_unique<JacobiPreconditioner<T>>(backend_, host_diagonal());
             break;
         case PreconditionerKind::ssor:
             built->preconditioner = std::make_unique<SsorPreconditioner<T>>(
-                backend_, host_, static_cast<T>(parameters_.omega));
+                backend_, host_csr(), static_cast<T>(parameters_.omega));
             break;
     }
     const Preconditioner<T>* m = built->preconditioner.get();
     switch (step.method) {
         case Method::jacobi:
             built->method =
-                std::make_unique<WeightedJacobi<T>>(*operator_, diagonal_of(host_), parameters_);
+                std::make_unique<WeightedJacobi<T>>(*operator_, host_diagonal(), parameters_);
             break;
         case Method::sor:
-            built->method = std::make_unique<MulticolourSor<T>>(backend_, host_, parameters_);
+            built->method = std::make_unique<MulticolourSor<T>>(backend_, host_csr(), parameters_);
             break;
         case Method::cg:
             built->method = std::make_unique<ConjugateGradient<T>>(*operator_, m, parameters_);
             break;
         case Method::bicg:
-            if (!transpose_) transpose_ = make_operator(backend_, transpose(host_), plan_.format);
+            if (!transpose_) transpose_ = make_transpose();
             built->method =
                 std::make_unique<BiConjugateGradient<T>>(*operator_, *transpose_, m, parameters_);
             break;

@@ -7,6 +7,7 @@
 #include <map>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "simrun/solvers/conversions.hpp"
 
@@ -94,9 +95,131 @@ MatrixProperties analyze(const CsrData<T>& a, double symmetry_tolerance) {
     return p;
 }
 
+namespace {
+
+// Per-row measures of a DIA matrix, merged over threads: every merge is a max, min, sum of
+// integers or logical and, so the result does not depend on how the rows are split.
+struct RowMeasures {
+    std::int64_t nnz = 0;
+    std::int64_t zero_diagonal_rows = 0;
+    double largest = 0.0;
+    double asymmetry = 0.0;
+    double worst_ratio = std::numeric_limits<double>::infinity();
+    std::int32_t min_row_length = std::numeric_limits<std::int32_t>::max();
+    std::int32_t max_row_length = 0;
+    bool positive_diagonal = true;
+    bool weakly_dominant = true;
+    bool strictly_dominant = true;
+    bool has_main_diagonal = true;  // a nonzero main diagonal entry in every row
+
+    void merge(const RowMeasures& o) {
+        nnz += o.nnz;
+        zero_diagonal_rows += o.zero_diagonal_rows;
+        largest = std::max(largest, o.largest);
+        asymmetry = std::max(asymmetry, o.asymmetry);
+        worst_ratio = std::min(worst_ratio, o.worst_ratio);
+        min_row_length = std::min(min_row_length, o.min_row_length);
+        max_row_length = std::max(max_row_length, o.max_row_length);
+        positive_diagonal = positive_diagonal && o.positive_diagonal;
+        weakly_dominant = weakly_dominant && o.weakly_dominant;
+        strictly_dominant = strictly_dominant && o.strictly_dominant;
+        has_main_diagonal = has_main_diagonal && o.has_main_diagonal;
+    }
+};
+
+}  // namespace
+
+// The same measures as the CSR analysis of to_csr(a) (entries outside the matrix and exact
+// zeros are not entries), row by row in diagonal order, without building the CSR form.
 template <typename T>
-MatrixProperties analyze(const DiaData<T>& matrix, double symmetry_tolerance) {
-    return analyze(to_csr(matrix), symmetry_tolerance);
+MatrixProperties analyze(const DiaData<T>& a, double symmetry_tolerance) {
+    check_dia("matrix analysis", a);
+    const int diagonals = a.num_diagonals();
+    const std::int64_t n = a.n;
+    // The index of the diagonal with offset -offsets[d] (the transposed entry's), or -1.
+    std::vector<int> mirror(static_cast<std::size_t>(diagonals));
+    for (int d = 0; d < diagonals; ++d) mirror[d] = a.find_diagonal(-a.offsets[d]);
+    const int main = a.find_diagonal(0);
+    const auto entry = [&](int d, std::int64_t i) {
+        const std::int64_t j = i + a.offsets[d];
+        return j >= 0 && j < n ? a.at(d, i) : T(0);
+    };
+    // Per diagonal: whether it holds an entry, and whether all its entries are one value.
+    std::vector<std::uint8_t> occupied(static_cast<std::size_t>(diagonals), 0);
+    std::vector<std::uint8_t> constant(static_cast<std::size_t>(diagonals), 1);
+    for (int d = 0; d < diagonals; ++d) {
+        std::int64_t first = 0;
+        while (first < n && entry(d, first) == T(0)) ++first;
+        if (first == n) continue;
+        occupied[d] = 1;
+        const T value_first = entry(d, first);
+        bool same = true;
+#pragma omp parallel for schedule(static) reduction(&& : same)
+        for (std::int64_t i = first + 1; i < n; ++i) {
+            const T value = entry(d, i);
+            if (value != T(0) && !(value_first == value)) same = false;
+        }
+        constant[d] = same ? 1 : 0;
+    }
+
+    RowMeasures total;
+#pragma omp parallel
+    {
+        RowMeasures part;
+#pragma omp for schedule(static) nowait
+        for (std::int64_t i = 0; i < n; ++i) {
+            double diagonal = 0.0, off = 0.0;
+            std::int32_t length = 0;
+            for (int d = 0; d < diagonals; ++d) {
+                const T value = entry(d, i);
+                const double v = static_cast<double>(value);
+                // a_ij - a_ji, a_ji stored on the mirrored diagonal at row j.
+                const std::int64_t j = i + a.offsets[d];
+                const double mirrored = mirror[d] < 0 || j < 0 || j >= n
+                                            ? 0.0
+                                            : static_cast<double>(entry(mirror[d], j));
+                part.asymmetry = std::max(part.asymmetry, std::abs(v - mirrored));
+                if (value == T(0)) continue;
+                ++length;
+                part.largest = std::max(part.largest, std::abs(v));
+                if (d == main) {
+                    diagonal += v;
+                } else {
+                    off += std::abs(v);
+                }
+            }
+            part.nnz += length;
+            if (diagonal == 0.0) ++part.zero_diagonal_rows;
+            if (main < 0 || entry(main, i) == T(0)) part.has_main_diagonal = false;
+            if (!(diagonal > 0.0)) part.positive_diagonal = false;
+            if (std::abs(diagonal) < off) part.weakly_dominant = false;
+            if (!(std::abs(diagonal) > off)) part.strictly_dominant = false;
+            if (off > 0.0) part.worst_ratio = std::min(part.worst_ratio, std::abs(diagonal) / off);
+            part.min_row_length = std::min(part.min_row_length, length);
+            part.max_row_length = std::max(part.max_row_length, length);
+        }
+#pragma omp critical
+        total.merge(part);
+    }
+
+    MatrixProperties p;
+    p.rows = static_cast<std::int32_t>(n);
+    p.nnz = total.nnz;
+    p.num_diagonals = static_cast<int>(std::count(occupied.begin(), occupied.end(), 1));
+    p.asymmetry = total.largest > 0.0 ? total.asymmetry / total.largest : 0.0;
+    p.symmetric = p.asymmetry <= symmetry_tolerance;
+    p.positive_diagonal = n > 0 && total.positive_diagonal;
+    p.zero_diagonal_rows = static_cast<std::int32_t>(total.zero_diagonal_rows);
+    p.weakly_dominant = total.weakly_dominant;
+    p.strictly_dominant = total.strictly_dominant;
+    p.worst_dominance_ratio = total.worst_ratio;
+    p.min_row_length = n > 0 ? total.min_row_length : 0;
+    p.max_row_length = total.max_row_length;
+    p.mean_row_length = n > 0 ? static_cast<double>(p.nnz) / static_cast<double>(n) : 0.0;
+    p.constant_coefficients =
+        n > 0 && p.num_diagonals <= 8 && total.has_main_diagonal &&
+        std::all_of(constant.begin(), constant.end(), [](std::uint8_t c) { return c != 0; });
+    return p;
 }
 
 std::string MatrixProperties::describe() const {

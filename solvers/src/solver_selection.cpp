@@ -60,6 +60,15 @@ namespace {
 
 bool stationary(Method m) { return m == Method::jacobi || m == Method::sor; }
 
+// Whether the matrix fits the 32-bit indexed forms (CSR, ELL, COO, and the CSR copy that the
+// SOR and SSOR sweeps use); DIA and stencil have 64-bit value indices.
+bool fits_csr(const MatrixProperties& p) { return p.nnz <= max_csr_index; }
+
+std::string csr_limit(const MatrixProperties& p) {
+    return std::to_string(p.nnz) + " nonzeros exceed the 32-bit index limit of " +
+           std::to_string(max_csr_index) + " of the CSR, ELL and COO forms";
+}
+
 // The preconditioner for a Krylov method when the user left it to us.
 SolverStep choose_preconditioner(Method method, const MatrixProperties& p) {
     SolverStep step;
@@ -70,13 +79,15 @@ SolverStep choose_preconditioner(Method method, const MatrixProperties& p) {
         step.preconditioner = PreconditionerKind::none;
         step.reason = "no preconditioner: " + std::to_string(p.zero_diagonal_rows) +
                       " rows have a zero diagonal entry";
-    } else if (method == Method::cg && !p.weakly_dominant) {
+    } else if (method == Method::cg && !p.weakly_dominant && fits_csr(p)) {
         step.preconditioner = PreconditionerKind::ssor;
         step.reason = "ssor: far from diagonal dominance, Gauss-Seidel coupling helps most";
     } else {
         step.preconditioner = PreconditionerKind::jacobi;
         step.reason = p.weakly_dominant ? "jacobi: diagonally dominant, diagonal scaling suffices"
-                                        : "jacobi: nonzero diagonal";
+                      : method == Method::cg
+                          ? "jacobi: ssor would sweep a CSR copy beyond its 32-bit indices"
+                          : "jacobi: nonzero diagonal";
     }
     return step;
 }
@@ -90,6 +101,11 @@ void check_combination(const SolverStep& step, const MatrixProperties& p) {
         throw std::invalid_argument(
             "bicg needs a preconditioner equal to its transpose: none or "
             "jacobi, not ssor");
+    }
+    if ((step.method == Method::sor || step.preconditioner == PreconditionerKind::ssor) &&
+        !fits_csr(p)) {
+        throw std::invalid_argument(step.name() + " sweeps a CSR copy of the matrix, but " +
+                                    csr_limit(p) + "; use jacobi");
     }
     const bool needs_diagonal =
         stationary(step.method) || step.preconditioner != PreconditionerKind::none;
@@ -183,7 +199,7 @@ SolverPlan plan_solver(const MatrixProperties& p, const SolverRequest& request) 
         plan.fallbacks.push_back(
             {Method::bicg, safe == PreconditionerKind::ssor ? PreconditionerKind::jacobi : safe,
              "BiCGStab failed: BiCG breaks down differently"});
-        if (p.strictly_dominant) {
+        if (p.strictly_dominant && fits_csr(p)) {
             plan.fallbacks.push_back({Method::sor, PreconditionerKind::none,
                                       "Krylov methods failed: Gauss-Seidel converges on a strictly "
                                       "diagonally dominant matrix"});
@@ -200,6 +216,10 @@ SolverPlan plan_solver(const MatrixProperties& p, const SolverRequest& request) 
                 "format stencil needs constant coefficients (at most 8 diagonals, each with one "
                 "value wherever it is nonzero, the main diagonal nonzero in every row); use dia");
         }
+    }
+    if (plan.format != Format::dia && plan.format != Format::stencil && !fits_csr(p)) {
+        throw std::invalid_argument("format " + std::string(to_string(plan.format)) + ": " +
+                                    csr_limit(p) + "; the matrix needs dia or stencil");
     }
     first.reason += " (" + described + ")";
     plan.first.reason = first.reason;

@@ -5,10 +5,13 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "simrun/framework/boundary_conditions.hpp"
 #include "simrun/framework/config.hpp"
+#include "simrun/framework/expression.hpp"
+#include "simrun/framework/grid_sampling.hpp"
 #include "simrun/framework/input_error.hpp"
 #include "simrun/framework/stencil.hpp"
 #include "simrun/solvers/dia_matrix.hpp"
@@ -78,6 +81,54 @@ TEST(SpatialOperator, DirichletRowsAreEmptyAndFreeRowsExactOnQuadratics) {
                 EXPECT_NEAR(lu[i], expected, 1e-9);
             }
         }
+    }
+}
+
+// The Dirichlet coupling kept at assembly is L G bit for bit (as the DIA SpMV sums it), also
+// once L is released for the system matrix; the assembly on several threads calls a stencil
+// that evaluates an expression, and the parallel sampling matches a serial loop.
+TEST(SpatialOperator, DirichletCouplingIsLTimesGAndSurvivesTheRelease) {
+    for (int dimension : {2, 3}) {
+        const Grid grid(dimension, {9, 8, 7}, {0.0, -1.0, 0.5}, {1.0, 2.0, 1.5});
+        const auto bc = boundary_from(
+            "[boundary]\nall = \"1 + x*y - z\"\nright = { type = \"neumann\", value = \"y\" }\n",
+            grid);
+        const Expression k("1 + x*x + y", "problem.k");
+        SpatialOperator op(
+            grid,
+            [&](std::int64_t i, std::int64_t j, std::int64_t l) {
+                const auto spacing = grid.spacing();
+                auto s = diffusion_stencil(1.0, spacing.data(), dimension);
+                s.plus[0] *=
+                    k(grid.coordinate(0, i), grid.coordinate(1, j), grid.coordinate(2, l), 0.0);
+                return s;
+            },
+            bc);
+        std::vector<double> g(static_cast<std::size_t>(grid.num_points()), 0.0);
+        bc.fill_dirichlet(grid, 0.0, g);
+        auto cpu = solvers::make_cpu_backend();
+        const solvers::DiaMatrix<double> l(cpu, op.matrix());
+        solvers::Array<double> lg_spmv(cpu, g.size());
+        l.apply(solvers::Array<double>::from_host(cpu, g), lg_spmv);
+        const std::vector<double> expected = lg_spmv.to_host();
+        EXPECT_GT(std::count_if(expected.begin(), expected.end(), [](double v) { return v != 0; }),
+                  0);
+        std::vector<double> lg(g.size(), -1.0);
+        op.dirichlet_coupling(g, lg);
+        EXPECT_EQ(lg, expected);
+        const solvers::DiaData<double> system = system_matrix(op, 1.0, 0.5);
+        EXPECT_EQ(release_system_matrix(op, 1.0, 0.5).values, system.values);
+        EXPECT_EQ(op.matrix().n, 0);
+        std::fill(lg.begin(), lg.end(), -1.0);
+        op.dirichlet_coupling(g, lg);
+        EXPECT_EQ(lg, expected);
+
+        // The stencil's k at each node, as a serial loop gives it.
+        std::vector<double> sampled(g.size());
+        sample(grid, k, 0.0, sampled);
+        const auto serial =
+            nodal(grid, [&](double x, double y, double z) { return k(x, y, z, 0.0); });
+        EXPECT_EQ(sampled, serial);
     }
 }
 

@@ -32,8 +32,9 @@ public:
     Expression& operator=(Expression&&) noexcept;
     ~Expression();
 
-    // The value at (x, y, z, t). Not thread-safe: one Expression must not be evaluated from two
-    // threads at once (give each thread its own copy).
+    // The value at (x, y, z, t). Safe to call at once from the threads of one OpenMP parallel
+    // region (each thread evaluates a parser of its own, made on its first call there, so the
+    // values are those of a serial loop); not from threads of other kinds.
     double operator()(double x, double y, double z, double t) const;
 
     // Whether the text uses none of x, y, z, t.
@@ -44,11 +45,14 @@ public:
 
 private:
     struct Parser;
+    struct ThreadParsers;
+    Parser& parser_for_this_thread() const;
 
     std::string text_;
     std::string key_;
     std::string place_;
     std::unique_ptr<Parser> parser_;
+    std::unique_ptr<ThreadParsers> thread_parsers_;
     bool uses_space_ = false;
     bool depends_on_time_ = false;
 };

@@ -2,6 +2,7 @@
 // The spatial operator L of u_t = L u + f on a grid, with the boundary conditions folded in,
 // assembled in DIA (one row per node; diagonals 0, +-1, +-nx, +-nx*ny).
 //
+// Assembly runs on the OpenMP threads, calling the stencil function from several at once.
 // A problem gives the stencil of L at every node, boundary nodes included, as if the grid went
 // on (the coefficient of the missing neighbour is that of a ghost node). Then per node:
 // - on a Dirichlet side: the row is left zero and u = g is imposed by the time integrator;
@@ -31,7 +32,10 @@ public:
     SpatialOperator(const Grid& grid, const StencilFunction& stencil,
                     const BoundaryConditions& boundary);
 
+    // L; empty (n = 0) once released.
     const solvers::DiaData<double>& matrix() const { return l_; }
+    // Gives L up (for an integrator that needs it no more: the matrix is the largest thing held).
+    solvers::DiaData<double> release_matrix();
     // 1 where u = g is imposed.
     const std::vector<std::uint8_t>& dirichlet() const { return dirichlet_; }
     // The symmetrising scale of each row: 1 / 2^(number of folded directions).
@@ -39,6 +43,10 @@ public:
     // Adds sum over folded directions of 2 h c g(x, t) at each node to `forcing`.
     void add_boundary_forcing(double t, std::span<double> forcing) const;
     bool boundary_forcing_depends_on_time() const;
+    // lg = L G: each free row's coupling to the values g at the Dirichlet nodes (g is read there
+    // only), zero in the other rows; as L g, bit for bit, from the couplings kept at assembly
+    // (so it works after L is released).
+    void dirichlet_coupling(std::span<const double> g, std::span<double> lg) const;
 
     // The largest explicit Euler step that Gershgorin's theorem proves stable,
     // min over free rows of 2 / (|l_ii| + sum_{j != i} |l_ij|).
@@ -50,6 +58,11 @@ private:
         int side;
         double weight;  // 2 h c
     };
+    struct Coupling {  // l_ij, i free and j a Dirichlet node
+        std::int64_t row;
+        std::int64_t column;
+        double value;
+    };
 
     const Grid& grid_;
     const BoundaryConditions& boundary_;
@@ -57,11 +70,14 @@ private:
     std::vector<std::uint8_t> dirichlet_;
     std::vector<double> row_scale_;
     std::vector<GhostTerm> ghost_terms_;
+    std::vector<Coupling> couplings_;  // by row, each row's in diagonal order
 };
 
 // The matrix of a linear system shift I - scale L on the free rows, scaled by row_scale, with
 // couplings to Dirichlet nodes dropped (the caller moves them to the right-hand side) and
 // identity rows at Dirichlet nodes. Symmetric when L is on the free nodes.
 solvers::DiaData<double> system_matrix(const SpatialOperator& op, double shift, double scale);
+// The same, made in the storage of L, which `op` releases (op.matrix() is empty afterwards).
+solvers::DiaData<double> release_system_matrix(SpatialOperator& op, double shift, double scale);
 
 }  // namespace simrun::framework

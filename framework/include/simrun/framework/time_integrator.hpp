@@ -47,8 +47,8 @@ public:
     // Evaluates F, G and L G at time t (cached when nothing depends on time).
     void evaluate(double t);
     const std::vector<double>& forcing() const { return forcing_; }
-    std::span<const double> dirichlet_values() const { return {g_.data(), g_.size()}; }
-    std::span<const double> dirichlet_coupling() const { return {lg_.data(), lg_.size()}; }
+    std::span<const double> dirichlet_values() const { return g_; }
+    std::span<const double> dirichlet_coupling() const { return lg_; }
 
 private:
     const Grid& grid_;
@@ -57,9 +57,7 @@ private:
     const SpatialOperator& op_;
     bool depends_on_time_;
     std::optional<double> evaluated_at_;
-    std::unique_ptr<solvers::DiaMatrix<double>> l_host_;
-    std::vector<double> forcing_;
-    solvers::Array<double> g_, lg_;  // on the CPU back-end: host memory, allocated once
+    std::vector<double> forcing_, g_, lg_;  // allocated once
 };
 
 // Builds the integrator of the scheme in `time` (steady, backward_euler, crank_nicolson,

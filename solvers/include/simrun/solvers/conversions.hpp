@@ -3,6 +3,7 @@
 // throws std::invalid_argument with a message saying what is wrong (index out of range, sizes
 // that do not match, a matrix that does not fit the target format's limits).
 #include <cstdint>
+#include <span>
 
 #include "simrun/solvers/coo_data.hpp"
 #include "simrun/solvers/csr_data.hpp"
@@ -38,6 +39,20 @@ DenseData<T> to_dense(const CsrData<T>& csr, std::int64_t max_entries = 1 << 24)
 
 template <typename T>
 CsrData<T> transpose(const CsrData<T>& csr);
+// A^T in DIA: offset o becomes -o, A^T(i, i - o) = A(i - o, i).
+template <typename T>
+DiaData<T> transpose(const DiaData<T>& dia);
+
+// Throws std::invalid_argument, starting with `function`, when the DIA arrays are inconsistent
+// (negative size, values.size() != offsets.size() * n, offsets not sorted and distinct) or n
+// exceeds the 32-bit row index limit of the analysis and the CSR form.
+template <typename T>
+void check_dia(const char* function, const DiaData<T>& dia);
+
+// The number of slots (i, i + offset) of a DIA pattern inside an n x n matrix: the sum over
+// the diagonals of n - |offset| (none for |offset| >= n), in 64 bits. An upper bound on the
+// nonzeros of the CSR form, known before anything is allocated.
+std::int64_t dia_slots(std::int64_t n, std::span<const int> offsets);
 // The number of distinct diagonals (column - row) holding entries.
 template <typename T>
 int count_diagonals(const CsrData<T>& csr);

@@ -8,6 +8,9 @@
 
 namespace simrun::solvers {
 
+// The largest row or nonzero count of the 32-bit indexed forms (CSR, ELL, COO).
+inline constexpr std::int64_t max_csr_index = 2147483647;  // 2^31 - 1
+
 template <typename T>
 struct CsrData {
     std::int32_t rows = 0;

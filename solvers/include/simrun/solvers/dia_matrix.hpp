@@ -38,6 +38,9 @@ public:
     // The main diagonal (zero where no offset-0 diagonal is stored), on the back-end.
     Array<T> diagonal() const;
     DiaView<T> view() const;
+    // The matrix back in host DIA form, copied from the back-end (stencil storage expanded; slots
+    // outside the matrix zero), for the steps that need it after the host copy is gone.
+    DiaData<T> host_data() const;
     // Whether the values are kept as a stencil.
     bool is_stencil() const { return !host_constants_.empty(); }
 

@@ -3,9 +3,12 @@
 // method with its preconditioner, and the fallbacks, built when first needed and kept for
 // later solves (a time loop solves with one matrix many times).
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "simrun/solvers/csr_data.hpp"
+#include "simrun/solvers/dia_data.hpp"
+#include "simrun/solvers/dia_matrix.hpp"
 #include "simrun/solvers/iterative_solver.hpp"
 #include "simrun/solvers/linear_operator.hpp"
 #include "simrun/solvers/preconditioner.hpp"
@@ -34,6 +37,12 @@ public:
     // matrix does not fit the format or the method (e.g. a zero diagonal for Jacobi).
     LinearSystemSolver(std::shared_ptr<const Backend> backend, CsrData<T> matrix, SolverPlan plan,
                        MethodParameters parameters);
+    // The same from a DIA matrix. With the plan's format DIA or stencil the matrix goes to the
+    // back-end as it is and no host copy is kept: the steps that need a host form later (SOR,
+    // SSOR, BiCG's transpose) take it back from the back-end when they are first built. Other
+    // formats go through CSR (std::invalid_argument beyond its 32-bit index limits).
+    LinearSystemSolver(std::shared_ptr<const Backend> backend, DiaData<T> matrix, SolverPlan plan,
+                       MethodParameters parameters);
     ~LinearSystemSolver();
 
     // Solves from the initial guess in x; each fallback restarts from that same guess. x holds
@@ -47,9 +56,18 @@ public:
 private:
     struct Built;
     const IterativeSolver<T>& method(std::size_t index) const;
+    // The host CSR form: the matrix given, or (DIA) made from the back-end's copy when first
+    // needed.
+    const CsrData<T>& host_csr() const;
+    // The main diagonal on the host.
+    std::vector<T> host_diagonal() const;
+    // A^T in the operator's format (for BiCG).
+    std::unique_ptr<LinearOperator<T>> make_transpose() const;
+    // The operator as a DIA matrix, or nullptr for the other formats.
+    const DiaMatrix<T>* dia_operator() const;
 
     std::shared_ptr<const Backend> backend_;
-    CsrData<T> host_;
+    mutable std::optional<CsrData<T>> host_;
     SolverPlan plan_;
     MethodParameters parameters_;
     std::unique_ptr<LinearOperator<T>> operator_;

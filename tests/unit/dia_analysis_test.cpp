@@ -1,0 +1,192 @@
+// Matrix analysis and transposition on the DIA form agree with the CSR ones, and sizes beyond
+// the 32-bit indexed forms are handled by DIA or refused with a message saying why (checked
+// on the arithmetic, nothing of that size is allocated).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include "simrun/framework/boundary_conditions.hpp"
+#include "simrun/framework/config.hpp"
+#include "simrun/framework/grid.hpp"
+#include "simrun/framework/spatial_operator.hpp"
+#include "simrun/framework/stencil.hpp"
+#include "simrun/solvers/conversions.hpp"
+#include "simrun/solvers/dia_matrix.hpp"
+#include "simrun/solvers/matrix_properties.hpp"
+#include "simrun/solvers/solver_selection.hpp"
+#include "support/random_data.hpp"
+
+namespace simrun::solvers {
+namespace {
+
+void expect_same(const MatrixProperties& dia, const MatrixProperties& csr) {
+    EXPECT_EQ(dia.rows, csr.rows);
+    EXPECT_EQ(dia.nnz, csr.nnz);
+    EXPECT_EQ(dia.num_diagonals, csr.num_diagonals);
+    EXPECT_EQ(dia.symmetric, csr.symmetric);
+    EXPECT_EQ(dia.asymmetry, csr.asymmetry);
+    EXPECT_EQ(dia.positive_diagonal, csr.positive_diagonal);
+    EXPECT_EQ(dia.zero_diagonal_rows, csr.zero_diagonal_rows);
+    EXPECT_EQ(dia.weakly_dominant, csr.weakly_dominant);
+    EXPECT_EQ(dia.strictly_dominant, csr.strictly_dominant);
+    EXPECT_EQ(dia.worst_dominance_ratio, csr.worst_dominance_ratio);
+    EXPECT_EQ(dia.min_row_length, csr.min_row_length);
+    EXPECT_EQ(dia.max_row_length, csr.max_row_length);
+    EXPECT_EQ(dia.mean_row_length, csr.mean_row_length);
+    EXPECT_EQ(dia.constant_coefficients, csr.constant_coefficients);
+}
+
+// Random matrices of every character the analysis tells apart: garbage in the slots outside
+// the matrix, zeros inside, zero diagonals, symmetric, dominant and constant-coefficient ones.
+std::vector<DiaData<double>> random_matrices() {
+    std::vector<DiaData<double>> matrices;
+    for (std::uint32_t seed = 1; seed <= 6; ++seed) {
+        DiaData<double> a = testing::random_dia<double>(40, {-7, -1, 0, 2, 7, 30}, seed);
+        for (std::size_t k = 0; k < a.values.size(); k += 5 + seed) a.values[k] = 0.0;
+        if (seed % 2 == 0) {  // symmetric: a_ij = a_ji for the +-7 pair, no -1, +2, +30 part
+            for (std::int64_t i = 7; i < a.n; ++i) a.at(0, i) = a.at(4, i - 7);
+            for (std::int64_t i = 0; i < a.n; ++i) a.at(1, i) = a.at(3, i) = a.at(5, i) = 0.0;
+        }
+        if (seed % 3 == 0) {  // strictly dominant
+            for (std::int64_t i = 0; i < a.n; ++i) a.at(2, i) = 10.0;
+        }
+        // Slots outside the matrix are ignored, whatever they hold.
+        for (std::int64_t i = 0; i < 7; ++i) a.at(0, i) = 3.0 + static_cast<double>(i);
+        matrices.push_back(a);
+    }
+    DiaData<double> stencil = testing::laplacian_2d(6);
+    matrices.push_back(stencil);
+    stencil.at(2, 17) = 0.0;  // a zero main diagonal entry: no longer a stencil
+    matrices.push_back(stencil);
+    DiaData<double> varied = testing::laplacian_2d(6);
+    varied.at(4, 3) = -2.0;  // one other value on a diagonal: not constant, not symmetric
+    matrices.push_back(varied);
+    return matrices;
+}
+
+TEST(DiaAnalysis, AgreesWithTheCsrAnalysisOnRandomMatrices) {
+    for (const auto& a : random_matrices()) {
+        const MatrixProperties csr = analyze(to_csr(a));
+        expect_same(analyze(a), csr);
+    }
+    // The set covers both answers of each property.
+    int symmetric = 0, dominant = 0, constant = 0, zero_diagonal = 0;
+    for (const auto& a : random_matrices()) {
+        const MatrixProperties p = analyze(a);
+        symmetric += p.symmetric;
+        dominant += p.strictly_dominant;
+        constant += p.constant_coefficients;
+        zero_diagonal += p.zero_diagonal_rows > 0;
+    }
+    const int count = static_cast<int>(random_matrices().size());
+    for (int n : {symmetric, dominant, constant, zero_diagonal}) {
+        EXPECT_GT(n, 0);
+        EXPECT_LT(n, count);
+    }
+}
+
+TEST(DiaAnalysis, AgreesWithTheCsrAnalysisOnTheProblemMatrices) {
+    using namespace framework;
+    const Grid grid(2, {9, 7, 1}, {0.0, 0.0, 0.0}, {1.0, 2.0, 0.0});
+    const Config config = Config::from_string(
+        "[boundary]\nleft = \"0\"\nright = { type = \"neumann\", value = \"1\" }\n"
+        "bottom = \"x\"\ntop = { type = \"robin\", coefficient = 2.0, value = \"0\" }\n",
+        "test.toml");
+    const auto boundary = BoundaryConditions::from_config(config.section("boundary"), grid);
+    const auto spacing = grid.spacing();
+    const auto s = diffusion_stencil(0.5, spacing.data(), 2);
+    const SpatialOperator op(
+        grid,
+        [&](std::int64_t i, std::int64_t, std::int64_t) {
+            auto varied = s;
+            varied.minus[0] *= 1.0 + 0.1 * static_cast<double>(i);  // variable coefficients
+            return varied;
+        },
+        boundary);
+    for (const auto& [shift, scale] : {std::pair{0.0, 1.0}, std::pair{1.0, 0.01}}) {
+        const DiaData<double> m = system_matrix(op, shift, scale);
+        expect_same(analyze(m), analyze(to_csr(m)));
+    }
+}
+
+TEST(DiaTranspose, EqualsTheCsrTranspose) {
+    const DiaData<double> a = testing::random_dia<double>(30, {-4, 0, 1, 9}, 3);
+    const DiaData<double> t = transpose(a);
+    EXPECT_EQ(t.offsets, (std::vector<int>{-9, -1, 0, 4}));
+    const CsrData<double> expected = transpose(to_csr(a));
+    const CsrData<double> got = to_csr(t);
+    EXPECT_EQ(got.row_ptr, expected.row_ptr);
+    EXPECT_EQ(got.col, expected.col);
+    EXPECT_EQ(got.values, expected.values);
+}
+
+TEST(DiaMatrixHostData, GivesBackTheMatrixInBothStorages) {
+    const auto cpu = make_cpu_backend();
+    const DiaData<double> stencil = testing::laplacian_2d(5);
+    const DiaData<double> general = testing::random_dia<double>(25, {-5, 0, 3}, 8);
+    EXPECT_EQ(DiaMatrix<double>(cpu, stencil, DiaStorage::stencil).host_data().values,
+              stencil.values);
+    EXPECT_EQ(DiaMatrix<double>(cpu, general).host_data().values, general.values);
+}
+
+// A diagonal with offset o has n - |o| slots inside the matrix: the 5-point matrix of an m x m
+// grid has 5 m^2 - 2 - 2 m, the 7-point one of q^3 has 7 q^3 - 2 - 2 q - 2 q^2.
+TEST(IndexLimits, DiaHoldsAGridBeyondTheCsrLimitsAndCsrRefusesIt) {
+    const std::int64_t m = 16384, n = m * m;
+    const std::vector<int> five = {-static_cast<int>(m), -1, 0, 1, static_cast<int>(m)};
+    const std::int64_t slots = dia_slots(n, five);
+    EXPECT_EQ(slots, 5 * n - 2 - 2 * m);
+    EXPECT_LT(slots, max_csr_index);  // 16384^2 still fits CSR: 1.34e9 < 2^31 - 1
+    // The 7-point matrix of 1024^3 does not: 7.5e9 nonzeros.
+    const std::int64_t q = 1024, n3 = q * q * q;
+    const std::vector<int> seven = {-static_cast<int>(q * q), -static_cast<int>(q),   -1, 0, 1,
+                                    static_cast<int>(q),      static_cast<int>(q * q)};
+    const std::int64_t slots3 = dia_slots(n3, seven);
+    EXPECT_EQ(slots3, 7 * n3 - 2 - 2 * q - 2 * q * q);
+    EXPECT_GT(slots3, max_csr_index);
+
+    // Its properties plan a DIA (or stencil) solve, with no step that sweeps a CSR copy...
+    MatrixProperties p;
+    p.rows = static_cast<std::int32_t>(n3);
+    p.nnz = slots3;
+    p.num_diagonals = 7;
+    p.symmetric = p.positive_diagonal = p.weakly_dominant = p.strictly_dominant = true;
+    p.min_row_length = 4;
+    p.max_row_length = 7;
+    p.mean_row_length = static_cast<double>(slots3) / static_cast<double>(n3);
+    const SolverPlan plan = plan_solver(p, {});
+    EXPECT_EQ(plan.format, Format::dia);
+    for (const auto& step : plan.fallbacks) EXPECT_NE(step.method, Method::sor);
+    // ... and a format or step that would need one is refused, saying why.
+    for (const SolverRequest& request :
+         {SolverRequest{"auto", "auto", "csr"}, SolverRequest{"cg", "ssor", "dia"},
+          SolverRequest{"sor", "none", "dia"}}) {
+        try {
+            plan_solver(p, request);
+            ADD_FAILURE() << "no error for format " << request.format;
+        } catch (const std::invalid_argument& e) {
+            EXPECT_NE(std::string(e.what()).find(std::to_string(slots3) +
+                                                 " nonzeros exceed the 32-bit index limit"),
+                      std::string::npos)
+                << e.what();
+        }
+    }
+    // A DIA matrix with more rows than 32-bit indices reach is refused before anything is read.
+    DiaData<double> too_large;
+    too_large.n = max_csr_index + 1;
+    too_large.offsets = {0};
+    try {
+        (void)to_csr(too_large);
+        ADD_FAILURE() << "no error";
+    } catch (const std::invalid_argument& e) {
+        EXPECT_NE(std::string(e.what()).find("size 2147483648 exceeds the 32-bit index limit"),
+                  std::string::npos)
+            << e.what();
+    }
+    EXPECT_THROW((void)analyze(too_large), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace simrun::solvers
