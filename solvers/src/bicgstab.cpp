@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "check_sizes.hpp"
+#include "iteration_batches.hpp"
 #include "residual_monitor.hpp"
 #include "simrun/solvers/vector_ops.hpp"
 
@@ -17,13 +18,92 @@ BiCgStab<T>::BiCgStab(const LinearOperator<T>& a, const Preconditioner<T>* m,
     }
 }
 
+template <typename T>
+BiCgStab<T>::~BiCgStab() = default;
+
+template <typename T>
+SolveResult BiCgStab<T>::solve(const Array<T>& b, Array<T>& x) const {
+    check_system_sizes("BiCGStab", a_.size(), b, x);
+    if (const auto fused = fused_operands(a_, m_, parameters_)) {
+        return solve_fused(fused->rows, fused->factors, b, x);
+    }
+    return solve_reference(b, x);
+}
+
+// Per iteration: the three fused steps (bicgstab_device_state.hpp,
+// KernelTable::bicgstab_iterations); the host reads the scalars once per batch and replays
+// ||r_k|| through the ResidualMonitor, which reaches the verdict the kernels reached.
+template <typename T>
+SolveResult BiCgStab<T>::solve_fused(const RowMatrixView<T>& a, const T* factors, const Array<T>& b,
+                                     Array<T>& x) const {
+    SolveResult result;
+    ResidualMonitor monitor(parameters_.criteria, result, b, false);
+    if (monitor.start(a_, b, x, r_, false)) return result;
+    if (parameters_.criteria.max_iterations < 1) {
+        result.status = SolveStatus::max_iterations;
+        return result;
+    }
+    copy(r_, r0_);
+    if (!device_) {
+        device_ = std::make_unique<DeviceIterations<BiCgStabScalars<T>, T>>(
+            a_.backend(), [this](BiCgStabScalars<T>* s, std::int64_t count) {
+                a_.backend()->template kernels<T>().bicgstab_iterations(*a_.backend(), view_,
+                                                                        vectors_, s, count);
+            });
+    }
+    view_ = a;
+    vectors_ = BiCgStabVectors<T>{static_cast<std::int64_t>(a_.size()),
+                                  factors,
+                                  x.data(),
+                                  r_.data(),
+                                  r0_.data(),
+                                  {p_.data(), p_hat_.data()},
+                                  {v_.data(), s_hat_.data()},
+                                  t_.data(),
+                                  device_->workspace()};
+
+    BiCgStabScalars<T> s{};
+    s.target = monitor.target();
+    s.divergence = monitor.divergence();
+    s.max_iterations = parameters_.criteria.max_iterations;
+    s.iteration = 0;
+    s.phase = BiCgStabPhase::running;
+    s.rho = static_cast<T>(result.initial_residual * result.initial_residual);  // r0'r, r0 = r
+    s.half_step_residual = -1.0;
+    if (device_->run(s, monitor, result, x.data())) return result;
+    const double value = static_cast<double>(s.breakdown_value);
+    switch (s.phase) {
+        case BiCgStabPhase::rho_non_finite:
+            monitor.breakdown(SolveStatus::non_finite, "rho", value);
+            break;
+        case BiCgStabPhase::rho_zero:
+            monitor.breakdown(SolveStatus::breakdown, "rho", 0.0);
+            break;
+        case BiCgStabPhase::r0v_non_finite:
+            monitor.breakdown(SolveStatus::non_finite, "r0'v", value);
+            break;
+        case BiCgStabPhase::r0v_zero:
+            monitor.breakdown(SolveStatus::breakdown, "r0'v", value);
+            break;
+        case BiCgStabPhase::omega_non_finite:
+            monitor.breakdown(SolveStatus::non_finite, "t't", value);
+            break;
+        case BiCgStabPhase::omega_zero:
+            monitor.breakdown(SolveStatus::breakdown, "omega", 0.0);
+            break;
+        default:  // max_iterations (residual_stop returned above)
+            result.status = SolveStatus::max_iterations;
+            break;
+    }
+    return result;
+}
+
 // Per iteration: two SpMVs, two preconditioner applications, six reductions (r0'r, r0'v,
 // ||s||, t's, t't, ||r||) and the fused updates: with DIA and Jacobi about
 // (2 num_diagonals + 25) n values moved.
 template <typename T>
-SolveResult BiCgStab<T>::solve(const Array<T>& b, Array<T>& x) const {
+SolveResult BiCgStab<T>::solve_reference(const Array<T>& b, Array<T>& x) const {
     const std::size_t n = a_.size();
-    check_system_sizes("BiCGStab", n, b, x);
     const Backend& backend = *a_.backend();
     const KernelTable<T>& k = backend.kernels<T>();
     const bool kahan = parameters_.compensated_dots;

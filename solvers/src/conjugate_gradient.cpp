@@ -27,12 +27,8 @@ ConjugateGradient<T>::~ConjugateGradient() = default;
 template <typename T>
 SolveResult ConjugateGradient<T>::solve(const Array<T>& b, Array<T>& x) const {
     check_system_sizes("CG", a_.size(), b, x);
-    const IdentityPreconditioner<T> identity;
-    const Preconditioner<T>& m = m_ != nullptr ? *m_ : identity;
-    if (parameters_.fused_kernels && !parameters_.compensated_dots) {
-        const std::optional<RowMatrixView<T>> rows = a_.row_view();
-        const std::optional<const T*> factors = m.pointwise_factors();
-        if (rows && factors) return solve_fused(*rows, *factors, b, x);
+    if (const auto fused = fused_operands(a_, m_, parameters_)) {
+        return solve_fused(fused->rows, fused->factors, b, x);
     }
     return solve_reference(b, x);
 }
@@ -55,19 +51,21 @@ SolveResult ConjugateGradient<T>::solve_fused(const RowMatrixView<T>& a, const T
         return result;
     }
 
-    if (!batches_) {
-        scalars_ = Array<CgScalars<T>>(a_.backend(), 1);
-        partials_ = Array<T>(a_.backend(), fused_reduction_slots);
-        ticket_ = Array<unsigned>::from_host(a_.backend(), std::vector<unsigned>{0u});
-        batches_ = std::make_unique<IterationBatches>(backend, [this](std::int64_t count) {
-            a_.backend()->template kernels<T>().cg_iterations(*a_.backend(), view_, vectors_,
-                                                              scalars_.data(), count);
-        });
+    if (!device_) {
+        device_ = std::make_unique<DeviceIterations<CgScalars<T>, T>>(
+            a_.backend(), [this](CgScalars<T>* s, std::int64_t count) {
+                a_.backend()->template kernels<T>().cg_iterations(*a_.backend(), view_, vectors_, s,
+                                                                  count);
+            });
     }
     view_ = a;
-    vectors_ = CgVectors<T>{
-        static_cast<std::int64_t>(n), factors,          x.data(),      r_.data(), q_.data(),
-        {p_.data(), z_.data()},       partials_.data(), ticket_.data()};
+    vectors_ = CgVectors<T>{static_cast<std::int64_t>(n),
+                            factors,
+                            x.data(),
+                            r_.data(),
+                            q_.data(),
+                            {p_.data(), z_.data()},
+                            device_->workspace()};
 
     // rho = r'z: with M = I the ||r0||^2 just summed; else z in q (the first direction
     // overwrites it)
@@ -83,20 +81,7 @@ SolveResult ConjugateGradient<T>::solve_fused(const RowMatrixView<T>& a, const T
     s.iteration = 0;
     s.phase = CgPhase::running;
     s.rho = rho;
-    backend.copy_from_host(scalars_.data(), &s, sizeof s);
-
-    std::int64_t recorded = 0;  // iterations whose ||r|| the monitor has seen
-    while (s.phase == CgPhase::running) {
-        batches_->issue(IterationBatches::next_length(result.residual_history, monitor.target(),
-                                                      s.max_iterations - recorded),
-                        x.data());
-        backend.copy_to_host(&s, scalars_.data(), sizeof s);
-        while (recorded < s.iteration) {
-            ++recorded;
-            const double residual = s.history[(recorded - 1) % cg_history_capacity];
-            if (monitor.stop_at(residual, recorded)) return result;
-        }
-    }
+    if (device_->run(s, monitor, result, x.data())) return result;
     switch (s.phase) {
         case CgPhase::direction_non_finite:
             monitor.breakdown(SolveStatus::non_finite, "p'Ap", double(s.breakdown_value));

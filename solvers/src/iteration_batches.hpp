@@ -9,9 +9,16 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <vector>
 
+#include "residual_monitor.hpp"
+#include "simrun/solvers/array.hpp"
 #include "simrun/solvers/backend.hpp"
+#include "simrun/solvers/device_iteration_state.hpp"
+#include "simrun/solvers/iterative_solver.hpp"
+#include "simrun/solvers/linear_operator.hpp"
+#include "simrun/solvers/preconditioner.hpp"
 
 namespace simrun::solvers {
 
@@ -38,6 +45,76 @@ private:
     std::function<void(std::int64_t)> issue_;
     const void* buffers_ = nullptr;
     std::array<std::unique_ptr<RecordedWork>, 7> runs_;  // runs_[b]: 2^b iterations
+};
+
+// What a method's fused path takes: the operator's rows and M's pointwise factors (null: M = I).
+template <typename T>
+struct FusedOperands {
+    RowMatrixView<T> rows;
+    const T* factors;
+};
+
+// The fused operands when the method may run fused: the parameters allow it (fused kernels,
+// no compensated dots), the operator exposes its rows and M (null: I) is pointwise.
+template <typename T>
+std::optional<FusedOperands<T>> fused_operands(const LinearOperator<T>& a,
+                                               const Preconditioner<T>* m,
+                                               const MethodParameters& parameters) {
+    if (!parameters.fused_kernels || parameters.compensated_dots) return std::nullopt;
+    const std::optional<RowMatrixView<T>> rows = a.row_view();
+    const std::optional<const T*> factors =
+        m != nullptr ? m->pointwise_factors() : std::optional<const T*>(nullptr);
+    if (!rows || !factors) return std::nullopt;
+    return FusedOperands<T>{*rows, *factors};
+}
+
+// The back-end side of a solve whose scalars stay there: the State (a method's *Scalars), the
+// workspace of its fused steps (which the method's kernels are given with their vectors), and
+// its batches. issue(state, count) issues `count` iterations of the method's kernels.
+template <typename State, typename T>
+class DeviceIterations {
+public:
+    using Issue = std::function<void(State*, std::int64_t)>;
+
+    DeviceIterations(const std::shared_ptr<const Backend>& backend, Issue issue)
+        : backend_(*backend),
+          state_(backend, 1),
+          partials_(backend, fused_reduction_slots),
+          ticket_(Array<unsigned>::from_host(backend, std::vector<unsigned>{0u})),
+          batches_(*backend, [this, issue = std::move(issue)](std::int64_t count) {
+              issue(state_.data(), count);
+          }) {}
+
+    FusedWorkspace<T> workspace() { return {partials_.data(), ticket_.data()}; }
+
+    // Uploads s (running, iteration 0), then issues batches and replays the ||r_k|| they
+    // record through the monitor until the state stops. Returns true when the monitor stopped
+    // the solve (converged, diverged, non-finite: result says which); false when the state
+    // stopped for another reason, which s (the final state) holds for the caller to report.
+    // `buffers` identifies the buffers the kernels use (x's data, say).
+    bool run(State& s, ResidualMonitor& monitor, const SolveResult& result, const void* buffers) {
+        backend_.copy_from_host(state_.data(), &s, sizeof s);
+        std::int64_t recorded = 0;  // iterations whose ||r|| the monitor has seen
+        while (s.running()) {
+            batches_.issue(IterationBatches::next_length(result.residual_history, monitor.target(),
+                                                         s.max_iterations - recorded),
+                           buffers);
+            backend_.copy_to_host(&s, state_.data(), sizeof s);
+            while (recorded < s.iteration) {
+                ++recorded;
+                const double residual = s.history[(recorded - 1) % residual_history_capacity];
+                if (monitor.stop_at(residual, recorded)) return true;
+            }
+        }
+        return false;
+    }
+
+private:
+    const Backend& backend_;
+    Array<State> state_;
+    Array<T> partials_;
+    Array<unsigned> ticket_;
+    IterationBatches batches_;
 };
 
 }  // namespace simrun::solvers

@@ -137,7 +137,7 @@ struct FusedCgRun {
 template <typename T>
 FusedCgRun<T> run_fused_cg_step(const std::shared_ptr<const Backend>& b, const RowMatrixView<T>& a,
                                 std::size_t n, bool jacobi) {
-    const auto factors = random_vector<T>(n, 51);  // in [0.5, 1.5): positive
+    const auto factors = random_vector<T>(n, 51, 0.5, 1.5);  // positive
     auto r = Array<T>::from_host(b, random_vector<T>(n, 52));
     auto x = Array<T>::from_host(b, random_vector<T>(n, 53));
     auto p_old = Array<T>::from_host(b, random_vector<T>(n, 54));
@@ -159,8 +159,7 @@ FusedCgRun<T> run_fused_cg_step(const std::shared_ptr<const Backend>& b, const R
                          r.data(),
                          q.data(),
                          {p_next.data(), p_old.data()},
-                         partials.data(),
-                         ticket.data()};
+                         {partials.data(), ticket.data()}};
     b->template kernels<T>().cg_iterations(*b, a, v, scalars.data(), 1);
     FusedCgRun<T> out;
     out.after = scalars.to_host()[0];
@@ -257,6 +256,137 @@ TYPED_TEST(CudaVersusCpu, FusedCgKernelsInEveryRowFormat) {
     }
 }
 
+// One fused BiCGStab iteration (three steps) on random vectors, on each back-end.
+template <typename T>
+struct FusedBiCgStabRun {
+    std::vector<T> p_next, v_next, t, x, r;
+    BiCgStabScalars<T> after;
+};
+
+template <typename T>
+FusedBiCgStabRun<T> run_fused_bicgstab_iteration(const std::shared_ptr<const Backend>& b,
+                                                 const RowMatrixView<T>& a, std::size_t n,
+                                                 bool jacobi) {
+    auto f = Array<T>::from_host(b, random_vector<T>(n, 71, 0.5, 1.5));  // positive
+    auto x = Array<T>::from_host(b, random_vector<T>(n, 72));
+    auto r = Array<T>::from_host(b, random_vector<T>(n, 73));
+    auto r0 = Array<T>::from_host(b, random_vector<T>(n, 74));
+    auto p_old = Array<T>::from_host(b, random_vector<T>(n, 75));
+    auto v_old = Array<T>::from_host(b, random_vector<T>(n, 76));
+    Array<T> p_next(b, n), v_next(b, n), t(b, n), partials(b, fused_reduction_slots);
+    auto ticket = Array<unsigned>::from_host(b, std::vector<unsigned>{0u});
+    BiCgStabScalars<T> s{};
+    s.target = 0;
+    s.divergence = 1e300;
+    s.max_iterations = 100;
+    s.iteration = 3;  // iteration 4 reads p[1], v[1] and writes p[0], v[0]
+    s.phase = BiCgStabPhase::running;
+    s.rho = T(2.5);
+    s.beta = T(0.4);
+    s.omega = T(0.7);
+    s.half_step_residual = -1;
+    auto scalars = Array<BiCgStabScalars<T>>::from_host(b, std::vector<BiCgStabScalars<T>>{s});
+    const BiCgStabVectors<T> v{static_cast<std::int64_t>(n),
+                               jacobi ? f.data() : nullptr,
+                               x.data(),
+                               r.data(),
+                               r0.data(),
+                               {p_next.data(), p_old.data()},
+                               {v_next.data(), v_old.data()},
+                               t.data(),
+                               {partials.data(), ticket.data()}};
+    b->template kernels<T>().bicgstab_iterations(*b, a, v, scalars.data(), 1);
+    EXPECT_EQ(ticket.to_host()[0], 0u) << "the ticket is zero between kernels";
+    return {p_next.to_host(), v_next.to_host(), t.to_host(),
+            x.to_host(),      r.to_host(),      scalars.to_host()[0]};
+}
+
+// sum |x_i y_i| / |sum x_i y_i|: how much a sum of these products can lose to rounding.
+template <typename T>
+double sum_condition(const std::vector<T>& x, const std::vector<T>& y) {
+    double terms = 0, sum = 0;
+    for (std::size_t i = 0; i < x.size(); ++i) {
+        terms += std::abs(double(x[i]) * double(y[i]));
+        sum += double(x[i]) * double(y[i]);
+    }
+    return terms / std::abs(sum);
+}
+
+// Entry-wise results are sums of a few products; alpha = rho / r0'v and omega = t's / t't carry
+// the reductions' relative errors (2 gamma_n times the sums' conditions, Higham), and every
+// vector computed after them carries those.
+template <typename T>
+void expect_fused_bicgstab_iterations_agree(const FusedBiCgStabRun<T>& gpu,
+                                            const FusedBiCgStabRun<T>& cpu, std::size_t n,
+                                            const std::vector<T>& r0) {
+    const double eps = std::numeric_limits<T>::epsilon();
+    const double gamma = 2 * double(n) * eps;
+    expect_close(gpu.p_next, cpu.p_next, 8 * eps);
+    expect_close(gpu.v_next, cpu.v_next, 64 * eps);
+    ASSERT_EQ(gpu.after.phase, cpu.after.phase);
+    const double alpha_error = gamma * sum_condition(r0, cpu.v_next) + 8 * eps;
+    EXPECT_NEAR(double(gpu.after.alpha), double(cpu.after.alpha),
+                std::abs(double(cpu.after.alpha)) * alpha_error);
+    expect_close(gpu.t, cpu.t, alpha_error + 64 * eps);
+    if (cpu.after.phase != BiCgStabPhase::running &&
+        cpu.after.phase != BiCgStabPhase::max_iterations) {
+        return;
+    }
+    std::vector<T> s(n);  // s = r_new + omega t
+    for (std::size_t i = 0; i < n; ++i) s[i] = cpu.r[i] + cpu.after.omega * cpu.t[i];
+    const double omega_error = gamma * (sum_condition(cpu.t, s) + 1) + 2 * alpha_error + 8 * eps;
+    EXPECT_NEAR(double(gpu.after.omega), double(cpu.after.omega),
+                std::abs(double(cpu.after.omega)) * omega_error);
+    expect_close(gpu.x, cpu.x, alpha_error + omega_error + 64 * eps);
+    expect_close(gpu.r, cpu.r, alpha_error + omega_error + 64 * eps);
+    EXPECT_EQ(gpu.after.iteration, 4);
+    double rr = 0;
+    for (const T r_i : cpu.r) rr += double(r_i) * double(r_i);
+    EXPECT_NEAR(gpu.after.history[3], cpu.after.history[3],
+                std::sqrt(rr) * (gamma + alpha_error + omega_error));
+}
+
+TYPED_TEST(CudaVersusCpu, FusedBiCgStabKernelsInEveryRowFormat) {
+    using T = TypeParam;
+    SIMRUN_REQUIRE_GPU(this->gpu);
+    // A nonsymmetric matrix: the Laplacian with its upper neighbours weighted 1.5.
+    for (const int m : {2, 16, 548}) {
+        auto dia = convert_dia<T>(testing::laplacian_2d(m));
+        for (std::int64_t i = 0; i < dia.n; ++i) {
+            dia.at(3, i) *= T(1.5);
+            dia.at(4, i) *= T(1.5);
+        }
+        const auto csr = to_csr(dia);
+        const auto ell = to_ell(csr);
+        const auto size = static_cast<std::size_t>(dia.n);
+        const auto r0 = random_vector<T>(size, 74);
+        for (const bool jacobi : {false, true}) {
+            auto on = [&](const std::shared_ptr<const Backend>& b, int format) {
+                switch (format) {
+                    case 0:
+                        return run_fused_bicgstab_iteration<T>(
+                            b, DiaMatrix<T>(b, dia, DiaStorage::stencil).view(), size, jacobi);
+                    case 1:
+                        return run_fused_bicgstab_iteration<T>(
+                            b, DiaMatrix<T>(b, dia, DiaStorage::general).view(), size, jacobi);
+                    case 2:
+                        return run_fused_bicgstab_iteration<T>(b, EllMatrix<T>(b, ell).view(), size,
+                                                               jacobi);
+                    default:
+                        return run_fused_bicgstab_iteration<T>(b, CsrMatrix<T>(b, csr).view(), size,
+                                                               jacobi);
+                }
+            };
+            for (int format = 0; format < 4; ++format) {
+                SCOPED_TRACE("n = " + std::to_string(size) + ", format " + std::to_string(format) +
+                             (jacobi ? ", jacobi" : ", none"));
+                expect_fused_bicgstab_iterations_agree(on(this->gpu, format), on(this->cpu, format),
+                                                       size, r0);
+            }
+        }
+    }
+}
+
 // Iterations from x = 0 on the shifted Laplacian A = L + 2 I (spectrum in [2, 10]).
 template <typename T>
 struct FusedCgIterations {
@@ -290,8 +420,7 @@ FusedCgIterations<T> run_fused_cg_iterations(const std::shared_ptr<const Backend
                          r.data(),
                          q.data(),
                          {p0.data(), p1.data()},
-                         partials.data(),
-                         ticket.data()};
+                         {partials.data(), ticket.data()}};
     for (int call = 0; call < calls; ++call) {
         b->template kernels<T>().cg_iterations(*b, matrix.view(), v, scalars.data(), count);
     }

@@ -170,13 +170,14 @@ void fused_reduce(std::int64_t n, State& state, const Step& step) {
 
 // `count` iterations of the steps, in order, while the state is running.
 template <typename T, typename State, typename... Steps>
-void fused_iterations(const Backend&, std::int64_t n, State* state, T*, unsigned*,
+void fused_iterations(const Backend&, std::int64_t n, State* state, FusedWorkspace<T>,
                       std::int64_t count, const Steps&... steps) {
     for (std::int64_t k = 0; k < count && state->running(); ++k) {
         ((state->running() ? fused_reduce<T>(n, *state, steps) : void()), ...);
     }
 }
 
+#include "unified/bicgstab_kernels.inc.hpp"
 #include "unified/cg_kernels.inc.hpp"
 
 }  // namespace

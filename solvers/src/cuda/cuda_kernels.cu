@@ -237,8 +237,8 @@ unsigned fused_grid(const CudaBackend& cuda, std::int64_t n, Kernel kernel) {
 constexpr std::int64_t persistent_rows_per_thread = 8;
 
 template <typename T, typename State, typename... Steps>
-void fused_iterations(const Backend& backend, std::int64_t n, State* state, T* partials,
-                      unsigned* ticket, std::int64_t count, const Steps&... steps) {
+void fused_iterations(const Backend& backend, std::int64_t n, State* state,
+                      FusedWorkspace<T> workspace, std::int64_t count, const Steps&... steps) {
     if (n == 0 || count < 1) return;
     const CudaBackend& cuda = as_cuda(backend);
     const auto kernel = fused_iterations_kernel<T, State, Steps...>;
@@ -252,18 +252,20 @@ void fused_iterations(const Backend& backend, std::int64_t n, State* state, T* p
         config.stream = cuda.stream();
         config.attrs = &cooperative;
         config.numAttrs = 1;
-        SIMRUN_CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, n, state, partials, count, steps...));
+        SIMRUN_CUDA_CHECK(
+            cudaLaunchKernelEx(&config, kernel, n, state, workspace.partials, count, steps...));
         return;
     }
     const auto launch = [&](const auto& step) {
         const auto kernel = fused_step_kernel<T, State, std::decay_t<decltype(step)>>;
-        kernel<<<fused_grid(cuda, n, kernel), block_size, 0, cuda.stream()>>>(n, state, partials,
-                                                                              ticket, step);
+        kernel<<<fused_grid(cuda, n, kernel), block_size, 0, cuda.stream()>>>(
+            n, state, workspace.partials, workspace.ticket, step);
         SIMRUN_CUDA_CHECK_LAUNCH(fused_step_kernel);
     };
     for (std::int64_t k = 0; k < count; ++k) (launch(steps), ...);
 }
 
+#include "unified/bicgstab_kernels.inc.hpp"
 #include "unified/cg_kernels.inc.hpp"
 
 }  // namespace

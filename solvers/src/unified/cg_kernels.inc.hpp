@@ -44,7 +44,7 @@ template <typename T>
 SIMRUN_HOST_DEVICE void finish_cg_update(CgScalars<T>& s, T rr, T rz) {
     const std::int64_t k = ++s.iteration;
     const double residual = static_cast<double>(square_root(rr));
-    s.history[(k - 1) % cg_history_capacity] = residual;
+    s.history[(k - 1) % residual_history_capacity] = residual;
     if (!is_finite(residual) || residual <= s.target || residual > s.divergence) {
         s.phase = CgPhase::residual_stop;
     } else if (k >= s.max_iterations) {
@@ -117,12 +117,8 @@ void cg_iterations(const Backend& backend, const RowMatrixView<T>& a, const CgVe
                    CgScalars<T>* s, std::int64_t count) {
     const auto run = [&](const auto& view) {
         using View = std::decay_t<decltype(view)>;
-        fused_iterations<T>(backend, v.n, s, v.partials, v.ticket, count,
-                            CgDirectionStep<T, View>{view, v}, CgUpdateStep<T>{v});
+        fused_iterations<T>(backend, v.n, s, v.workspace, count, CgDirectionStep<T, View>{view, v},
+                            CgUpdateStep<T>{v});
     };
-    if (const auto* dia = std::get_if<DiaView<T>>(&a)) {
-        with_diagonal_count(*dia, run);
-    } else {
-        std::visit(run, a);
-    }
+    with_row_view(a, run);
 }

@@ -23,6 +23,7 @@ const KernelTable<T>& kernel_table() {
         .coo_workspace_bytes = &coo_workspace_bytes<T>,
         .dense_spmv = &dense_spmv<T>,
         .cg_iterations = &cg_iterations<T>,
+        .bicgstab_iterations = &bicgstab_iterations<T>,
         .sor_colour_sweep = &sor_colour_sweep<T>,
     };
     return table;

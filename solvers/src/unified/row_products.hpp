@@ -4,6 +4,7 @@
 // vector on the fly (CG's new direction from r and the old one) instead of reading it from
 // memory. Written once for the CPU and the GPU; the entries are added in storage order.
 #include <cstdint>
+#include <variant>
 
 #include "simrun/solvers/host_device.hpp"
 #include "simrun/solvers/kernel_table.hpp"
@@ -82,6 +83,17 @@ SIMRUN_HOST_DEVICE inline T row_product(const CsrView<T>& a, std::int64_t i, con
     const std::int32_t end = a.row_ptr[i + 1];
     for (std::int32_t k = a.row_ptr[i]; k < end; ++k) sum += a.values[k] * x(a.col[k]);
     return sum;
+}
+
+// Calls f with the row view as the type it holds (DIA as FixedDiagonals where it can be), so
+// a kernel is compiled for each format.
+template <typename T, typename F>
+void with_row_view(const RowMatrixView<T>& a, F&& f) {
+    if (const auto* dia = std::get_if<DiaView<T>>(&a)) {
+        with_diagonal_count(*dia, f);
+    } else {
+        std::visit(f, a);
+    }
 }
 
 // A value of an array the kernel only reads (through the GPU's read-only cache).

@@ -6,6 +6,7 @@
 // this state once (kernels issued after the solve stopped do nothing).
 #include <cstdint>
 
+#include "simrun/solvers/device_iteration_state.hpp"
 #include "simrun/solvers/host_device.hpp"
 
 namespace simrun::solvers {
@@ -20,9 +21,6 @@ enum class CgPhase : int {
     residual_indefinite,   // r'Mr <= 0 with r != 0: M is not positive definite
 };
 
-// ||r_k|| of the last cg_history_capacity iterations: a batch is never longer.
-inline constexpr int cg_history_capacity = 64;
-
 template <typename T>
 struct CgScalars {
     // Set by the host before the first iteration (ResidualMonitor's limits).
@@ -36,7 +34,7 @@ struct CgScalars {
     T alpha;  // rho / p'Ap of the current iteration
     T beta;   // rho_next / rho: weight of the old direction in the next one
     T breakdown_value;
-    double history[cg_history_capacity];  // ||r_k|| at history[(k - 1) % capacity]
+    double history[residual_history_capacity];  // ||r_k|| at history[(k - 1) % capacity]
 
     SIMRUN_HOST_DEVICE bool running() const { return phase == CgPhase::running; }
 };
@@ -50,17 +48,7 @@ struct CgVectors {
     T* r;
     T* q;     // A p
     T* p[2];  // iteration k + 1 reads direction p[k % 2] and writes p[(k + 1) % 2]
-    // Reduction workspace: fused_reduction_slots values and one counter that is zero between
-    // kernels (the last block of each kernel that uses it resets it).
-    T* partials;
-    unsigned* ticket;
+    FusedWorkspace<T> workspace;
 };
-
-// Partial sums a fused step's reduction may use: at most fused_step_sums per block, at most
-// 2048 blocks (more than a GPU of 132 SMs holds at once with 256 threads per block), in two
-// sets (a persistent kernel's consecutive steps alternate between them).
-inline constexpr int fused_reduction_blocks = 2048;
-inline constexpr int fused_step_sums = 4;
-inline constexpr int fused_reduction_slots = 2 * fused_step_sums * fused_reduction_blocks;
 
 }  // namespace simrun::solvers

@@ -18,7 +18,8 @@
 
 namespace simrun::solvers {
 
-class IterationBatches;
+template <typename State, typename T>
+class DeviceIterations;
 
 template <typename T>
 class ConjugateGradient final : public IterativeSolver<T> {
@@ -40,11 +41,8 @@ private:
     // Workspace on the operator's back-end, 4n values: r, z (the fused path's second
     // direction), p, q.
     mutable Array<T> r_, z_, p_, q_;
-    // The fused path's scalars and reduction workspace, and its recorded batches.
-    mutable Array<CgScalars<T>> scalars_;
-    mutable Array<T> partials_;
-    mutable Array<unsigned> ticket_;
-    mutable std::unique_ptr<IterationBatches> batches_;
+    // The fused path's scalars, reduction workspace and recorded batches.
+    mutable std::unique_ptr<DeviceIterations<CgScalars<T>, T>> device_;
     mutable CgVectors<T> vectors_{};
     mutable RowMatrixView<T> view_{};
 };

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <variant>
 
+#include "simrun/solvers/bicgstab_device_state.hpp"
 #include "simrun/solvers/cg_device_state.hpp"
 
 namespace simrun::solvers {
@@ -140,6 +141,15 @@ struct KernelTable {
     //   beta = rho' / rho. Traffic: 4n reads (x, r, p', q; plus n factors), 2n writes.
     void (*cg_iterations)(const Backend&, const RowMatrixView<T>& a, const CgVectors<T>& v,
                           CgScalars<T>* s, std::int64_t count);
+
+    // ---- BiCGStab with its scalars on the back-end (bicgstab_device_state.hpp) ----
+    // `count` iterations, as cg_iterations. An iteration is three steps
+    // (unified/bicgstab_kernels.inc.hpp): p' = r + beta (p - omega v), v' = A M p', r0'v';
+    // s = r - alpha v', t = A M s, t't, t's, s's; x += alpha M p' + omega M s,
+    // r = s - omega t, r'r, r0'r. Traffic, DIA with M = I: 2 D n values + 17 n vector values.
+    void (*bicgstab_iterations)(const Backend&, const RowMatrixView<T>& a,
+                                const BiCgStabVectors<T>& v, BiCgStabScalars<T>* s,
+                                std::int64_t count);
 
     // ---- multicolour Gauss-Seidel / SOR ----
     // One SOR update of the `count` rows listed in `rows` (one colour: no two are coupled):
