@@ -48,6 +48,15 @@ void* CudaBackend::allocate(std::size_t bytes) const {
 
 void CudaBackend::release(void* pointer) const noexcept { cudaFree(pointer); }
 
+// Total minus free memory of the device, as the driver reports it (allocations are counted
+// in its pages, so this is what they really take).
+std::optional<std::size_t> CudaBackend::device_bytes_in_use() const {
+    synchronize();
+    std::size_t free = 0, total = 0;
+    SIMRUN_CUDA_CHECK(cudaMemGetInfo(&free, &total));
+    return total - free;
+}
+
 // Pinned for every context (portable), so a pipeline thread may allocate it; cudaHostAlloc
 // pins each page (~1 ms per 8 MB), so the caller keeps the buffer for reuse.
 void* CudaBackend::allocate_host(std::size_t bytes) const {

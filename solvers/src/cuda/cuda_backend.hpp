@@ -24,6 +24,7 @@ public:
     void release(void* pointer) const noexcept override;
     void* allocate_host(std::size_t bytes) const override;
     void release_host(void* pointer) const noexcept override;
+    std::optional<std::size_t> device_bytes_in_use() const override;
     void copy_from_host(void* destination, const void* source, std::size_t bytes) const override;
     void copy_to_host(void* destination, const void* source, std::size_t bytes) const override;
     void copy(void* destination, const void* source, std::size_t bytes) const override;

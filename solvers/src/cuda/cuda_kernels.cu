@@ -139,10 +139,17 @@ __device__ void grid_totals(const T* partials, T (&totals)[Sums], Storage& stora
     }
 }
 
+// Blocks of a fused step each SM must hold at once: a full SM (2048 threads, 32 registers a
+// thread) for float, whose rows bring half the bytes of double's, so that more bytes are in
+// flight; for double what the registers allow (40 for the 5-point kernels: 6 blocks), as
+// fewer registers make some steps spill.
+template <typename T>
+constexpr int fused_step_min_blocks = sizeof(T) == 4 ? 2048 / block_size : 1;
+
 // One step in one launch: each block stores its sums; the last block to finish (a ticket
 // taken after a fence) adds them in block order, runs finish and resets the ticket.
 template <typename T, typename State, typename Step>
-__global__ void __launch_bounds__(block_size)
+__global__ void __launch_bounds__(block_size, fused_step_min_blocks<T>)
     fused_step_kernel(std::int64_t n, State* state, T* partials, unsigned* ticket, Step step) {
     // The scalars the setup reads and the phase are loaded together (one round trip); the
     // phase is the same for every block of this launch.

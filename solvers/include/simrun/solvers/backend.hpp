@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -53,6 +54,9 @@ public:
     virtual void copy(void* destination, const void* source, std::size_t bytes) const = 0;
     // Waits until all work issued to this back-end has finished.
     virtual void synchronize() const = 0;
+    // Bytes of the device's memory in use (by every user of the device), where the back-end
+    // has memory of its own: what a set-up costs is the difference before and after it.
+    virtual std::optional<std::size_t> device_bytes_in_use() const { return std::nullopt; }
     // Records, without running it, the work `issue` issues to this back-end (kernels and
     // device copies, no host waits), to be run as one unit: on CUDA a graph, which starts a
     // whole batch of kernels with one launch; on the CPU the function itself. Arguments are
