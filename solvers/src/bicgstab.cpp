@@ -38,19 +38,10 @@ SolveResult BiCgStab<T>::solve_fused(const RowMatrixView<T>& a, const T* factors
                                      Array<T>& x) const {
     SolveResult result;
     ResidualMonitor monitor(parameters_.criteria, result, b, false);
-    if (monitor.start(a_, b, x, r_, false)) return result;
-    if (parameters_.criteria.max_iterations < 1) {
-        result.status = SolveStatus::max_iterations;
-        return result;
-    }
+    if (start_fused(monitor, a_, b, x, r_, parameters_, result)) return result;
     copy(r_, r0_);
-    if (!device_) {
-        device_ = std::make_unique<DeviceIterations<BiCgStabScalars<T>, T>>(
-            a_.backend(), [this](BiCgStabScalars<T>* s, std::int64_t count) {
-                a_.backend()->template kernels<T>().bicgstab_iterations(*a_.backend(), view_,
-                                                                        vectors_, s, count);
-            });
-    }
+    DeviceIterations<BiCgStabScalars<T>, T>& device = device_iterations(
+        device_, a_.backend(), &KernelTable<T>::bicgstab_iterations, view_, vectors_);
     view_ = a;
     vectors_ = BiCgStabVectors<T>{static_cast<std::int64_t>(a_.size()),
                                   factors,
@@ -60,17 +51,12 @@ SolveResult BiCgStab<T>::solve_fused(const RowMatrixView<T>& a, const T* factors
                                   {p_.data(), p_hat_.data()},
                                   {v_.data(), s_hat_.data()},
                                   t_.data(),
-                                  device_->workspace()};
+                                  device.workspace()};
 
-    BiCgStabScalars<T> s{};
-    s.target = monitor.target();
-    s.divergence = monitor.divergence();
-    s.max_iterations = parameters_.criteria.max_iterations;
-    s.iteration = 0;
-    s.phase = BiCgStabPhase::running;
+    auto s = initial_state<BiCgStabScalars<T>>(monitor, parameters_.criteria.max_iterations);
     s.rho = static_cast<T>(result.initial_residual * result.initial_residual);  // r0'r, r0 = r
     s.half_step_residual = -1.0;
-    if (device_->run(s, monitor, result, x.data())) return result;
+    if (device.run(s, monitor, result, {x.data(), nullptr})) return result;
     const double value = static_cast<double>(s.breakdown_value);
     switch (s.phase) {
         case BiCgStabPhase::rho_non_finite:

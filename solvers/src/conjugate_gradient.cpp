@@ -45,27 +45,14 @@ SolveResult ConjugateGradient<T>::solve_fused(const RowMatrixView<T>& a, const T
 
     SolveResult result;
     ResidualMonitor monitor(parameters_.criteria, result, b, false);
-    if (monitor.start(a_, b, x, r_, false)) return result;
-    if (parameters_.criteria.max_iterations < 1) {
-        result.status = SolveStatus::max_iterations;
-        return result;
-    }
+    if (start_fused(monitor, a_, b, x, r_, parameters_, result)) return result;
 
-    if (!device_) {
-        device_ = std::make_unique<DeviceIterations<CgScalars<T>, T>>(
-            a_.backend(), [this](CgScalars<T>* s, std::int64_t count) {
-                a_.backend()->template kernels<T>().cg_iterations(*a_.backend(), view_, vectors_, s,
-                                                                  count);
-            });
-    }
+    DeviceIterations<CgScalars<T>, T>& device =
+        device_iterations(device_, a_.backend(), &KernelTable<T>::cg_iterations, view_, vectors_);
     view_ = a;
-    vectors_ = CgVectors<T>{static_cast<std::int64_t>(n),
-                            factors,
-                            x.data(),
-                            r_.data(),
-                            q_.data(),
-                            {p_.data(), z_.data()},
-                            device_->workspace()};
+    vectors_ = CgVectors<T>{
+        static_cast<std::int64_t>(n), factors,           x.data(), r_.data(), q_.data(),
+        {p_.data(), z_.data()},       device.workspace()};
 
     // rho = r'z: with M = I the ||r0||^2 just summed; else z in q (the first direction
     // overwrites it)
@@ -74,14 +61,9 @@ SolveResult ConjugateGradient<T>::solve_fused(const RowMatrixView<T>& a, const T
         k.multiply(backend, n, factors, r_.data(), q_.data());
         rho = dot(r_, q_);
     }
-    CgScalars<T> s{};
-    s.target = monitor.target();
-    s.divergence = monitor.divergence();
-    s.max_iterations = parameters_.criteria.max_iterations;
-    s.iteration = 0;
-    s.phase = CgPhase::running;
+    auto s = initial_state<CgScalars<T>>(monitor, parameters_.criteria.max_iterations);
     s.rho = rho;
-    if (device_->run(s, monitor, result, x.data())) return result;
+    if (device.run(s, monitor, result, {x.data(), nullptr})) return result;
     switch (s.phase) {
         case CgPhase::direction_non_finite:
             monitor.breakdown(SolveStatus::non_finite, "p'Ap", double(s.breakdown_value));

@@ -6,7 +6,7 @@
 
 namespace simrun::solvers {
 
-void IterationBatches::issue(std::int64_t count, const void* buffers) {
+void IterationBatches::issue(std::int64_t count, const Buffers& buffers) {
     if (count < 1 || count > max_batch) {
         throw std::invalid_argument("IterationBatches: a batch has 1 to 64 iterations");
     }

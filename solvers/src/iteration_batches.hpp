@@ -25,6 +25,9 @@ namespace simrun::solvers {
 class IterationBatches {
 public:
     static constexpr int max_batch = 64;
+    // The caller's buffers the recorded kernels use (x, b: those that may change between
+    // solves), which identify the recordings: when they change, the recordings are made again.
+    using Buffers = std::array<const void*, 2>;
 
     // issue(count) issues the kernels of `count` iterations; `buffers` (below) identifies the
     // buffers they use (when it changes, the recordings are made again).
@@ -32,7 +35,7 @@ public:
         : backend_(backend), issue_(std::move(issue)) {}
 
     // Issues `count` iterations (1 .. max_batch) without waiting for them.
-    void issue(std::int64_t count, const void* buffers);
+    void issue(std::int64_t count, const Buffers& buffers);
 
     // How many iterations the next batch should have: enough to reach `target` at the rate
     // the last iterations of `history` (||r_0||, ||r_1||, ...) fell at, plus one, at most
@@ -43,7 +46,7 @@ public:
 private:
     const Backend& backend_;
     std::function<void(std::int64_t)> issue_;
-    const void* buffers_ = nullptr;
+    Buffers buffers_{};
     std::array<std::unique_ptr<RecordedWork>, 7> runs_;  // runs_[b]: 2^b iterations
 };
 
@@ -91,8 +94,9 @@ public:
     // record through the monitor until the state stops. Returns true when the monitor stopped
     // the solve (converged, diverged, non-finite: result says which); false when the state
     // stopped for another reason, which s (the final state) holds for the caller to report.
-    // `buffers` identifies the buffers the kernels use (x's data, say).
-    bool run(State& s, ResidualMonitor& monitor, const SolveResult& result, const void* buffers) {
+    // `buffers` are the caller's buffers the kernels use (IterationBatches::Buffers).
+    bool run(State& s, ResidualMonitor& monitor, const SolveResult& result,
+             const IterationBatches::Buffers& buffers) {
         backend_.copy_from_host(state_.data(), &s, sizeof s);
         std::int64_t recorded = 0;  // iterations whose ||r|| the monitor has seen
         while (s.running()) {
@@ -116,5 +120,51 @@ private:
     Array<unsigned> ticket_;
     IterationBatches batches_;
 };
+
+// A KernelTable entry that issues `count` iterations of a fused method (cg_iterations, ...).
+template <typename State, typename T, typename Vectors>
+using IterationsEntry = void (*KernelTable<T>::*)(const Backend&, const RowMatrixView<T>&,
+                                                  const Vectors&, State*, std::int64_t);
+
+// A method's DeviceIterations, made when first needed, issuing `entry` on `view` and `vectors`
+// (the method's members, set before each solve's first batch).
+template <typename State, typename T, typename Vectors>
+DeviceIterations<State, T>& device_iterations(std::unique_ptr<DeviceIterations<State, T>>& device,
+                                              const std::shared_ptr<const Backend>& backend,
+                                              IterationsEntry<State, T, Vectors> entry,
+                                              const RowMatrixView<T>& view,
+                                              const Vectors& vectors) {
+    if (!device) {
+        device = std::make_unique<DeviceIterations<State, T>>(
+            backend, [b = backend.get(), entry, &view, &vectors](State* s, std::int64_t count) {
+                (b->template kernels<T>().*entry)(*b, view, vectors, s, count);
+            });
+    }
+    return *device;
+}
+
+// A fused method's state before its first iteration: the monitor's limits, no iteration done,
+// running (each method's phase enum has running = 0).
+template <typename State>
+State initial_state(const ResidualMonitor& monitor, std::int64_t max_iterations) {
+    State s{};
+    s.target = monitor.target();
+    s.divergence = monitor.divergence();
+    s.max_iterations = max_iterations;
+    return s;
+}
+
+// The start of a fused method: r = b - A x recorded as iteration 0. Returns true when the
+// solve ends there: the initial guess meets the criteria, or no iteration is allowed
+// (status max_iterations).
+template <typename T>
+bool start_fused(ResidualMonitor& monitor, const LinearOperator<T>& a, const Array<T>& b,
+                 const Array<T>& x, Array<T>& r, const MethodParameters& parameters,
+                 SolveResult& result) {
+    if (monitor.start(a, b, x, r, false)) return true;
+    if (parameters.criteria.max_iterations >= 1) return false;
+    result.status = SolveStatus::max_iterations;
+    return true;
+}
 
 }  // namespace simrun::solvers

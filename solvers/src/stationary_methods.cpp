@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "check_sizes.hpp"
+#include "iteration_batches.hpp"
 #include "residual_monitor.hpp"
 #include "simrun/solvers/vector_ops.hpp"
 
@@ -30,10 +31,48 @@ WeightedJacobi<T>::WeightedJacobi(const LinearOperator<T>& a, std::span<const T>
     inverse_diagonal_ = Array<T>::from_host(a.backend(), inverse);
 }
 
-// Per iteration: one SpMV, the residual norm and x = x + omega D^-1 r.
+template <typename T>
+WeightedJacobi<T>::~WeightedJacobi() = default;
+
 template <typename T>
 SolveResult WeightedJacobi<T>::solve(const Array<T>& b, Array<T>& x) const {
     check_system_sizes("Jacobi", a_.size(), b, x);
+    if (parameters_.fused_kernels && !parameters_.compensated_dots) {
+        if (const std::optional<RowMatrixView<T>> rows = a_.row_view()) {
+            return solve_fused(*rows, b, x);
+        }
+    }
+    return solve_reference(b, x);
+}
+
+// Per iteration: the fused step (jacobi_device_state.hpp, KernelTable::jacobi_iterations); the
+// host reads the scalars once per batch and replays ||r_k|| through the ResidualMonitor. The
+// iterates alternate between x and r_; the one the solve stopped at ends in x.
+template <typename T>
+SolveResult WeightedJacobi<T>::solve_fused(const RowMatrixView<T>& a, const Array<T>& b,
+                                           Array<T>& x) const {
+    SolveResult result;
+    ResidualMonitor monitor(parameters_.criteria, result, b, false);
+    if (start_fused(monitor, a_, b, x, r_, parameters_, result)) return result;
+    DeviceIterations<JacobiScalars<T>, T>& device = device_iterations(
+        device_, a_.backend(), &KernelTable<T>::jacobi_iterations, view_, vectors_);
+    view_ = a;
+    vectors_ = JacobiVectors<T>{static_cast<std::int64_t>(a_.size()),
+                                inverse_diagonal_.data(),
+                                b.data(),
+                                {x.data(), r_.data()},
+                                static_cast<T>(parameters_.omega),
+                                device.workspace()};
+    auto s = initial_state<JacobiScalars<T>>(monitor, parameters_.criteria.max_iterations);
+    const bool stopped = device.run(s, monitor, result, {x.data(), b.data()});
+    if (s.current % 2 == 1) copy(r_, x);
+    if (!stopped) result.status = SolveStatus::max_iterations;
+    return result;
+}
+
+// Per iteration: one SpMV, the residual norm and x = x + omega D^-1 r.
+template <typename T>
+SolveResult WeightedJacobi<T>::solve_reference(const Array<T>& b, Array<T>& x) const {
     const bool kahan = parameters_.compensated_dots;
     SolveResult result;
     ResidualMonitor monitor(parameters_.criteria, result, b, kahan);

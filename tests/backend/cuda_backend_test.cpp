@@ -7,6 +7,7 @@
 #include <iostream>
 #include <limits>
 #include <type_traits>
+#include <utility>
 
 #include "simrun/framework/config.hpp"
 #include "simrun/framework/run_spec.hpp"
@@ -383,6 +384,72 @@ TYPED_TEST(CudaVersusCpu, FusedBiCgStabKernelsInEveryRowFormat) {
                 expect_fused_bicgstab_iterations_agree(on(this->gpu, format), on(this->cpu, format),
                                                        size, r0);
             }
+        }
+    }
+}
+
+// One fused Jacobi iteration on random vectors, on each back-end: r = b - A x_1 summed into
+// ||r_1||, x_2 = x_1 + omega D^-1 r written over x_0's buffer.
+template <typename T>
+std::pair<std::vector<T>, JacobiScalars<T>> run_fused_jacobi_iteration(
+    const std::shared_ptr<const Backend>& b, const RowMatrixView<T>& a, std::size_t n) {
+    auto inverse_diagonal = Array<T>::from_host(b, random_vector<T>(n, 81, 0.2, 0.3));
+    auto rhs = Array<T>::from_host(b, random_vector<T>(n, 82));
+    auto x0 = Array<T>::from_host(b, random_vector<T>(n, 83));
+    auto x1 = Array<T>::from_host(b, random_vector<T>(n, 84));
+    Array<T> partials(b, fused_reduction_slots);
+    auto ticket = Array<unsigned>::from_host(b, std::vector<unsigned>{0u});
+    JacobiScalars<T> s{};
+    s.target = 0;
+    s.divergence = 1e300;
+    s.max_iterations = 100;
+    s.iteration = 0;
+    s.current = 1;  // reads x_1 (buffer 1), records ||r_1||, writes x_2 (buffer 0)
+    s.phase = JacobiPhase::running;
+    auto scalars = Array<JacobiScalars<T>>::from_host(b, std::vector<JacobiScalars<T>>{s});
+    const JacobiVectors<T> v{static_cast<std::int64_t>(n),
+                             inverse_diagonal.data(),
+                             rhs.data(),
+                             {x0.data(), x1.data()},
+                             T(0.8),
+                             {partials.data(), ticket.data()}};
+    b->template kernels<T>().jacobi_iterations(*b, a, v, scalars.data(), 1);
+    return {x0.to_host(), scalars.to_host()[0]};
+}
+
+TYPED_TEST(CudaVersusCpu, FusedJacobiKernelsInEveryRowFormat) {
+    using T = TypeParam;
+    SIMRUN_REQUIRE_GPU(this->gpu);
+    for (const int m : {2, 16, 548}) {
+        const auto dia = convert_dia<T>(testing::laplacian_2d(m));
+        const auto csr = to_csr(dia);
+        const auto ell = to_ell(csr);
+        const auto size = static_cast<std::size_t>(dia.n);
+        auto on = [&](const std::shared_ptr<const Backend>& b, int format) {
+            switch (format) {
+                case 0:
+                    return run_fused_jacobi_iteration<T>(
+                        b, DiaMatrix<T>(b, dia, DiaStorage::stencil).view(), size);
+                case 1:
+                    return run_fused_jacobi_iteration<T>(
+                        b, DiaMatrix<T>(b, dia, DiaStorage::general).view(), size);
+                case 2:
+                    return run_fused_jacobi_iteration<T>(b, EllMatrix<T>(b, ell).view(), size);
+                default:
+                    return run_fused_jacobi_iteration<T>(b, CsrMatrix<T>(b, csr).view(), size);
+            }
+        };
+        for (int format = 0; format < 4; ++format) {
+            SCOPED_TRACE("n = " + std::to_string(size) + ", format " + std::to_string(format));
+            const auto [x_gpu, s_gpu] = on(this->gpu, format);
+            const auto [x_cpu, s_cpu] = on(this->cpu, format);
+            // Each entry is a sum of a few products; ||r_1|| a sum of n squares (2 gamma_n).
+            expect_close(x_gpu, x_cpu, 64 * this->eps);
+            EXPECT_EQ(s_gpu.phase, JacobiPhase::running);
+            EXPECT_EQ(s_gpu.iteration, 1);
+            EXPECT_EQ(s_gpu.current, 2);
+            EXPECT_NEAR(s_gpu.history[0], s_cpu.history[0],
+                        s_cpu.history[0] * (2 * double(size) * this->eps + 64 * this->eps));
         }
     }
 }

@@ -179,6 +179,7 @@ void fused_iterations(const Backend&, std::int64_t n, State* state, FusedWorkspa
 
 #include "unified/bicgstab_kernels.inc.hpp"
 #include "unified/cg_kernels.inc.hpp"
+#include "unified/jacobi_kernels.inc.hpp"
 
 }  // namespace
 

@@ -24,6 +24,7 @@ const KernelTable<T>& kernel_table() {
         .dense_spmv = &dense_spmv<T>,
         .cg_iterations = &cg_iterations<T>,
         .bicgstab_iterations = &bicgstab_iterations<T>,
+        .jacobi_iterations = &jacobi_iterations<T>,
         .sor_colour_sweep = &sor_colour_sweep<T>,
     };
     return table;

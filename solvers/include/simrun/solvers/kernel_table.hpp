@@ -9,6 +9,7 @@
 
 #include "simrun/solvers/bicgstab_device_state.hpp"
 #include "simrun/solvers/cg_device_state.hpp"
+#include "simrun/solvers/jacobi_device_state.hpp"
 
 namespace simrun::solvers {
 
@@ -150,6 +151,12 @@ struct KernelTable {
     void (*bicgstab_iterations)(const Backend&, const RowMatrixView<T>& a,
                                 const BiCgStabVectors<T>& v, BiCgStabScalars<T>* s,
                                 std::int64_t count);
+
+    // ---- weighted Jacobi with its scalars on the back-end (jacobi_device_state.hpp) ----
+    // `count` iterations, as cg_iterations; an iteration is one step: r = b - A x_k,
+    // x_{k+1} = x_k + omega D^-1 r, ||r||^2. Traffic, DIA: D n values + 4n vector values.
+    void (*jacobi_iterations)(const Backend&, const RowMatrixView<T>& a, const JacobiVectors<T>& v,
+                              JacobiScalars<T>* s, std::int64_t count);
 
     // ---- multicolour Gauss-Seidel / SOR ----
     // One SOR update of the `count` rows listed in `rows` (one colour: no two are coupled):

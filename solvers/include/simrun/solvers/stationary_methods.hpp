@@ -3,15 +3,24 @@
 // (Gauss-Seidel for omega = 1), sweeping the colours of a greedy colouring in parallel.
 // Both converge for strictly diagonally dominant A; otherwise they may stall or diverge, which
 // the status reports.
+//
+// Jacobi runs fused where the operator exposes its rows (and fused_kernels, no compensated
+// dots): one kernel per iteration forms the residual, updates x into a second buffer and sums
+// ||r||^2, with the scalars on the back-end and the host looking in once per batch
+// (jacobi_device_state.hpp); else one kernel per operation, the host checking each iteration.
 #include <memory>
 #include <span>
 
 #include "simrun/solvers/csr_data.hpp"
 #include "simrun/solvers/iterative_solver.hpp"
+#include "simrun/solvers/jacobi_device_state.hpp"
 #include "simrun/solvers/linear_operator.hpp"
 #include "simrun/solvers/multicolour.hpp"
 
 namespace simrun::solvers {
+
+template <typename State, typename T>
+class DeviceIterations;
 
 template <typename T>
 class WeightedJacobi final : public IterativeSolver<T> {
@@ -19,13 +28,21 @@ public:
     // Throws std::invalid_argument when a diagonal entry is zero.
     WeightedJacobi(const LinearOperator<T>& a, std::span<const T> diagonal,
                    MethodParameters parameters);
+    ~WeightedJacobi() override;
     SolveResult solve(const Array<T>& b, Array<T>& x) const override;
 
 private:
+    SolveResult solve_reference(const Array<T>& b, Array<T>& x) const;
+    SolveResult solve_fused(const RowMatrixView<T>& a, const Array<T>& b, Array<T>& x) const;
+
     const LinearOperator<T>& a_;
     MethodParameters parameters_;
     Array<T> inverse_diagonal_;
-    mutable Array<T> r_;
+    mutable Array<T> r_;  // the residual; the fused path's second iterate
+    // The fused path's scalars, reduction workspace and recorded batches.
+    mutable std::unique_ptr<DeviceIterations<JacobiScalars<T>, T>> device_;
+    mutable JacobiVectors<T> vectors_{};
+    mutable RowMatrixView<T> view_{};
 };
 
 template <typename T>
