@@ -355,7 +355,15 @@ void expect_fused_matches_reference(const std::string& method, const std::string
                   static_cast<std::size_t>(results[1].iterations) + 1);
         // Both are solutions to the tolerance: their difference is within twice its error.
         const std::vector<double> x_fused(solutions[1].begin(), solutions[1].end());
-        EXPECT_LE(testing::relative_residual(a64, b64, x_fused), 4 * tolerance);
+        const double true_residual = testing::relative_residual(a64, b64, x_fused);
+        EXPECT_LE(true_residual, 4 * tolerance);
+        if (method == "jacobi" && std::is_same_v<T, double>) {
+            // Jacobi records b - A x_k of the iterate it returns (not of x_{k+1}, which it has
+            // computed too): the two agree to rounding, far closer than the one-iteration
+            // contraction (about 1%) that returning the wrong iterate would show.
+            const double recorded = results[1].final_residual / results[1].rhs_norm;
+            EXPECT_NEAR(true_residual, recorded, 1e-6 * recorded);
+        }
         double difference = 0, size = 0;
         for (std::size_t i = 0; i < n; ++i) {
             difference = std::max(difference, std::abs(double(solutions[0][i] - solutions[1][i])));

@@ -172,6 +172,7 @@ void fused_reduce(std::int64_t n, State& state, const Step& step) {
 template <typename T, typename State, typename... Steps>
 void fused_iterations(const Backend&, std::int64_t n, State* state, FusedWorkspace<T>,
                       std::int64_t count, const Steps&... steps) {
+    if (n == 0) return;  // as on the GPU: nothing to sum, the state stays as it is
     for (std::int64_t k = 0; k < count && state->running(); ++k) {
         ((state->running() ? fused_reduce<T>(n, *state, steps) : void()), ...);
     }

@@ -200,7 +200,7 @@ __device__ void persistent_step(std::int64_t n, State& s, const Step& step, T* p
 }
 
 // `count` iterations of the steps in one cooperative launch: no launch, and no kernel boundary,
-// between steps; two grid barriers per step pair replace them. Each block keeps the scalars in
+// between steps; one grid barrier per step replaces them. Each block keeps the scalars in
 // shared memory; block 0 stores them at the end. Consecutive steps use alternate halves of
 // the partials (a block may start storing the next step's sums while another still reads this
 // step's). Traffic: that of the steps, plus gridDim.x * Sums values read per block and step.

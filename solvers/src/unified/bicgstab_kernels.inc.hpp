@@ -156,7 +156,8 @@ struct BiCgStabUpdateStep {
         const T f = v.factors != nullptr ? v.factors[i] : T(1);
         const T s_i = v.r[i] - c.alpha * c.v[i];
         v.x[i] += c.alpha * (f * c.p[i]) + c.omega * (f * s_i);
-        const T r_i = s_i - c.omega * v.t[i];
+        // (omega = 0 ends the iteration at its half step: r = s, whatever t holds)
+        const T r_i = c.omega == T(0) ? s_i : s_i - c.omega * v.t[i];
         v.r[i] = r_i;
         partial[0] += r_i * r_i;
         partial[1] += v.r0[i] * r_i;

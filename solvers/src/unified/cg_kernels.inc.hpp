@@ -38,8 +38,9 @@ SIMRUN_HOST_DEVICE void finish_cg_direction(CgScalars<T>& s, T pq) {
     }
 }
 
-// The last block's step after the update: record ||r||, decide whether to go on, and beta.
-// The order of the checks is ResidualMonitor's, so the host reaches the same verdict.
+// The step after the update: record ||r||, decide whether to go on, and beta. The order of
+// the checks is the reference's (ResidualMonitor's on ||r||, then r'Mr, then the iteration
+// limit), so the host reaches the same verdict.
 template <typename T>
 SIMRUN_HOST_DEVICE void finish_cg_update(CgScalars<T>& s, T rr, T rz) {
     const std::int64_t k = ++s.iteration;
@@ -47,11 +48,11 @@ SIMRUN_HOST_DEVICE void finish_cg_update(CgScalars<T>& s, T rr, T rz) {
     s.history[(k - 1) % residual_history_capacity] = residual;
     if (!is_finite(residual) || residual <= s.target || residual > s.divergence) {
         s.phase = CgPhase::residual_stop;
-    } else if (k >= s.max_iterations) {
-        s.phase = CgPhase::max_iterations;
     } else if (rz <= T(0)) {
         s.phase = CgPhase::residual_indefinite;
         s.breakdown_value = rz;
+    } else if (k >= s.max_iterations) {
+        s.phase = CgPhase::max_iterations;
     } else {
         s.beta = rz / s.rho;
         s.rho = rz;

@@ -8,9 +8,9 @@
 //   void finish(State& state, const T (&totals)[sums]) const;
 // all SIMRUN_HOST_DEVICE; State has `bool running() const`. An iteration is a fixed sequence of
 // steps, and each back-end's
-//   fused_iterations<T>(backend, n, State* state, T* partials, unsigned* ticket, count, steps...)
+//   fused_iterations<T>(backend, n, State* state, FusedWorkspace<T> workspace, count, steps...)
 // runs `count` iterations of them (none once state->running() is false): setup once per thread
 // (or chunk), row for every i in [0, n), then finish once, with the sums over all rows added in
-// an order fixed by n, so a solve gives the same bits every run. partials holds
-// fused_reduction_slots values; ticket is one counter, zero between kernels.
+// an order fixed by n, so a solve gives the same bits every run (the workspace:
+// device_iteration_state.hpp).
 #include "simrun/solvers/cg_device_state.hpp"

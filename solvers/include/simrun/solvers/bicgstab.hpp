@@ -3,11 +3,11 @@
 // reported with the quantity that vanished: rho = r0'r, r0'v, or omega.
 //
 // Two implementations of the one algorithm, as for CG. Fused (the default where the operator
-// exposes its rows and M is pointwise): three kernels per iteration, each product folded with
-// the vector it multiplies and the dot products it feeds (unified/bicgstab_kernels.inc.hpp), the
-// scalars on the back-end, the host looking in once per batch of iterations. Reference (any
-// operator and preconditioner, compensated dots, or fused_kernels = false): one kernel per
-// operation, the host checking each iteration.
+// exposes its rows and M is pointwise): three steps (passes over the rows) per iteration, each
+// product folded with the vector it multiplies and the dot products it feeds
+// (unified/bicgstab_kernels.inc.hpp), the scalars on the back-end, the host looking in once per
+// batch of iterations. Reference (any operator and preconditioner, compensated dots, or
+// fused_kernels = false): one kernel per operation, the host checking each iteration.
 #include <cstdint>
 #include <memory>
 

@@ -1,9 +1,10 @@
 #pragma once
 // The state of a conjugate-gradient solve kept in the back-end's memory, so that iterations run
-// one after another with no round trip to the host: each kernel reads the scalars the previous
-// one left (alpha, beta, rho), the last block of each reduction computes the next ones, records
-// ||r|| and decides whether the solve goes on. The host issues a batch of iterations, then reads
-// this state once (kernels issued after the solve stopped do nothing).
+// one after another with no round trip to the host: each step reads the scalars the previous
+// one left (alpha, beta, rho), the last block of each reduction (or every block of a persistent
+// kernel) computes the next ones, records ||r|| and decides whether the solve goes on. The host
+// issues a batch of iterations, then reads this state once (kernels issued after the solve stopped
+// do nothing).
 #include <cstdint>
 
 #include "simrun/solvers/device_iteration_state.hpp"

@@ -5,7 +5,8 @@
 // the status reports.
 //
 // Jacobi runs fused where the operator exposes its rows (and fused_kernels, no compensated
-// dots): one kernel per iteration forms the residual, updates x into a second buffer and sums
+// dots): one step (a pass over the rows) per iteration forms the residual, updates x into a second
+// buffer and sums
 // ||r||^2, with the scalars on the back-end and the host looking in once per batch
 // (jacobi_device_state.hpp); else one kernel per operation, the host checking each iteration.
 #include <memory>
