@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <exception>
 #include <limits>
 #include <stdexcept>
 #include <string>
@@ -113,7 +114,30 @@ std::string triple(const std::array<double, 3>& values) {
 
 }  // namespace
 
-VtiFileWriter::VtiFileWriter(std::size_t threads) : pool_(threads) {}
+namespace {
+
+// Calls task(k) for every k in [0, count) on `threads` OpenMP threads and returns when all
+// have returned; the first exception a call throws is rethrown here (none may leave the
+// parallel region), the calls not started by then still run.
+template <typename Task>
+void for_each_block(std::size_t count, std::size_t threads, const Task& task) {
+    std::exception_ptr failure;
+    const auto n = static_cast<std::int64_t>(count);
+#pragma omp parallel for num_threads(static_cast <int>(threads)) schedule(dynamic)
+    for (std::int64_t k = 0; k < n; ++k) {
+        try {
+            task(static_cast<std::size_t>(k));
+        } catch (...) {
+#pragma omp critical(simrun_vti_block_failure)
+            if (!failure) failure = std::current_exception();
+        }
+    }
+    if (failure) std::rethrow_exception(failure);
+}
+
+}  // namespace
+
+VtiFileWriter::VtiFileWriter(std::size_t threads) : threads_(std::max<std::size_t>(threads, 1)) {}
 
 void VtiFileWriter::write(const std::filesystem::path& path, const Grid& grid,
                           std::span<const FieldView> fields, VtkCompression compression) {
@@ -133,7 +157,7 @@ void VtiFileWriter::write(const std::filesystem::path& path, const Grid& grid,
 
     // Each block: its finite range (min, max over 1 MiB still in cache) and, compressed, its
     // bytes in compressed_[k].
-    pool_.run(blocks.size(), [&](std::size_t k) {
+    for_each_block(blocks.size(), threads_, [&](std::size_t k) {
         Block& block = blocks[k];
         const auto* values = reinterpret_cast<const double*>(block.source);
         for (std::size_t i = 0; i < block.bytes / sizeof(double); ++i) {
@@ -214,7 +238,7 @@ void VtiFileWriter::write(const std::filesystem::path& path, const Grid& grid,
         file.write_at(headers[f].data(), headers[f].size() * sizeof(std::uint64_t),
                       xml.size() + field_offsets[f]);
     }
-    pool_.run(blocks.size(), [&](std::size_t k) {
+    for_each_block(blocks.size(), threads_, [&](std::size_t k) {
         const Block& block = blocks[k];
         file.write_at(compressed ? compressed_[k].data() : block.source, block.compressed_bytes,
                       xml.size() + block.file_offset);

@@ -6,9 +6,10 @@
 // of each block].
 //
 // Cost per file of B bytes of fields: the blocks are compressed (and their value range taken)
-// by a pool of threads, each block into a buffer kept from the previous file (no page faults
-// after the first), then written with one pwrite per block by the same threads: ~B / threads
-// of compression and of copying into the page cache, plus one XML header.
+// on a team of OpenMP threads (the writing thread's own), each block into a buffer kept from the
+// previous file (no page faults after the first), then written with one pwrite per block by the
+// same team: ~B / threads of compression and of copying into the page cache, plus one XML
+// header.
 #include <cstddef>
 #include <filesystem>
 #include <span>
@@ -17,7 +18,6 @@
 #include "simrun/framework/field.hpp"
 #include "simrun/framework/grid.hpp"
 #include "simrun/framework/vtk_series_writer.hpp"
-#include "worker_pool.hpp"
 
 namespace simrun::framework {
 
@@ -35,10 +35,10 @@ public:
     void write(const std::filesystem::path& path, const Grid& grid,
                std::span<const FieldView> fields, VtkCompression compression);
 
-    std::size_t threads() const { return pool_.size(); }
+    std::size_t threads() const { return threads_; }
 
 private:
-    WorkerPool pool_;
+    std::size_t threads_;
     std::vector<std::vector<char>> compressed_;  // block k of the last file, compressed
 };
 

@@ -37,10 +37,9 @@ WeightedJacobi<T>::~WeightedJacobi() = default;
 template <typename T>
 SolveResult WeightedJacobi<T>::solve(const Array<T>& b, Array<T>& x) const {
     check_system_sizes("Jacobi", a_.size(), b, x);
-    if (parameters_.fused_kernels && !parameters_.compensated_dots) {
-        if (const std::optional<RowMatrixView<T>> rows = a_.row_view()) {
-            return solve_fused(*rows, b, x);
-        }
+    // (No preconditioner: the fused operands' factors are those of M = I.)
+    if (const auto fused = fused_operands<T>(a_, nullptr, parameters_)) {
+        return solve_fused(fused->rows, b, x);
     }
     return solve_reference(b, x);
 }

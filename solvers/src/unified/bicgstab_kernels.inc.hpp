@@ -163,17 +163,13 @@ struct BiCgStabUpdateStep {
         partial[1] += v.r0[i] * r_i;
     }
     SIMRUN_HOST_DEVICE void finish(BiCgStabScalars<T>& s, const T (&totals)[2]) const {
-        const std::int64_t k = ++s.iteration;
-        double& recorded = s.history[(k - 1) % residual_history_capacity];
-        if (s.half_step_residual >= 0.0) {
-            recorded = s.half_step_residual;
-            s.phase = BiCgStabPhase::residual_stop;
-            return;
-        }
-        const double residual = static_cast<double>(square_root(totals[0]));
-        recorded = residual;
+        const std::int64_t k = s.iteration + 1;
+        // An iteration ended at its half step records ||s||, which met the tolerance: it stops.
+        const double residual = s.half_step_residual >= 0.0
+                                    ? s.half_step_residual
+                                    : static_cast<double>(square_root(totals[0]));
         const T rho_next = totals[1];
-        if (!is_finite(residual) || residual <= s.target || residual > s.divergence) {
+        if (record_residual(s, k, residual)) {
             s.phase = BiCgStabPhase::residual_stop;
         } else if (k >= s.max_iterations) {
             s.phase = BiCgStabPhase::max_iterations;

@@ -43,10 +43,8 @@ SIMRUN_HOST_DEVICE void finish_cg_direction(CgScalars<T>& s, T pq) {
 // limit), so the host reaches the same verdict.
 template <typename T>
 SIMRUN_HOST_DEVICE void finish_cg_update(CgScalars<T>& s, T rr, T rz) {
-    const std::int64_t k = ++s.iteration;
-    const double residual = static_cast<double>(square_root(rr));
-    s.history[(k - 1) % residual_history_capacity] = residual;
-    if (!is_finite(residual) || residual <= s.target || residual > s.divergence) {
+    const std::int64_t k = s.iteration + 1;
+    if (record_residual(s, k, static_cast<double>(square_root(rr)))) {
         s.phase = CgPhase::residual_stop;
     } else if (rz <= T(0)) {
         s.phase = CgPhase::residual_indefinite;

@@ -13,4 +13,22 @@
 // (or chunk), row for every i in [0, n), then finish once, with the sums over all rows added in
 // an order fixed by n, so a solve gives the same bits every run (the workspace:
 // device_iteration_state.hpp).
-#include "simrun/solvers/cg_device_state.hpp"
+#include <cstdint>
+
+#include "simrun/solvers/device_iteration_state.hpp"
+#include "simrun/solvers/host_device.hpp"
+#include "unified/device_math.hpp"
+
+namespace simrun::solvers {
+
+// The last step's record of an iteration: ||r_k|| into the state's history (k = 1, 2, ...), and
+// whether the solve stops there as ResidualMonitor::stop_at decides on the host (non-finite,
+// converged or diverged), so that the host's replay of the history reaches the same verdict.
+template <typename State>
+SIMRUN_HOST_DEVICE bool record_residual(State& s, std::int64_t k, double residual) {
+    s.iteration = k;
+    s.history[(k - 1) % residual_history_capacity] = residual;
+    return !is_finite(residual) || residual <= s.target || residual > s.divergence;
+}
+
+}  // namespace simrun::solvers

@@ -30,10 +30,7 @@ struct JacobiStep {
     SIMRUN_HOST_DEVICE void finish(JacobiScalars<T>& s, const T (&totals)[1]) const {
         const std::int64_t k = s.current;
         if (k >= 1) {  // ||r_0|| is the host's
-            const double residual = static_cast<double>(square_root(totals[0]));
-            s.history[(k - 1) % residual_history_capacity] = residual;
-            s.iteration = k;
-            if (!is_finite(residual) || residual <= s.target || residual > s.divergence) {
+            if (record_residual(s, k, static_cast<double>(square_root(totals[0])))) {
                 s.phase = JacobiPhase::residual_stop;
                 return;
             }

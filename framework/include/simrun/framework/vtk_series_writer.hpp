@@ -82,7 +82,7 @@ private:
     Grid grid_;
     std::vector<Entry> entries_;
     VtkCompression compression_ = VtkCompression::lz4;
-    std::unique_ptr<VtiFileWriter> file_writer_;  // its pool and its blocks, kept between steps
+    std::unique_ptr<VtiFileWriter> file_writer_;  // its threads and blocks, kept between steps
 };
 
 }  // namespace simrun::framework
