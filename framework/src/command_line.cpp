@@ -16,6 +16,7 @@
 #include "simrun/framework/verification.hpp"
 #include "simrun/solvers/errors.hpp"
 #include "simrun/solvers/matrix_market.hpp"
+#include "version_report.hpp"
 
 namespace simrun::framework {
 namespace {
@@ -139,6 +140,14 @@ int run_command_line(int argc, char** argv) {
                    "RUN.h5 is this run's own output)")
         ->option_text("RUN.h5");
     app.add_flag("--quiet", arguments.quiet, "Print nothing but errors");
+    app.set_version_flag(
+        "--version",
+        [] {
+            std::string report = version_report();
+            if (!report.empty() && report.back() == '\n') report.pop_back();
+            return report;
+        },
+        "Print the version, commit, CUDA architectures and dependency versions, and exit");
 
     Arguments check_arguments;
     CLI::App* check = app.add_subcommand("check", "Validate an input file without running it");
@@ -202,7 +211,7 @@ int run_command_line(int argc, char** argv) {
 
     try {
         app.parse(argc, argv);
-    } catch (const CLI::CallForHelp& e) {
+    } catch (const CLI::Success& e) {  // --help, --help-all, --version: printed, exit 0
         return app.exit(e);
     } catch (const CLI::ParseError& e) {
         std::fprintf(stderr, "simrun: usage error: %s\nRun 'simrun --help' for the options.\n",

@@ -13,6 +13,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -346,6 +347,50 @@ TEST(CommandLine, MissingInputFile) {
     const auto result = run_simrun("nowhere.toml", dir.path());
     EXPECT_EQ(result.exit_code, 2);
     EXPECT_NE(result.err.find("nowhere.toml"), std::string::npos) << result.err;
+}
+
+// The first line of a command's standard output, or "" when it fails.
+std::string first_output_line(const std::string& command) {
+    FILE* pipe = popen(command.c_str(), "r");
+    if (pipe == nullptr) return "";
+    char line[256] = {};
+    const bool read = std::fgets(line, sizeof line, pipe) != nullptr;
+    const int status = pclose(pipe);
+    if (!read || status != 0) return "";
+    std::string text = line;
+    if (!text.empty() && text.back() == '\n') text.pop_back();
+    return text;
+}
+
+TEST(CommandLine, VersionNamesTheReleaseTheCommitAndTheBuild) {
+    TemporaryDirectory dir;
+    const auto result = run_simrun("--version", dir.path());
+    EXPECT_EQ(result.exit_code, 0) << result.err;
+    EXPECT_EQ(result.err, "");
+    // The version CMakeLists.txt declares.
+    std::smatch declared;
+    const std::string cmake_lists = testing::read_text(SIMRUN_SOURCE_DIR "/CMakeLists.txt");
+    ASSERT_TRUE(std::regex_search(cmake_lists, declared,
+                                  std::regex(R"(project\(simrun VERSION ([0-9.]+))")));
+    EXPECT_EQ(result.out.substr(0, result.out.find('\n')), "simrun " + declared[1].str());
+    // The checkout's commit as git tells it ("unknown" where there is no git or no checkout).
+    std::string commit = first_output_line("git -C '" SIMRUN_SOURCE_DIR
+                                           "' rev-parse --short=12 HEAD 2>/dev/null");
+    if (commit.empty()) commit = "unknown";
+    EXPECT_TRUE(std::regex_search(result.out, std::regex("\n  commit +" + commit + "( |\n)")))
+        << result.out;
+    if (solvers::cuda_compiled()) {
+        EXPECT_TRUE(std::regex_search(result.out,
+                                      std::regex("\n  CUDA back-end +built for .*sm_[0-9]+")))
+            << result.out;
+    } else {
+        EXPECT_NE(result.out.find("\n  CUDA back-end  not built"), std::string::npos)
+            << result.out;
+    }
+    for (const char* item : {"MPI", "OpenMP", "compiler", "toml++ 3.", "HDF5 1.", "VTK 9.",
+                             "muParser 2.", "CLI11 2.", "nlohmann_json 3."}) {
+        EXPECT_NE(result.out.find(item), std::string::npos) << item << " in\n" << result.out;
+    }
 }
 
 TEST(CommandLine, CudaBackendWithoutGpuIsAUsageError) {
