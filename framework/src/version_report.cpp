@@ -1,16 +1,16 @@
 #include "version_report.hpp"
 
-#include <CLI/Version.hpp>
 #include <H5public.h>
 #include <lz4.h>
 #include <muParserDef.h>
 #include <png.h>
+#include <toml++/toml.h>
 #include <vtkVersion.h>
 #include <zlib.h>
 
+#include <CLI/Version.hpp>
 #include <nlohmann/json.hpp>
 #include <string>
-#include <toml++/toml.h>
 
 #include "simrun/solvers/build_info.hpp"
 
@@ -54,7 +54,7 @@ std::string version_report() {
     report += "  commit         " + std::string(build_commit()) + "\n";
     report += "  CUDA back-end  " +
               (build.cuda.empty() ? std::string("not built (no nvcc when configured)")
-                                    : "built for " + build.cuda) +
+                                  : "built for " + build.cuda) +
               "\n";
     report += "  MPI            not built in\n";
     report += "  OpenMP         " + (build.openmp.empty() ? "none" : build.openmp) + "\n";

@@ -373,19 +373,25 @@ TEST(CommandLine, VersionNamesTheReleaseTheCommitAndTheBuild) {
     ASSERT_TRUE(std::regex_search(cmake_lists, declared,
                                   std::regex(R"(project\(simrun VERSION ([0-9.]+))")));
     EXPECT_EQ(result.out.substr(0, result.out.find('\n')), "simrun " + declared[1].str());
-    // The checkout's commit as git tells it ("unknown" where there is no git or no checkout).
-    std::string commit = first_output_line("git -C '" SIMRUN_SOURCE_DIR
-                                           "' rev-parse --short=12 HEAD 2>/dev/null");
-    if (commit.empty()) commit = "unknown";
-    EXPECT_TRUE(std::regex_search(result.out, std::regex("\n  commit +" + commit + "( |\n)")))
+    // A commit of this checkout (HEAD, or an earlier one for a build older than the last
+    // commit), or "unknown" where there is no git or no checkout.
+    std::smatch commit;
+    ASSERT_TRUE(std::regex_search(result.out, commit,
+                                  std::regex("\n  commit +([0-9a-f]{12}|unknown)( |\n)")))
         << result.out;
+    const std::string git = "git -C '" SIMRUN_SOURCE_DIR "' ";
+    if (first_output_line(git + "rev-parse --short=12 HEAD 2>/dev/null").empty()) {
+        EXPECT_EQ(commit[1], "unknown");
+    } else {
+        const std::string ancestor = git + "merge-base --is-ancestor " + commit[1].str() + " HEAD";
+        EXPECT_EQ(std::system(ancestor.c_str()), 0) << commit[1] << " is not in this checkout";
+    }
     if (solvers::cuda_compiled()) {
-        EXPECT_TRUE(std::regex_search(result.out,
-                                      std::regex("\n  CUDA back-end +built for .*sm_[0-9]+")))
+        EXPECT_TRUE(
+            std::regex_search(result.out, std::regex("\n  CUDA back-end +built for .*sm_[0-9]+")))
             << result.out;
     } else {
-        EXPECT_NE(result.out.find("\n  CUDA back-end  not built"), std::string::npos)
-            << result.out;
+        EXPECT_NE(result.out.find("\n  CUDA back-end  not built"), std::string::npos) << result.out;
     }
     for (const char* item : {"MPI", "OpenMP", "compiler", "toml++ 3.", "HDF5 1.", "VTK 9.",
                              "muParser 2.", "CLI11 2.", "nlohmann_json 3."}) {
