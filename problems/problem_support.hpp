@@ -3,8 +3,8 @@
 #include <optional>
 #include <string>
 
-#include "simrun/framework/config.hpp"
-#include "simrun/framework/expression.hpp"
+#include "simrun/framework/config/config.hpp"
+#include "simrun/framework/discretisation/expression.hpp"
 
 namespace simrun::problems {
 

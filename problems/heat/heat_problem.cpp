@@ -9,11 +9,11 @@
 #include <sstream>
 
 #include "problems/problem_support.hpp"
-#include "simrun/framework/grid_sampling.hpp"
-#include "simrun/framework/image_field.hpp"
-#include "simrun/framework/input_error.hpp"
-#include "simrun/framework/problem_registry.hpp"
-#include "simrun/framework/stencil.hpp"
+#include "simrun/framework/config/input_error.hpp"
+#include "simrun/framework/discretisation/grid_sampling.hpp"
+#include "simrun/framework/discretisation/image_field.hpp"
+#include "simrun/framework/discretisation/stencil.hpp"
+#include "simrun/framework/problem/problem_registry.hpp"
 
 namespace simrun::problems {
 namespace {

@@ -11,10 +11,10 @@
 #include <vector>
 
 #include "problems/problem_support.hpp"
-#include "simrun/framework/grid_loops.hpp"
-#include "simrun/framework/grid_sampling.hpp"
-#include "simrun/framework/input_error.hpp"
-#include "simrun/framework/problem_registry.hpp"
+#include "simrun/framework/config/input_error.hpp"
+#include "simrun/framework/discretisation/grid_loops.hpp"
+#include "simrun/framework/discretisation/grid_sampling.hpp"
+#include "simrun/framework/problem/problem_registry.hpp"
 
 namespace simrun::problems {
 namespace {

@@ -8,9 +8,9 @@
 #include <numeric>
 #include <vector>
 
-#include "simrun/solvers/conjugate_gradient.hpp"
-#include "simrun/solvers/dia_matrix.hpp"
-#include "simrun/solvers/vector_ops.hpp"
+#include "simrun/solvers/base/vector_ops.hpp"
+#include "simrun/solvers/matrices/dia_matrix.hpp"
+#include "simrun/solvers/methods/conjugate_gradient.hpp"
 #include "support/random_data.hpp"
 
 namespace simrun::solvers {

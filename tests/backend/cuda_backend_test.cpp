@@ -9,16 +9,16 @@
 #include <type_traits>
 #include <utility>
 
-#include "simrun/framework/config.hpp"
-#include "simrun/framework/run_spec.hpp"
-#include "simrun/framework/simulation.hpp"
-#include "simrun/solvers/conjugate_gradient.hpp"
-#include "simrun/solvers/conversions.hpp"
-#include "simrun/solvers/dia_matrix.hpp"
-#include "simrun/solvers/linear_system_solver.hpp"
-#include "simrun/solvers/matrix_properties.hpp"
-#include "simrun/solvers/sparse_matrices.hpp"
-#include "simrun/solvers/vector_ops.hpp"
+#include "simrun/framework/config/config.hpp"
+#include "simrun/framework/problem/run_spec.hpp"
+#include "simrun/framework/run/simulation.hpp"
+#include "simrun/solvers/base/vector_ops.hpp"
+#include "simrun/solvers/matrices/conversions.hpp"
+#include "simrun/solvers/matrices/dia_matrix.hpp"
+#include "simrun/solvers/matrices/sparse_matrices.hpp"
+#include "simrun/solvers/methods/conjugate_gradient.hpp"
+#include "simrun/solvers/selection/linear_system_solver.hpp"
+#include "simrun/solvers/selection/matrix_properties.hpp"
 #include "support/random_data.hpp"
 #include "support/test_matrices.hpp"
 

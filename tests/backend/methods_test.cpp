@@ -11,12 +11,12 @@
 #include <string>
 #include <type_traits>
 
-#include "simrun/solvers/conversions.hpp"
-#include "simrun/solvers/linear_system_solver.hpp"
-#include "simrun/solvers/matrix_properties.hpp"
-#include "simrun/solvers/multicolour.hpp"
-#include "simrun/solvers/preconditioner.hpp"
-#include "simrun/solvers/vector_ops.hpp"
+#include "simrun/solvers/base/vector_ops.hpp"
+#include "simrun/solvers/matrices/conversions.hpp"
+#include "simrun/solvers/preconditioners/multicolour.hpp"
+#include "simrun/solvers/preconditioners/preconditioner.hpp"
+#include "simrun/solvers/selection/linear_system_solver.hpp"
+#include "simrun/solvers/selection/matrix_properties.hpp"
 #include "support/random_data.hpp"
 #include "support/test_matrices.hpp"
 

@@ -1,7 +1,7 @@
 // Observed orders of every problem in 2D and 3D (the files in inputs/verify): central
 // differences 2, upwind 1; backward and explicit Euler 1, Crank-Nicolson 2 — each at least the
 // expected order minus 0.1, measured by `simrun verify`'s own machinery over 3 levels.
-#include "simrun/framework/verification.hpp"
+#include "simrun/framework/run/verification.hpp"
 
 #include <gtest/gtest.h>
 
@@ -10,7 +10,7 @@
 #include <map>
 #include <string>
 
-#include "simrun/framework/config.hpp"
+#include "simrun/framework/config/config.hpp"
 
 namespace simrun::framework {
 namespace {

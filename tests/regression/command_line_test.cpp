@@ -23,10 +23,10 @@
 #include <utility>
 #include <vector>
 
-#include "simrun/framework/config.hpp"
-#include "simrun/framework/run_spec.hpp"
-#include "simrun/framework/simulation.hpp"
-#include "simrun/solvers/backend.hpp"
+#include "simrun/framework/config/config.hpp"
+#include "simrun/framework/problem/run_spec.hpp"
+#include "simrun/framework/run/simulation.hpp"
+#include "simrun/solvers/base/backend.hpp"
 #include "support/run_simrun.hpp"
 
 namespace simrun {

@@ -9,9 +9,9 @@
 #include <iterator>
 #include <string>
 
-#include "simrun/framework/config.hpp"
-#include "simrun/framework/run_spec.hpp"
-#include "simrun/framework/simulation.hpp"
+#include "simrun/framework/config/config.hpp"
+#include "simrun/framework/problem/run_spec.hpp"
+#include "simrun/framework/run/simulation.hpp"
 #include "support/run_simrun.hpp"
 
 namespace simrun {

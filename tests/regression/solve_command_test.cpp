@@ -8,8 +8,8 @@
 #include <set>
 #include <string>
 
-#include "simrun/solvers/conversions.hpp"
-#include "simrun/solvers/matrix_market.hpp"
+#include "simrun/solvers/matrices/conversions.hpp"
+#include "simrun/solvers/matrices/matrix_market.hpp"
 #include "support/run_simrun.hpp"
 #include "support/test_matrices.hpp"
 

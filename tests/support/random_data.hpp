@@ -4,7 +4,7 @@
 #include <random>
 #include <vector>
 
-#include "simrun/solvers/dia_data.hpp"
+#include "simrun/solvers/matrices/dia_data.hpp"
 
 namespace simrun::testing {
 

@@ -9,9 +9,9 @@
 #include <utility>
 #include <vector>
 
-#include "simrun/solvers/conversions.hpp"
-#include "simrun/solvers/coo_data.hpp"
-#include "simrun/solvers/csr_data.hpp"
+#include "simrun/solvers/matrices/conversions.hpp"
+#include "simrun/solvers/matrices/coo_data.hpp"
+#include "simrun/solvers/matrices/csr_data.hpp"
 
 namespace simrun::testing {
 

@@ -1,4 +1,4 @@
-#include "simrun/framework/config.hpp"
+#include "simrun/framework/config/config.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // Conversions between COO, CSR, ELL, DIA and dense: exact round trips on random matrices,
 // duplicate summation, transposition, diagonal counting and input checks.
-#include "simrun/solvers/conversions.hpp"
+#include "simrun/solvers/matrices/conversions.hpp"
 
 #include <gtest/gtest.h>
 

@@ -9,7 +9,7 @@
 #include <vector>
 
 // Solver-internal header (solvers/src): the plan is host code with no kernels.
-#include "simrun/solvers/csr_binning.hpp"
+#include "simrun/solvers/matrices/csr_binning.hpp"
 
 namespace simrun::solvers {
 namespace {

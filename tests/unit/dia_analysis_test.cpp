@@ -7,15 +7,15 @@
 #include <limits>
 #include <string>
 
-#include "simrun/framework/boundary_conditions.hpp"
-#include "simrun/framework/config.hpp"
-#include "simrun/framework/grid.hpp"
-#include "simrun/framework/spatial_operator.hpp"
-#include "simrun/framework/stencil.hpp"
-#include "simrun/solvers/conversions.hpp"
-#include "simrun/solvers/dia_matrix.hpp"
-#include "simrun/solvers/matrix_properties.hpp"
-#include "simrun/solvers/solver_selection.hpp"
+#include "simrun/framework/config/config.hpp"
+#include "simrun/framework/discretisation/boundary_conditions.hpp"
+#include "simrun/framework/discretisation/grid.hpp"
+#include "simrun/framework/discretisation/spatial_operator.hpp"
+#include "simrun/framework/discretisation/stencil.hpp"
+#include "simrun/solvers/matrices/conversions.hpp"
+#include "simrun/solvers/matrices/dia_matrix.hpp"
+#include "simrun/solvers/selection/matrix_properties.hpp"
+#include "simrun/solvers/selection/solver_selection.hpp"
 #include "support/random_data.hpp"
 
 namespace simrun::solvers {

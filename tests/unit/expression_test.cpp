@@ -1,4 +1,4 @@
-#include "simrun/framework/expression.hpp"
+#include "simrun/framework/discretisation/expression.hpp"
 
 #include <gtest/gtest.h>
 

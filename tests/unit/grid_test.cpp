@@ -1,4 +1,4 @@
-#include "simrun/framework/grid.hpp"
+#include "simrun/framework/discretisation/grid.hpp"
 
 #include <gtest/gtest.h>
 

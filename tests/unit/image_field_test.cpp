@@ -1,6 +1,6 @@
 // GrayImage: PNG decoding of every colour type, bilinear sampling with the picture upright on
 // the grid, and the input errors. The PNG files are written here with libpng.
-#include "simrun/framework/image_field.hpp"
+#include "simrun/framework/discretisation/image_field.hpp"
 
 #include <gtest/gtest.h>
 #include <png.h>
@@ -21,7 +21,7 @@
 #include <string>
 #include <vector>
 
-#include "simrun/framework/input_error.hpp"
+#include "simrun/framework/config/input_error.hpp"
 
 namespace simrun::framework {
 namespace {

@@ -1,6 +1,6 @@
 // Matrix Market reading (the real matrices of tests/data/matrices, every header variant, and
 // each malformed case with its FILE:LINE: message) and exact write-then-read round trips.
-#include "simrun/solvers/matrix_market.hpp"
+#include "simrun/solvers/matrices/matrix_market.hpp"
 
 #include <gtest/gtest.h>
 
@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "simrun/solvers/conversions.hpp"
+#include "simrun/solvers/matrices/conversions.hpp"
 
 namespace simrun::solvers {
 namespace {

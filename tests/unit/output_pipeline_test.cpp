@@ -20,11 +20,11 @@
 #include <vector>
 
 // The pipeline is internal to the framework library: its header is not installed.
-#include "../framework/src/output_pipeline.hpp"
-#include "simrun/framework/grid.hpp"
-#include "simrun/framework/hdf5_run_writer.hpp"
-#include "simrun/framework/vtk_series_writer.hpp"
-#include "simrun/framework/xdmf_writer.hpp"
+#include "../framework/src/output/output_pipeline.hpp"
+#include "simrun/framework/discretisation/grid.hpp"
+#include "simrun/framework/output/hdf5_run_writer.hpp"
+#include "simrun/framework/output/vtk_series_writer.hpp"
+#include "simrun/framework/output/xdmf_writer.hpp"
 #include "support/run_simrun.hpp"
 
 namespace simrun::framework {

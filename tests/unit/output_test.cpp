@@ -21,12 +21,12 @@
 #include <string>
 #include <vector>
 
-#include "simrun/framework/field.hpp"
-#include "simrun/framework/grid.hpp"
-#include "simrun/framework/hdf5_run_writer.hpp"
-#include "simrun/framework/vtk_series_writer.hpp"
-#include "simrun/framework/xdmf_writer.hpp"
-#include "simrun/solvers/atomic_file.hpp"
+#include "simrun/framework/discretisation/field.hpp"
+#include "simrun/framework/discretisation/grid.hpp"
+#include "simrun/framework/output/hdf5_run_writer.hpp"
+#include "simrun/framework/output/vtk_series_writer.hpp"
+#include "simrun/framework/output/xdmf_writer.hpp"
+#include "simrun/solvers/base/atomic_file.hpp"
 
 namespace fs = std::filesystem;
 using simrun::framework::FieldView;

@@ -1,11 +1,11 @@
 // Matrix analysis and the automatic choice of solver, with its reason.
-#include "simrun/solvers/solver_selection.hpp"
+#include "simrun/solvers/selection/solver_selection.hpp"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 
-#include "simrun/solvers/matrix_properties.hpp"
+#include "simrun/solvers/selection/matrix_properties.hpp"
 
 namespace simrun::solvers {
 namespace {

@@ -1,21 +1,21 @@
 // The spatial operator with boundary conditions folded in, checked against what the mathematics
 // fixes: second-order differences and the ghost-node conditions are exact on quadratics, the
 // scaled system is symmetric, Dirichlet rows are identities, and the explicit stability limit.
-#include "simrun/framework/spatial_operator.hpp"
+#include "simrun/framework/discretisation/spatial_operator.hpp"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
 
-#include "simrun/framework/boundary_conditions.hpp"
-#include "simrun/framework/config.hpp"
-#include "simrun/framework/expression.hpp"
-#include "simrun/framework/grid_sampling.hpp"
-#include "simrun/framework/input_error.hpp"
-#include "simrun/framework/stencil.hpp"
-#include "simrun/solvers/dia_matrix.hpp"
-#include "simrun/solvers/matrix_properties.hpp"
+#include "simrun/framework/config/config.hpp"
+#include "simrun/framework/config/input_error.hpp"
+#include "simrun/framework/discretisation/boundary_conditions.hpp"
+#include "simrun/framework/discretisation/expression.hpp"
+#include "simrun/framework/discretisation/grid_sampling.hpp"
+#include "simrun/framework/discretisation/stencil.hpp"
+#include "simrun/solvers/matrices/dia_matrix.hpp"
+#include "simrun/solvers/selection/matrix_properties.hpp"
 
 namespace simrun::framework {
 namespace {

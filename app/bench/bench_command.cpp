@@ -1,0 +1,476 @@
+#include "bench_command.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <exception>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "baseline_cg.hpp"
+#include "benchmark_cases.hpp"
+#include "device_timer.hpp"
+#include "simrun/framework/config/config.hpp"
+#include "simrun/framework/config/input_error.hpp"
+#include "simrun/framework/problem/run_spec.hpp"
+#include "simrun/framework/run/simulation.hpp"
+#include "simrun/solvers/base/array.hpp"
+#include "simrun/solvers/base/backend.hpp"
+#include "simrun/solvers/base/vector_ops.hpp"
+#include "simrun/solvers/matrices/conversions.hpp"
+#include "simrun/solvers/selection/linear_system_solver.hpp"
+#include "simrun/solvers/selection/matrix_properties.hpp"
+
+namespace simrun::framework {
+namespace {
+
+using nlohmann::json;
+
+double median(std::vector<double> values) {
+    std::sort(values.begin(), values.end());
+    const std::size_t half = values.size() / 2;
+    return values.size() % 2 == 1 ? values[half] : 0.5 * (values[half - 1] + values[half]);
+}
+
+std::string utc_now() {
+    const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+    std::tm utc{};
+    gmtime_r(&now, &utc);
+    char text[32];
+    std::strftime(text, sizeof text, "%Y-%m-%d %H:%M:%S UTC", &utc);
+    return text;
+}
+
+// The CPU back-end's copy is one memcpy on one thread, while its kernels run on every OpenMP
+// thread: the ceiling those kernels are held to is a copy split over the threads in the same
+// static order (so each thread copies the pages it first touched when the arrays were filled).
+// Traffic: bytes read + bytes written.
+void parallel_host_copy(void* destination, const void* source, std::size_t bytes) {
+    constexpr std::size_t chunk = std::size_t{1} << 20;
+    const auto chunks = static_cast<std::int64_t>((bytes + chunk - 1) / chunk);
+    auto* to = static_cast<unsigned char*>(destination);
+    const auto* from = static_cast<const unsigned char*>(source);
+#pragma omp parallel for schedule(static)
+    for (std::int64_t c = 0; c < chunks; ++c) {
+        const std::size_t begin = static_cast<std::size_t>(c) * chunk;
+        std::memcpy(to + begin, from + begin, std::min(chunk, bytes - begin));
+    }
+}
+
+// Copy bandwidth of the back-end in GB/s, counting bytes read plus bytes written: the median
+// of `repeats` copies of a `bytes` buffer after one warm-up copy that also touches every page.
+// CUDA: Backend::copy (cudaMemcpyAsync device to device on the back-end's stream). CPU: the
+// copy above, every OpenMP thread taking its share.
+double copy_bandwidth_gbps(const std::shared_ptr<const solvers::Backend>& backend,
+                           std::size_t bytes, int repeats) {
+    const std::size_t n = bytes / sizeof(double);
+    solvers::Array<double> source(backend, n), destination(backend, n);
+    solvers::fill(source, 1.25);  // not zeros: time the copy of real data
+    solvers::fill(destination, 0.5);
+    solvers::DeviceTimer timer(*backend);
+    std::vector<double> seconds;
+    for (int run = 0; run <= repeats; ++run) {
+        timer.start();
+        if (backend->kind() == solvers::BackendKind::cpu) {
+            parallel_host_copy(destination.data(), source.data(), n * sizeof(double));
+        } else {
+            backend->copy(destination.data(), source.data(), n * sizeof(double));
+        }
+        const double t = timer.stop_seconds();
+        if (run > 0) seconds.push_back(t);
+    }
+    return 2.0 * static_cast<double>(n * sizeof(double)) / median(seconds) / 1e9;
+}
+
+constexpr int bandwidth_repeats = 5;
+
+struct Context {
+    std::shared_ptr<const solvers::Backend> backend;
+    int repeats = 5;
+    double bandwidth_gbps = 0.0;
+};
+
+// One matrix of the plan, built and analysed once for all its cases.
+struct MatrixUnderTest {
+    std::string name;
+    solvers::CsrData<double> a;
+    solvers::MatrixProperties properties;
+    std::vector<double> b;
+};
+
+// Times one case: simrun's solver (LinearSystemSolver with the method, no preconditioner and
+// the format named explicitly), then on CUDA for CG the cuSPARSE baseline with the same
+// matrix, right-hand side, tolerance and iteration count. Each is run once to warm up, then
+// `repeats` times from x = 0, timed by DeviceTimer; the median is reported.
+template <typename T>
+json run_case(const Context& context, const MatrixUnderTest& matrix, solvers::Method method,
+              const bench::CaseSpec& spec) {
+    const auto& backend = context.backend;
+    const solvers::CsrData<T> a = solvers::convert_values<T>(matrix.a);
+    const std::vector<T> b(matrix.b.begin(), matrix.b.end());
+
+    const solvers::SolverRequest request{solvers::to_string(method), "none",
+                                         std::string(solvers::to_string(spec.format))};
+    const solvers::SolverPlan plan = solvers::plan_solver(matrix.properties, request);
+    solvers::MethodParameters parameters;
+    parameters.criteria.relative_tolerance = spec.rtol;  // 0: never met, exactly max_iterations
+    parameters.criteria.absolute_tolerance = 0.0;
+    parameters.criteria.max_iterations = spec.max_iterations;
+
+    std::vector<double> seconds;
+    solvers::SolveReport report;
+    // Device memory of the solve: the matrix in its format, b, x and the method's workspace,
+    // measured (where the back-end has memory of its own) after the warm-up solve; from 4M rows
+    // on, where the driver's 2 MiB pages round each array by under 0.5 bytes per row.
+    const std::optional<std::size_t> memory_before =
+        a.rows >= (std::int32_t{1} << 22) ? backend->device_bytes_in_use() : std::nullopt;
+    std::optional<double> device_bytes_per_unknown;
+    {
+        const solvers::LinearSystemSolver<T> solver(backend, a, plan, parameters);
+        const auto b_device = solvers::Array<T>::from_host(backend, b);
+        solvers::Array<T> x(backend, b.size());
+        solvers::DeviceTimer timer(*backend);
+        for (int run = 0; run <= context.repeats; ++run) {
+            solvers::fill(x, T(0));
+            timer.start();
+            report = solver.solve(b_device, x);
+            const double t = timer.stop_seconds();
+            if (run > 0) seconds.push_back(t);
+            if (run == 0 && memory_before) {
+                device_bytes_per_unknown =
+                    static_cast<double>(*backend->device_bytes_in_use() - *memory_before) /
+                    static_cast<double>(a.rows);
+            }
+        }
+    }
+    const std::int64_t iterations = report.total_iterations();
+    const double solve_seconds = median(seconds);
+    const double per_iteration =
+        iterations > 0 ? solve_seconds / static_cast<double>(iterations) : 0.0;
+    const bench::TrafficFloor floor = bench::traffic_floor(
+        method, spec.format, sizeof(T), a.rows, a.nnz(), matrix.properties.num_diagonals);
+    const double floor_seconds = floor.bytes_per_iteration / (context.bandwidth_gbps * 1e9);
+
+    json j;
+    j["case"] = bench::case_name(matrix.name, method, spec);
+    j["matrix"] = matrix.name;
+    j["method"] = solvers::to_string(method);
+    j["preconditioner"] = "none";
+    j["backend"] = std::string(solvers::to_string(backend->kind()));
+    j["format"] = std::string(solvers::to_string(spec.format));
+    j["precision"] = bench::to_string(spec.precision);
+    j["n"] = a.rows;
+    j["nnz"] = a.nnz();
+    j["mode"] = spec.rtol > 0 ? "to_tolerance" : "fixed_iterations";
+    j["rtol"] = spec.rtol;
+    j["max_iterations"] = spec.max_iterations;
+    j["iterations"] = iterations;
+    j["status"] = std::string(solvers::to_string(report.result().status));
+    j["relative_residual"] = report.result().relative_residual();
+    j["repeats"] = context.repeats;
+    j["seconds"] = solve_seconds;
+    j["seconds_min"] = *std::min_element(seconds.begin(), seconds.end());
+    j["seconds_max"] = *std::max_element(seconds.begin(), seconds.end());
+    j["seconds_per_iteration"] = per_iteration;
+    j["bytes_per_iteration"] = floor.bytes_per_iteration;
+    j["floor_formula"] = floor.formula;
+    j["achieved_gbps"] = per_iteration > 0 ? floor.bytes_per_iteration / per_iteration / 1e9 : 0.0;
+    j["bandwidth_gbps"] = context.bandwidth_gbps;
+    j["floor_ratio"] = per_iteration / floor_seconds;
+    if (device_bytes_per_unknown) j["device_bytes_per_unknown"] = *device_bytes_per_unknown;
+
+    if (backend->kind() == solvers::BackendKind::cuda && method == solvers::Method::cg &&
+        iterations > 0) {
+        const solvers::CusparseCg<T> baseline(backend, a, b);
+        std::vector<double> baseline_seconds;
+        solvers::BaselineResult outcome = baseline.solve(iterations, spec.rtol);  // warm-up
+        for (int run = 0; run < context.repeats; ++run) {
+            outcome = baseline.solve(iterations, spec.rtol);
+            baseline_seconds.push_back(outcome.seconds);
+        }
+        const double baseline_solve = median(baseline_seconds);
+        const double baseline_per_iteration =
+            outcome.iterations > 0 ? baseline_solve / static_cast<double>(outcome.iterations) : 0.0;
+        j["baseline_iterations"] = outcome.iterations;
+        j["baseline_relative_residual"] = outcome.relative_residual;
+        j["baseline_seconds"] = baseline_solve;
+        j["baseline_seconds_per_iteration"] = baseline_per_iteration;
+        j["speedup_vs_baseline"] = baseline_per_iteration / per_iteration;
+    }
+    return j;
+}
+
+std::string table_header() {
+    char text[256];
+    std::snprintf(text, sizeof text, "%-44s %9s %6s %10s %8s %6s %10s %7s  %s", "case", "n",
+                  "iters", "s/iter", "GB/s", "floor", "base s/it", "speedup", "status");
+    return text;
+}
+
+std::string table_row(const json& c) {
+    char baseline[32] = "-", speedup[32] = "-";
+    if (c.contains("baseline_seconds_per_iteration")) {
+        std::snprintf(baseline, sizeof baseline, "%.3e",
+                      c["baseline_seconds_per_iteration"].get<double>());
+        std::snprintf(speedup, sizeof speedup, "%.2f", c["speedup_vs_baseline"].get<double>());
+    }
+    char text[320];
+    std::snprintf(text, sizeof text, "%-44s %9lld %6lld %10.3e %8.1f %6.2f %10s %7s  %s",
+                  c["case"].get<std::string>().c_str(), c["n"].get<long long>(),
+                  c["iterations"].get<long long>(), c["seconds_per_iteration"].get<double>(),
+                  c["achieved_gbps"].get<double>(), c["floor_ratio"].get<double>(), baseline,
+                  speedup, c["status"].get<std::string>().c_str());
+    return text;
+}
+
+// Heat-equation steps per second: backward Euler on an m x m grid with dt = h^2 / alpha and
+// rtol 1e-8 (issue 5's case), once without output and once writing every 10th step, so the
+// cost of output (which overlaps computing) shows as a ratio. The run after a warm-up run.
+json heat_steps_per_second(solvers::BackendChoice backend, std::int64_t m, std::int64_t steps) {
+    const double h = 1.0 / static_cast<double>(m - 1);
+    char input[768];
+    std::snprintf(input, sizeof input,
+                  "[problem]\ntype = \"heat\"\nalpha = 1.0\n"
+                  "initial = \"sin(pi*x)*sin(pi*y) + exp(-50*((x-0.3)^2 + (y-0.6)^2))\"\n"
+                  "[grid]\nnx = %lld\nny = %lld\n[boundary]\nall = \"0\"\n"
+                  "[time]\nscheme = \"backward_euler\"\ndt = %.17g\nend = %.17g\n"
+                  "[solver]\nrtol = 1e-8\n[output]\nevery = 10\n",
+                  static_cast<long long>(m), static_cast<long long>(m), h * h,
+                  h * h * static_cast<double>(steps));
+    // A directory of this process alone (several benchmarks may run at once).
+    const auto directory =
+        std::filesystem::temp_directory_path() /
+        ("simrun-bench-heat-" + std::to_string(::getpid()) + "-" + std::to_string(m));
+    auto run = [&](bool output) {
+        RunOptions options;
+        options.backend = backend;
+        options.quiet = true;
+        options.write_output = output;
+        options.output_directory = directory;
+        Simulation simulation(parse_run_spec(Config::from_string(input, "bench-heat")), options);
+        return simulation.run();
+    };
+    run(false);  // warm-up: module load, allocation, first-touch
+    const RunSummary quiet = run(false);
+    const RunSummary written = run(true);
+    std::error_code ignored;
+    std::filesystem::remove_all(directory, ignored);
+    json j;
+    j["case"] = "heat/backward_euler-" + std::to_string(m) + "/dia/double";
+    j["n"] = m * m;
+    j["steps"] = quiet.steps;
+    j["dt"] = h * h;
+    j["solver_iterations"] = quiet.total_iterations;
+    j["steps_per_second"] = static_cast<double>(quiet.steps) / quiet.seconds;
+    j["steps_per_second_output_every_10"] = static_cast<double>(written.steps) / written.seconds;
+    j["output_overhead"] = written.seconds / quiet.seconds - 1.0;
+    // Where the overhead goes: the loop's copies to the host, and the wait for the last step.
+    j["output_handover_seconds"] = written.output_handover_seconds;
+    j["output_wait_seconds"] = written.output_wait_seconds;
+    return j;
+}
+
+void write_report(const std::string& path, const json& results) {
+    std::ofstream out(path);
+    if (!out) throw InputError(path + ": cannot write the report");
+    out << "# simrun bench report\n\n";
+    out << "- device: " << results["device"].get<std::string>() << " (back-end "
+        << results["backend"].get<std::string>() << ")\n";
+    out << "- date: " << results["date"].get<std::string>() << "\n";
+    char text[512];
+    std::snprintf(text, sizeof text,
+                  "- copy bandwidth: %.1f GB/s (%s, bytes read + written, %zu MiB buffer, "
+                  "median of %d)\n",
+                  results["bandwidth_gbps"].get<double>(),
+                  results["bandwidth_method"].get<std::string>().c_str(),
+                  results["bandwidth_bytes"].get<std::size_t>() >> 20,
+                  results["bandwidth_repeats"].get<int>());
+    out << text;
+    out << "- timing: one warm-up run, then the median of " << results["repeats"].get<int>()
+        << " timed runs from x = 0 (device events on CUDA, the host clock after synchronising "
+           "on the CPU); no preconditioner in any case\n";
+    out << "- floor_ratio = seconds per iteration / (bytes per iteration / copy bandwidth); "
+           "achieved GB/s = floor bytes / measured time\n";
+    out << "- device bytes/unknown: the device memory the solve holds (matrix, b, x, workspace) "
+           "over the rows, from the driver's free memory before and after it (from 4M rows)\n\n";
+    out << "| case | n | iterations | status | s/iteration | floor bytes/iter | achieved GB/s "
+           "| floor ratio | baseline s/iteration | speedup | device bytes/unknown |\n";
+    out << "|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|\n";
+    for (const json& c : results["cases"]) {
+        std::string baseline = "-", speedup = "-", memory = "-";
+        if (c.contains("device_bytes_per_unknown")) {
+            std::snprintf(text, sizeof text, "%.1f", c["device_bytes_per_unknown"].get<double>());
+            memory = text;
+        }
+        if (c.contains("baseline_seconds_per_iteration")) {
+            std::snprintf(text, sizeof text, "%.3e",
+                          c["baseline_seconds_per_iteration"].get<double>());
+            baseline = text;
+            std::snprintf(text, sizeof text, "%.2f", c["speedup_vs_baseline"].get<double>());
+            speedup = text;
+        }
+        std::snprintf(text, sizeof text, "| %s | %lld | %lld | %s | %.3e | %.4g | %.1f | %.2f |",
+                      c["case"].get<std::string>().c_str(), c["n"].get<long long>(),
+                      c["iterations"].get<long long>(), c["status"].get<std::string>().c_str(),
+                      c["seconds_per_iteration"].get<double>(),
+                      c["bytes_per_iteration"].get<double>(), c["achieved_gbps"].get<double>(),
+                      c["floor_ratio"].get<double>());
+        out << text << " " << baseline << " | " << speedup << " | " << memory << " |\n";
+    }
+    if (results.contains("heat")) {
+        const json& heat = results["heat"];
+        std::snprintf(text, sizeof text,
+                      "\n## Heat equation\n\n%s: %lld steps, %lld solver iterations: %.1f steps "
+                      "per second without output, %.1f with output every 10 steps (%+.1f%%; the "
+                      "loop's hand-overs %.1f ms, the final wait for the writers %.1f ms)\n",
+                      heat["case"].get<std::string>().c_str(), heat["steps"].get<long long>(),
+                      heat["solver_iterations"].get<long long>(),
+                      heat["steps_per_second"].get<double>(),
+                      heat["steps_per_second_output_every_10"].get<double>(),
+                      100.0 * heat["output_overhead"].get<double>(),
+                      1e3 * heat["output_handover_seconds"].get<double>(),
+                      1e3 * heat["output_wait_seconds"].get<double>());
+        out << text;
+    }
+    out << "\n## Floors (bytes per row per iteration; s = value size, D = stored diagonals, "
+           "d = nnz / n)\n\n";
+    for (const auto& [key, formula] : results["floors"].items()) {
+        out << "- " << key << ": " << formula.get<std::string>() << "\n";
+    }
+    for (const char* list : {"skipped", "failed"}) {
+        if (results[list].empty()) continue;
+        out << "\n## " << list << "\n\n";
+        for (const json& entry : results[list]) {
+            out << "- " << entry["case"].get<std::string>() << ": "
+                << entry["reason"].get<std::string>() << "\n";
+        }
+    }
+    for (const json& note : results["notes"]) out << "\nNote: " << note.get<std::string>() << "\n";
+    if (!out) throw InputError(path + ": error while writing the report");
+}
+
+}  // namespace
+
+int run_bench(const BenchOptions& options) {
+    const auto choice = solvers::parse_backend_choice(options.backend);
+    const auto backend = solvers::make_backend(choice);
+    const bench::BenchPlan plan = bench::make_plan(options, backend->kind());
+
+    Context context;
+    context.backend = backend;
+    context.repeats = plan.repeats;
+    context.bandwidth_gbps = copy_bandwidth_gbps(backend, plan.bandwidth_bytes, bandwidth_repeats);
+
+    json results;
+    results["tool"] = "simrun bench";
+    results["schema_version"] = 1;
+    results["backend"] = std::string(solvers::to_string(backend->kind()));
+    results["device"] = backend->description();
+    results["date"] = utc_now();
+    results["quick"] = options.quick;
+    results["repeats"] = plan.repeats;
+    results["bandwidth_gbps"] = context.bandwidth_gbps;
+    results["bandwidth_bytes"] = plan.bandwidth_bytes;
+    results["bandwidth_repeats"] = bandwidth_repeats;
+    results["bandwidth_method"] = backend->kind() == solvers::BackendKind::cuda
+                                      ? "cudaMemcpyAsync device to device"
+                                      : "memcpy split over the OpenMP threads";
+    results["floors"] = json::object();
+    for (const auto& [key, formula] : bench::floor_formulas()) results["floors"][key] = formula;
+    results["cases"] = json::array();
+    results["skipped"] = json::array();
+    results["failed"] = json::array();
+    results["notes"] = plan.notes;
+
+    std::printf(
+        "simrun bench: %s (%s), copy bandwidth %.1f GB/s (%zu MiB), %d timed runs per "
+        "case after one warm-up\n",
+        results["backend"].get<std::string>().c_str(), backend->description().c_str(),
+        context.bandwidth_gbps, plan.bandwidth_bytes >> 20, plan.repeats);
+    for (const std::string& note : plan.notes) std::printf("note: %s\n", note.c_str());
+    std::printf("%s\n", table_header().c_str());
+    std::fflush(stdout);
+
+    auto fail = [&](const std::string& name, const std::string& reason, const char* list) {
+        results[list].push_back({{"case", name}, {"reason", reason}});
+        std::printf("%-44s %s: %s\n", name.c_str(), list, reason.c_str());
+        std::fflush(stdout);
+    };
+
+    for (const bench::MatrixGroup& group : plan.groups) {
+        MatrixUnderTest matrix;
+        matrix.name = group.name;
+        try {
+            matrix.a = group.build();
+            if (matrix.a.rows != matrix.a.cols) {
+                throw std::invalid_argument("the matrix is not square");
+            }
+            matrix.properties = solvers::analyze(matrix.a);
+            matrix.b = bench::right_hand_side(matrix.a.rows);
+        } catch (const std::exception& e) {
+            fail(group.name, e.what(), "failed");
+            continue;
+        }
+        for (const bench::CaseSpec& spec : group.cases) {
+            const solvers::Method method =
+                !group.choose_method ? spec.method
+                : matrix.properties.symmetric && matrix.properties.positive_diagonal
+                    ? solvers::Method::cg
+                    : solvers::Method::bicgstab;
+            const std::string name = bench::case_name(group.name, method, spec);
+            try {
+                json c = spec.precision == bench::Precision::double_precision
+                             ? run_case<double>(context, matrix, method, spec)
+                             : run_case<float>(context, matrix, method, spec);
+                std::printf("%s\n", table_row(c).c_str());
+                std::fflush(stdout);
+                results["cases"].push_back(std::move(c));
+            } catch (const std::invalid_argument& e) {
+                // The matrix does not fit the format (e.g. too many diagonals for DIA).
+                fail(name, e.what(), "skipped");
+            } catch (const std::exception& e) {
+                fail(name, e.what(), "failed");
+            }
+        }
+    }
+
+    try {
+        // 1024^2 on the GPU (the issue's case); smaller on the CPU and with --quick.
+        const bool gpu = backend->kind() == solvers::BackendKind::cuda;
+        const std::int64_t m = options.quick ? (gpu ? 256 : 129) : (gpu ? 1024 : 257);
+        // 500 steps (50 outputs) on the GPU, so the output's one-time costs (the first
+        // buffers, the wait for the last step) weigh as in a run, not as in a 30 ms sample.
+        results["heat"] = heat_steps_per_second(choice, m, options.quick ? 10 : gpu ? 500 : 50);
+        const json& heat = results["heat"];
+        std::printf(
+            "%-44s %.1f steps/s, %.1f with output every 10 steps (%+.1f%%: hand-overs %.1f ms, "
+            "final wait %.1f ms)\n",
+            heat["case"].get<std::string>().c_str(), heat["steps_per_second"].get<double>(),
+            heat["steps_per_second_output_every_10"].get<double>(),
+            100.0 * heat["output_overhead"].get<double>(),
+            1e3 * heat["output_handover_seconds"].get<double>(),
+            1e3 * heat["output_wait_seconds"].get<double>());
+    } catch (const std::exception& e) {
+        fail("heat", e.what(), "failed");
+    }
+
+    if (!options.json.empty()) {
+        std::ofstream out(options.json);
+        out << results.dump(2) << "\n";
+        if (!out) throw InputError(options.json + ": cannot write the JSON results");
+    }
+    if (!options.report.empty()) write_report(options.report, results);
+    return results["failed"].empty() ? 0 : 1;
+}
+
+}  // namespace simrun::framework

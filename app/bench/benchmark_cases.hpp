@@ -1,0 +1,85 @@
+#pragma once
+// The cases of `simrun bench` (bench_command.hpp): the matrices, what is run on each, and the
+// memory-traffic floor of each run. The harness that times them is bench_command.cpp.
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "bench_command.hpp"
+#include "simrun/solvers/base/backend.hpp"
+#include "simrun/solvers/matrices/csr_data.hpp"
+#include "simrun/solvers/matrices/format.hpp"
+#include "simrun/solvers/selection/solver_selection.hpp"
+
+namespace simrun::framework::bench {
+
+// ---- generated matrices (host CSR, columns sorted; written here because tests/support is
+// not part of the library) ----
+
+// The 5-point (dimensions = 2) or 7-point (3) Laplacian on m^d interior nodes with Dirichlet
+// boundaries, scaled by h^2: 2d on the diagonal, -1 for each neighbour inside the grid.
+solvers::CsrData<double> poisson_matrix(std::int32_t m, int dimensions);
+// -lap(u) + v . grad(u) on m x m interior nodes, central differences scaled by h^2, cell
+// Peclet number |v| h / 2 = 0.5 along x and y: nonsymmetric, weakly diagonally dominant.
+solvers::CsrData<double> convection_diffusion_matrix(std::int32_t m);
+// The right-hand side of every case: n values drawn uniformly from [0.5, 1.5) with a fixed
+// seed (never zeros, which would time unlike real data).
+std::vector<double> right_hand_side(std::int32_t n);
+
+// ---- the memory-traffic floor ----
+
+// Bytes one iteration must move at least: the matrix read once per SpMV plus the vector
+// passes of a fully fused implementation, each value read or written once.
+struct TrafficFloor {
+    double bytes_per_iteration = 0.0;
+    std::string formula;  // e.g. "D n s + 10 n s (D = 5, s = 8)"
+};
+// rows, nnz and diagonals describe the matrix (diagonals: the distinct offsets DIA stores);
+// value_size is sizeof(T). Throws std::invalid_argument for a method or format without one.
+TrafficFloor traffic_floor(solvers::Method method, solvers::Format format, std::size_t value_size,
+                           std::int64_t rows, std::int64_t nnz, int diagonals);
+// The per-row formulas of every (method, format) pair, for the JSON and the report.
+std::vector<std::pair<std::string, std::string>> floor_formulas();
+
+// ---- the plan ----
+
+enum class Precision { double_precision, single_precision };
+std::string to_string(Precision precision);
+
+struct CaseSpec {
+    solvers::Method method = solvers::Method::cg;
+    solvers::Format format = solvers::Format::csr;
+    Precision precision = Precision::double_precision;
+    // rtol = 0: exactly max_iterations iterations (simrun and the baseline do the same work).
+    // rtol > 0: until ||r|| <= rtol ||b||, at most max_iterations ("time to tolerance").
+    double rtol = 0.0;
+    std::int64_t max_iterations = 100;
+};
+
+// One matrix, built once, and the cases run on it.
+struct MatrixGroup {
+    std::string name;                                 // "poisson2d-1024", "nos3"
+    std::function<solvers::CsrData<double>()> build;  // may throw (e.g. a bad .mtx file)
+    // Real matrices: the method is chosen from the analysis (CG when symmetric with a positive
+    // diagonal, BiCGStab otherwise) and overrides the cases' method.
+    bool choose_method = false;
+    std::vector<CaseSpec> cases;
+};
+
+struct BenchPlan {
+    std::vector<MatrixGroup> groups;
+    int repeats = 5;                  // timed runs per case, after one warm-up
+    std::size_t bandwidth_bytes = 0;  // size of the copied buffer
+    std::vector<std::string> notes;   // e.g. "no matrices directory: ..."
+};
+
+// The cases for these options on this kind of back-end. Throws InputError for sizes that are
+// too small or too large for 32-bit CSR indices.
+BenchPlan make_plan(const BenchOptions& options, solvers::BackendKind kind);
+
+// "cg/poisson2d-1024/dia/double", with "/to-1e-08" for a time-to-tolerance case.
+std::string case_name(const std::string& matrix, solvers::Method method, const CaseSpec& spec);
+
+}  // namespace simrun::framework::bench

@@ -1,0 +1,264 @@
+#include "command_line.hpp"
+
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "bench/bench_command.hpp"
+#include "simrun/framework/config/config.hpp"
+#include "simrun/framework/config/input_error.hpp"
+#include "simrun/framework/problem/run_spec.hpp"
+#include "simrun/framework/run/simulation.hpp"
+#include "simrun/framework/run/verification.hpp"
+#include "simrun/solvers/base/errors.hpp"
+#include "simrun/solvers/matrices/matrix_market.hpp"
+#include "solve_command.hpp"
+#include "version_report.hpp"
+
+namespace simrun::framework {
+namespace {
+
+constexpr int exit_success = 0;
+constexpr int exit_failure = 1;
+constexpr int exit_usage = 2;
+
+struct Arguments {
+    std::string file;
+    std::string backend = "auto";
+    std::vector<std::string> overrides;
+    std::string output;
+    std::string restart;
+    bool quiet = false;
+};
+
+Config load(const Arguments& arguments) {
+    Config config = Config::from_file(arguments.file);
+    for (const auto& assignment : arguments.overrides) config.apply_override(assignment);
+    return config;
+}
+
+void print_header(const Simulation& simulation, const std::string* restart, double setup_seconds) {
+    const Grid& grid = simulation.grid();
+    const RunSpec& spec = simulation.spec();
+    std::string size = std::to_string(grid.points(0)) + " x " + std::to_string(grid.points(1));
+    if (grid.dimension() == 3) size += " x " + std::to_string(grid.points(2));
+    std::printf("simrun: %s\n", spec.problem->description().c_str());
+    std::printf("  grid     %s nodes (%lld unknowns), h = %.4g\n", size.c_str(),
+                static_cast<long long>(grid.num_points()), grid.spacing(0));
+    std::printf("  boundary %s\n", spec.boundary->describe().c_str());
+    if (spec.time.steady()) {
+        std::printf("  time     steady\n");
+    } else {
+        std::printf("  time     %s, dt = %.4g, %lld steps to t = %.4g\n", spec.time.scheme.c_str(),
+                    spec.time.dt, static_cast<long long>(spec.time.steps), spec.time.end);
+    }
+    std::printf("  backend  %s (%s)\n",
+                std::string(solvers::to_string(simulation.backend().kind())).c_str(),
+                simulation.backend().description().c_str());
+    if (const solvers::SolverPlan* plan = simulation.integrator().plan()) {
+        std::printf("  solver   %s\n", plan->first.reason.c_str());
+        std::printf("  format   %s\n", plan->format_reason.c_str());
+    } else {
+        std::printf("  solver   none: explicit scheme\n");
+    }
+    for (const auto& note : spec.problem->notes(grid)) std::printf("  note     %s\n", note.c_str());
+    std::printf("  set-up   %.3f s (assembly, matrix analysis, solver set-up)\n", setup_seconds);
+    if (restart) {
+        std::printf("  restart  from step %lld (t = %.6g) of %s\n",
+                    static_cast<long long>(simulation.integrator().step()), simulation.time(),
+                    restart->c_str());
+    }
+    std::fflush(stdout);
+}
+
+int run_simulation(const Arguments& arguments) {
+    RunOptions options;
+    options.backend = solvers::parse_backend_choice(arguments.backend);
+    if (!arguments.output.empty()) options.output_directory = arguments.output;
+    options.quiet = arguments.quiet;
+    if (!arguments.restart.empty()) options.restart_file = arguments.restart;
+    const auto start = std::chrono::steady_clock::now();
+    Simulation simulation(parse_run_spec(load(arguments)), options);
+    const double setup_seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (!arguments.quiet) {
+        print_header(simulation, arguments.restart.empty() ? nullptr : &arguments.restart,
+                     setup_seconds);
+    }
+    const RunSummary summary = simulation.run();
+    if (!arguments.quiet) {
+        if (simulation.spec().time.steady()) {
+            std::printf("done: steady solve; %lld solver iterations; %.3f s\n",
+                        static_cast<long long>(summary.total_iterations), summary.seconds);
+        } else {
+            std::printf(
+                "done: %lld steps to t = %.6g; solver iterations %lld total, %.1f mean, %lld "
+                "max; %.3f s (%.3g ms per step)\n",
+                static_cast<long long>(summary.steps), simulation.time(),
+                static_cast<long long>(summary.total_iterations), summary.mean_iterations(),
+                static_cast<long long>(summary.max_iterations), summary.seconds,
+                1e3 * summary.seconds_per_step());
+        }
+        if (!simulation.pvd_path().empty()) {
+            std::printf("output: %s\n", simulation.pvd_path().string().c_str());
+        }
+        if (!simulation.h5_path().empty()) {
+            std::printf("output: %s (+ %s)\n", simulation.h5_path().string().c_str(),
+                        simulation.h5_path().replace_extension(".xmf").string().c_str());
+        }
+    }
+    return exit_success;
+}
+
+int run_check(const Arguments& arguments) {
+    const RunSpec spec = parse_run_spec(load(arguments));
+    std::printf(
+        "%s: OK (%s, %s)\n", arguments.file.c_str(), spec.problem->description().c_str(),
+        spec.time.steady() ? "steady" : (std::to_string(spec.time.steps) + " steps").c_str());
+    return exit_success;
+}
+
+}  // namespace
+
+int run_command_line(int argc, char** argv) {
+    CLI::App app{"simrun: finite-difference PDE simulations with a GPU sparse solver"};
+    app.require_subcommand(0, 1);
+    Arguments arguments;
+    app.add_option("file", arguments.file, "Input file (TOML) to run");
+    app.add_option("--backend", arguments.backend,
+                   "Back-end: auto (CUDA when a GPU is present), cpu, cuda")
+        ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
+    app.add_option("--set", arguments.overrides,
+                   "Override an input key: --set grid.nx=256 (value parsed as TOML; repeatable)")
+        ->allow_extra_args(false);
+    app.add_option("--output", arguments.output, "Output directory (overrides [output] directory)");
+    app.add_option("--restart", arguments.restart,
+                   "Continue from the last step stored in RUN.h5 (same grid and dt; appends when "
+                   "RUN.h5 is this run's own output)")
+        ->option_text("RUN.h5");
+    app.add_flag("--quiet", arguments.quiet, "Print nothing but errors");
+    app.set_version_flag(
+        "--version",
+        [] {
+            std::string report = version_report();
+            if (!report.empty() && report.back() == '\n') report.pop_back();
+            return report;
+        },
+        "Print the version, commit, CUDA architectures and dependency versions, and exit");
+
+    Arguments check_arguments;
+    CLI::App* check = app.add_subcommand("check", "Validate an input file without running it");
+    check->add_option("file", check_arguments.file, "Input file (TOML)")->required();
+    check->add_option("--set", check_arguments.overrides, "Override an input key (repeatable)")
+        ->allow_extra_args(false);
+
+    Arguments verify_arguments;
+    int verify_levels = 3;
+    bool verify_json = false;
+    CLI::App* verify_command = app.add_subcommand(
+        "verify", "Convergence study against the problem's exact solution (observed orders)");
+    verify_command->add_option("file", verify_arguments.file, "Input file (TOML) with `exact`")
+        ->required();
+    verify_command->add_option("--levels", verify_levels, "Number of grid levels (>= 2; 3)");
+    verify_command->add_flag("--json", verify_json, "Print one JSON object");
+    verify_command->add_option("--backend", verify_arguments.backend, "auto|cpu|cuda")
+        ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
+    verify_command->add_option("--set", verify_arguments.overrides, "Override an input key")
+        ->allow_extra_args(false);
+
+    BenchOptions bench_options;
+    CLI::App* bench = app.add_subcommand(
+        "bench",
+        "Performance harness: time per iteration, GB/s and the floor ratio per case, "
+        "against a cuSPARSE/cuBLAS CG baseline on CUDA");
+    bench->add_option("--backend", bench_options.backend, "auto|cpu|cuda")
+        ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
+    bench->add_flag("--quick", bench_options.quick, "A small subset (under a minute on 2 cores)");
+    bench->add_option("--sizes", bench_options.sizes, "Edge lengths m of the m x m 2D grids");
+    bench->add_option("--matrices", bench_options.matrices,
+                      "Directory of Matrix Market files to time (tests/data/matrices)");
+    bench->add_option("--json", bench_options.json, "Write the results as JSON to this file");
+    bench->add_option("--report", bench_options.report, "Write a markdown report to this file");
+
+    SolveOptions solve_options;
+    CLI::App* solve = app.add_subcommand(
+        "solve", "Solve A x = b from Matrix Market files with the solver layer on its own");
+    solve->add_option("matrix", solve_options.matrix, "A.mtx (square)")->required();
+    solve->add_option("--rhs", solve_options.rhs, "b.mtx (default: b = A * ones)");
+    solve->add_option("--x0", solve_options.initial_guess, "Initial guess x0.mtx (default: 0)");
+    solve->add_option("--solver", solve_options.solver, "auto|jacobi|sor|cg|pcg|bicg|bicgstab")
+        ->check(CLI::IsMember({"auto", "jacobi", "sor", "cg", "pcg", "bicg", "bicgstab"}));
+    solve->add_option("--precond", solve_options.preconditioner, "auto|none|jacobi|ssor")
+        ->check(CLI::IsMember({"auto", "none", "jacobi", "ssor"}));
+    solve->add_option("--format", solve_options.format, "auto|dia|stencil|ell|csr|coo|dense")
+        ->check(CLI::IsMember({"auto", "dia", "stencil", "ell", "csr", "coo", "dense"}));
+    solve->add_option("--rtol", solve_options.rtol, "Relative tolerance ||r||/||b|| (1e-8)");
+    solve->add_option("--atol", solve_options.atol, "Absolute tolerance ||r|| (0)");
+    solve->add_option("--max-iters", solve_options.max_iterations,
+                      "Iteration limit (default: 2 n within [1000, 10000])");
+    solve->add_option("--omega", solve_options.omega, "Relaxation weight for jacobi/sor/ssor (1)");
+    solve->add_option("--precision", solve_options.precision, "double|float")
+        ->check(CLI::IsMember({"double", "float"}));
+    solve->add_option("--backend", solve_options.backend, "auto|cpu|cuda")
+        ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
+    solve->add_option("--out", solve_options.out, "Write the solution to x.mtx");
+    solve->add_flag("--compensated", solve_options.compensated,
+                    "Compensated (Kahan/Neumaier) dot products");
+    solve->add_flag("--json", solve_options.json, "Print one JSON object");
+
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::Success& e) {  // --help, --help-all, --version: printed, exit 0
+        return app.exit(e);
+    } catch (const CLI::ParseError& e) {
+        std::fprintf(stderr, "simrun: usage error: %s\nRun 'simrun --help' for the options.\n",
+                     e.what());
+        return exit_usage;
+    }
+
+    try {
+        if (check->parsed()) return run_check(check_arguments);
+        if (solve->parsed()) return run_solve(solve_options);
+        if (bench->parsed()) return run_bench(bench_options);
+        if (verify_command->parsed()) {
+            const VerificationReport report =
+                verify([&] { return load(verify_arguments); }, verify_levels,
+                       solvers::parse_backend_choice(verify_arguments.backend));
+            std::printf("%s", verify_json ? (format_json(report) + "\n").c_str()
+                                          : format_table(report).c_str());
+            return exit_success;
+        }
+        if (arguments.file.empty()) {
+            std::fprintf(stderr, "simrun: usage error: no input file given\n%s",
+                         app.help().c_str());
+            return exit_usage;
+        }
+        return run_simulation(arguments);
+    } catch (const InputError& e) {
+        std::fprintf(stderr, "simrun: input error: %s\n", e.what());
+        return exit_usage;
+    } catch (const solvers::MatrixMarketError& e) {
+        std::fprintf(stderr, "simrun: input error: %s\n", e.what());
+        return exit_usage;
+    } catch (const solvers::NotCompiled& e) {
+        std::fprintf(stderr, "simrun: usage error: %s\n", e.what());
+        return exit_usage;
+    } catch (const solvers::DeviceUnavailable& e) {
+        std::fprintf(stderr, "simrun: usage error: %s\n", e.what());
+        return exit_usage;
+    } catch (const std::invalid_argument& e) {
+        std::fprintf(stderr, "simrun: input error: %s\n", e.what());
+        return exit_usage;
+    } catch (const SolveFailure& e) {
+        std::fprintf(stderr, "\nsimrun: solve failed: %s\n", e.what());
+        return exit_failure;
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "\nsimrun: error: %s\n", e.what());
+        return exit_failure;
+    }
+}
+
+}  // namespace simrun::framework

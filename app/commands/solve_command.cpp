@@ -1,0 +1,251 @@
+#include "solve_command.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "simrun/framework/config/input_error.hpp"
+#include "simrun/solvers/base/backend.hpp"
+#include "simrun/solvers/matrices/conversions.hpp"
+#include "simrun/solvers/matrices/matrix_market.hpp"
+#include "simrun/solvers/selection/linear_system_solver.hpp"
+#include "simrun/solvers/selection/matrix_properties.hpp"
+
+namespace simrun::framework {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+    return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// b - A x in long double, independent of the solver's kernels.
+double true_relative_residual(const solvers::CsrData<double>& a, const std::vector<double>& b,
+                              const std::vector<double>& x) {
+    long double r2 = 0, b2 = 0;
+    for (std::int32_t i = 0; i < a.rows; ++i) {
+        long double ax = 0;
+        for (std::int32_t k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k) {
+            ax += static_cast<long double>(a.values[k]) * x[static_cast<std::size_t>(a.col[k])];
+        }
+        const long double r = b[static_cast<std::size_t>(i)] - ax;
+        r2 += r * r;
+        b2 += static_cast<long double>(b[static_cast<std::size_t>(i)]) *
+              b[static_cast<std::size_t>(i)];
+    }
+    return static_cast<double>(b2 > 0 ? std::sqrt(r2 / b2) : std::sqrt(r2));
+}
+
+std::vector<double> read_vector(const std::string& path, std::int32_t n, const char* what) {
+    std::vector<double> v = solvers::read_matrix_market_vector(path);
+    if (static_cast<std::int64_t>(v.size()) != n) {
+        throw InputError(path + ": " + what + " has " + std::to_string(v.size()) +
+                         " entries, the matrix has " + std::to_string(n) + " rows");
+    }
+    return v;
+}
+
+solvers::SolverRequest make_request(const SolveOptions& o) {
+    solvers::SolverRequest request{o.solver, o.preconditioner, o.format};
+    // cg is plain CG unless a preconditioner is named; pcg is CG with one (auto picks it).
+    if (o.solver == "cg" && o.preconditioner == "auto") request.preconditioner = "none";
+    if (o.solver == "pcg") {
+        if (o.preconditioner == "none") {
+            throw std::invalid_argument(
+                "--solver pcg needs a preconditioner; use --solver cg for "
+                "none");
+        }
+        request.method = "cg";
+    }
+    return request;
+}
+
+struct Outcome {
+    solvers::SolveReport report;
+    std::vector<double> x;
+    double setup_seconds = 0;
+    double solve_seconds = 0;
+    std::string backend;
+    std::string backend_reason;
+    solvers::SolverPlan plan;
+};
+
+template <typename T>
+Outcome solve_in(const solvers::CsrData<double>& a, const solvers::MatrixProperties& properties,
+                 const std::vector<double>& b, const std::vector<double>& x0,
+                 const SolveOptions& o) {
+    Outcome outcome;
+    const auto setup_start = Clock::now();
+    const auto choice = solvers::parse_backend_choice(o.backend);
+    const auto backend = solvers::make_backend(choice);
+    outcome.backend =
+        std::string(solvers::to_string(backend->kind())) + " (" + backend->description() + ")";
+    outcome.backend_reason = choice != solvers::BackendChoice::automatic ? "named by the user"
+                             : backend->kind() == solvers::BackendKind::cuda
+                                 ? "auto: a CUDA GPU is present"
+                                 : "auto: no CUDA GPU is available";
+    outcome.plan = solvers::plan_solver(properties, make_request(o));
+    solvers::MethodParameters parameters;
+    parameters.criteria.relative_tolerance = o.rtol;
+    parameters.criteria.absolute_tolerance = o.atol;
+    // Default limit: twice the size (CG's exact-arithmetic bound is n), within [1000, 10000].
+    parameters.criteria.max_iterations =
+        o.max_iterations > 0
+            ? o.max_iterations
+            : std::clamp<std::int64_t>(2 * static_cast<std::int64_t>(a.rows), 1000, 10000);
+    parameters.compensated_dots = o.compensated;
+    parameters.omega = o.omega;
+    const solvers::LinearSystemSolver<T> solver(backend, solvers::convert_values<T>(a),
+                                                outcome.plan, parameters);
+    const std::vector<T> b_t(b.begin(), b.end()), x0_t(x0.begin(), x0.end());
+    const auto bb = solvers::Array<T>::from_host(backend, b_t);
+    auto x = solvers::Array<T>::from_host(backend, x0_t);
+    backend->synchronize();
+    outcome.setup_seconds = seconds_since(setup_start);
+
+    const auto solve_start = Clock::now();
+    outcome.report = solver.solve(bb, x);
+    backend->synchronize();
+    outcome.solve_seconds = seconds_since(solve_start);
+    const std::vector<T> x_t = x.to_host();
+    outcome.x.assign(x_t.begin(), x_t.end());
+    return outcome;
+}
+
+std::string format_error_vs_ones(double error) {
+    char text[64];
+    std::snprintf(text, sizeof text, ", max |x - 1| = %.3e", error);
+    return text;
+}
+
+}  // namespace
+
+int run_solve(const SolveOptions& o) {
+    if (!(o.rtol >= 0 && o.rtol < 1)) throw InputError("--rtol must lie in [0, 1)");
+    if (!(o.atol >= 0)) throw InputError("--atol must be >= 0");
+    if (o.rtol == 0 && o.atol == 0) throw InputError("--rtol and --atol cannot both be 0");
+    if (o.max_iterations < 0) throw InputError("--max-iters must be >= 1");
+    if (o.precision != "double" && o.precision != "float") {
+        throw InputError("--precision must be double or float, got '" + o.precision + "'");
+    }
+
+    const auto read_start = Clock::now();
+    const solvers::CsrData<double> a = solvers::to_csr(solvers::read_matrix_market(o.matrix));
+    if (a.rows != a.cols) {
+        throw InputError(o.matrix + ": the matrix is " + std::to_string(a.rows) + " x " +
+                         std::to_string(a.cols) + "; a linear system needs a square matrix");
+    }
+    const auto n = static_cast<std::size_t>(a.rows);
+    const bool generated_rhs = o.rhs.empty();
+    std::vector<double> b;
+    if (generated_rhs) {  // b = A * ones, so the exact solution is all ones
+        b.assign(n, 0.0);
+        for (std::int32_t i = 0; i < a.rows; ++i) {
+            long double sum = 0;
+            for (std::int32_t k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k) sum += a.values[k];
+            b[static_cast<std::size_t>(i)] = static_cast<double>(sum);
+        }
+    } else {
+        b = read_vector(o.rhs, a.rows, "the right-hand side");
+    }
+    const std::vector<double> x0 = o.initial_guess.empty()
+                                       ? std::vector<double>(n, 0.0)
+                                       : read_vector(o.initial_guess, a.rows, "the initial guess");
+    const solvers::MatrixProperties properties = solvers::analyze(a);
+    const double read_seconds = seconds_since(read_start);
+
+    const Outcome outcome = o.precision == "float" ? solve_in<float>(a, properties, b, x0, o)
+                                                   : solve_in<double>(a, properties, b, x0, o);
+    const solvers::SolveResult& result = outcome.report.result();
+    const double relative_residual = true_relative_residual(a, b, outcome.x);
+    double error_vs_ones = 0;
+    for (double v : outcome.x) error_vs_ones = std::max(error_vs_ones, std::abs(v - 1.0));
+    bool finite = true;
+    for (double v : outcome.x) finite = finite && std::isfinite(v);
+    const bool converged = outcome.report.converged() && finite;
+    const std::int64_t iterations = outcome.report.total_iterations();
+
+    if (!o.out.empty()) {
+        if (!finite) {
+            std::fprintf(stderr, "simrun solve: not writing %s: the solution is not finite\n",
+                         o.out.c_str());
+        } else {
+            solvers::write_matrix_market_vector(o.out, outcome.x);
+        }
+    }
+
+    if (o.json) {
+        nlohmann::json j;
+        j["matrix"] = o.matrix;
+        j["rows"] = a.rows;
+        j["nnz"] = a.nnz();
+        j["method"] = solvers::to_string(outcome.report.step().method);
+        j["preconditioner"] = solvers::to_string(outcome.report.step().preconditioner);
+        j["format"] = std::string(solvers::to_string(outcome.plan.format));
+        j["backend"] = outcome.backend.substr(0, outcome.backend.find(' '));
+        j["device"] = outcome.backend;
+        j["backend_reason"] = outcome.backend_reason;
+        j["precision"] = o.precision;
+        j["compensated_dots"] = o.compensated;
+        j["reason"] = outcome.plan.first.reason;
+        j["format_reason"] = outcome.plan.format_reason;
+        j["status"] = std::string(solvers::to_string(result.status));
+        j["iterations"] = iterations;
+        j["relative_residual"] = relative_residual;
+        j["solver_relative_residual"] = result.relative_residual();
+        if (generated_rhs) j["error_vs_ones"] = error_vs_ones;
+        j["read_seconds"] = read_seconds;
+        j["setup_seconds"] = outcome.setup_seconds;
+        j["seconds"] = outcome.solve_seconds;
+        j["seconds_per_iteration"] =
+            iterations > 0 ? outcome.solve_seconds / static_cast<double>(iterations) : 0.0;
+        nlohmann::json attempts = nlohmann::json::array();
+        for (std::size_t i = 0; i < outcome.report.attempts.size(); ++i) {
+            const auto& attempt = outcome.report.attempts[i];
+            nlohmann::json a_json;
+            a_json["method"] = solvers::to_string(attempt.step.method);
+            a_json["preconditioner"] = solvers::to_string(attempt.step.preconditioner);
+            a_json["status"] = std::string(solvers::to_string(attempt.result.status));
+            a_json["iterations"] = attempt.result.iterations;
+            a_json["relative_residual"] = attempt.result.relative_residual();
+            a_json["reason"] = attempt.step.reason;
+            if (attempt.result.breakdown_value) {
+                a_json["breakdown_quantity"] = attempt.result.breakdown_quantity;
+                a_json["breakdown_value"] = *attempt.result.breakdown_value;
+            }
+            attempts.push_back(a_json);
+        }
+        j["attempts"] = attempts;
+        nlohmann::json fallbacks = nlohmann::json::array();
+        for (std::size_t i = 1; i < outcome.report.attempts.size(); ++i)
+            fallbacks.push_back(attempts[i]);
+        j["fallbacks"] = fallbacks;
+        j["residual_history"] = result.residual_history;
+        std::printf("%s\n", j.dump().c_str());
+    } else {
+        std::printf("matrix   %s: %s\n", o.matrix.c_str(), properties.describe().c_str());
+        std::printf("backend  %s (%s), %s precision\n", outcome.backend.c_str(),
+                    outcome.backend_reason.c_str(), o.precision.c_str());
+        std::printf("solver   %s\n", outcome.plan.first.reason.c_str());
+        std::printf("format   %s\n", outcome.plan.format_reason.c_str());
+        for (const auto& attempt : outcome.report.attempts) {
+            std::printf("attempt  %s: %s\n", attempt.step.name().c_str(),
+                        attempt.result.summary().c_str());
+        }
+        std::printf("result   %s, %lld iterations, true ||b - Ax||/||b|| = %.3e%s\n",
+                    std::string(solvers::to_string(result.status)).c_str(),
+                    static_cast<long long>(iterations), relative_residual,
+                    generated_rhs ? format_error_vs_ones(error_vs_ones).c_str() : "");
+        std::printf("time     setup %.3g s, solve %.3g s (%.3g s per iteration)\n",
+                    outcome.setup_seconds, outcome.solve_seconds,
+                    iterations > 0 ? outcome.solve_seconds / static_cast<double>(iterations) : 0.0);
+    }
+    return converged ? 0 : 1;
+}
+
+}  // namespace simrun::framework

@@ -1,4 +1,0 @@
-// The simrun executable: the framework's command line, linked with every problem module.
-#include "simrun/framework/command_line.hpp"
-
-int main(int argc, char** argv) { return simrun::framework::run_command_line(argc, argv); }

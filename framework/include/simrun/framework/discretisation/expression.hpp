@@ -1,0 +1,60 @@
+#pragma once
+// A scalar function of x, y, z and t given as text by the user, e.g. "sin(pi*x)*exp(-t)".
+//
+// Grammar: muParser's. Variables x, y, z, t only; constants pi and e; the usual operators
+// (+ - * / ^, comparisons, `a ? b : c`) and functions (sin, cos, tan, asin, acos, atan, sinh,
+// cosh, tanh, exp, log (natural), log10, log2, sqrt, abs, sign, rint, min, max, sum, avg).
+// Assignment ('=') is not allowed.
+#include <memory>
+#include <string>
+
+#include "simrun/framework/config/input_error.hpp"
+
+namespace simrun::framework {
+
+class Expression {
+public:
+    // Parses and checks `text` at once. `key` is the dotted input key it came from
+    // ("problem.initial") and `place` where that is (FILE:LINE:COLUMN or `--set ...`, as
+    // ConfigSection::place returns; may be empty). Throws InputError "PLACE: key 'KEY': WHAT"
+    // for an empty or malformed expression or an unknown name, where WHAT gives muParser's
+    // reason, the token and its 0-based position, and the text, e.g.
+    //     key 'problem.initial': unexpected parenthesis ')' at position 7 in 'sin(pi*)'
+    // A well-formed expression that evaluates to NaN or Inf somewhere (sqrt(-1), 1/x at x = 0)
+    // is not an error here; callers that need finite values check the results.
+    Expression(std::string text, std::string key, std::string place = {});
+
+    // Copies parse the text again, so a copy is independent of the original.
+    Expression(const Expression& other);
+    Expression& operator=(const Expression& other);
+    // A moved-from Expression may only be assigned to or destroyed.
+    Expression(Expression&&) noexcept;
+    Expression& operator=(Expression&&) noexcept;
+    ~Expression();
+
+    // The value at (x, y, z, t). Safe to call at once from the threads of one OpenMP parallel
+    // region (each thread evaluates a parser of its own, made on its first call there, so the
+    // values are those of a serial loop); not from threads of other kinds.
+    double operator()(double x, double y, double z, double t) const;
+
+    // Whether the text uses none of x, y, z, t.
+    bool is_constant() const { return !uses_space_ && !depends_on_time_; }
+    // Whether the text uses t (time-independent data need not be evaluated again).
+    bool depends_on_time() const { return depends_on_time_; }
+    const std::string& text() const { return text_; }
+
+private:
+    struct Parser;
+    struct ThreadParsers;
+    Parser& parser_for_this_thread() const;
+
+    std::string text_;
+    std::string key_;
+    std::string place_;
+    std::unique_ptr<Parser> parser_;
+    std::unique_ptr<ThreadParsers> thread_parsers_;
+    bool uses_space_ = false;
+    bool depends_on_time_ = false;
+};
+
+}  // namespace simrun::framework

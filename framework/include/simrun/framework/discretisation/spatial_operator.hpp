@@ -1,0 +1,83 @@
+#pragma once
+// The spatial operator L of u_t = L u + f on a grid, with the boundary conditions folded in,
+// assembled in DIA (one row per node; diagonals 0, +-1, +-nx, +-nx*ny).
+//
+// Assembly runs on the OpenMP threads, calling the stencil function from several at once.
+// A problem gives the stencil of L at every node, boundary nodes included, as if the grid went
+// on (the coefficient of the missing neighbour is that of a ghost node). Then per node:
+// - on a Dirichlet side: the row is left zero and u = g is imposed by the time integrator;
+// - on a Neumann or Robin side: the ghost is eliminated with the second-order central
+//   condition u_ghost = u_inner + 2 h (g - a u_node), moving its coefficient c to the inner
+//   neighbour, -2 h a c to the node, and 2 h c g(t) to a boundary forcing term;
+// - elsewhere the stencil as given.
+// Each folded direction halves the row's symmetrising scale: scaling the row by 1/2 restores
+// symmetry for symmetric stencils (the folded row couples twice as strongly inward).
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <vector>
+
+#include "simrun/framework/discretisation/boundary_conditions.hpp"
+#include "simrun/framework/discretisation/grid.hpp"
+#include "simrun/framework/discretisation/stencil.hpp"
+#include "simrun/solvers/matrices/dia_data.hpp"
+
+namespace simrun::framework {
+
+using StencilFunction =
+    std::function<StencilCoefficients(std::int64_t i, std::int64_t j, std::int64_t k)>;
+
+class SpatialOperator {
+public:
+    SpatialOperator(const Grid& grid, const StencilFunction& stencil,
+                    const BoundaryConditions& boundary);
+
+    // L; empty (n = 0) once released.
+    const solvers::DiaData<double>& matrix() const { return l_; }
+    // Gives L up (for an integrator that needs it no more: the matrix is the largest thing held).
+    solvers::DiaData<double> release_matrix();
+    // 1 where u = g is imposed.
+    const std::vector<std::uint8_t>& dirichlet() const { return dirichlet_; }
+    // The symmetrising scale of each row: 1 / 2^(number of folded directions).
+    const std::vector<double>& row_scale() const { return row_scale_; }
+    // Adds sum over folded directions of 2 h c g(x, t) at each node to `forcing`.
+    void add_boundary_forcing(double t, std::span<double> forcing) const;
+    bool boundary_forcing_depends_on_time() const;
+    // lg = L G: each free row's coupling to the values g at the Dirichlet nodes (g is read there
+    // only), zero in the other rows; as L g, bit for bit, from the couplings kept at assembly
+    // (so it works after L is released).
+    void dirichlet_coupling(std::span<const double> g, std::span<double> lg) const;
+
+    // The largest explicit Euler step that Gershgorin's theorem proves stable,
+    // min over free rows of 2 / (|l_ii| + sum_{j != i} |l_ij|).
+    double largest_stable_explicit_step() const;
+
+private:
+    struct GhostTerm {
+        std::int64_t node;
+        int side;
+        double weight;  // 2 h c
+    };
+    struct Coupling {  // l_ij, i free and j a Dirichlet node
+        std::int64_t row;
+        std::int64_t column;
+        double value;
+    };
+
+    const Grid& grid_;
+    const BoundaryConditions& boundary_;
+    solvers::DiaData<double> l_;
+    std::vector<std::uint8_t> dirichlet_;
+    std::vector<double> row_scale_;
+    std::vector<GhostTerm> ghost_terms_;
+    std::vector<Coupling> couplings_;  // by row, each row's in diagonal order
+};
+
+// The matrix of a linear system shift I - scale L on the free rows, scaled by row_scale, with
+// couplings to Dirichlet nodes dropped (the caller moves them to the right-hand side) and
+// identity rows at Dirichlet nodes. Symmetric when L is on the free nodes.
+solvers::DiaData<double> system_matrix(const SpatialOperator& op, double shift, double scale);
+// The same, made in the storage of L, which `op` releases (op.matrix() is empty afterwards).
+solvers::DiaData<double> release_system_matrix(SpatialOperator& op, double shift, double scale);
+
+}  // namespace simrun::framework

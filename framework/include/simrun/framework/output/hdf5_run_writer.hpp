@@ -1,0 +1,128 @@
+#pragma once
+// One HDF5 file per run holding the grid, the run's input and solver decisions, and every
+// output step with its solver statistics, plus an XDMF (.xmf) file next to it describing the
+// steps for ParaView.
+//
+// Layout:
+//   /grid                 attributes dimension (int), points (3 x int64), origin, spacing
+//                         (3 x double, length unit of the input)
+//   /input                string: the input TOML text
+//   /solver_decisions     string
+//   /steps/NNNNNN         attributes time (double), solver_iterations (int64),
+//                         relative_residual (double), status (string), method (string: the
+//                         last solve attempt's method, "none" without a linear solve); one
+//                         double dataset per field, shaped [nz][ny][nx] in 3D, [ny][nx] in 2D
+//                         (the grid's order); residual_history (double, iterations + 1
+//                         values) when the step solved a linear system
+//   /restarts/N           one group per restart appended to the file: attribute step (int64,
+//                         the step continued from), datasets input and solver_decisions
+//
+// Crash safety: the file is created under a temporary name and renamed into place once its
+// header is on disk; its metadata cache never evicts, so metadata reaches the file only at the
+// flush that ends each step, and the .xmf is replaced atomically after that flush.
+// A process killed between flushes thus leaves a file that opens and holds every step the .xmf
+// names. A kill during a flush itself (milliseconds per step) is not covered: HDF5 rewrites its
+// metadata in place and has no transactional writes.
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "simrun/framework/discretisation/field.hpp"
+#include "simrun/framework/discretisation/grid.hpp"
+#include "simrun/framework/output/xdmf_writer.hpp"
+
+namespace simrun::framework {
+
+namespace hdf5 {
+class Context;
+}
+
+struct StepStatistics {
+    std::int64_t solver_iterations = 0;    // over every attempt of the step's solve
+    double relative_residual = 0.0;        // of the last attempt
+    std::string status;                    // "converged", ..., "initial", "explicit"
+    std::string method = "none";           // the last attempt's method, e.g. "cg + jacobi"
+    std::vector<double> residual_history;  // the last attempt's ||r_k||, k = 0 .. iterations;
+                                           // empty (no dataset) without a linear solve
+};
+
+enum class Hdf5OpenMode {
+    create,  // a new file (replacing one there)
+    append,  // an existing run file, continued after its last step
+};
+
+// Owns one HDF5 identifier and closes it with the matching H5?close on destruction.
+class Hdf5Handle {
+public:
+    using Closer = int (*)(std::int64_t);
+    Hdf5Handle() = default;
+    Hdf5Handle(std::int64_t id, Closer closer) : id_(id), closer_(closer) {}
+    ~Hdf5Handle() { reset(); }
+    Hdf5Handle(Hdf5Handle&& other) noexcept;
+    Hdf5Handle& operator=(Hdf5Handle&& other) noexcept;
+    Hdf5Handle(const Hdf5Handle&) = delete;
+    Hdf5Handle& operator=(const Hdf5Handle&) = delete;
+
+    std::int64_t get() const { return id_; }
+    void reset();
+
+private:
+    std::int64_t id_ = -1;
+    Closer closer_ = nullptr;
+};
+
+class Hdf5RunWriter {
+public:
+    // create: writes a new file with /grid, /input and /solver_decisions and renames it over
+    // h5_path (removing an .xmf left there first, whose steps are gone). append: opens h5_path
+    // read-write, keeps its steps, records the input and decisions under /restarts and
+    // rewrites the .xmf from every step the file holds. Disables HDF5's automatic error
+    // printing. Throws std::invalid_argument when an appended file's grid differs from
+    // `grid`, std::runtime_error naming the file and the HDF5 operation that failed.
+    Hdf5RunWriter(std::filesystem::path h5_path, const Grid& grid, std::string_view input_text,
+                  std::string_view solver_decisions, Hdf5OpenMode mode = Hdf5OpenMode::create);
+    // Discards a staged step (see stage_step), then closes the file.
+    ~Hdf5RunWriter();
+    Hdf5RunWriter(const Hdf5RunWriter&) = delete;
+    Hdf5RunWriter& operator=(const Hdf5RunWriter&) = delete;
+
+    // Writes group /steps/<step, 6 digits>, flushes the file to disk and then rewrites the
+    // .xmf. Throws
+    // std::invalid_argument for a negative step or a field whose size differs from the grid's
+    // node count (nothing is written then), std::runtime_error naming the file and operation
+    // when HDF5 or the file system fails (including a step written twice).
+    void write_step(std::int64_t step, double time, std::span<const FieldView> fields,
+                    const StepStatistics& stats);
+    // write_step in two parts, for a caller that lets a step appear only once another output
+    // holds it: stage_step writes the group and its datasets, unflushed (the file on disk, and
+    // a killed process's file, do not show it; a failure unlinks the half-written group);
+    // commit_staged then flushes and rewrites the .xmf, or discard_staged unlinks the group.
+    // Throw as write_step; stage_step std::logic_error while a step is staged, commit_staged
+    // when none is. discard_staged without a staged step does nothing.
+    void stage_step(std::int64_t step, double time, std::span<const FieldView> fields,
+                    const StepStatistics& stats);
+    void commit_staged();
+    void discard_staged();
+
+    const std::filesystem::path& h5_path() const { return h5_path_; }
+    std::filesystem::path xdmf_path() const;
+    // The steps the file holds, in order (those found on opening it for append included).
+    const std::vector<XdmfStep>& steps() const { return steps_; }
+
+private:
+    void create(std::string_view input_text, std::string_view solver_decisions);
+    void append(std::string_view input_text, std::string_view solver_decisions);
+    void release_cache(const hdf5::Context& context);
+
+    std::filesystem::path h5_path_;
+    Grid grid_;
+    Hdf5Handle file_;
+    std::vector<XdmfStep> steps_;
+    std::optional<XdmfStep> staged_;
+};
+
+}  // namespace simrun::framework

@@ -1,0 +1,88 @@
+#pragma once
+// Time series output for ParaView: one VTK XML image data file (.vti, binary appended, compressed
+// as VtkCompression says) per output step plus a .pvd collection listing every step with its
+// physical time.
+// Every file is replaced atomically, so a crash or a kill leaves the earlier steps readable.
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "simrun/framework/discretisation/field.hpp"
+#include "simrun/framework/discretisation/grid.hpp"
+
+namespace simrun::framework {
+
+// How the .vti data arrays are compressed: lz4 (the default: fast, so the writer thread keeps up
+// with the time loop; smooth double fields shrink little with any compressor), zlib (smaller
+// files, several times slower), or none.
+enum class VtkCompression { none, lz4, zlib };
+
+// Continue the series already in the directory, from step `last_step` on.
+struct ContinueSeries {
+    std::int64_t last_step;
+};
+
+class VtiFileWriter;
+
+class VtkSeriesWriter {
+public:
+    // Starts a new series: creates `directory` (and its parents) if needed and removes a .pvd
+    // left there by an earlier run (its steps are about to be overwritten). Throws
+    // std::runtime_error naming the directory or file when that fails. Files are named
+    // "<basename>_<step, 6 digits>.vti" and "<basename>.pvd".
+    VtkSeriesWriter(std::filesystem::path directory, std::string basename, const Grid& grid);
+    // Continues a series: keeps the entries of the existing .pvd up to `from.last_step` (later
+    // ones come from a run that went on past the step continued from, and are dropped); no
+    // .pvd there gives an empty series. Throws std::runtime_error as above, and when the .pvd
+    // cannot be read.
+    VtkSeriesWriter(std::filesystem::path directory, std::string basename, const Grid& grid,
+                    ContinueSeries from);
+    ~VtkSeriesWriter();
+    VtkSeriesWriter(const VtkSeriesWriter&) = delete;
+    VtkSeriesWriter& operator=(const VtkSeriesWriter&) = delete;
+
+    // Writes the fields of one step (time in the problem's time unit) and rewrites the .pvd.
+    // Writing a step again replaces it. Throws std::invalid_argument for a negative step or a
+    // field whose size differs from the grid's node count, std::runtime_error naming the file
+    // when compressing or the file system fails.
+    void write_step(std::int64_t step, double time, std::span<const FieldView> fields);
+    void set_compression(VtkCompression compression) { compression_ = compression; }
+    // Threads that compress and write a step's 1 MiB blocks (the calling one included): the
+    // files are the same for any number. By default default_threads().
+    void set_threads(std::size_t threads);
+    std::size_t threads() const;
+    // Half the hardware threads, from 1 to 4: a step's blocks in ~1/4 of one thread's time
+    // where cores are free, without taking the cores of a CPU run's own computation.
+    static std::size_t default_threads();
+
+    std::filesystem::path pvd_path() const;
+    std::filesystem::path step_path(std::int64_t step) const;
+    bool has_step(std::int64_t step) const;
+    // The steps of the series with their times, in step order.
+    std::vector<std::pair<std::int64_t, double>> steps() const;
+
+private:
+    struct Entry {
+        std::int64_t step;
+        double time;
+        std::string file_name;
+    };
+
+    std::string step_file_name(std::int64_t step) const;
+    void create_directory() const;
+    void read_pvd(std::int64_t last_step);
+    void write_pvd() const;
+
+    std::filesystem::path directory_;
+    std::string basename_;
+    Grid grid_;
+    std::vector<Entry> entries_;
+    VtkCompression compression_ = VtkCompression::lz4;
+    std::unique_ptr<VtiFileWriter> file_writer_;  // its threads and blocks, kept between steps
+};
+
+}  // namespace simrun::framework

@@ -1,0 +1,70 @@
+#pragma once
+// A run, as the input describes it: every section parsed into plain structs and validated in
+// one place, before anything is computed or written.
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include "simrun/framework/config/config.hpp"
+#include "simrun/framework/discretisation/boundary_conditions.hpp"
+#include "simrun/framework/discretisation/grid.hpp"
+#include "simrun/framework/problem/problem.hpp"
+
+namespace simrun::framework {
+
+// [time]: the scheme; for transient schemes end must be a whole number of steps of dt.
+struct TimeParameters {
+    // steady | backward_euler | crank_nicolson | explicit_euler
+    std::string scheme = "backward_euler";
+    double dt = 0.0;
+    double end = 0.0;
+    std::int64_t steps = 0;  // 0 when steady
+    double theta = 1.0;      // implicit weight: 1 backward Euler, 1/2 Crank-Nicolson
+    std::string dt_place;    // where dt was given, for messages
+    bool steady() const { return scheme == "steady"; }
+};
+
+// [solver]: what the user asked the solver layer for ("auto" lets it choose).
+struct SolverParameters {
+    std::string method = "auto";          // auto | jacobi | sor | cg | bicg | bicgstab
+    std::string preconditioner = "auto";  // auto | none | jacobi | ssor
+    std::string format = "auto";          // auto | dia | ell | csr | coo | dense
+    double rtol = 1e-8;
+    double atol = 0.0;
+    std::int64_t max_iterations = 1000;
+};
+
+// [output]: where and how often results are written.
+struct OutputParameters {
+    std::filesystem::path directory = "output";
+    std::string basename;    // defaults to the problem type
+    std::int64_t every = 1;  // write every this many steps (and always the first and last)
+    bool vtk = true;
+    bool hdf5 = true;
+    std::string compression = "lz4";  // of the .vti files: lz4 | zlib | none
+};
+
+struct RunSpec {
+    std::string problem_type;
+    std::unique_ptr<Grid> grid;
+    std::unique_ptr<Problem> problem;
+    std::unique_ptr<BoundaryConditions> boundary;
+    TimeParameters time;
+    SolverParameters solver;
+    OutputParameters output;
+    std::string input_text;       // the input file as read
+    std::string effective_input;  // the input after --set overrides
+};
+
+// Parses and validates every section, then rejects keys nobody read. Throws InputError naming
+// the file, line, column and key of the first problem found.
+RunSpec parse_run_spec(const Config& config);
+
+Grid parse_grid(const ConfigSection& section);
+// default_scheme applies when [time] names none ("steady" for Poisson).
+TimeParameters parse_time(const ConfigSection& section, const std::string& default_scheme);
+SolverParameters parse_solver(const ConfigSection& section);
+OutputParameters parse_output(const ConfigSection& section);
+
+}  // namespace simrun::framework

@@ -1,0 +1,91 @@
+#pragma once
+// A run: sets up the time integrator on a back-end (from the initial condition, or from a step
+// stored by an earlier run), loops over the steps with progress, hands the output cadence to
+// writer threads (VTK series, HDF5/XDMF), and summarises.
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <vector>
+
+#include "simrun/framework/output/restart_state.hpp"
+#include "simrun/framework/problem/run_spec.hpp"
+#include "simrun/framework/time/time_integrator.hpp"
+#include "simrun/solvers/base/backend.hpp"
+
+namespace simrun::framework {
+
+// A step's solve did not converge: the run stops (exit code 1); steps written before stay valid.
+class SolveFailure : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+struct RunOptions {
+    solvers::BackendChoice backend = solvers::BackendChoice::automatic;
+    std::optional<std::filesystem::path> output_directory;  // overrides [output] directory
+    bool quiet = false;
+    bool write_output = true;
+    // Continue from the last step stored in this run file (see Simulation::Simulation).
+    std::optional<std::filesystem::path> restart_file;
+};
+
+struct RunSummary {
+    std::int64_t steps = 0;
+    std::int64_t total_iterations = 0;
+    std::int64_t max_iterations = 0;
+    std::int64_t fallbacks = 0;  // steps whose first method failed and a fallback was used
+    double seconds = 0.0;        // wall time of run(), waiting for the last output included
+    // Of `seconds`: the loop's hand-overs of output steps (each a copy of the field to the host,
+    // and a wait when every buffer is still being written), and the wait for the writers at
+    // the end. The rest of the output's cost is setting up the files and writers' contention.
+    double output_handover_seconds = 0.0;
+    double output_wait_seconds = 0.0;
+    double mean_iterations() const {
+        return steps > 0 ? static_cast<double>(total_iterations) / static_cast<double>(steps) : 0;
+    }
+    double seconds_per_step() const { return steps > 0 ? seconds / static_cast<double>(steps) : 0; }
+};
+
+class Simulation {
+public:
+    // Builds the back-end, assembles the operator and sets the initial condition, or with
+    // options.restart_file the state of the last step that file stores (read_restart_state()
+    // says what must match). Throws InputError when the initial condition is not finite or
+    // the restart file does not fit, solvers::Error when the back-end is unavailable,
+    // std::invalid_argument when the solver cannot handle the matrix.
+    Simulation(RunSpec spec, const RunOptions& options);
+    ~Simulation();
+
+    // Runs to the end time (steady: solves once and writes the solution as step 0);
+    // summary.steps counts the steps computed here. After a restart, outputs whose .h5 is the
+    // restart file itself are appended to (the .h5 keeps its steps, the .pvd its entries up to
+    // the restart step); other outputs start afresh with the restart step. Throws SolveFailure
+    // when a step's solve does not converge (steps handed to the writer before are still
+    // written), std::runtime_error when writing fails.
+    RunSummary run();
+
+    const RunSpec& spec() const { return spec_; }
+    const Grid& grid() const { return *spec_.grid; }
+    const solvers::Backend& backend() const { return *backend_; }
+    const TimeIntegrator& integrator() const { return *integrator_; }
+    double time() const { return integrator_->time(); }
+    std::vector<double> field() const;
+    // Where the outputs went (empty paths when output is off or before run()).
+    std::filesystem::path pvd_path() const { return pvd_path_; }
+    std::filesystem::path h5_path() const { return h5_path_; }
+
+private:
+    struct Outputs;
+    Outputs open_outputs();
+
+    RunSpec spec_;
+    RunOptions options_;
+    std::shared_ptr<const solvers::Backend> backend_;
+    std::unique_ptr<TimeIntegrator> integrator_;
+    std::optional<RestartState> restart_;  // its field released once set in the integrator
+    std::filesystem::path pvd_path_, h5_path_;
+};
+
+}  // namespace simrun::framework

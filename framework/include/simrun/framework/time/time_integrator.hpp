@@ -1,0 +1,72 @@
+#pragma once
+// Time integrators for u_t = L u + f with boundary conditions, and the steady solve -L u = f,
+// behind one interface so the run loop is the same for all. Step n is at t = n dt: times are
+// computed from the step index, never accumulated, so a restarted run reproduces the same bits.
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "simrun/framework/discretisation/boundary_conditions.hpp"
+#include "simrun/framework/discretisation/spatial_operator.hpp"
+#include "simrun/framework/problem/problem.hpp"
+#include "simrun/framework/problem/run_spec.hpp"
+#include "simrun/solvers/base/array.hpp"
+#include "simrun/solvers/matrices/dia_matrix.hpp"
+#include "simrun/solvers/selection/linear_system_solver.hpp"
+#include "simrun/solvers/selection/matrix_properties.hpp"
+
+namespace simrun::framework {
+
+class TimeIntegrator {
+public:
+    virtual ~TimeIntegrator() = default;
+    // Sets u at step `step` (t = step dt); the boundary values are imposed.
+    virtual void set_state(std::span<const double> u, std::int64_t step) = 0;
+    // Advances one step (the steady solve: solves once). The report says how the linear solve
+    // went; none for explicit Euler.
+    virtual std::optional<solvers::SolveReport> advance() = 0;
+    virtual void copy_state(std::span<double> u) const = 0;
+    virtual std::int64_t step() const = 0;
+    virtual double time() const = 0;
+    // The solver plan, or nullptr when no linear system is solved (explicit Euler).
+    virtual const solvers::SolverPlan* plan() const = 0;
+    virtual const solvers::MatrixProperties* matrix_properties() const { return nullptr; }
+};
+
+// Evaluates the data of a step on the host: F(t) = f(t) + boundary forcing at free nodes (0 at
+// Dirichlet nodes), G(t) = g(t) at Dirichlet nodes (0 elsewhere), and L G(t), the coupling of
+// the free nodes to the Dirichlet values.
+class StepData {
+public:
+    StepData(const Grid& grid, const Problem& problem, const BoundaryConditions& boundary,
+             const SpatialOperator& op);
+    bool depends_on_time() const { return depends_on_time_; }
+    // Evaluates F, G and L G at time t (cached when nothing depends on time).
+    void evaluate(double t);
+    const std::vector<double>& forcing() const { return forcing_; }
+    std::span<const double> dirichlet_values() const { return g_; }
+    std::span<const double> dirichlet_coupling() const { return lg_; }
+
+private:
+    const Grid& grid_;
+    const Problem& problem_;
+    const BoundaryConditions& boundary_;
+    const SpatialOperator& op_;
+    bool depends_on_time_;
+    std::optional<double> evaluated_at_;
+    std::vector<double> forcing_, g_, lg_;  // allocated once
+};
+
+// Builds the integrator of the scheme in `time` (steady, backward_euler, crank_nicolson,
+// explicit_euler). Throws InputError for an explicit step above the stable limit (the message
+// gives the largest stable dt) and std::invalid_argument when the solver cannot handle the
+// system.
+std::unique_ptr<TimeIntegrator> make_time_integrator(
+    const Grid& grid, const Problem& problem, const BoundaryConditions& boundary,
+    const TimeParameters& time, const SolverParameters& solver,
+    std::shared_ptr<const solvers::Backend> backend);
+
+}  // namespace simrun::framework

@@ -1,0 +1,254 @@
+#include "simrun/framework/output/hdf5_run_writer.hpp"
+
+#include <hdf5.h>
+
+#include <array>
+#include <optional>
+#include <stdexcept>
+#include <system_error>
+#include <type_traits>
+#include <utility>
+
+#include "hdf5_support.hpp"
+#include "simrun/solvers/base/atomic_file.hpp"
+
+namespace simrun::framework {
+
+static_assert(std::is_same_v<hid_t, std::int64_t> && std::is_same_v<herr_t, int>,
+              "Hdf5Handle assumes HDF5 >= 1.10 identifier types");
+
+Hdf5Handle::Hdf5Handle(Hdf5Handle&& other) noexcept
+    : id_(std::exchange(other.id_, -1)), closer_(other.closer_) {}
+
+Hdf5Handle& Hdf5Handle::operator=(Hdf5Handle&& other) noexcept {
+    if (this != &other) {
+        reset();
+        id_ = std::exchange(other.id_, -1);
+        closer_ = other.closer_;
+    }
+    return *this;
+}
+
+void Hdf5Handle::reset() {
+    if (id_ >= 0 && closer_ != nullptr) closer_(id_);
+    id_ = -1;
+}
+
+Hdf5RunWriter::Hdf5RunWriter(std::filesystem::path h5_path, const Grid& grid,
+                             std::string_view input_text, std::string_view solver_decisions,
+                             Hdf5OpenMode mode)
+    : h5_path_(std::move(h5_path)), grid_(grid) {
+    if (mode == Hdf5OpenMode::append) {
+        append(input_text, solver_decisions);
+    } else {
+        create(input_text, solver_decisions);
+    }
+}
+
+Hdf5RunWriter::~Hdf5RunWriter() {
+    // Closing flushes: a step never committed must not reach the file then.
+    try {
+        discard_staged();
+    } catch (...) {
+        // Nothing to report from a destructor; the step stays out of the .xmf either way.
+    }
+}
+
+void Hdf5RunWriter::create(std::string_view input_text, std::string_view solver_decisions) {
+    const hdf5::Context context(h5_path_);
+    // An .xmf of an earlier run names steps the new file does not hold.
+    std::error_code error;
+    std::filesystem::remove(xdmf_path(), error);
+    if (error && error != std::errc::no_such_file_or_directory &&
+        error != std::errc::not_a_directory) {
+        throw std::runtime_error("cannot remove '" + xdmf_path().string() +
+                                 "': " + error.message());
+    }
+    // Built under a temporary name, so the run file's name never shows a headerless file.
+    // Unsynced, as the steps (safe from a killed process; an fsync costs as much as a step).
+    solvers::AtomicReplace replace(h5_path_, solvers::FileSync::unsynced);
+    auto access = hdf5::crash_safe_file_access(context);
+    file_ = context.check(
+        H5Fcreate(replace.temp_path().c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, access.get()), H5Fclose,
+        "H5Fcreate (create/truncate)");
+
+    auto group =
+        context.check(H5Gcreate2(file_.get(), "/grid", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+                      H5Gclose, "H5Gcreate2 of group '/grid'");
+    context.scalar_attribute(group.get(), "dimension", H5T_NATIVE_INT, grid_.dimension());
+    context.triple_attribute(group.get(), "points", H5T_NATIVE_INT64, grid_.points());
+    context.triple_attribute(group.get(), "origin", H5T_NATIVE_DOUBLE, grid_.origin());
+    context.triple_attribute(group.get(), "spacing", H5T_NATIVE_DOUBLE, grid_.spacing());
+
+    context.string_dataset(file_.get(), "/input", input_text);
+    context.string_dataset(file_.get(), "/solver_decisions", solver_decisions);
+    context.check(H5Gcreate2(file_.get(), "/steps", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+                  H5Gclose, "H5Gcreate2 of group '/steps'");
+    hdf5::flush_to_disk(context, file_.get());
+    replace.commit();
+}
+
+void Hdf5RunWriter::append(std::string_view input_text, std::string_view solver_decisions) {
+    const hdf5::Context context(h5_path_);
+    auto access = hdf5::crash_safe_file_access(context);
+    file_ = context.check(H5Fopen(h5_path_.c_str(), H5F_ACC_RDWR, access.get()), H5Fclose,
+                          "H5Fopen (read-write)");
+    {
+        auto group = context.check(H5Gopen2(file_.get(), "/grid", H5P_DEFAULT), H5Gclose,
+                                   "H5Gopen2 of group '/grid'");
+        const bool same_grid =
+            context.read_scalar_attribute<int>(group.get(), "dimension", H5T_NATIVE_INT) ==
+                grid_.dimension() &&
+            context.read_triple_attribute<std::int64_t>(group.get(), "points", H5T_NATIVE_INT64) ==
+                grid_.points() &&
+            context.read_triple_attribute<double>(group.get(), "origin", H5T_NATIVE_DOUBLE) ==
+                grid_.origin() &&
+            context.read_triple_attribute<double>(group.get(), "spacing", H5T_NATIVE_DOUBLE) ==
+                grid_.spacing();
+        if (!same_grid) {
+            throw std::invalid_argument("HDF5 file '" + h5_path_.string() +
+                                        "' holds a different grid: cannot append to it");
+        }
+    }
+
+    const auto dims = hdf5::field_dims(grid_);
+    for (const auto& stored : hdf5::list_steps(context, file_.get())) {
+        const std::string path = step_group_path(stored.step);
+        auto group =
+            context.check(H5Gopen2(file_.get(), ("/steps/" + stored.name).c_str(), H5P_DEFAULT),
+                          H5Gclose, "H5Gopen2 of group '/steps/" + stored.name + "'");
+        steps_.push_back(
+            {stored.step,
+             context.read_scalar_attribute<double>(group.get(), "time", H5T_NATIVE_DOUBLE),
+             hdf5::field_names(context, group.get(), path, dims)});
+    }
+
+    // One group per restart, numbered in order, recording what the continuation ran with.
+    if (!context.link_exists(file_.get(), "/restarts")) {
+        context.check(H5Gcreate2(file_.get(), "/restarts", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+                      H5Gclose, "H5Gcreate2 of group '/restarts'");
+    }
+    H5G_info_t restarts;
+    {
+        auto group = context.check(H5Gopen2(file_.get(), "/restarts", H5P_DEFAULT), H5Gclose,
+                                   "H5Gopen2 of group '/restarts'");
+        context.check(H5Gget_info(group.get(), &restarts), "H5Gget_info of '/restarts'");
+    }
+    const std::string restart_path = "/restarts/" + std::to_string(restarts.nlinks);
+    auto group = context.check(
+        H5Gcreate2(file_.get(), restart_path.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+        H5Gclose, "H5Gcreate2 of group '" + restart_path + "'");
+    context.scalar_attribute(group.get(), "step", H5T_NATIVE_INT64,
+                             steps_.empty() ? std::int64_t{0} : steps_.back().step);
+    context.string_dataset(group.get(), "input", input_text);
+    context.string_dataset(group.get(), "solver_decisions", solver_decisions);
+    group.reset();
+    hdf5::flush_to_disk(context, file_.get());
+    solvers::write_file_atomically(xdmf_path(),
+                                   make_xdmf(grid_, h5_path_.filename().string(), steps_));
+}
+
+void Hdf5RunWriter::release_cache(const hdf5::Context& context) {
+    // A cache that never evicts keeps every object of every step; once it is large, closing
+    // and reopening the (just flushed, so clean) file empties it.
+    constexpr std::size_t limit = 32 << 20;
+    std::size_t max_size = 0, min_clean_size = 0, size = 0;
+    int entries = 0;
+    context.check(H5Fget_mdc_size(file_.get(), &max_size, &min_clean_size, &size, &entries),
+                  "H5Fget_mdc_size");
+    if (size < limit) return;
+    file_.reset();
+    auto access = hdf5::crash_safe_file_access(context);
+    file_ = context.check(H5Fopen(h5_path_.c_str(), H5F_ACC_RDWR, access.get()), H5Fclose,
+                          "H5Fopen (read-write, reopening)");
+}
+
+std::filesystem::path Hdf5RunWriter::xdmf_path() const {
+    auto path = h5_path_;
+    return path.replace_extension(".xmf");
+}
+
+// Cost per step: one contiguous H5Dwrite per field (its bytes copied into the page cache), the
+// step's metadata at the flush, and the .xmf rewritten (text growing with the steps, no fsync).
+void Hdf5RunWriter::write_step(std::int64_t step, double time, std::span<const FieldView> fields,
+                               const StepStatistics& stats) {
+    stage_step(step, time, fields, stats);
+    commit_staged();
+}
+
+void Hdf5RunWriter::stage_step(std::int64_t step, double time, std::span<const FieldView> fields,
+                               const StepStatistics& stats) {
+    if (staged_) {
+        throw std::logic_error("HDF5 file '" + h5_path_.string() + "': step " +
+                               std::to_string(staged_->step) + " is staged and not committed");
+    }
+    const std::string group_path = step_group_path(step);
+    for (const auto& field : fields) {
+        if (static_cast<std::int64_t>(field.values.size()) != grid_.num_points()) {
+            throw std::invalid_argument(
+                "HDF5 file '" + h5_path_.string() + "', " + group_path + ": field '" + field.name +
+                "' has " + std::to_string(field.values.size()) + " values, the grid has " +
+                std::to_string(grid_.num_points()) + " nodes");
+        }
+    }
+
+    const hdf5::Context context(h5_path_);
+    auto group = context.check(
+        H5Gcreate2(file_.get(), group_path.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+        H5Gclose, "H5Gcreate2 of group '" + group_path + "'");
+    XdmfStep entry{step, time, {}};
+    try {
+        context.scalar_attribute(group.get(), "time", H5T_NATIVE_DOUBLE, time);
+        context.scalar_attribute(group.get(), "solver_iterations", H5T_NATIVE_INT64,
+                                 stats.solver_iterations);
+        context.scalar_attribute(group.get(), "relative_residual", H5T_NATIVE_DOUBLE,
+                                 stats.relative_residual);
+        context.string_attribute(group.get(), "status", stats.status);
+        context.string_attribute(group.get(), "method", stats.method);
+
+        // Raw data goes to space that the flushed metadata does not reference yet: the step
+        // is invisible until commit_staged().
+        const auto dims = hdf5::field_dims(grid_);
+        for (const auto& field : fields) {
+            context.double_dataset(group.get(), field.name.c_str(), dims, field.values);
+            entry.field_names.push_back(field.name);
+        }
+        if (!stats.residual_history.empty()) {
+            const std::array<hsize_t, 1> length{stats.residual_history.size()};
+            context.double_dataset(group.get(), "residual_history", length, stats.residual_history);
+        }
+    } catch (...) {
+        // A half-written group would be flushed with the next step: unlink it (best effort).
+        group.reset();
+        H5Ldelete(file_.get(), group_path.c_str(), H5P_DEFAULT);
+        H5Eclear2(H5E_DEFAULT);
+        throw;
+    }
+    staged_ = std::move(entry);
+}
+
+void Hdf5RunWriter::commit_staged() {
+    if (!staged_) {
+        throw std::logic_error("HDF5 file '" + h5_path_.string() + "': no step is staged");
+    }
+    const hdf5::Context context(h5_path_);
+    hdf5::flush_to_disk(context, file_.get());
+    steps_.push_back(std::move(*staged_));
+    staged_.reset();
+    release_cache(context);
+    // Unsynced, as the steps it lists: the .xmf, as the .h5, survives a killed process.
+    solvers::write_file_atomically(xdmf_path(),
+                                   make_xdmf(grid_, h5_path_.filename().string(), steps_),
+                                   solvers::FileSync::unsynced);
+}
+
+void Hdf5RunWriter::discard_staged() {
+    if (!staged_) return;
+    const std::string group_path = step_group_path(staged_->step);
+    staged_.reset();
+    const hdf5::Context context(h5_path_);
+    context.check(H5Ldelete(file_.get(), group_path.c_str(), H5P_DEFAULT),
+                  "H5Ldelete of group '" + group_path + "'");
+}
+
+}  // namespace simrun::framework

@@ -1,0 +1,118 @@
+#pragma once
+// HDF5 helpers shared by the run file writer and the restart reader: checked calls whose
+// exceptions name the file, the operation and HDF5's innermost message, and the run file's
+// common pieces (the step list, the field shape, the crash-safe file access).
+#include <hdf5.h>
+
+#include <array>
+#include <cstdint>
+#include <filesystem>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "simrun/framework/discretisation/grid.hpp"
+#include "simrun/framework/output/hdf5_run_writer.hpp"
+
+namespace simrun::framework::hdf5 {
+
+class Context {
+public:
+    // Turns off HDF5's printing of error stacks for the calling thread (a thread-safe HDF5
+    // keeps one error stack per thread): failures become exceptions instead.
+    explicit Context(const std::filesystem::path& file);
+
+    // Throws std::runtime_error "HDF5 file 'FILE': OPERATION failed: DETAIL", DETAIL being the
+    // innermost entry of HDF5's error stack (which carries the OS error for file failures).
+    [[noreturn]] void fail(const std::string& operation) const;
+    Hdf5Handle check(hid_t id, Hdf5Handle::Closer closer, const std::string& operation) const {
+        if (id < 0) fail(operation);
+        return Hdf5Handle(id, closer);
+    }
+    void check(herr_t status, const std::string& operation) const {
+        if (status < 0) fail(operation);
+    }
+    bool check_exists(htri_t answer, const std::string& operation) const {
+        if (answer < 0) fail(operation);
+        return answer > 0;
+    }
+
+    Hdf5Handle scalar_space() const;
+    Hdf5Handle simple_space(std::span<const hsize_t> dims) const;
+    // Fixed-length UTF-8 string type; HDF5 forbids size 0, so an empty string gets one NUL.
+    Hdf5Handle string_type(std::size_t length) const;
+
+    void attribute(hid_t object, const char* name, hid_t type, hid_t space, const void* data) const;
+    template <typename T>
+    void scalar_attribute(hid_t object, const char* name, hid_t type, T value) const {
+        attribute(object, name, type, scalar_space().get(), &value);
+    }
+    template <typename T>
+    void triple_attribute(hid_t object, const char* name, hid_t type,
+                          const std::array<T, 3>& values) const {
+        const std::array<hsize_t, 1> dims{3};
+        attribute(object, name, type, simple_space(dims).get(), values.data());
+    }
+    void string_attribute(hid_t object, const char* name, std::string_view text) const;
+    void string_dataset(hid_t location, const char* name, std::string_view text) const;
+    void double_dataset(hid_t location, const char* name, std::span<const hsize_t> dims,
+                        std::span<const double> values) const;
+
+    bool link_exists(hid_t location, const std::string& name) const;
+    bool attribute_exists(hid_t object, const char* name) const;
+    template <typename T>
+    T read_scalar_attribute(hid_t object, const char* name, hid_t type) const {
+        T value{};
+        read_attribute(object, name, type, 1, &value);
+        return value;
+    }
+    template <typename T>
+    std::array<T, 3> read_triple_attribute(hid_t object, const char* name, hid_t type) const {
+        std::array<T, 3> values{};
+        read_attribute(object, name, type, 3, values.data());
+        return values;
+    }
+    // A fixed-length string attribute, without its padding.
+    std::string read_string_attribute(hid_t object, const char* name) const;
+    // A double dataset's extent, slowest axis first, and its values.
+    std::vector<hsize_t> dataset_dims(hid_t dataset, const std::string& name) const;
+    std::vector<double> read_doubles(hid_t dataset, const std::string& name) const;
+
+    const std::filesystem::path& file() const { return file_; }
+
+private:
+    // Reads an attribute of exactly `count` elements (fails naming it otherwise).
+    void read_attribute(hid_t object, const char* name, hid_t type, hsize_t count, void* out) const;
+
+    std::filesystem::path file_;
+};
+
+// A step group of /steps: its index and its name.
+struct StoredStep {
+    std::int64_t step;
+    std::string name;
+};
+
+// The step groups under /steps in increasing step order (links whose names are not step
+// numbers are skipped).
+std::vector<StoredStep> list_steps(const Context& context, hid_t file);
+
+// The names of the datasets in a group shaped like `dims` (the step's fields), in name order.
+std::vector<std::string> field_names(const Context& context, hid_t group,
+                                     const std::string& group_path, std::span<const hsize_t> dims);
+
+// The HDF5 extent of a field on `grid`, slowest axis first: [nz][ny][nx] or [ny][nx].
+std::vector<hsize_t> field_dims(const Grid& grid);
+
+// File access whose metadata cache never evicts and never resizes, so dirty metadata reaches
+// the file only when it is flushed: between flushes the file on disk stays the one of the last
+// flush (new raw data goes to space that metadata does not reference yet).
+Hdf5Handle crash_safe_file_access(const Context& context);
+
+// H5Fflush: the step is in the operating system's hands (safe from a killed process) before it
+// is announced in the .xmf.
+void flush_to_disk(const Context& context, hid_t file);
+
+}  // namespace simrun::framework::hdf5

@@ -1,0 +1,202 @@
+#include "output_pipeline.hpp"
+
+#include <algorithm>
+#include <optional>
+#include <stdexcept>
+#include <utility>
+
+#include "simrun/framework/discretisation/field.hpp"
+
+namespace simrun::framework {
+
+OutputPipeline::Buffer::Buffer(std::shared_ptr<const solvers::Backend> backend, std::size_t size)
+    : backend_(std::move(backend)),
+      data_(static_cast<double*>(backend_->allocate_host(size * sizeof(double)))),
+      size_(size) {}
+
+OutputPipeline::Buffer::~Buffer() {
+    if (data_ != nullptr) backend_->release_host(data_);
+}
+
+OutputPipeline::Buffer::Buffer(Buffer&& other) noexcept
+    : backend_(std::move(other.backend_)),
+      data_(std::exchange(other.data_, nullptr)),
+      size_(std::exchange(other.size_, 0)) {}
+
+OutputPipeline::OutputPipeline(std::unique_ptr<VtkSeriesWriter> vtk,
+                               std::unique_ptr<Hdf5RunWriter> hdf5, std::size_t field_size,
+                               std::shared_ptr<const solvers::Backend> host_memory,
+                               std::size_t buffer_bytes)
+    : vtk_(std::move(vtk)),
+      hdf5_(std::move(hdf5)),
+      field_size_(field_size),
+      host_memory_(std::move(host_memory)),
+      max_buffers_(std::max(min_buffers,
+                            buffer_bytes / std::max<std::size_t>(1, field_size * sizeof(double)))) {
+    if (!host_memory_) throw std::invalid_argument("output pipeline without host memory");
+    if (vtk_) {
+        stages_.emplace_back().write = [this](const Job& job) {
+            const FieldView fields[] = {{"u", job.u.values()}};
+            if (job.vtk) vtk_->write_step(job.step, job.time, fields);
+        };
+    }
+    if (hdf5_) {
+        Stage& stage = stages_.emplace_back();
+        stage.write = [this](const Job& job) {
+            const FieldView fields[] = {{"u", job.u.values()}};
+            if (job.hdf5) hdf5_->stage_step(job.step, job.time, fields, job.statistics);
+        };
+        stage.commit = [this](const Job& job) {
+            if (job.hdf5) hdf5_->commit_staged();
+        };
+        stage.discard = [this] { hdf5_->discard_staged(); };
+    }
+    if (stages_.empty()) throw std::invalid_argument("output pipeline without a writer");
+    try {
+        preparer_ = std::thread([this] { prepare_buffers(min_buffers); });
+        for (std::size_t i = 0; i < stages_.size(); ++i) {
+            stages_[i].thread = std::thread([this, i] { work(i); });
+        }
+    } catch (...) {
+        close();
+        throw;
+    }
+}
+
+OutputPipeline::~OutputPipeline() { close(); }
+
+// Allocation and first touch of a field's pages (milliseconds for 8 MB, and pinning on CUDA)
+// happen here while the loop computes, instead of in the loop's first hand-overs.
+void OutputPipeline::prepare_buffers(std::size_t count) {
+    std::unique_lock lock(mutex_);
+    for (std::size_t i = 0; i < count && !closing_ && !error_; ++i) {
+        ++buffers_;
+        lock.unlock();
+        std::optional<Buffer> buffer;
+        std::exception_ptr failure;
+        try {
+            buffer.emplace(host_memory_, field_size_);
+            std::fill(buffer->values().begin(), buffer->values().end(), 0.0);
+        } catch (...) {
+            failure = std::current_exception();
+        }
+        lock.lock();
+        if (buffer) {
+            free_buffers_.push_back(std::move(*buffer));
+        } else {
+            --buffers_;
+            if (!error_) error_ = failure;
+        }
+        changed_.notify_all();
+    }
+    preparing_ = false;
+    changed_.notify_all();
+}
+
+void OutputPipeline::submit(OutputStep step,
+                            const std::function<void(std::span<double>)>& copy_field) {
+    std::optional<Buffer> buffer;
+    {
+        std::unique_lock lock(mutex_);
+        changed_.wait(lock, [this] {
+            return !free_buffers_.empty() || (!preparing_ && buffers_ < max_buffers_) || error_;
+        });
+        if (error_) std::rethrow_exception(error_);
+        if (free_buffers_.empty()) {
+            ++buffers_;  // allocated below, outside the lock
+        } else {
+            buffer.emplace(std::move(free_buffers_.back()));
+            free_buffers_.pop_back();
+        }
+    }
+    if (!buffer) {
+        try {
+            buffer.emplace(host_memory_, field_size_);
+        } catch (...) {
+            const std::lock_guard lock(mutex_);
+            --buffers_;
+            throw;
+        }
+    }
+    try {
+        copy_field(buffer->values());
+    } catch (...) {
+        const std::lock_guard lock(mutex_);
+        free_buffers_.push_back(std::move(*buffer));  // kept for the next step
+        throw;
+    }
+    {
+        const std::lock_guard lock(mutex_);
+        const auto job = std::make_shared<Job>(std::move(step), submitted_++, std::move(*buffer),
+                                               stages_.size());
+        for (auto& stage : stages_) stage.queue.push_back(job);
+    }
+    changed_.notify_all();
+}
+
+void OutputPipeline::finish() {
+    close();
+    if (error_) std::rethrow_exception(error_);
+}
+
+void OutputPipeline::close() {
+    {
+        const std::lock_guard lock(mutex_);
+        closing_ = true;
+    }
+    changed_.notify_all();
+    if (preparer_.joinable()) preparer_.join();
+    for (auto& stage : stages_) {
+        if (stage.thread.joinable()) stage.thread.join();
+    }
+}
+
+bool OutputPipeline::attempt(std::unique_lock<std::mutex>& lock, std::size_t index,
+                             const std::function<void()>& action) {
+    lock.unlock();
+    std::exception_ptr failure;
+    try {
+        action();
+    } catch (...) {
+        failure = std::current_exception();
+    }
+    lock.lock();
+    if (!failure) return true;
+    if (!error_) error_ = failure;
+    stopped_stages_ = std::max(stopped_stages_, index + 1);
+    return false;
+}
+
+void OutputPipeline::work(std::size_t index) {
+    Stage& stage = stages_[index];
+    std::unique_lock lock(mutex_);
+    for (;;) {
+        changed_.wait(lock, [&] { return !stage.queue.empty() || closing_; });
+        if (stage.queue.empty()) break;
+        const std::shared_ptr<Job> job = std::move(stage.queue.front());
+        stage.queue.pop_front();
+        if (index >= stopped_stages_ && attempt(lock, index, [&] { stage.write(*job); })) {
+            bool complete = !stage.commit;
+            if (stage.commit) {
+                // The job has every earlier stage's step once the previous stage completed it;
+                // a stopped previous stage never will.
+                auto previous_has_it = [&] {
+                    return index == 0 || stages_[index - 1].completed > job->sequence;
+                };
+                changed_.wait(lock,
+                              [&] { return previous_has_it() || index - 1 < stopped_stages_; });
+                if (previous_has_it()) {
+                    complete = attempt(lock, index, [&] { stage.commit(*job); });
+                } else {
+                    attempt(lock, index, [&] { stage.discard(); });
+                    stopped_stages_ = std::max(stopped_stages_, index + 1);
+                }
+            }
+            if (complete) stage.completed = job->sequence + 1;
+        }
+        if (--job->holders == 0) free_buffers_.push_back(std::move(job->u));
+        changed_.notify_all();
+    }
+}
+
+}  // namespace simrun::framework

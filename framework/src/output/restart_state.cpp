@@ -1,0 +1,188 @@
+#include "simrun/framework/output/restart_state.hpp"
+
+#include <hdf5.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+
+#include "hdf5_support.hpp"
+#include "simrun/framework/config/input_error.hpp"
+#include "simrun/framework/output/xdmf_writer.hpp"
+
+namespace simrun::framework {
+namespace {
+
+// The shortest "%.Ng" text that reads back as the same double, so that two values that differ
+// print differently and equal ones print as the user wrote them.
+std::string shortest(double value) {
+    char buffer[32];
+    for (int digits = 6; digits <= 17; ++digits) {
+        std::snprintf(buffer, sizeof buffer, "%.*g", digits, value);
+        if (std::strtod(buffer, nullptr) == value) break;
+    }
+    return buffer;
+}
+
+template <typename T>
+std::string triple(const std::array<T, 3>& values, int dimension, const char* separator) {
+    std::string text;
+    for (int axis = 0; axis < dimension; ++axis) {
+        const T value = values[static_cast<std::size_t>(axis)];
+        if (axis > 0) text += separator;
+        if constexpr (std::is_floating_point_v<T>) {
+            text += shortest(value);
+        } else {
+            text += std::to_string(value);
+        }
+    }
+    return text;
+}
+
+// What the file holds, read without judging it against the input.
+struct StoredRun {
+    int dimension = 0;
+    std::array<std::int64_t, 3> points{};
+    std::array<double, 3> origin{}, spacing{};
+    std::optional<RestartState> last;  // none when /steps is empty
+    std::vector<hsize_t> u_dims;
+};
+
+StoredRun read_stored_run(const std::filesystem::path& path) {
+    const hdf5::Context context(path);
+    auto file = context.check(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose,
+                              "H5Fopen (read-only)");
+    StoredRun run;
+    {
+        auto grid = context.check(H5Gopen2(file.get(), "/grid", H5P_DEFAULT), H5Gclose,
+                                  "H5Gopen2 of group '/grid'");
+        run.dimension = context.read_scalar_attribute<int>(grid.get(), "dimension", H5T_NATIVE_INT);
+        run.points =
+            context.read_triple_attribute<std::int64_t>(grid.get(), "points", H5T_NATIVE_INT64);
+        run.origin = context.read_triple_attribute<double>(grid.get(), "origin", H5T_NATIVE_DOUBLE);
+        run.spacing =
+            context.read_triple_attribute<double>(grid.get(), "spacing", H5T_NATIVE_DOUBLE);
+    }
+    const auto steps = hdf5::list_steps(context, file.get());
+    if (steps.empty()) return run;
+
+    const std::string group_path = "/steps/" + steps.back().name;
+    auto group = context.check(H5Gopen2(file.get(), group_path.c_str(), H5P_DEFAULT), H5Gclose,
+                               "H5Gopen2 of group '" + group_path + "'");
+    RestartState state;
+    state.file = path;
+    state.step = steps.back().step;
+    state.time = context.read_scalar_attribute<double>(group.get(), "time", H5T_NATIVE_DOUBLE);
+    {
+        const std::string u_path = group_path + "/u";
+        auto data = context.check(H5Dopen2(group.get(), "u", H5P_DEFAULT), H5Dclose,
+                                  "H5Dopen2 of dataset '" + u_path + "'");
+        run.u_dims = context.dataset_dims(data.get(), u_path);
+        state.u = context.read_doubles(data.get(), u_path);
+    }
+    // The statistics make the step's copy in a new file equal to this one; files written
+    // before `method` and `residual_history` existed lack them.
+    StepStatistics& stats = state.statistics;
+    stats.solver_iterations = context.read_scalar_attribute<std::int64_t>(
+        group.get(), "solver_iterations", H5T_NATIVE_INT64);
+    stats.relative_residual =
+        context.read_scalar_attribute<double>(group.get(), "relative_residual", H5T_NATIVE_DOUBLE);
+    stats.status = context.read_string_attribute(group.get(), "status");
+    if (context.attribute_exists(group.get(), "method")) {
+        stats.method = context.read_string_attribute(group.get(), "method");
+    }
+    if (context.link_exists(group.get(), "residual_history")) {
+        const std::string history_path = group_path + "/residual_history";
+        auto data = context.check(H5Dopen2(group.get(), "residual_history", H5P_DEFAULT), H5Dclose,
+                                  "H5Dopen2 of dataset '" + history_path + "'");
+        stats.residual_history = context.read_doubles(data.get(), history_path);
+    }
+    run.last = std::move(state);
+    return run;
+}
+
+}  // namespace
+
+RestartState read_restart_state(const std::filesystem::path& h5_path, const Grid& grid,
+                                const TimeParameters& time) {
+    const std::string place = "--restart " + h5_path.string();
+    const std::string name = h5_path.string();
+    if (time.steady()) {
+        throw InputError(place, "time.scheme",
+                         "the input is steady: only a time-dependent run continues from a "
+                         "stored step");
+    }
+    std::error_code error;
+    if (!std::filesystem::is_regular_file(h5_path, error)) {
+        throw InputError(place, "", "no such file");
+    }
+    StoredRun stored;
+    try {
+        stored = read_stored_run(h5_path);
+    } catch (const std::runtime_error& e) {
+        throw InputError(place, "",
+                         std::string("not a readable simrun run file (") + e.what() + ")");
+    }
+    if (!stored.last) throw InputError(place, "", name + " holds no steps to continue from");
+    RestartState& state = *stored.last;
+
+    if (stored.dimension != grid.dimension() || stored.points != grid.points()) {
+        const int shown = std::max(stored.dimension == 3 ? 3 : 2, grid.dimension());
+        throw InputError(place, "grid",
+                         name + " was written on a grid of " + triple(stored.points, shown, " x ") +
+                             " nodes, the input has " + triple(grid.points(), shown, " x "));
+    }
+    if (stored.origin != grid.origin()) {
+        throw InputError(place, "grid",
+                         name + " was written with the grid's origin at (" +
+                             triple(stored.origin, grid.dimension(), ", ") + "), the input has (" +
+                             triple(grid.origin(), grid.dimension(), ", ") + ")");
+    }
+    if (stored.spacing != grid.spacing()) {
+        throw InputError(place, "grid",
+                         name + " was written with grid spacing (" +
+                             triple(stored.spacing, grid.dimension(), ", ") + "), the input has (" +
+                             triple(grid.spacing(), grid.dimension(), ", ") + ")");
+    }
+    const std::string step_text = "step " + std::to_string(state.step);
+    if (stored.u_dims != hdf5::field_dims(grid)) {
+        throw InputError(place, "",
+                         name + ": " + step_group_path(state.step) +
+                             "/u is not shaped like the grid /grid describes");
+    }
+    for (std::size_t i = 0; i < state.u.size(); ++i) {
+        if (!std::isfinite(state.u[i])) {
+            throw InputError(place, "",
+                             name + ": " + step_group_path(state.step) +
+                                 "/u is not finite at node " + std::to_string(i));
+        }
+    }
+
+    // t = step dt, exactly as the integrator computes it, or the continuation differs.
+    const double expected = static_cast<double>(state.step) * time.dt;
+    if (state.time != expected) {
+        const std::string written =
+            state.step > 0 ? "dt = " + shortest(state.time / static_cast<double>(state.step))
+                           : "a time other than 0";
+        throw InputError(time.dt_place, "time.dt",
+                         name + " was written with " + written + " (" + step_text + " at t = " +
+                             shortest(state.time) + "), the input has dt = " + shortest(time.dt) +
+                             " (" + step_text + " at t = " + shortest(expected) + ")");
+    }
+    if (state.step >= time.steps) {
+        throw InputError(place, "time.end",
+                         name + " ends at " + step_text + " (t = " + shortest(state.time) +
+                             "), the input ends at step " + std::to_string(time.steps) +
+                             " (t = " + shortest(time.end) +
+                             "): nothing is left to run; raise time.end to go on");
+    }
+    return std::move(state);
+}
+
+}  // namespace simrun::framework

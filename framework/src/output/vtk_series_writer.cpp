@@ -1,0 +1,195 @@
+#include "simrun/framework/output/vtk_series_writer.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
+#include <regex>
+#include <stdexcept>
+#include <system_error>
+#include <thread>
+#include <utility>
+
+#include "simrun/framework/output/xml_text.hpp"
+#include "simrun/solvers/base/atomic_file.hpp"
+#include "vti_file.hpp"
+
+namespace simrun::framework {
+
+namespace {
+
+// The inverse of xml_escape for the entities it writes.
+std::string xml_unescape(std::string_view text) {
+    static const std::pair<std::string_view, char> entities[] = {
+        {"&amp;", '&'}, {"&lt;", '<'}, {"&gt;", '>'}, {"&quot;", '"'}};
+    std::string out;
+    for (std::size_t at = 0; at < text.size();) {
+        bool replaced = false;
+        for (const auto& [entity, character] : entities) {
+            if (text.substr(at, entity.size()) == entity) {
+                out += character;
+                at += entity.size();
+                replaced = true;
+                break;
+            }
+        }
+        if (!replaced) out += text[at++];
+    }
+    return out;
+}
+
+}  // namespace
+
+std::size_t VtkSeriesWriter::default_threads() {
+    return std::clamp<std::size_t>(std::thread::hardware_concurrency() / 2, 1, 4);
+}
+
+VtkSeriesWriter::VtkSeriesWriter(std::filesystem::path directory, std::string basename,
+                                 const Grid& grid)
+    : directory_(std::move(directory)),
+      basename_(std::move(basename)),
+      grid_(grid),
+      file_writer_(std::make_unique<VtiFileWriter>(default_threads())) {
+    create_directory();
+    std::error_code error;
+    std::filesystem::remove(pvd_path(), error);
+    if (error) {
+        throw std::runtime_error("cannot remove '" + pvd_path().string() + "': " + error.message());
+    }
+}
+
+VtkSeriesWriter::VtkSeriesWriter(std::filesystem::path directory, std::string basename,
+                                 const Grid& grid, ContinueSeries from)
+    : directory_(std::move(directory)),
+      basename_(std::move(basename)),
+      grid_(grid),
+      file_writer_(std::make_unique<VtiFileWriter>(default_threads())) {
+    create_directory();
+    read_pvd(from.last_step);
+}
+
+VtkSeriesWriter::~VtkSeriesWriter() = default;
+
+void VtkSeriesWriter::set_threads(std::size_t threads) {
+    file_writer_ = std::make_unique<VtiFileWriter>(std::max<std::size_t>(threads, 1));
+}
+
+std::size_t VtkSeriesWriter::threads() const { return file_writer_->threads(); }
+
+void VtkSeriesWriter::create_directory() const {
+    std::error_code error;
+    std::filesystem::create_directories(directory_, error);
+    if (error || !std::filesystem::is_directory(directory_)) {
+        throw std::runtime_error("cannot create output directory '" + directory_.string() +
+                                 "': " + (error ? error.message() : "not a directory"));
+    }
+}
+
+void VtkSeriesWriter::read_pvd(std::int64_t last_step) {
+    const auto path = pvd_path();
+    if (!std::filesystem::exists(path)) return;
+    std::ifstream in(path);
+    if (!in) throw std::runtime_error("cannot read '" + path.string() + "'");
+    const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+    // Entries as write_pvd() writes them; a file name not of this series' form is skipped.
+    const std::regex dataset(R"re(<DataSet\s[^>]*timestep="([^"]*)"[^>]*file="([^"]*)")re");
+    const std::string prefix = basename_ + "_";
+    for (auto it = std::sregex_iterator(text.begin(), text.end(), dataset);
+         it != std::sregex_iterator(); ++it) {
+        const std::string file = xml_unescape((*it)[2].str());
+        if (file.size() <= prefix.size() + 4 || !file.starts_with(prefix) ||
+            !file.ends_with(".vti")) {
+            continue;
+        }
+        const std::string digits = file.substr(prefix.size(), file.size() - prefix.size() - 4);
+        if (digits.size() > 18 || !std::all_of(digits.begin(), digits.end(),
+                                               [](char c) { return c >= '0' && c <= '9'; })) {
+            continue;
+        }
+        const std::string time_text = (*it)[1].str();
+        char* end = nullptr;
+        const double time = std::strtod(time_text.c_str(), &end);
+        if (time_text.empty() || *end != '\0') {
+            throw std::runtime_error("cannot read '" + path.string() + "': timestep \"" +
+                                     time_text + "\" is not a number");
+        }
+        const std::int64_t step = std::stoll(digits);
+        if (step <= last_step && !has_step(step)) entries_.push_back({step, time, file});
+    }
+    std::sort(entries_.begin(), entries_.end(),
+              [](const Entry& a, const Entry& b) { return a.step < b.step; });
+}
+
+bool VtkSeriesWriter::has_step(std::int64_t step) const {
+    return std::any_of(entries_.begin(), entries_.end(),
+                       [step](const Entry& e) { return e.step == step; });
+}
+
+std::vector<std::pair<std::int64_t, double>> VtkSeriesWriter::steps() const {
+    std::vector<std::pair<std::int64_t, double>> out;
+    for (const auto& entry : entries_) out.emplace_back(entry.step, entry.time);
+    return out;
+}
+
+std::filesystem::path VtkSeriesWriter::pvd_path() const {
+    return directory_ / (basename_ + ".pvd");
+}
+
+std::filesystem::path VtkSeriesWriter::step_path(std::int64_t step) const {
+    return directory_ / step_file_name(step);
+}
+
+std::string VtkSeriesWriter::step_file_name(std::int64_t step) const {
+    char digits[32];
+    std::snprintf(digits, sizeof digits, "%06lld", static_cast<long long>(step));
+    return basename_ + "_" + digits + ".vti";
+}
+
+void VtkSeriesWriter::write_step(std::int64_t step, double time,
+                                 std::span<const FieldView> fields) {
+    if (step < 0) {
+        throw std::invalid_argument("VTK output: negative step " + std::to_string(step));
+    }
+    const auto path = step_path(step);
+    for (const auto& field : fields) {
+        if (static_cast<std::int64_t>(field.values.size()) != grid_.num_points()) {
+            throw std::invalid_argument("VTK output '" + path.string() + "': field '" + field.name +
+                                        "' has " + std::to_string(field.values.size()) +
+                                        " values, the grid has " +
+                                        std::to_string(grid_.num_points()) + " nodes");
+        }
+    }
+
+    // Unsynced, as the HDF5 steps: complete or absent after a kill, an fsync per step saved.
+    solvers::AtomicReplace replace(path, solvers::FileSync::unsynced);
+    file_writer_->write(replace.temp_path(), grid_, fields, compression_);
+    replace.commit();
+
+    const auto existing = std::find_if(entries_.begin(), entries_.end(),
+                                       [step](const Entry& e) { return e.step == step; });
+    if (existing != entries_.end()) {
+        existing->time = time;
+    } else {
+        entries_.push_back({step, time, step_file_name(step)});
+        std::sort(entries_.begin(), entries_.end(),
+                  [](const Entry& a, const Entry& b) { return a.step < b.step; });
+    }
+    write_pvd();
+}
+
+void VtkSeriesWriter::write_pvd() const {
+    std::string text =
+        "<?xml version=\"1.0\"?>\n"
+        "<VTKFile type=\"Collection\" version=\"0.1\">\n"
+        "  <Collection>\n";
+    for (const auto& entry : entries_) {
+        text += "    <DataSet timestep=\"" + format_double(entry.time) +
+                "\" group=\"\" part=\"0\" file=\"" + xml_escape(entry.file_name) + "\"/>\n";
+    }
+    text += "  </Collection>\n</VTKFile>\n";
+    // Unsynced, as the steps it lists (an fsync here costs more than the step's write).
+    solvers::write_file_atomically(pvd_path(), text, solvers::FileSync::unsynced);
+}
+
+}  // namespace simrun::framework

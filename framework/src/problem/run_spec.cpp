@@ -1,0 +1,173 @@
+#include "simrun/framework/problem/run_spec.hpp"
+
+#include <cmath>
+#include <set>
+#include <stdexcept>
+#include <string>
+
+#include "simrun/framework/problem/problem_registry.hpp"
+
+namespace simrun::framework {
+namespace {
+
+void require_one_of(const ConfigSection& section, std::string_view key, const std::string& value,
+                    const std::set<std::string>& allowed) {
+    if (allowed.count(value) > 0) return;
+    std::string list;
+    for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
+    section.fail(key, "'" + value + "' is not one of: " + list);
+}
+
+std::array<double, 2> parse_extent(const ConfigSection& section, const char* key) {
+    const auto extent = section.get<std::array<double, 2>>(key, {0.0, 1.0});
+    if (!(extent[1] > extent[0]) || !std::isfinite(extent[0]) || !std::isfinite(extent[1])) {
+        section.fail(key, "must be [lower, upper] with lower < upper");
+    }
+    return extent;
+}
+
+}  // namespace
+
+Grid parse_grid(const ConfigSection& section) {
+    const bool three_d = section.has("nz");
+    std::array<std::int64_t, 3> points{1, 1, 1};
+    const char* counts[3] = {"nx", "ny", "nz"};
+    const char* extents[3] = {"x", "y", "z"};
+    std::array<double, 3> lower{0, 0, 0};
+    std::array<double, 3> upper{1, 1, 1};
+    const int dimension = three_d ? 3 : 2;
+    for (int a = 0; a < dimension; ++a) {
+        points[a] = section.require<std::int64_t>(counts[a]);
+        if (points[a] < 3) {
+            section.fail(counts[a],
+                         "must be >= 3 (nodes along the axis, boundaries included), got " +
+                             std::to_string(points[a]));
+        }
+        if (points[a] > 1'000'000) {
+            section.fail(counts[a], "is impossibly large (" + std::to_string(points[a]) + ")");
+        }
+        const auto extent = parse_extent(section, extents[a]);
+        lower[a] = extent[0];
+        upper[a] = extent[1];
+    }
+    if (!three_d && section.has("z")) section.fail("z", "a 2D grid (no nz) takes no z extent");
+    try {
+        return Grid(dimension, points, lower, upper);
+    } catch (const std::invalid_argument& error) {
+        section.fail(counts[0], error.what());
+    }
+}
+
+TimeParameters parse_time(const ConfigSection& section, const std::string& default_scheme) {
+    TimeParameters t;
+    t.scheme = section.get<std::string>("scheme", default_scheme);
+    require_one_of(section, "scheme", t.scheme,
+                   {"steady", "backward_euler", "crank_nicolson", "explicit_euler"});
+    t.theta = t.scheme == "crank_nicolson" ? 0.5 : 1.0;
+    if (t.steady()) {
+        for (const char* key : {"dt", "end"}) {
+            if (section.has(key)) section.fail(key, "a steady problem takes no time step or end");
+        }
+        return t;
+    }
+    t.dt = section.require<double>("dt");
+    t.dt_place = section.place("dt");
+    if (!(t.dt > 0.0) || !std::isfinite(t.dt)) {
+        section.fail("dt", "must be a positive time step, got " + std::to_string(t.dt));
+    }
+    t.end = section.require<double>("end");
+    if (!(t.end > 0.0) || !std::isfinite(t.end)) {
+        section.fail("end", "must be a positive end time, got " + std::to_string(t.end));
+    }
+    const double steps = t.end / t.dt;
+    if (steps > 1e9) section.fail("end", "end / dt asks for more than 10^9 steps");
+    t.steps = std::llround(steps);
+    if (t.steps < 1 || std::abs(steps - static_cast<double>(t.steps)) > 1e-9 * steps) {
+        section.fail("end", "end = " + std::to_string(t.end) +
+                                " is not a whole number of steps of dt = " + std::to_string(t.dt));
+    }
+    return t;
+}
+
+SolverParameters parse_solver(const ConfigSection& section) {
+    SolverParameters s;
+    s.method = section.get<std::string>("method", s.method);
+    require_one_of(section, "method", s.method,
+                   {"auto", "jacobi", "sor", "cg", "bicg", "bicgstab"});
+    s.preconditioner = section.get<std::string>("preconditioner", s.preconditioner);
+    require_one_of(section, "preconditioner", s.preconditioner, {"auto", "none", "jacobi", "ssor"});
+    s.format = section.get<std::string>("format", s.format);
+    require_one_of(section, "format", s.format,
+                   {"auto", "dia", "stencil", "ell", "csr", "coo", "dense"});
+    s.rtol = section.get<double>("rtol", s.rtol);
+    if (!(s.rtol >= 0.0 && s.rtol < 1.0)) section.fail("rtol", "must be in [0, 1)");
+    s.atol = section.get<double>("atol", s.atol);
+    if (!(s.atol >= 0.0) || !std::isfinite(s.atol)) section.fail("atol", "must be >= 0");
+    if (s.rtol == 0.0 && s.atol == 0.0) section.fail("rtol", "rtol and atol cannot both be 0");
+    s.max_iterations = section.get<std::int64_t>("max_iterations", s.max_iterations);
+    if (s.max_iterations < 1) section.fail("max_iterations", "must be >= 1");
+    return s;
+}
+
+OutputParameters parse_output(const ConfigSection& section) {
+    OutputParameters o;
+    o.directory = section.get<std::string>("directory", o.directory.string());
+    if (o.directory.empty()) section.fail("directory", "must not be empty");
+    o.basename = section.get<std::string>("basename", "");
+    if (o.basename.find('/') != std::string::npos) {
+        section.fail("basename", "must be a file name, not a path");
+    }
+    o.every = section.get<std::int64_t>("every", o.every);
+    if (o.every < 1) section.fail("every", "must be >= 1, got " + std::to_string(o.every));
+    o.vtk = section.get<bool>("vtk", o.vtk);
+    o.hdf5 = section.get<bool>("hdf5", o.hdf5);
+    o.compression = section.get<std::string>("compression", o.compression);
+    require_one_of(section, "compression", o.compression, {"lz4", "zlib", "none"});
+    return o;
+}
+
+RunSpec parse_run_spec(const Config& config) {
+    RunSpec spec;
+    const ConfigSection problem = config.section("problem");
+    spec.problem_type = problem.require<std::string>("type");
+    const ProblemFactory* factory = ProblemRegistry::instance().find(spec.problem_type);
+    if (factory == nullptr) {
+        std::string known;
+        for (const auto& name : ProblemRegistry::instance().names()) {
+            known += (known.empty() ? "" : ", ") + name;
+        }
+        problem.fail("type",
+                     "unknown problem type '" + spec.problem_type + "' (known: " + known + ")");
+    }
+    spec.grid = std::make_unique<Grid>(parse_grid(config.section("grid")));
+    spec.problem = (*factory)(problem, *spec.grid);
+    spec.boundary = std::make_unique<BoundaryConditions>(
+        BoundaryConditions::from_config(config.section("boundary"), *spec.grid));
+    const ConfigSection time = config.section("time");
+    spec.time = parse_time(time, spec.problem->allows_transient() ? "backward_euler" : "steady");
+    if (spec.time.steady() && !spec.problem->allows_steady()) {
+        time.fail("scheme", "problem type '" + spec.problem_type +
+                                "' is time-dependent; use "
+                                "backward_euler, crank_nicolson or explicit_euler");
+    }
+    if (!spec.time.steady() && !spec.problem->allows_transient()) {
+        time.fail("scheme", "problem type '" + spec.problem_type +
+                                "' is steady; use scheme = "
+                                "\"steady\" (or leave [time] out)");
+    }
+    if (spec.time.steady() && !spec.boundary->fixes_level()) {
+        config.section("boundary")
+            .fail("left",
+                  "a steady problem with Neumann conditions on every side is singular (u is "
+                  "fixed only up to a constant): make one side dirichlet or robin");
+    }
+    spec.solver = parse_solver(config.section("solver"));
+    spec.output = parse_output(config.section("output"));
+    if (spec.output.basename.empty()) spec.output.basename = spec.problem_type;
+    config.check_all_used();
+    spec.input_text = config.text();
+    spec.effective_input = config.effective_toml();
+    return spec;
+}
+
+}  // namespace simrun::framework

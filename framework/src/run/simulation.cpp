@@ -1,0 +1,202 @@
+#include "simrun/framework/run/simulation.hpp"
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <span>
+#include <string>
+#include <system_error>
+
+#include "output/output_pipeline.hpp"
+#include "simrun/framework/config/input_error.hpp"
+#include "simrun/framework/output/hdf5_run_writer.hpp"
+#include "simrun/framework/output/vtk_series_writer.hpp"
+#include "simrun/framework/run/progress.hpp"
+
+namespace simrun::framework {
+
+struct Simulation::Outputs {
+    std::unique_ptr<OutputPipeline> pipeline;  // none when output is off
+    // Whether the first step (0, or the restart step) still has to be written to each output:
+    // a run file continued in place already holds it.
+    bool first_vtk = true;
+    bool first_hdf5 = true;
+};
+
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+StepStatistics initial_statistics() { return {0, 0.0, "initial", "none", {}}; }
+
+StepStatistics statistics_of(const std::optional<solvers::SolveReport>& report) {
+    if (!report) return {0, 0.0, "explicit", "none", {}};
+    const solvers::SolveResult& result = report->result();
+    return {report->total_iterations(), result.relative_residual(),
+            std::string(solvers::to_string(result.status)), report->step().name(),
+            result.residual_history};
+}
+
+std::string decisions_text(const TimeIntegrator& integrator, const solvers::Backend& backend,
+                           const RunSpec& spec) {
+    std::string text = "backend = " + std::string(solvers::to_string(backend.kind())) + " (" +
+                       backend.description() + ")\nscheme = " + spec.time.scheme +
+                       "\nboundary = " + spec.boundary->describe() + "\n";
+    for (const auto& note : spec.problem->notes(*spec.grid)) text += "note = " + note + "\n";
+    const solvers::SolverPlan* plan_pointer = integrator.plan();
+    if (plan_pointer == nullptr) return text + "solver = none (explicit scheme)\n";
+    const solvers::SolverPlan& plan = *plan_pointer;
+    text += "method = " + solvers::to_string(plan.first.method) +
+            "\npreconditioner = " + solvers::to_string(plan.first.preconditioner) +
+            "\nformat = " + std::string(solvers::to_string(plan.format)) +
+            "\nreason = " + plan.first.reason + "\nformat_reason = " + plan.format_reason + "\n";
+    for (const auto& fallback : plan.fallbacks) {
+        text += "fallback = " + fallback.name() + ": " + fallback.reason + "\n";
+    }
+    return text;
+}
+
+}  // namespace
+
+Simulation::Simulation(RunSpec spec, const RunOptions& options)
+    : spec_(std::move(spec)), options_(options) {
+    if (options_.output_directory) spec_.output.directory = *options_.output_directory;
+    // The restart file is checked first: its errors are the user's, and cheap to find.
+    if (options_.restart_file) {
+        restart_ = read_restart_state(*options_.restart_file, *spec_.grid, spec_.time);
+    }
+    backend_ = solvers::make_backend(options_.backend);
+    integrator_ = make_time_integrator(*spec_.grid, *spec_.problem, *spec_.boundary, spec_.time,
+                                       spec_.solver, backend_);
+    if (restart_) {
+        integrator_->set_state(restart_->u, restart_->step);
+        restart_->u = {};
+        return;
+    }
+    std::vector<double> u(static_cast<std::size_t>(spec_.grid->num_points()), 0.0);
+    if (!spec_.time.steady()) spec_.problem->initial_condition(*spec_.grid, u);
+    for (std::size_t i = 0; i < u.size(); ++i) {
+        if (!std::isfinite(u[i])) {
+            throw InputError("key 'problem.initial': the initial condition is not finite at node " +
+                             std::to_string(i) + " (value " + std::to_string(u[i]) + ")");
+        }
+    }
+    integrator_->set_state(u, 0);
+}
+
+Simulation::~Simulation() = default;
+
+std::vector<double> Simulation::field() const {
+    std::vector<double> u(static_cast<std::size_t>(spec_.grid->num_points()));
+    integrator_->copy_state(u);
+    return u;
+}
+
+Simulation::Outputs Simulation::open_outputs() {
+    Outputs outputs;
+    if (!options_.write_output) return outputs;
+    const OutputParameters& output = spec_.output;
+    const auto h5_file = output.directory / (output.basename + ".h5");
+    // A run continued into the file it continues from appends to its outputs.
+    bool append = false;
+    if (restart_ && output.hdf5) {
+        std::error_code error;
+        append = std::filesystem::equivalent(h5_file, restart_->file, error);
+    }
+    std::unique_ptr<VtkSeriesWriter> vtk;
+    std::unique_ptr<Hdf5RunWriter> hdf5;
+    if (output.vtk) {
+        vtk =
+            append
+                ? std::make_unique<VtkSeriesWriter>(output.directory, output.basename, *spec_.grid,
+                                                    ContinueSeries{restart_->step})
+                : std::make_unique<VtkSeriesWriter>(output.directory, output.basename, *spec_.grid);
+        vtk->set_compression(output.compression == "zlib"   ? VtkCompression::zlib
+                             : output.compression == "none" ? VtkCompression::none
+                                                            : VtkCompression::lz4);
+        outputs.first_vtk = !vtk->has_step(integrator_->step());
+        pvd_path_ = vtk->pvd_path();
+    }
+    if (output.hdf5) {
+        std::filesystem::create_directories(output.directory);
+        hdf5 =
+            std::make_unique<Hdf5RunWriter>(h5_file, *spec_.grid, spec_.effective_input,
+                                            decisions_text(*integrator_, *backend_, spec_),
+                                            append ? Hdf5OpenMode::append : Hdf5OpenMode::create);
+        outputs.first_hdf5 = !append;
+        h5_path_ = h5_file;
+    }
+    if (!vtk && !hdf5) return outputs;
+    outputs.pipeline = std::make_unique<OutputPipeline>(
+        std::move(vtk), std::move(hdf5), static_cast<std::size_t>(spec_.grid->num_points()),
+        backend_);
+    return outputs;
+}
+
+RunSummary Simulation::run() {
+    RunSummary summary;
+    const auto start = std::chrono::steady_clock::now();
+    Outputs outputs = open_outputs();
+    // The copy into the pipeline's host buffer (pinned on CUDA) synchronises with the device and
+    // is the loop's whole cost of an output step; the writer threads take it from there.
+    auto submit = [&](StepStatistics statistics, bool vtk, bool hdf5) {
+        if (!outputs.pipeline || !(vtk || hdf5)) return;
+        const auto handover = std::chrono::steady_clock::now();
+        outputs.pipeline->submit({integrator_->step(), time(), std::move(statistics), vtk, hdf5},
+                                 [this](std::span<double> u) { integrator_->copy_state(u); });
+        summary.output_handover_seconds += seconds_since(handover);
+    };
+    // The run's time includes waiting for the writers to finish.
+    auto finish = [&] {
+        const auto wait = std::chrono::steady_clock::now();
+        if (outputs.pipeline) outputs.pipeline->finish();
+        summary.output_wait_seconds = seconds_since(wait);
+        summary.seconds = seconds_since(start);
+    };
+    auto check = [&](const std::optional<solvers::SolveReport>& report, std::int64_t step) {
+        if (!report) return;
+        summary.total_iterations += report->total_iterations();
+        summary.max_iterations = std::max(summary.max_iterations, report->total_iterations());
+        summary.fallbacks += static_cast<std::int64_t>(report->attempts.size()) - 1;
+        if (report->converged()) return;
+        std::string attempts;
+        for (const auto& attempt : report->attempts) {
+            attempts += "; " + attempt.step.name() + ": " + attempt.result.summary();
+        }
+        throw SolveFailure("step " + std::to_string(step) + " (t = " + std::to_string(time()) +
+                           "): the linear solve did not converge" + attempts +
+                           "; outputs up to the previous written step are complete");
+    };
+    if (spec_.time.steady()) {
+        const auto report = integrator_->advance();
+        check(report, 0);
+        summary.steps = 1;
+        submit(statistics_of(report), true, true);
+        finish();
+        return summary;
+    }
+    submit(restart_ ? restart_->statistics : initial_statistics(), outputs.first_vtk,
+           outputs.first_hdf5);
+    ProgressReporter progress(spec_.time.steps, ProgressReporter::mode_for_stderr(options_.quiet));
+    try {
+        for (std::int64_t step = integrator_->step() + 1; step <= spec_.time.steps; ++step) {
+            const auto report = integrator_->advance();
+            summary.steps += 1;
+            check(report, step);
+            progress.update(step, time(), report ? report->total_iterations() : 0);
+            if (step % spec_.output.every == 0 || step == spec_.time.steps) {
+                submit(statistics_of(report), true, true);
+            }
+        }
+    } catch (...) {
+        progress.finish();
+        throw;
+    }
+    progress.finish();
+    finish();
+    return summary;
+}
+
+}  // namespace simrun::framework

@@ -1,0 +1,159 @@
+#include "simrun/framework/run/verification.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "simrun/framework/config/input_error.hpp"
+#include "simrun/framework/discretisation/grid_sampling.hpp"
+#include "simrun/framework/problem/run_spec.hpp"
+#include "simrun/framework/run/simulation.hpp"
+
+namespace simrun::framework {
+namespace {
+
+// The time-step refinement ratio per level (see the header).
+int time_ratio(const std::string& scheme_space, const std::string& scheme_time) {
+    if (scheme_time == "explicit_euler") return 4;
+    if (scheme_space == "upwind") return 2;
+    return scheme_time == "crank_nicolson" ? 2 : 4;
+}
+
+std::string number(double value) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%.17g", value);
+    return text;
+}
+
+}  // namespace
+
+VerificationReport verify(const std::function<Config()>& make_config, int levels,
+                          solvers::BackendChoice backend) {
+    if (levels < 2) throw InputError("--levels must be at least 2, got " + std::to_string(levels));
+    VerificationReport report;
+    std::array<std::int64_t, 3> base_points{0, 0, 0};
+    double base_dt = 0.0;
+    int ratio = 1;
+    for (int level = 0; level < levels; ++level) {
+        Config config = make_config();
+        if (level == 0) {
+            const RunSpec base = parse_run_spec(config);
+            if (base.problem->exact_solution() == nullptr) {
+                throw InputError(config.source_name() +
+                                 ": verification needs the exact solution: add `exact = \"...\"` "
+                                 "to [problem]");
+            }
+            base_points = base.grid->points();
+            base_dt = base.time.dt;
+            report.problem = base.problem_type;
+            report.scheme_space = base.problem->space_scheme();
+            report.scheme_time = base.time.scheme;
+            ratio = time_ratio(report.scheme_space, report.scheme_time);
+            config = make_config();
+        }
+        const char* axes[3] = {"nx", "ny", "nz"};
+        for (int a = 0; a < 3; ++a) {
+            if (base_points[static_cast<std::size_t>(a)] <= 1) continue;
+            const std::int64_t nodes =
+                (base_points[static_cast<std::size_t>(a)] - 1) * (std::int64_t{1} << level) + 1;
+            config.apply_override(std::string("grid.") + axes[a] + "=" + std::to_string(nodes));
+        }
+        const double dt = base_dt / std::pow(static_cast<double>(ratio), level);
+        if (report.scheme_time != "steady") config.apply_override("time.dt=" + number(dt));
+        // The algebraic error must stay far below the discretisation error.
+        config.apply_override("solver.rtol=1e-12");
+        config.apply_override("solver.max_iterations=100000");
+
+        RunOptions options;
+        options.backend = backend;
+        options.quiet = true;
+        options.write_output = false;
+        Simulation simulation(parse_run_spec(config), options);
+        simulation.run();
+        const Grid& grid = simulation.grid();
+        const std::vector<double> u = simulation.field();
+        std::vector<double> exact(u.size());
+        sample(grid, *simulation.spec().problem->exact_solution(), simulation.time(), exact);
+        VerificationLevel result;
+        result.h = grid.spacing(0);
+        result.dt = report.scheme_time == "steady" ? 0.0 : dt;
+        result.nodes = grid.num_points();
+        double volume = 1.0;
+        for (int a = 0; a < grid.dimension(); ++a) volume *= grid.spacing(a);
+        double sum = 0.0;
+        for (std::size_t i = 0; i < u.size(); ++i) {
+            const double e = std::abs(u[i] - exact[i]);
+            sum += e * e;
+            result.error_max = std::max(result.error_max, e);
+        }
+        result.error_l2 = std::sqrt(sum * volume);
+        report.levels.push_back(result);
+    }
+    const auto& coarse = report.levels[report.levels.size() - 2];
+    const auto& fine = report.levels.back();
+    const double reduction = std::log(coarse.error_l2 / fine.error_l2);
+    report.observed_order_space = reduction / std::log(coarse.h / fine.h);
+    if (report.scheme_time != "steady") {
+        report.observed_order_time = reduction / std::log(coarse.dt / fine.dt);
+    }
+    return report;
+}
+
+std::string format_table(const VerificationReport& report) {
+    std::ostringstream text;
+    char line[256];
+    text << "verify: " << report.problem << ", " << report.scheme_space << " in space, "
+         << report.scheme_time << " in time\n";
+    std::snprintf(line, sizeof line, "%5s %12s %12s %10s %14s %8s %14s %8s\n", "level", "h", "dt",
+                  "nodes", "error L2", "order", "error max", "order");
+    text << line;
+    for (std::size_t k = 0; k < report.levels.size(); ++k) {
+        const auto& l = report.levels[k];
+        std::string order_l2 = "-", order_max = "-";
+        if (k > 0) {
+            const auto& p = report.levels[k - 1];
+            char o[32];
+            std::snprintf(o, sizeof o, "%.3f",
+                          std::log(p.error_l2 / l.error_l2) / std::log(p.h / l.h));
+            order_l2 = o;
+            std::snprintf(o, sizeof o, "%.3f",
+                          std::log(p.error_max / l.error_max) / std::log(p.h / l.h));
+            order_max = o;
+        }
+        std::snprintf(line, sizeof line, "%5zu %12.5g %12.5g %10lld %14.6e %8s %14.6e %8s\n", k,
+                      l.h, l.dt, static_cast<long long>(l.nodes), l.error_l2, order_l2.c_str(),
+                      l.error_max, order_max.c_str());
+        text << line;
+    }
+    std::snprintf(line, sizeof line, "observed order in space %.3f", report.observed_order_space);
+    text << line;
+    if (report.observed_order_time) {
+        std::snprintf(line, sizeof line, ", in time %.3f", *report.observed_order_time);
+        text << line;
+    }
+    text << "\n";
+    return text.str();
+}
+
+std::string format_json(const VerificationReport& report) {
+    nlohmann::json j;
+    j["problem"] = report.problem;
+    j["scheme_space"] = report.scheme_space;
+    j["scheme_time"] = report.scheme_time;
+    nlohmann::json levels = nlohmann::json::array();
+    for (const auto& l : report.levels) {
+        levels.push_back({{"h", l.h},
+                          {"dt", l.dt},
+                          {"nodes", l.nodes},
+                          {"error_l2", l.error_l2},
+                          {"error_max", l.error_max}});
+    }
+    j["levels"] = levels;
+    j["observed_order_space"] = report.observed_order_space;
+    j["observed_order_time"] =
+        report.observed_order_time ? nlohmann::json(*report.observed_order_time) : nlohmann::json();
+    return j.dump();
+}
+
+}  // namespace simrun::framework

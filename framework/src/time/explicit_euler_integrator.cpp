@@ -1,0 +1,69 @@
+// Explicit Euler on the free nodes, u^{n+1} = u^n + dt (L u^n + F^n) (L u^n holds the coupling
+// to the Dirichlet values, which u^n carries), and
+// u^{n+1} = G^{n+1} at Dirichlet nodes. No linear solve; the step must satisfy the stability
+// limit, which is checked when the integrator is built.
+#include <cstdio>
+
+#include "grid_integrator.hpp"
+#include "simrun/framework/config/input_error.hpp"
+#include "simrun/solvers/base/vector_ops.hpp"
+
+namespace simrun::framework {
+namespace {
+
+class ExplicitEulerIntegrator final : public GridIntegrator {
+public:
+    explicit ExplicitEulerIntegrator(const IntegratorSetup& setup) : GridIntegrator(setup) {
+        const double limit = op_.largest_stable_explicit_step();
+        if (dt_ > limit) {
+            char text[256];
+            std::snprintf(text, sizeof text,
+                          "dt = %.6g is unstable for explicit_euler on this grid: the largest "
+                          "stable step is %.6g (2 / max_i sum_j |l_ij|); use a smaller dt or an "
+                          "implicit scheme",
+                          dt_, limit);
+            throw InputError(InputError::format(setup.time.dt_place, "time.dt", text));
+        }
+        l_ = std::make_unique<solvers::DiaMatrix<double>>(backend_, op_.release_matrix());
+        lu_ = solvers::Array<double>(backend_, u_.size());
+        data_term_ = solvers::Array<double>(backend_, u_.size());
+        free_ = node_weights(1.0, 0.0, false);
+        host_data_.resize(u_.size());
+    }
+
+    std::optional<solvers::SolveReport> advance() override {
+        const auto& fixed = op_.dirichlet();
+        // e = dt F^n at free nodes, G^{n+1} at Dirichlet nodes
+        data_.evaluate(time());
+        const auto& f = data_.forcing();
+        for (std::size_t i = 0; i < host_data_.size(); ++i) host_data_[i] = dt_ * f[i];
+        data_.evaluate(static_cast<double>(step_ + 1) * dt_);
+        const auto g = data_.dirichlet_values();
+        for (std::size_t i = 0; i < host_data_.size(); ++i) {
+            if (fixed[i]) host_data_[i] = g[i];
+        }
+        data_term_.copy_from_host(host_data_);
+        // u = free .* (u + dt L u) + e
+        l_->apply(u_, lu_);
+        solvers::axpy(dt_, lu_, u_);
+        solvers::multiply(free_, u_, u_);
+        solvers::axpy(1.0, data_term_, u_);
+        ++step_;
+        return std::nullopt;
+    }
+
+    const solvers::SolverPlan* plan() const override { return nullptr; }
+
+private:
+    std::unique_ptr<solvers::DiaMatrix<double>> l_;
+    solvers::Array<double> lu_, data_term_, free_;
+    std::vector<double> host_data_;
+};
+
+}  // namespace
+
+std::unique_ptr<TimeIntegrator> make_explicit_euler_integrator(const IntegratorSetup& setup) {
+    return std::make_unique<ExplicitEulerIntegrator>(setup);
+}
+
+}  // namespace simrun::framework

@@ -1,0 +1,92 @@
+#pragma once
+// A back-end owns memory and runs kernels: the CPU (OpenMP, the reference every GPU result is
+// tested against) or a CUDA GPU. Algorithms are written once against this interface.
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "simrun/solvers/base/kernel_table.hpp"
+
+namespace simrun::solvers {
+
+enum class BackendKind { cpu, cuda };
+// What the user asked for: auto is CUDA when a GPU is present, the CPU otherwise.
+enum class BackendChoice { automatic, cpu, cuda };
+
+std::string_view to_string(BackendKind kind);
+// Parses "auto", "cpu" or "cuda"; throws std::invalid_argument naming the accepted values.
+BackendChoice parse_backend_choice(std::string_view text);
+
+// Work issued to a back-end, recorded once to be run many times.
+class RecordedWork {
+public:
+    virtual ~RecordedWork() = default;
+    // Issues the recorded work again (asynchronously, as any kernel).
+    virtual void run() const = 0;
+};
+
+class Backend {
+public:
+    virtual ~Backend() = default;
+    Backend() = default;
+    Backend(const Backend&) = delete;
+    Backend& operator=(const Backend&) = delete;
+
+    virtual BackendKind kind() const = 0;
+    // Human-readable description, e.g. "CPU, OpenMP, 2 threads" or "NVIDIA H100 80GB HBM3".
+    virtual std::string description() const = 0;
+
+    // Raw memory of this back-end. allocate throws on failure; release never throws.
+    virtual void* allocate(std::size_t bytes) const = 0;
+    virtual void release(void* pointer) const noexcept = 0;
+    // Host memory that copy_to_host/copy_from_host move fastest: page-locked (pinned) on CUDA,
+    // so the GPU copies it by DMA at the bus's speed (~2-3x pageable memory) and without a
+    // staging copy; aligned memory on the CPU. Slow to allocate (CUDA pins every page): keep
+    // and reuse it. allocate_host throws on failure (std::bad_alloc, or the back-end's
+    // error); release_host never throws. Callable from any thread.
+    virtual void* allocate_host(std::size_t bytes) const = 0;
+    virtual void release_host(void* pointer) const noexcept = 0;
+    virtual void copy_from_host(void* destination, const void* source, std::size_t bytes) const = 0;
+    virtual void copy_to_host(void* destination, const void* source, std::size_t bytes) const = 0;
+    virtual void copy(void* destination, const void* source, std::size_t bytes) const = 0;
+    // Waits until all work issued to this back-end has finished.
+    virtual void synchronize() const = 0;
+    // Bytes of the device's memory in use (by every user of the device), where the back-end
+    // has memory of its own: what a set-up costs is the difference before and after it.
+    virtual std::optional<std::size_t> device_bytes_in_use() const { return std::nullopt; }
+    // Records, without running it, the work `issue` issues to this back-end (kernels and
+    // device copies, no host waits), to be run as one unit: on CUDA a graph, which starts a
+    // whole batch of kernels with one launch; on the CPU the function itself. Arguments are
+    // fixed when recorded, so the buffers it uses must outlive the recording.
+    virtual std::unique_ptr<RecordedWork> record(std::function<void()> issue) const = 0;
+
+    template <typename T>
+    const KernelTable<T>& kernels() const;
+
+protected:
+    virtual const KernelTable<float>& float_kernels() const = 0;
+    virtual const KernelTable<double>& double_kernels() const = 0;
+};
+
+template <>
+inline const KernelTable<float>& Backend::kernels<float>() const {
+    return float_kernels();
+}
+template <>
+inline const KernelTable<double>& Backend::kernels<double>() const {
+    return double_kernels();
+}
+
+std::shared_ptr<const Backend> make_cpu_backend();
+// Throws NotCompiled in a build without CUDA, DeviceUnavailable when no GPU can be used.
+std::shared_ptr<const Backend> make_cuda_backend(int device = 0);
+// Number of usable CUDA devices (0 in a build without CUDA or when the driver has none).
+int cuda_device_count();
+bool cuda_compiled();
+// Resolves a choice: automatic gives CUDA when cuda_device_count() > 0, the CPU otherwise.
+std::shared_ptr<const Backend> make_backend(BackendChoice choice);
+
+}  // namespace simrun::solvers

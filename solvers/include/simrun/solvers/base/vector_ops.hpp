@@ -1,0 +1,28 @@
+#pragma once
+// Vector operations on Arrays, run on the arrays' back-end. Operands must share one back-end
+// and one size; otherwise DimensionMismatch (or std::invalid_argument for mixed back-ends).
+#include "simrun/solvers/base/array.hpp"
+
+namespace simrun::solvers {
+
+template <typename T>
+void fill(Array<T>& x, T value);
+// y = y + alpha x
+template <typename T>
+void axpy(T alpha, const Array<T>& x, Array<T>& y);
+// z = x .* y
+template <typename T>
+void multiply(const Array<T>& x, const Array<T>& y, Array<T>& z);
+// Deterministic: the same inputs on the same back-end give the same bits every run.
+template <typename T>
+T dot(const Array<T>& x, const Array<T>& y);
+// As dot, with compensated (Neumaier) summation when `compensated`.
+template <typename T>
+T dot(const Array<T>& x, const Array<T>& y, bool compensated);
+template <typename T>
+T norm2(const Array<T>& x, bool compensated = false);
+// y = x (same size and back-end)
+template <typename T>
+void copy(const Array<T>& x, Array<T>& y);
+
+}  // namespace simrun::solvers

@@ -1,0 +1,46 @@
+#pragma once
+// Multicolour ordering for parallel Gauss-Seidel: rows of one colour are not coupled (a_ij = 0
+// and a_ji = 0), so a colour is updated at once. Greedy colouring in natural order; on the
+// 5- and 7-point grid stencils this gives the red-black (two-colour) ordering.
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "simrun/solvers/base/array.hpp"
+#include "simrun/solvers/matrices/csr_data.hpp"
+#include "simrun/solvers/matrices/sparse_matrices.hpp"
+
+namespace simrun::solvers {
+
+struct Colouring {
+    std::vector<std::int32_t> rows;     // every row once, colour by colour
+    std::vector<std::int32_t> offsets;  // colour c: rows[offsets[c] .. offsets[c+1])
+    int num_colours() const { return static_cast<int>(offsets.size()) - 1; }
+};
+
+// Greedy colouring of the symmetrised pattern of a (square) matrix.
+template <typename T>
+Colouring greedy_colouring(const CsrData<T>& a);
+
+// Forward and backward multicolour SOR sweeps on a back-end. Throws std::invalid_argument
+// naming the row when a diagonal entry is zero.
+template <typename T>
+class MulticolourSweeper {
+public:
+    MulticolourSweeper(std::shared_ptr<const Backend> backend, const CsrData<T>& a);
+    // One SOR sweep over the colours in order (forward) or reverse order (backward).
+    void forward(const Array<T>& b, Array<T>& x, T omega) const;
+    void backward(const Array<T>& b, Array<T>& x, T omega) const;
+    const CsrMatrix<T>& matrix() const { return matrix_; }
+    int num_colours() const { return static_cast<int>(offsets_.size()) - 1; }
+
+private:
+    void sweep(int colour, const Array<T>& b, Array<T>& x, T omega) const;
+
+    CsrMatrix<T> matrix_;
+    Array<T> inverse_diagonal_;
+    Array<std::int32_t> rows_;
+    std::vector<std::int32_t> offsets_;
+};
+
+}  // namespace simrun::solvers

@@ -1,0 +1,70 @@
+#pragma once
+// Preconditioners M ~ A^-1, applied as z = M r on the back-end of r.
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+
+#include "simrun/solvers/base/array.hpp"
+#include "simrun/solvers/matrices/dia_matrix.hpp"
+#include "simrun/solvers/preconditioners/multicolour.hpp"
+
+namespace simrun::solvers {
+
+template <typename T>
+class Preconditioner {
+public:
+    virtual ~Preconditioner() = default;
+    virtual std::string name() const = 0;
+    // z = M r; r and z have the operator's size and back-end; r and z are distinct.
+    virtual void apply(const Array<T>& r, Array<T>& z) const = 0;
+    // When M is diagonal, so that fused kernels can apply it row by row: its entries on the
+    // back-end, or a null pointer for M = I. std::nullopt for any other M.
+    virtual std::optional<const T*> pointwise_factors() const { return std::nullopt; }
+};
+
+// M = I.
+template <typename T>
+class IdentityPreconditioner final : public Preconditioner<T> {
+public:
+    std::string name() const override { return "none"; }
+    void apply(const Array<T>& r, Array<T>& z) const override;
+    std::optional<const T*> pointwise_factors() const override { return nullptr; }
+};
+
+// M = D^-1, D the main diagonal. Throws std::invalid_argument naming the first row whose
+// diagonal entry is zero or not finite.
+template <typename T>
+class JacobiPreconditioner final : public Preconditioner<T> {
+public:
+    JacobiPreconditioner(std::shared_ptr<const Backend> backend, std::span<const T> diagonal);
+    explicit JacobiPreconditioner(const DiaMatrix<T>& matrix);
+    std::string name() const override { return "jacobi"; }
+    void apply(const Array<T>& r, Array<T>& z) const override;
+    std::optional<const T*> pointwise_factors() const override { return inverse_diagonal_.data(); }
+
+private:
+    Array<T> inverse_diagonal_;
+};
+
+// Symmetric multicolour Gauss-Seidel (SSOR with weight omega): z = M r is one forward sweep over
+// the colours then one backward sweep, from z = 0. Symmetric positive definite for SPD A and
+// 0 < omega < 2, so it serves CG; parallel, unlike the seed's sequential SSOR.
+template <typename T>
+class SsorPreconditioner final : public Preconditioner<T> {
+public:
+    SsorPreconditioner(std::shared_ptr<const Backend> backend, const CsrData<T>& a, T omega = 1);
+    std::string name() const override { return "ssor"; }
+    void apply(const Array<T>& r, Array<T>& z) const override;
+    int num_colours() const { return sweeper_.num_colours(); }
+
+private:
+    MulticolourSweeper<T> sweeper_;
+    T omega_;
+};
+
+// The main diagonal of a CSR matrix (zero where a row stores none).
+template <typename T>
+std::vector<T> diagonal_of(const CsrData<T>& a);
+
+}  // namespace simrun::solvers

@@ -1,0 +1,79 @@
+#pragma once
+// A planned solve of A x = b on a back-end: the operator in the plan's format, the first
+// method with its preconditioner, and the fallbacks, built when first needed and kept for
+// later solves (a time loop solves with one matrix many times).
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "simrun/solvers/matrices/csr_data.hpp"
+#include "simrun/solvers/matrices/dia_data.hpp"
+#include "simrun/solvers/matrices/dia_matrix.hpp"
+#include "simrun/solvers/matrices/linear_operator.hpp"
+#include "simrun/solvers/methods/iterative_solver.hpp"
+#include "simrun/solvers/preconditioners/preconditioner.hpp"
+#include "simrun/solvers/selection/solver_selection.hpp"
+
+namespace simrun::solvers {
+
+struct SolveAttempt {
+    SolverStep step;
+    SolveResult result;
+};
+
+// Every method tried, in order; the last one's result is the outcome.
+struct SolveReport {
+    std::vector<SolveAttempt> attempts;
+    const SolveResult& result() const { return attempts.back().result; }
+    const SolverStep& step() const { return attempts.back().step; }
+    bool converged() const { return result().converged(); }
+    std::int64_t total_iterations() const;
+};
+
+template <typename T>
+class LinearSystemSolver {
+public:
+    // Builds the operator (and the first method) now. Throws std::invalid_argument when the
+    // matrix does not fit the format or the method (e.g. a zero diagonal for Jacobi).
+    LinearSystemSolver(std::shared_ptr<const Backend> backend, CsrData<T> matrix, SolverPlan plan,
+                       MethodParameters parameters);
+    // The same from a DIA matrix. With the plan's format DIA or stencil the matrix goes to the
+    // back-end as it is and no host copy is kept: the steps that need a host form later (SOR,
+    // SSOR, BiCG's transpose) take it back from the back-end when they are first built. Other
+    // formats go through CSR (std::invalid_argument beyond its 32-bit index limits).
+    LinearSystemSolver(std::shared_ptr<const Backend> backend, DiaData<T> matrix, SolverPlan plan,
+                       MethodParameters parameters);
+    ~LinearSystemSolver();
+
+    // Solves from the initial guess in x; each fallback restarts from that same guess. x holds
+    // the last attempt's iterate, or the initial guess again when that attempt met NaN or Inf.
+    SolveReport solve(const Array<T>& b, Array<T>& x) const;
+
+    const SolverPlan& plan() const { return plan_; }
+    const LinearOperator<T>& matrix() const { return *operator_; }
+    const std::shared_ptr<const Backend>& backend() const { return backend_; }
+
+private:
+    struct Built;
+    const IterativeSolver<T>& method(std::size_t index) const;
+    // The host CSR form: the matrix given, or (DIA) made from the back-end's copy when first
+    // needed.
+    const CsrData<T>& host_csr() const;
+    // The main diagonal on the host.
+    std::vector<T> host_diagonal() const;
+    // A^T in the operator's format (for BiCG).
+    std::unique_ptr<LinearOperator<T>> make_transpose() const;
+    // The operator as a DIA matrix, or nullptr for the other formats.
+    const DiaMatrix<T>* dia_operator() const;
+
+    std::shared_ptr<const Backend> backend_;
+    mutable std::optional<CsrData<T>> host_;
+    SolverPlan plan_;
+    MethodParameters parameters_;
+    std::unique_ptr<LinearOperator<T>> operator_;
+    mutable std::unique_ptr<LinearOperator<T>> transpose_;  // for BiCG
+    mutable std::vector<std::unique_ptr<Built>> built_;     // per step of the chain
+    mutable Array<T> initial_;                              // the initial guess of a solve
+};
+
+}  // namespace simrun::solvers

@@ -1,0 +1,40 @@
+#pragma once
+// Measured properties of a square matrix, from which a solver is chosen (solver_selection.hpp).
+#include <cstdint>
+#include <string>
+
+#include "simrun/solvers/matrices/csr_data.hpp"
+#include "simrun/solvers/matrices/dia_data.hpp"
+
+namespace simrun::solvers {
+
+struct MatrixProperties {
+    std::int32_t rows = 0;
+    std::int64_t nnz = 0;
+    int num_diagonals = 0;           // distinct offsets j - i holding entries
+    bool symmetric = false;          // |a_ij - a_ji| <= tolerance * max |a| everywhere
+    double asymmetry = 0.0;          // max |a_ij - a_ji| / max |a|
+    bool positive_diagonal = false;  // every a_ii > 0
+    std::int32_t zero_diagonal_rows = 0;
+    bool weakly_dominant = false;        // |a_ii| >= sum_{j != i} |a_ij| in every row
+    bool strictly_dominant = false;      // ... with strict inequality in every row
+    double worst_dominance_ratio = 0.0;  // min_i |a_ii| / sum_{j != i} |a_ij| (inf: diagonal)
+    std::int32_t min_row_length = 0;
+    std::int32_t max_row_length = 0;
+    double mean_row_length = 0.0;
+    // A grid stencil: at most 8 diagonals, each holding one value wherever it is nonzero, and
+    // the main diagonal nonzero in every row (the stencil format's condition).
+    bool constant_coefficients = false;
+
+    // One line, e.g. "960 rows, 15844 nonzeros, 5 diagonals, symmetric, positive diagonal,
+    // weakly diagonally dominant (worst row ratio 1)".
+    std::string describe() const;
+};
+
+// Throws std::invalid_argument for a matrix that is not square.
+template <typename T>
+MatrixProperties analyze(const CsrData<T>& matrix, double symmetry_tolerance = 1e-12);
+template <typename T>
+MatrixProperties analyze(const DiaData<T>& matrix, double symmetry_tolerance = 1e-12);
+
+}  // namespace simrun::solvers

@@ -1,0 +1,61 @@
+#pragma once
+// Chooses method, preconditioner and format from measured matrix properties, each with its
+// reason, and a fallback chain for when the chosen method breaks down. The user may name any
+// part instead ("auto" lets the selector decide).
+//
+// Rules (auto):
+// - symmetric with positive diagonal => CG. Preconditioner: Jacobi when the matrix is
+//   diagonally dominant (it scales well and costs one pass), multicolour SSOR otherwise
+//   (rows far from dominance gain most from Gauss-Seidel coupling).
+// - otherwise => BiCGStab with Jacobi (none when a diagonal entry is zero).
+// - fallbacks: CG => BiCGStab (CG met p'Ap <= 0: not SPD after all); BiCGStab => BiCG;
+//   then, on a strictly diagonally dominant matrix, Gauss-Seidel (which must converge there).
+//   A method named by the user gets no fallbacks.
+// - format: stencil when the matrix is banded with constant coefficients (a grid stencil);
+//   DIA when it is banded (at most 32 diagonals, holding at least 60% of their slots);
+//   ELLPACK-R when rows are of similar length (longest <= 1.5 mean + 2);
+//   CSR otherwise.
+#include <string>
+#include <vector>
+
+#include "simrun/solvers/matrices/format.hpp"
+#include "simrun/solvers/selection/matrix_properties.hpp"
+
+namespace simrun::solvers {
+
+enum class Method { jacobi, sor, cg, bicg, bicgstab };
+enum class PreconditionerKind { none, jacobi, ssor };
+
+std::string to_string(Method method);
+std::string to_string(PreconditionerKind kind);
+// Throw std::invalid_argument listing the accepted names.
+Method parse_method(const std::string& text);
+PreconditionerKind parse_preconditioner(const std::string& text);
+
+struct SolverRequest {
+    std::string method = "auto";          // auto | jacobi | sor | cg | bicg | bicgstab
+    std::string preconditioner = "auto";  // auto | none | jacobi | ssor
+    std::string format = "auto";          // auto | dia | stencil | ell | csr | coo | dense
+};
+
+struct SolverStep {
+    Method method = Method::cg;
+    PreconditionerKind preconditioner = PreconditionerKind::none;
+    std::string reason;  // e.g. "cg + jacobi: symmetric, positive diagonal ... => SPD"
+    // "cg + jacobi"
+    std::string name() const;
+};
+
+struct SolverPlan {
+    SolverStep first;
+    std::vector<SolverStep> fallbacks;  // tried in order when the previous step fails
+    Format format = Format::csr;
+    std::string format_reason;  // e.g. "dia: 5 diagonals hold 99% of their slots"
+};
+
+// Throws std::invalid_argument for an unknown name or a combination that cannot work (a
+// preconditioner with a stationary method, SSOR with BiCG, Jacobi with a zero diagonal, a
+// format the matrix does not fit), saying why.
+SolverPlan plan_solver(const MatrixProperties& properties, const SolverRequest& request);
+
+}  // namespace simrun::solvers

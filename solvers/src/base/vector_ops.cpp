@@ -1,0 +1,86 @@
+#include "simrun/solvers/base/vector_ops.hpp"
+
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+namespace simrun::solvers {
+namespace {
+
+template <typename T>
+void check_same(const char* operation, const Array<T>& a, const Array<T>& b) {
+    if (a.size() != b.size()) {
+        throw DimensionMismatch(std::string(operation) + ": operands have " +
+                                std::to_string(a.size()) + " and " + std::to_string(b.size()) +
+                                " values");
+    }
+    if (a.size() > 0 && &a.backend() != &b.backend() && a.backend().kind() != b.backend().kind()) {
+        throw std::invalid_argument(std::string(operation) + ": operands on different back-ends");
+    }
+}
+
+}  // namespace
+
+template <typename T>
+void fill(Array<T>& x, T value) {
+    if (x.size() > 0)
+        x.backend().template kernels<T>().fill(x.backend(), x.size(), value, x.data());
+}
+
+template <typename T>
+void axpy(T alpha, const Array<T>& x, Array<T>& y) {
+    check_same("axpy", x, y);
+    if (x.size() > 0) {
+        x.backend().template kernels<T>().axpy(x.backend(), x.size(), alpha, x.data(), y.data());
+    }
+}
+
+template <typename T>
+void multiply(const Array<T>& x, const Array<T>& y, Array<T>& z) {
+    check_same("multiply", x, y);
+    check_same("multiply", x, z);
+    if (x.size() > 0) {
+        x.backend().template kernels<T>().multiply(x.backend(), x.size(), x.data(), y.data(),
+                                                   z.data());
+    }
+}
+
+template <typename T>
+T dot(const Array<T>& x, const Array<T>& y) {
+    check_same("dot", x, y);
+    if (x.size() == 0) return T(0);
+    return x.backend().template kernels<T>().dot(x.backend(), x.size(), x.data(), y.data());
+}
+
+template <typename T>
+T dot(const Array<T>& x, const Array<T>& y, bool compensated) {
+    check_same("dot", x, y);
+    if (x.size() == 0) return T(0);
+    const auto& k = x.backend().template kernels<T>();
+    return (compensated ? k.dot_compensated : k.dot)(x.backend(), x.size(), x.data(), y.data());
+}
+
+template <typename T>
+T norm2(const Array<T>& x, bool compensated) {
+    return std::sqrt(dot(x, x, compensated));
+}
+
+template <typename T>
+void copy(const Array<T>& x, Array<T>& y) {
+    check_same("copy", x, y);
+    if (x.size() > 0) x.backend().copy(y.data(), x.data(), x.size() * sizeof(T));
+}
+
+#define SIMRUN_INSTANTIATE_VECTOR_OPS(T)                                    \
+    template void fill<T>(Array<T>&, T);                                    \
+    template void axpy<T>(T, const Array<T>&, Array<T>&);                   \
+    template void multiply<T>(const Array<T>&, const Array<T>&, Array<T>&); \
+    template T dot<T>(const Array<T>&, const Array<T>&);                    \
+    template T dot<T>(const Array<T>&, const Array<T>&, bool);              \
+    template T norm2<T>(const Array<T>&, bool);                             \
+    template void copy<T>(const Array<T>&, Array<T>&)
+
+SIMRUN_INSTANTIATE_VECTOR_OPS(float);
+SIMRUN_INSTANTIATE_VECTOR_OPS(double);
+
+}  // namespace simrun::solvers

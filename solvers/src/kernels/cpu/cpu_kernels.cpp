@@ -1,0 +1,189 @@
+#include "cpu_kernels.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "kernels/unified/device_math.hpp"
+#include "kernels/unified/fused_steps.hpp"
+#include "kernels/unified/row_products.hpp"
+#include "simrun/solvers/base/backend.hpp"
+#include "simrun/solvers/base/host_device.hpp"
+
+namespace simrun::solvers::cpu {
+namespace {
+
+template <typename F>
+void parallel_for(const Backend&, std::size_t n, F f) {
+    const auto count = static_cast<std::int64_t>(n);
+#pragma omp parallel for schedule(static)
+    for (std::int64_t i = 0; i < count; ++i) f(static_cast<std::size_t>(i));
+}
+
+#include "kernels/unified/elementwise_kernels.inc.hpp"
+
+// Reductions are summed in fixed chunks, then the chunk sums in chunk order, so the result is
+// the same for any number of threads.
+constexpr std::size_t reduction_chunk = 4096;
+
+// Traffic: 2n reads.
+template <typename T>
+T dot(const Backend&, std::size_t n, const T* x, const T* y) {
+    const auto chunks = static_cast<std::int64_t>((n + reduction_chunk - 1) / reduction_chunk);
+    std::vector<T> partial(static_cast<std::size_t>(chunks));
+#pragma omp parallel for schedule(static)
+    for (std::int64_t c = 0; c < chunks; ++c) {
+        const std::size_t begin = static_cast<std::size_t>(c) * reduction_chunk;
+        const std::size_t end = std::min(n, begin + reduction_chunk);
+        T sum = 0;
+        for (std::size_t i = begin; i < end; ++i) sum += x[i] * y[i];
+        partial[static_cast<std::size_t>(c)] = sum;
+    }
+    T total = 0;
+    for (T value : partial) total += value;
+    return total;
+}
+
+// Neumaier's compensated sum: (sum, compensation) carries the rounding error of each addition.
+template <typename T>
+struct CompensatedSum {
+    T sum = 0;
+    T compensation = 0;
+    void add(T value) {
+        const T t = sum + value;
+        compensation += std::abs(sum) >= std::abs(value) ? (sum - t) + value : (value - t) + sum;
+        sum = t;
+    }
+    T total() const { return sum + compensation; }
+};
+
+// Traffic: 2n reads.
+template <typename T>
+T dot_compensated(const Backend&, std::size_t n, const T* x, const T* y) {
+    const auto chunks = static_cast<std::int64_t>((n + reduction_chunk - 1) / reduction_chunk);
+    std::vector<CompensatedSum<T>> partial(static_cast<std::size_t>(chunks));
+#pragma omp parallel for schedule(static)
+    for (std::int64_t c = 0; c < chunks; ++c) {
+        const std::size_t begin = static_cast<std::size_t>(c) * reduction_chunk;
+        const std::size_t end = std::min(n, begin + reduction_chunk);
+        CompensatedSum<T> sum;
+        for (std::size_t i = begin; i < end; ++i) sum.add(x[i] * y[i]);
+        partial[static_cast<std::size_t>(c)] = sum;
+    }
+    CompensatedSum<T> total;
+    for (const auto& p : partial) {
+        total.add(p.sum);
+        total.add(p.compensation);
+    }
+    return total.total();
+}
+
+// y = A x. Traffic: num_diagonals * n values (or n mask bytes), x (~n, reused from cache),
+// n writes.
+template <typename T>
+void dia_spmv(const Backend&, const DiaView<T>& a, const T* x, T* y) {
+    const std::int64_t n = a.n;
+#pragma omp parallel for schedule(static)
+    for (std::int64_t i = 0; i < n; ++i) y[i] = row_product(a, i, VectorEntries<T>{x});
+}
+
+// Traffic: nnz (values + columns) + rows + 1 pointers + x gathered + rows writes.
+template <typename T>
+void csr_spmv(const Backend&, const CsrView<T>& a, const T* x, T* y) {
+#pragma omp parallel for schedule(static)
+    for (std::int32_t i = 0; i < a.rows; ++i) y[i] = row_product(a, i, VectorEntries<T>{x});
+}
+
+// Traffic: row lengths + the stored entries of each row (padding skipped) + x + rows writes.
+template <typename T>
+void ell_spmv(const Backend&, const EllView<T>& a, const T* x, T* y) {
+#pragma omp parallel for schedule(static)
+    for (std::int32_t i = 0; i < a.rows; ++i) y[i] = row_product(a, i, VectorEntries<T>{x});
+}
+
+template <typename T>
+std::size_t coo_workspace_bytes(std::int32_t, std::int64_t) {
+    return 0;
+}
+
+// Sequential: the triplets are summed in storage order, as the interchange format's reference.
+// Traffic: nnz (row, column, value) + x gathered + rows writes.
+template <typename T>
+void coo_spmv(const Backend&, const CooView<T>& a, const T* x, T* y) {
+    std::fill(y, y + a.rows, T(0));
+    for (std::int64_t k = 0; k < a.nnz; ++k) y[a.row[k]] += a.values[k] * x[a.col[k]];
+}
+
+// Traffic: rows * cols values + x + rows writes.
+template <typename T>
+void dense_spmv(const Backend&, const DenseView<T>& a, const T* x, T* y) {
+    const auto cols = static_cast<std::size_t>(a.cols);
+#pragma omp parallel for schedule(static)
+    for (std::int32_t i = 0; i < a.rows; ++i) {
+        const T* row = a.values + static_cast<std::size_t>(i) * cols;
+        T sum = 0;
+        for (std::size_t j = 0; j < cols; ++j) sum += row[j] * x[j];
+        y[i] = sum;
+    }
+}
+
+// Rows of one colour are not coupled, so updating them in parallel is exact Gauss-Seidel.
+template <typename T>
+void sor_colour_sweep(const Backend&, const CsrView<T>& a, const std::int32_t* rows,
+                      std::int32_t count, const T* inv_diag, T omega, const T* b, T* x) {
+#pragma omp parallel for schedule(static)
+    for (std::int32_t r = 0; r < count; ++r) {
+        const std::int32_t i = rows[r];
+        T sum = b[i];
+        for (std::int32_t k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k) {
+            if (a.col[k] != i) sum -= a.values[k] * x[a.col[k]];
+        }
+        x[i] = (T(1) - omega) * x[i] + omega * inv_diag[i] * sum;
+    }
+}
+
+// One fused step (unified/fused_steps.hpp): rows in fixed chunks run in parallel, then the
+// chunk sums are added in chunk order, so the totals do not depend on the thread count.
+template <typename T, typename State, typename Step>
+void fused_reduce(std::int64_t n, State& state, const Step& step) {
+    constexpr int sums_count = Step::sums;
+    const auto chunk = static_cast<std::int64_t>(reduction_chunk);
+    const std::int64_t chunks = (n + chunk - 1) / chunk;
+    std::vector<std::array<T, sums_count>> partial(static_cast<std::size_t>(chunks));
+#pragma omp parallel for schedule(static)
+    for (std::int64_t c = 0; c < chunks; ++c) {
+        const auto context = step.setup(state);
+        T sums[sums_count] = {};
+        const std::int64_t end = std::min(n, (c + 1) * chunk);
+        for (std::int64_t i = c * chunk; i < end; ++i) step.row(i, context, sums);
+        std::copy(sums, sums + sums_count, partial[static_cast<std::size_t>(c)].begin());
+    }
+    T totals[sums_count] = {};
+    for (const auto& sums : partial) {
+        for (int k = 0; k < sums_count; ++k) totals[k] += sums[static_cast<std::size_t>(k)];
+    }
+    step.finish(state, totals);
+}
+
+// `count` iterations of the steps, in order, while the state is running.
+template <typename T, typename State, typename... Steps>
+void fused_iterations(const Backend&, std::int64_t n, State* state, FusedWorkspace<T>,
+                      std::int64_t count, const Steps&... steps) {
+    if (n == 0) return;  // as on the GPU: nothing to sum, the state stays as it is
+    for (std::int64_t k = 0; k < count && state->running(); ++k) {
+        ((state->running() ? fused_reduce<T>(n, *state, steps) : void()), ...);
+    }
+}
+
+#include "kernels/unified/bicgstab_kernels.inc.hpp"
+#include "kernels/unified/cg_kernels.inc.hpp"
+#include "kernels/unified/jacobi_kernels.inc.hpp"
+
+}  // namespace
+
+#include "kernels/unified/kernel_table.inc.hpp"
+
+}  // namespace simrun::solvers::cpu

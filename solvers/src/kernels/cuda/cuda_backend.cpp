@@ -1,0 +1,166 @@
+#include "cuda_backend.hpp"
+
+#include <memory>
+#include <string>
+
+#include "cuda_check.hpp"
+
+namespace simrun::solvers {
+namespace cuda {
+
+CudaBackend::CudaBackend(int device) : device_(device) {
+    SIMRUN_CUDA_CHECK(cudaSetDevice(device_));
+    SIMRUN_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+    SIMRUN_CUDA_CHECK(
+        cudaMalloc(&reduction_scratch_, 2 * (max_reduction_blocks + 1) * sizeof(double)));
+    SIMRUN_CUDA_CHECK(cudaMallocHost(&host_result_, 2 * sizeof(double)));
+    for (auto& aux : aux_streams_) {
+        SIMRUN_CUDA_CHECK(cudaStreamCreateWithFlags(&aux, cudaStreamNonBlocking));
+    }
+    SIMRUN_CUDA_CHECK(cudaEventCreateWithFlags(&fork_event_, cudaEventDisableTiming));
+    for (auto& join : join_events_) {
+        SIMRUN_CUDA_CHECK(cudaEventCreateWithFlags(&join, cudaEventDisableTiming));
+    }
+}
+
+CudaBackend::~CudaBackend() {
+    // Errors at teardown cannot be reported; the driver reclaims everything at exit anyway.
+    for (cudaEvent_t join : join_events_) cudaEventDestroy(join);
+    cudaEventDestroy(fork_event_);
+    for (cudaStream_t aux : aux_streams_) cudaStreamDestroy(aux);
+    cudaFreeHost(host_result_);
+    cudaFree(reduction_scratch_);
+    cudaStreamDestroy(stream_);
+}
+
+std::string CudaBackend::description() const {
+    cudaDeviceProp properties{};
+    SIMRUN_CUDA_CHECK(cudaGetDeviceProperties(&properties, device_));
+    return std::string(properties.name) + " (device " + std::to_string(device_) + ", sm_" +
+           std::to_string(properties.major) + std::to_string(properties.minor) + ")";
+}
+
+void* CudaBackend::allocate(std::size_t bytes) const {
+    void* pointer = nullptr;
+    SIMRUN_CUDA_CHECK(cudaMalloc(&pointer, bytes));
+    return pointer;
+}
+
+void CudaBackend::release(void* pointer) const noexcept { cudaFree(pointer); }
+
+// Total minus free memory of the device, as the driver reports it (allocations are counted
+// in its pages, so this is what they really take).
+std::optional<std::size_t> CudaBackend::device_bytes_in_use() const {
+    synchronize();
+    std::size_t free = 0, total = 0;
+    SIMRUN_CUDA_CHECK(cudaMemGetInfo(&free, &total));
+    return total - free;
+}
+
+// Pinned for every context (portable), so a pipeline thread may allocate it; cudaHostAlloc
+// pins each page (~1 ms per 8 MB), so the caller keeps the buffer for reuse.
+void* CudaBackend::allocate_host(std::size_t bytes) const {
+    SIMRUN_CUDA_CHECK(cudaSetDevice(device_));
+    void* pointer = nullptr;
+    SIMRUN_CUDA_CHECK(cudaHostAlloc(&pointer, bytes == 0 ? 1 : bytes, cudaHostAllocPortable));
+    return pointer;
+}
+
+// cudaFreeHost waits for the device: release buffers outside the time loop.
+void CudaBackend::release_host(void* pointer) const noexcept { cudaFreeHost(pointer); }
+
+void CudaBackend::copy_from_host(void* destination, const void* source, std::size_t bytes) const {
+    SIMRUN_CUDA_CHECK(cudaMemcpyAsync(destination, source, bytes, cudaMemcpyHostToDevice, stream_));
+    SIMRUN_CUDA_CHECK(cudaStreamSynchronize(stream_));
+}
+
+// Into pinned memory (allocate_host) a DMA at the bus's speed; into pageable memory the driver
+// stages it through its own pinned buffer, ~2-3x slower.
+void CudaBackend::copy_to_host(void* destination, const void* source, std::size_t bytes) const {
+    SIMRUN_CUDA_CHECK(cudaMemcpyAsync(destination, source, bytes, cudaMemcpyDeviceToHost, stream_));
+    SIMRUN_CUDA_CHECK(cudaStreamSynchronize(stream_));
+}
+
+void CudaBackend::copy(void* destination, const void* source, std::size_t bytes) const {
+    SIMRUN_CUDA_CHECK(
+        cudaMemcpyAsync(destination, source, bytes, cudaMemcpyDeviceToDevice, stream_));
+}
+
+const void* CudaBackend::fetch_result(const void* device_result, std::size_t bytes) const {
+    if (bytes > 2 * sizeof(double)) throw CudaError("fetch_result: at most 16 bytes");
+    SIMRUN_CUDA_CHECK(
+        cudaMemcpyAsync(host_result_, device_result, bytes, cudaMemcpyDeviceToHost, stream_));
+    SIMRUN_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    return host_result_;
+}
+
+void CudaBackend::synchronize() const { SIMRUN_CUDA_CHECK(cudaStreamSynchronize(stream_)); }
+
+namespace {
+
+// An instantiated graph, launched on the stream it was captured from.
+class GraphWork final : public RecordedWork {
+public:
+    GraphWork(cudaGraphExec_t graph, cudaStream_t stream) : graph_(graph), stream_(stream) {}
+    ~GraphWork() override { cudaGraphExecDestroy(graph_); }
+    GraphWork(const GraphWork&) = delete;
+    GraphWork& operator=(const GraphWork&) = delete;
+    void run() const override { SIMRUN_CUDA_CHECK(cudaGraphLaunch(graph_, stream_)); }
+
+private:
+    cudaGraphExec_t graph_;
+    cudaStream_t stream_;
+};
+
+}  // namespace
+
+std::unique_ptr<RecordedWork> CudaBackend::record(std::function<void()> issue) const {
+    SIMRUN_CUDA_CHECK(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal));
+    try {
+        issue();
+    } catch (...) {
+        cudaGraph_t abandoned = nullptr;
+        cudaStreamEndCapture(stream_, &abandoned);
+        if (abandoned != nullptr) cudaGraphDestroy(abandoned);
+        throw;
+    }
+    cudaGraph_t graph = nullptr;
+    SIMRUN_CUDA_CHECK(cudaStreamEndCapture(stream_, &graph));
+    cudaGraphExec_t executable = nullptr;
+    const cudaError_t status = cudaGraphInstantiate(&executable, graph, 0);
+    cudaGraphDestroy(graph);
+    SIMRUN_CUDA_CHECK(status);
+    return std::make_unique<GraphWork>(executable, stream_);
+}
+
+const KernelTable<float>& CudaBackend::float_kernels() const { return kernel_table<float>(); }
+const KernelTable<double>& CudaBackend::double_kernels() const { return kernel_table<double>(); }
+
+}  // namespace cuda
+
+int cuda_device_count() {
+    int count = 0;
+    if (cudaGetDeviceCount(&count) != cudaSuccess) {
+        cudaGetLastError();  // clear the sticky "no device" error
+        return 0;
+    }
+    return count;
+}
+
+bool cuda_compiled() { return true; }
+
+std::shared_ptr<const Backend> make_cuda_backend(int device) {
+    const int count = cuda_device_count();
+    if (count == 0) {
+        throw DeviceUnavailable(
+            "the CUDA back-end was requested but no CUDA GPU is available on this machine "
+            "(cudaGetDeviceCount found none); use --backend cpu or auto");
+    }
+    if (device < 0 || device >= count) {
+        throw DeviceUnavailable("CUDA device " + std::to_string(device) + " requested but only " +
+                                std::to_string(count) + " present");
+    }
+    return std::make_shared<cuda::CudaBackend>(device);
+}
+
+}  // namespace simrun::solvers

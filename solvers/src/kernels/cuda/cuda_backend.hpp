@@ -1,0 +1,73 @@
+#pragma once
+// The CUDA back-end: one device, one stream on which every kernel and copy is ordered, and a
+// small workspace for deterministic two-pass reductions. Kernels that may run side by side
+// (csr_spmv's row bins) fork onto auxiliary streams and join back before stream() goes on.
+#include <cuda_runtime_api.h>
+
+#include <array>
+
+#include "simrun/solvers/base/backend.hpp"
+
+namespace simrun::solvers::cuda {
+
+// Reductions use at most this many partial sums (one per block of the first pass).
+constexpr int max_reduction_blocks = 1024;
+
+class CudaBackend final : public Backend {
+public:
+    explicit CudaBackend(int device);
+    ~CudaBackend() override;
+
+    BackendKind kind() const override { return BackendKind::cuda; }
+    std::string description() const override;
+    void* allocate(std::size_t bytes) const override;
+    void release(void* pointer) const noexcept override;
+    void* allocate_host(std::size_t bytes) const override;
+    void release_host(void* pointer) const noexcept override;
+    std::optional<std::size_t> device_bytes_in_use() const override;
+    void copy_from_host(void* destination, const void* source, std::size_t bytes) const override;
+    void copy_to_host(void* destination, const void* source, std::size_t bytes) const override;
+    void copy(void* destination, const void* source, std::size_t bytes) const override;
+    void synchronize() const override;
+    // Captures the work into a CUDA graph on stream() and instantiates it.
+    std::unique_ptr<RecordedWork> record(std::function<void()> issue) const override;
+
+    cudaStream_t stream() const { return stream_; }
+    int device() const { return device_; }
+    // Device scratch of 2 (max_reduction_blocks + 1) doubles (room for a (sum, compensation)
+    // pair per block and one more).
+    void* reduction_scratch() const { return reduction_scratch_; }
+    // Copies a reduction's result (at most 2 doubles) from device memory into the pinned
+    // result buffer on the stream, waits for it, and returns the buffer.
+    const void* fetch_result(const void* device_result, std::size_t bytes) const;
+
+    // Streams for work that may run beside stream(), created once. A fork records fork_event()
+    // on stream() and makes aux_stream(k) wait on it; the join records join_event(k) on
+    // aux_stream(k) and makes stream() wait on it, so stream() stays the one order of record.
+    static constexpr int aux_stream_count = 2;
+    cudaStream_t aux_stream(int k) const { return aux_streams_[static_cast<std::size_t>(k)]; }
+    cudaEvent_t fork_event() const { return fork_event_; }
+    cudaEvent_t join_event(int k) const { return join_events_[static_cast<std::size_t>(k)]; }
+
+protected:
+    const KernelTable<float>& float_kernels() const override;
+    const KernelTable<double>& double_kernels() const override;
+
+private:
+    int device_;
+    cudaStream_t stream_ = nullptr;
+    void* reduction_scratch_ = nullptr;
+    void* host_result_ = nullptr;
+    std::array<cudaStream_t, aux_stream_count> aux_streams_{};
+    cudaEvent_t fork_event_ = nullptr;
+    std::array<cudaEvent_t, aux_stream_count> join_events_{};
+};
+
+template <typename T>
+const KernelTable<T>& kernel_table();
+
+inline const CudaBackend& as_cuda(const Backend& backend) {
+    return static_cast<const CudaBackend&>(backend);
+}
+
+}  // namespace simrun::solvers::cuda

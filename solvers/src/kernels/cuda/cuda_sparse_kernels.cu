@@ -1,0 +1,545 @@
+// The CUDA back-end's sparse matrix-vector products (CSR in three row bins on forked streams,
+// ELL, COO, dense), the multicolour SOR sweep and the compensated dot product. No sum uses
+// atomics: each is reduced in an order fixed by the sizes, so every run gives the same bits.
+#include <algorithm>
+#include <climits>
+#include <cstddef>
+#include <cstdint>
+#include <cub/block/block_load.cuh>
+#include <cub/block/block_reduce.cuh>
+#include <cub/block/block_scan.cuh>
+#include <string>
+
+#include "cuda_backend.hpp"
+#include "cuda_check.hpp"
+#include "cuda_sparse_kernels.cuh"
+#include "simrun/solvers/base/errors.hpp"
+
+namespace simrun::solvers::cuda {
+namespace {
+
+constexpr int warp_size = 32;
+constexpr unsigned full_mask = 0xffffffffu;
+constexpr int reduction_block = 256;  // both passes of dot_compensated
+constexpr int row_block = 256;        // thread-per-row and warp-per-row kernels
+constexpr int long_row_block = 512;   // block-per-row kernel (csr_binning.cpp's long_limit)
+constexpr int coo_block = 256;
+constexpr int coo_items = 4;  // consecutive entries per thread
+constexpr int coo_tile = coo_block * coo_items;
+
+unsigned blocks_for(std::int64_t threads, int block) {
+    return static_cast<unsigned>((threads + block - 1) / block);
+}
+
+template <typename T>
+__device__ __forceinline__ T warp_sum(T value) {
+#pragma unroll
+    for (int offset = warp_size / 2; offset > 0; offset /= 2) {
+        value += __shfl_down_sync(full_mask, value, offset);
+    }
+    return value;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Compensated dot product.
+
+// s + c: a running sum and the rounding error it has lost so far.
+template <typename T>
+struct CompensatedPair {
+    T sum;
+    T compensation;
+};
+static_assert(sizeof(CompensatedPair<double>) == 2 * sizeof(double));
+
+// The product rounded on its own: never fused into the following addition, so the Neumaier
+// step compensates exactly the addition's error, as on the CPU.
+__device__ __forceinline__ float rounded_product(float a, float b) { return __fmul_rn(a, b); }
+__device__ __forceinline__ double rounded_product(double a, double b) { return __dmul_rn(a, b); }
+__device__ __forceinline__ float magnitude(float a) { return fabsf(a); }
+__device__ __forceinline__ double magnitude(double a) { return fabs(a); }
+
+// (a.sum + b.sum) = s + e exactly (Knuth's TwoSum, no branch); the compensations add up.
+struct TwoSumCombine {
+    template <typename T>
+    __device__ __forceinline__ CompensatedPair<T> operator()(const CompensatedPair<T>& a,
+                                                             const CompensatedPair<T>& b) const {
+        const T s = a.sum + b.sum;
+        const T b_part = s - a.sum;
+        const T e = (a.sum - (s - b_part)) + (b.sum - b_part);
+        return {s, (a.compensation + b.compensation) + e};
+    }
+};
+
+// Pass 1: each thread a Neumaier sum over a grid-strided subset, the block's pairs combined by
+// CUB's (fixed-order) block reduction. Traffic: 2n reads, 2 * blocks writes.
+template <typename T>
+__global__ void __launch_bounds__(reduction_block)
+    dot_compensated_partials_kernel(std::size_t n, const T* __restrict__ x, const T* __restrict__ y,
+                                    CompensatedPair<T>* __restrict__ partials) {
+    using BlockReduce = cub::BlockReduce<CompensatedPair<T>, reduction_block>;
+    __shared__ typename BlockReduce::TempStorage storage;
+    T sum = 0;
+    T compensation = 0;
+    for (std::size_t i = blockIdx.x * std::size_t(reduction_block) + threadIdx.x; i < n;
+         i += std::size_t(gridDim.x) * reduction_block) {
+        const T value = rounded_product(x[i], y[i]);
+        const T t = sum + value;
+        // Neumaier: the error of sum + value is recovered from the larger operand.
+        compensation += magnitude(sum) >= magnitude(value) ? (sum - t) + value : (value - t) + sum;
+        sum = t;
+    }
+    const CompensatedPair<T> total =
+        BlockReduce(storage).Reduce(CompensatedPair<T>{sum, compensation}, TwoSumCombine{});
+    if (threadIdx.x == 0) partials[blockIdx.x] = total;
+}
+
+// Pass 2: one block combines the pairs in a fixed order; the result is sum + compensation.
+// Traffic: 2 * count reads, one write.
+template <typename T>
+__global__ void __launch_bounds__(reduction_block)
+    dot_compensated_total_kernel(int count, const CompensatedPair<T>* __restrict__ partials,
+                                 T* __restrict__ out) {
+    using BlockReduce = cub::BlockReduce<CompensatedPair<T>, reduction_block>;
+    __shared__ typename BlockReduce::TempStorage storage;
+    const TwoSumCombine combine;
+    CompensatedPair<T> pair{0, 0};
+    for (int i = threadIdx.x; i < count; i += reduction_block) pair = combine(pair, partials[i]);
+    const CompensatedPair<T> total = BlockReduce(storage).Reduce(pair, combine);
+    if (threadIdx.x == 0) *out = total.sum + total.compensation;
+}
+
+// ---------------------------------------------------------------------------------------------
+// CSR, rows in three bins (csr_binning.hpp). Each bin kernel takes the bin's slice of
+// binned_rows; the traffic of the three together is that of csr_spmv: nnz (values + columns),
+// two row pointers and one list entry per row, x gathered (through the read-only cache), one
+// write per row.
+
+// One thread per short row, entries in storage order.
+template <typename T>
+__global__ void __launch_bounds__(row_block)
+    csr_thread_per_row_kernel(std::int32_t count, const std::int32_t* __restrict__ rows,
+                              const std::int32_t* __restrict__ row_ptr,
+                              const std::int32_t* __restrict__ col, const T* __restrict__ values,
+                              const T* __restrict__ x, T* __restrict__ y) {
+    const std::int64_t r = blockIdx.x * std::int64_t(row_block) + threadIdx.x;
+    if (r >= count) return;
+    const std::int32_t i = rows[r];
+    const std::int32_t end = row_ptr[i + 1];
+    T sum = 0;
+    for (std::int32_t k = row_ptr[i]; k < end; ++k) sum += values[k] * __ldg(x + col[k]);
+    y[i] = sum;
+}
+
+// One warp per medium row: lane l takes entries l, l + 32, ... (coalesced), then a shuffle
+// reduction. rows == nullptr means row r is row r (the fallback without bins).
+template <typename T>
+__global__ void __launch_bounds__(row_block)
+    csr_warp_per_row_kernel(std::int32_t count, const std::int32_t* __restrict__ rows,
+                            const std::int32_t* __restrict__ row_ptr,
+                            const std::int32_t* __restrict__ col, const T* __restrict__ values,
+                            const T* __restrict__ x, T* __restrict__ y) {
+    const std::int64_t r = (blockIdx.x * std::int64_t(row_block) + threadIdx.x) / warp_size;
+    if (r >= count) return;  // the whole warp leaves together
+    const int lane = static_cast<int>(threadIdx.x % warp_size);
+    const std::int32_t i = rows != nullptr ? rows[r] : static_cast<std::int32_t>(r);
+    const std::int64_t end = row_ptr[i + 1];
+    T sum = 0;
+#pragma unroll 4
+    for (std::int64_t k = row_ptr[i] + lane; k < end; k += warp_size) {
+        sum += values[k] * __ldg(x + col[k]);
+    }
+    sum = warp_sum(sum);
+    if (lane == 0) y[i] = sum;
+}
+
+// One block per long row: thread t takes entries t, t + 512, ..., then CUB's block reduction.
+template <typename T>
+__global__ void __launch_bounds__(long_row_block)
+    csr_block_per_row_kernel(const std::int32_t* __restrict__ rows,
+                             const std::int32_t* __restrict__ row_ptr,
+                             const std::int32_t* __restrict__ col, const T* __restrict__ values,
+                             const T* __restrict__ x, T* __restrict__ y) {
+    using BlockReduce = cub::BlockReduce<T, long_row_block>;
+    __shared__ typename BlockReduce::TempStorage storage;
+    const std::int32_t i = rows[blockIdx.x];
+    const std::int64_t end = row_ptr[i + 1];
+    T sum = 0;
+#pragma unroll 4
+    for (std::int64_t k = row_ptr[i] + threadIdx.x; k < end; k += long_row_block) {
+        sum += values[k] * __ldg(x + col[k]);
+    }
+    const T total = BlockReduce(storage).Sum(sum);
+    if (threadIdx.x == 0) y[i] = total;
+}
+
+template <typename T>
+void launch_csr_bin(int bin, std::int32_t count, const std::int32_t* rows, const CsrView<T>& a,
+                    const T* x, T* y, cudaStream_t stream) {
+    switch (bin) {
+        case 0:
+            csr_thread_per_row_kernel<T><<<blocks_for(count, row_block), row_block, 0, stream>>>(
+                count, rows, a.row_ptr, a.col, a.values, x, y);
+            SIMRUN_CUDA_CHECK_LAUNCH(csr_thread_per_row_kernel);
+            break;
+        case 1:
+            csr_warp_per_row_kernel<T>
+                <<<blocks_for(std::int64_t{count} * warp_size, row_block), row_block, 0, stream>>>(
+                    count, rows, a.row_ptr, a.col, a.values, x, y);
+            SIMRUN_CUDA_CHECK_LAUNCH(csr_warp_per_row_kernel);
+            break;
+        default:
+            csr_block_per_row_kernel<T>
+                <<<static_cast<unsigned>(count), long_row_block, 0, stream>>>(
+                    rows, a.row_ptr, a.col, a.values, x, y);
+            SIMRUN_CUDA_CHECK_LAUNCH(csr_block_per_row_kernel);
+            break;
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// ELL: one thread per row; entry k of all rows is contiguous, so each step is coalesced.
+// Traffic: the stored entries (value + column, padding skipped per row) + row lengths + x
+// gathered + one write per row.
+template <typename T>
+__global__ void __launch_bounds__(row_block)
+    ell_kernel(std::int32_t rows, const std::int32_t* __restrict__ col,
+               const T* __restrict__ values, const std::int32_t* __restrict__ row_length,
+               const T* __restrict__ x, T* __restrict__ y) {
+    const std::int64_t i = blockIdx.x * std::int64_t(row_block) + threadIdx.x;
+    if (i >= rows) return;
+    const std::int32_t length = row_length[i];
+    T sum = 0;
+    std::size_t slot = static_cast<std::size_t>(i);
+    for (std::int32_t k = 0; k < length; ++k, slot += static_cast<std::size_t>(rows)) {
+        sum += values[slot] * __ldg(x + col[slot]);
+    }
+    y[i] = sum;
+}
+
+// ---------------------------------------------------------------------------------------------
+// COO, rows sorted: a segmented sum over fixed tiles of coo_tile entries. Each block sums the
+// rows that start and end inside its tile and writes them; for a row that crosses a tile edge
+// it writes its part to first_sum[tile] (the tile's first row, begun in an earlier tile) or
+// last_sum[tile] (the tile's last row, going on into the next). A second kernel adds the parts
+// of each crossing row in tile order. Rows with no entries are zeroed by the thread that sees
+// the gap. The order of every sum depends on nnz alone.
+
+// (row, partial sum of that row); combining keeps the right row and adds when rows match.
+// Associative on sorted rows, so a block scan of the per-thread tails carries each row's sum
+// from thread to thread.
+template <typename T>
+struct RowPartial {
+    std::int32_t row;
+    T value;
+};
+
+struct SameRowSum {
+    template <typename T>
+    __device__ __forceinline__ RowPartial<T> operator()(const RowPartial<T>& a,
+                                                        const RowPartial<T>& b) const {
+        return {b.row, a.row == b.row ? a.value + b.value : b.value};
+    }
+};
+
+// Traffic: nnz (row, column, value) + x gathered + one write per row (+ two neighbouring row
+// indices per thread and per tile, from cache) + at most two partial sums per tile.
+template <typename T>
+__global__ void __launch_bounds__(coo_block)
+    coo_tile_kernel(std::int32_t rows, std::int64_t nnz, const std::int32_t* __restrict__ row,
+                    const std::int32_t* __restrict__ col, const T* __restrict__ values,
+                    const T* __restrict__ x, T* __restrict__ y, T* __restrict__ first_sum,
+                    T* __restrict__ last_sum) {
+    using LoadIndex =
+        cub::BlockLoad<std::int32_t, coo_block, coo_items, cub::BLOCK_LOAD_WARP_TRANSPOSE>;
+    using LoadValue = cub::BlockLoad<T, coo_block, coo_items, cub::BLOCK_LOAD_WARP_TRANSPOSE>;
+    using Scan = cub::BlockScan<RowPartial<T>, coo_block>;
+    __shared__ union {
+        typename LoadIndex::TempStorage index;
+        typename LoadValue::TempStorage value;
+        typename Scan::TempStorage scan;
+    } storage;
+
+    const std::int64_t tile_begin = blockIdx.x * std::int64_t(coo_tile);
+    const int valid = nnz - tile_begin < coo_tile ? static_cast<int>(nnz - tile_begin) : coo_tile;
+    const std::int64_t tile_last = tile_begin + valid - 1;
+    std::int32_t r[coo_items];
+    std::int32_t c[coo_items];
+    T v[coo_items];
+    LoadIndex(storage.index).Load(row + tile_begin, r, valid, INT_MAX);
+    __syncthreads();
+    LoadIndex(storage.index).Load(col + tile_begin, c, valid, 0);
+    __syncthreads();
+    LoadValue(storage.value).Load(values + tile_begin, v, valid, T(0));
+    __syncthreads();
+
+    // This thread's entries are tile_begin + first + [0, count).
+    const int first = static_cast<int>(threadIdx.x) * coo_items;
+    const int count = max(0, min(coo_items, valid - first));
+    T p[coo_items];
+#pragma unroll
+    for (int k = 0; k < coo_items; ++k) p[k] = k < count ? v[k] * __ldg(x + c[k]) : T(0);
+
+    // The sum of this thread's last run of equal rows, scanned across the block.
+    RowPartial<T> tail{INT_MAX, T(0)};
+#pragma unroll
+    for (int k = 0; k < coo_items; ++k) {
+        if (k < count) {
+            tail.value = (k > 0 && r[k] == tail.row) ? tail.value + p[k] : p[k];
+            tail.row = r[k];
+        }
+    }
+    RowPartial<T> before;
+    Scan(storage.scan).ExclusiveScan(tail, before, SameRowSum{});
+
+    // The tile's first row, when it began in an earlier tile, is summed there by the carry pass.
+    const std::int32_t tile_first_row = row[tile_begin];
+    const bool first_row_continues = tile_begin > 0 && row[tile_begin - 1] == tile_first_row;
+    T running = 0;
+#pragma unroll
+    for (int k = 0; k < coo_items; ++k) {
+        if (k < count) {
+            const std::int64_t g = tile_begin + first + k;
+            const std::int32_t current = r[k];
+            const std::int32_t previous = k > 0 ? r[k > 0 ? k - 1 : 0] : (g > 0 ? row[g - 1] : -1);
+            if (current != previous) {
+                for (std::int32_t empty = previous + 1; empty < current; ++empty) y[empty] = T(0);
+                running = p[k];
+            } else if (k == 0) {
+                running = (threadIdx.x > 0 ? before.value : T(0)) + p[k];
+            } else {
+                running += p[k];
+            }
+            const bool has_next = g + 1 < nnz;
+            const std::int32_t next =
+                k + 1 < count ? r[k + 1 < coo_items ? k + 1 : k] : (has_next ? row[g + 1] : -1);
+            const bool started_in_tile = !(first_row_continues && current == tile_first_row);
+            if (!has_next || next != current) {
+                if (started_in_tile) {
+                    y[current] = running;
+                } else {
+                    first_sum[blockIdx.x] = running;
+                }
+                if (!has_next) {
+                    for (std::int32_t empty = current + 1; empty < rows; ++empty) y[empty] = T(0);
+                }
+            } else if (g == tile_last) {
+                last_sum[blockIdx.x] = running;
+                if (!started_in_tile) first_sum[blockIdx.x] = running;
+            }
+        }
+    }
+}
+
+// One thread per tile whose last row goes on into the next tile and began in this one: adds the
+// row's parts tile by tile. Traffic: a few row indices and two partial sums per tile.
+template <typename T>
+__global__ void __launch_bounds__(row_block)
+    coo_carry_kernel(std::int64_t nnz, std::int64_t tiles, const std::int32_t* __restrict__ row,
+                     const T* __restrict__ first_sum, const T* __restrict__ last_sum,
+                     T* __restrict__ y) {
+    const std::int64_t tile = blockIdx.x * std::int64_t(row_block) + threadIdx.x;
+    if (tile + 1 >= tiles) return;  // the last tile's rows all end in it
+    const std::int64_t begin = tile * coo_tile;
+    const std::int64_t end = begin + coo_tile;  // a full tile: not the last one
+    const std::int32_t r = row[end - 1];
+    if (row[end] != r) return;                                       // ends in this tile
+    if (tile > 0 && row[begin] == r && row[begin - 1] == r) return;  // began in an earlier one
+    T sum = last_sum[tile];
+    for (std::int64_t t = tile + 1; t < tiles; ++t) {
+        sum += first_sum[t];
+        const std::int64_t t_end = (t + 1) * coo_tile;
+        if (t_end >= nnz || row[t_end] != r) break;
+    }
+    y[r] = sum;
+}
+
+std::int64_t coo_tiles(std::int64_t nnz) { return (nnz + coo_tile - 1) / coo_tile; }
+
+// ---------------------------------------------------------------------------------------------
+// Dense, row-major: one warp per row, lanes over the columns (coalesced), shuffle reduction.
+// Traffic: rows * cols values + x (cols, re-read from cache by every row) + one write per row.
+template <typename T>
+__global__ void __launch_bounds__(row_block)
+    dense_warp_per_row_kernel(std::int32_t rows, std::int32_t cols, const T* __restrict__ values,
+                              const T* __restrict__ x, T* __restrict__ y) {
+    const std::int64_t i = (blockIdx.x * std::int64_t(row_block) + threadIdx.x) / warp_size;
+    if (i >= rows) return;
+    const int lane = static_cast<int>(threadIdx.x % warp_size);
+    const T* __restrict__ a = values + static_cast<std::size_t>(i) * static_cast<std::size_t>(cols);
+    T sum = 0;
+#pragma unroll 4
+    for (std::int32_t j = lane; j < cols; j += warp_size) sum += a[j] * __ldg(x + j);
+    sum = warp_sum(sum);
+    if (lane == 0) y[i] = sum;
+}
+
+// ---------------------------------------------------------------------------------------------
+// One SOR update per listed row (one colour: no two coupled, so no row reads another's new x):
+// x_i = (1 - omega) x_i + omega inv_diag_i (b_i - sum_{j != i} a_ij x_j), entries in storage
+// order as on the CPU. x is read and written, so it is not read through the read-only cache.
+// Traffic: the list + the rows' pointers and entries + their b, inv_diag, x (read and written)
+// + gathered x.
+template <typename T>
+__global__ void __launch_bounds__(row_block)
+    sor_colour_kernel(std::int32_t count, const std::int32_t* __restrict__ rows,
+                      const std::int32_t* __restrict__ row_ptr,
+                      const std::int32_t* __restrict__ col, const T* __restrict__ values,
+                      const T* __restrict__ inv_diag, T omega, const T* __restrict__ b, T* x) {
+    const std::int64_t r = blockIdx.x * std::int64_t(row_block) + threadIdx.x;
+    if (r >= count) return;
+    const std::int32_t i = rows[r];
+    const std::int32_t end = row_ptr[i + 1];
+    T sum = b[i];
+    for (std::int32_t k = row_ptr[i]; k < end; ++k) {
+        const std::int32_t j = col[k];
+        if (j != i) sum -= values[k] * x[j];
+    }
+    x[i] = (T(1) - omega) * x[i] + omega * inv_diag[i] * sum;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// Host entry points.
+
+// The grid depends on n only, so the order of every addition (and the bits) is fixed.
+template <typename T>
+T dot_compensated(const Backend& backend, std::size_t n, const T* x, const T* y) {
+    if (n == 0) return T(0);
+    const CudaBackend& cuda = as_cuda(backend);
+    auto* partials = static_cast<CompensatedPair<T>*>(cuda.reduction_scratch());
+    T* result = &partials[max_reduction_blocks].sum;
+    const int blocks = static_cast<int>(std::min<std::size_t>(
+        (n + reduction_block - 1) / reduction_block, std::size_t{max_reduction_blocks}));
+    dot_compensated_partials_kernel<T>
+        <<<blocks, reduction_block, 0, cuda.stream()>>>(n, x, y, partials);
+    SIMRUN_CUDA_CHECK_LAUNCH(dot_compensated_partials_kernel);
+    dot_compensated_total_kernel<T>
+        <<<1, reduction_block, 0, cuda.stream()>>>(blocks, partials, result);
+    SIMRUN_CUDA_CHECK_LAUNCH(dot_compensated_total_kernel);
+    return *static_cast<const T*>(cuda.fetch_result(result, sizeof(T)));
+}
+
+template <typename T>
+void csr_spmv(const Backend& backend, const CsrView<T>& a, const T* x, T* y) {
+    if (a.rows <= 0) return;
+    const CudaBackend& cuda = as_cuda(backend);
+    const CsrBinsView& bins = a.bins;
+    if (bins.binned_rows == nullptr) {
+        launch_csr_bin(1, a.rows, nullptr, a, x, y, cuda.stream());
+        return;
+    }
+    const std::int32_t* offsets = bins.bin_offsets;
+    if (offsets[0] != 0 || offsets[1] < offsets[0] || offsets[2] < offsets[1] ||
+        offsets[3] < offsets[2] || offsets[3] != a.rows) {
+        throw DimensionMismatch("csr_spmv: bin offsets {" + std::to_string(offsets[0]) + ", " +
+                                std::to_string(offsets[1]) + ", " + std::to_string(offsets[2]) +
+                                ", " + std::to_string(offsets[3]) + "} do not run from 0 to the " +
+                                std::to_string(a.rows) + " rows");
+    }
+    int non_empty = 0;
+    for (int b = 0; b < 3; ++b) non_empty += offsets[b + 1] > offsets[b] ? 1 : 0;
+    // The first non-empty bin runs on stream(), each further one on an auxiliary stream forked
+    // from stream() before and joined back into it after.
+    if (non_empty > 1) SIMRUN_CUDA_CHECK(cudaEventRecord(cuda.fork_event(), cuda.stream()));
+    int slot = 0;
+    for (int b = 0; b < 3; ++b) {
+        const std::int32_t count = offsets[b + 1] - offsets[b];
+        if (count == 0) continue;
+        const std::int32_t* rows = bins.binned_rows + offsets[b];
+        if (slot == 0) {
+            launch_csr_bin(b, count, rows, a, x, y, cuda.stream());
+        } else {
+            const cudaStream_t aux = cuda.aux_stream(slot - 1);
+            SIMRUN_CUDA_CHECK(cudaStreamWaitEvent(aux, cuda.fork_event(), 0));
+            launch_csr_bin(b, count, rows, a, x, y, aux);
+            SIMRUN_CUDA_CHECK(cudaEventRecord(cuda.join_event(slot - 1), aux));
+            SIMRUN_CUDA_CHECK(cudaStreamWaitEvent(cuda.stream(), cuda.join_event(slot - 1), 0));
+        }
+        ++slot;
+    }
+}
+
+template <typename T>
+void ell_spmv(const Backend& backend, const EllView<T>& a, const T* x, T* y) {
+    if (a.rows <= 0) return;
+    ell_kernel<T><<<blocks_for(a.rows, row_block), row_block, 0, as_cuda(backend).stream()>>>(
+        a.rows, a.col, a.values, a.row_length, x, y);
+    SIMRUN_CUDA_CHECK_LAUNCH(ell_kernel);
+}
+
+// Two partial sums (first and last row) per tile when the entries span more than one tile.
+template <typename T>
+std::size_t coo_workspace_bytes(std::int32_t, std::int64_t nnz) {
+    const std::int64_t tiles = coo_tiles(nnz);
+    return tiles > 1 ? 2 * static_cast<std::size_t>(tiles) * sizeof(T) : 0;
+}
+
+template <typename T>
+void coo_spmv(const Backend& backend, const CooView<T>& a, const T* x, T* y) {
+    if (a.rows <= 0) return;
+    const cudaStream_t stream = as_cuda(backend).stream();
+    if (a.nnz == 0) {
+        SIMRUN_CUDA_CHECK(
+            cudaMemsetAsync(y, 0, static_cast<std::size_t>(a.rows) * sizeof(T), stream));
+        return;
+    }
+    const std::size_t needed = coo_workspace_bytes<T>(a.rows, a.nnz);
+    if (a.workspace_bytes < needed || (needed > 0 && a.workspace == nullptr)) {
+        throw DimensionMismatch("coo_spmv: the workspace has " + std::to_string(a.workspace_bytes) +
+                                " bytes, " + std::to_string(needed) + " are needed for " +
+                                std::to_string(a.nnz) + " nonzeros");
+    }
+    const std::int64_t tiles = coo_tiles(a.nnz);
+    T* first_sum = needed > 0 ? static_cast<T*>(a.workspace) : nullptr;
+    T* last_sum = needed > 0 ? first_sum + tiles : nullptr;
+    coo_tile_kernel<T><<<static_cast<unsigned>(tiles), coo_block, 0, stream>>>(
+        a.rows, a.nnz, a.row, a.col, a.values, x, y, first_sum, last_sum);
+    SIMRUN_CUDA_CHECK_LAUNCH(coo_tile_kernel);
+    if (tiles > 1) {
+        coo_carry_kernel<T><<<blocks_for(tiles, row_block), row_block, 0, stream>>>(
+            a.nnz, tiles, a.row, first_sum, last_sum, y);
+        SIMRUN_CUDA_CHECK_LAUNCH(coo_carry_kernel);
+    }
+}
+
+template <typename T>
+void dense_spmv(const Backend& backend, const DenseView<T>& a, const T* x, T* y) {
+    if (a.rows <= 0) return;
+    const cudaStream_t stream = as_cuda(backend).stream();
+    if (a.cols <= 0) {
+        SIMRUN_CUDA_CHECK(
+            cudaMemsetAsync(y, 0, static_cast<std::size_t>(a.rows) * sizeof(T), stream));
+        return;
+    }
+    dense_warp_per_row_kernel<T>
+        <<<blocks_for(std::int64_t{a.rows} * warp_size, row_block), row_block, 0, stream>>>(
+            a.rows, a.cols, a.values, x, y);
+    SIMRUN_CUDA_CHECK_LAUNCH(dense_warp_per_row_kernel);
+}
+
+template <typename T>
+void sor_colour_sweep(const Backend& backend, const CsrView<T>& a, const std::int32_t* rows,
+                      std::int32_t count, const T* inv_diag, T omega, const T* b, T* x) {
+    if (count <= 0) return;
+    sor_colour_kernel<T><<<blocks_for(count, row_block), row_block, 0, as_cuda(backend).stream()>>>(
+        count, rows, a.row_ptr, a.col, a.values, inv_diag, omega, b, x);
+    SIMRUN_CUDA_CHECK_LAUNCH(sor_colour_kernel);
+}
+
+#define SIMRUN_INSTANTIATE_SPARSE_KERNELS(T)                                                  \
+    template T dot_compensated<T>(const Backend&, std::size_t, const T*, const T*);           \
+    template void csr_spmv<T>(const Backend&, const CsrView<T>&, const T*, T*);               \
+    template void ell_spmv<T>(const Backend&, const EllView<T>&, const T*, T*);               \
+    template void coo_spmv<T>(const Backend&, const CooView<T>&, const T*, T*);               \
+    template std::size_t coo_workspace_bytes<T>(std::int32_t, std::int64_t);                  \
+    template void dense_spmv<T>(const Backend&, const DenseView<T>&, const T*, T*);           \
+    template void sor_colour_sweep<T>(const Backend&, const CsrView<T>&, const std::int32_t*, \
+                                      std::int32_t, const T*, T, const T*, T*);
+
+SIMRUN_INSTANTIATE_SPARSE_KERNELS(float)
+SIMRUN_INSTANTIATE_SPARSE_KERNELS(double)
+
+#undef SIMRUN_INSTANTIATE_SPARSE_KERNELS
+
+}  // namespace simrun::solvers::cuda

@@ -1,0 +1,42 @@
+#pragma once
+// The CUDA back-end's sparse kernels and compensated dot product (cuda_sparse_kernels.cu, where
+// they are instantiated for float and double), declared here for the kernel table that
+// cuda_kernels.cu fills. Their contracts are those of KernelTable (kernel_table.hpp); every sum
+// runs in an order fixed by the sizes alone, so each result is the same bits on every run.
+#include <cstddef>
+#include <cstdint>
+
+#include "simrun/solvers/base/backend.hpp"
+#include "simrun/solvers/base/kernel_table.hpp"
+
+namespace simrun::solvers::cuda {
+
+// x . y by per-thread Neumaier sums combined with TwoSum; returned to the host (synchronises).
+template <typename T>
+T dot_compensated(const Backend& backend, std::size_t n, const T* x, const T* y);
+
+// y = A x over the bins of a.bins (thread, warp or block per row), side by side on forked
+// streams when more than one bin has rows. Without bins (binned_rows null) one warp per row.
+// Throws DimensionMismatch when bin_offsets do not run from 0 to rows.
+template <typename T>
+void csr_spmv(const Backend& backend, const CsrView<T>& a, const T* x, T* y);
+
+template <typename T>
+void ell_spmv(const Backend& backend, const EllView<T>& a, const T* x, T* y);
+
+// Rows sorted; a.workspace must hold coo_workspace_bytes<T>(a.rows, a.nnz) bytes (throws
+// DimensionMismatch when a.workspace_bytes is smaller).
+template <typename T>
+void coo_spmv(const Backend& backend, const CooView<T>& a, const T* x, T* y);
+
+template <typename T>
+std::size_t coo_workspace_bytes(std::int32_t rows, std::int64_t nnz);
+
+template <typename T>
+void dense_spmv(const Backend& backend, const DenseView<T>& a, const T* x, T* y);
+
+template <typename T>
+void sor_colour_sweep(const Backend& backend, const CsrView<T>& a, const std::int32_t* rows,
+                      std::int32_t count, const T* inv_diag, T omega, const T* b, T* x);
+
+}  // namespace simrun::solvers::cuda

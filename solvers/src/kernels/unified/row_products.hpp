@@ -1,0 +1,116 @@
+#pragma once
+// One row of A times a vector, for the formats whose rows a thread computes alone (DIA in both
+// storages, ELLPACK-R, CSR). `x` is any callable giving x_j, so a fused kernel can form the
+// vector on the fly (CG's new direction from r and the old one) instead of reading it from
+// memory. Written once for the CPU and the GPU; the entries are added in storage order.
+#include <cstdint>
+#include <variant>
+
+#include "simrun/solvers/base/host_device.hpp"
+#include "simrun/solvers/base/kernel_table.hpp"
+
+namespace simrun::solvers {
+
+// Term d of DIA row i (zero when the row lacks it): the stencil's constant where the row's mask
+// has bit d, or the stored value when column i + offsets[d] lies in the matrix.
+template <typename T, typename X>
+SIMRUN_HOST_DEVICE inline T dia_term(const DiaView<T>& a, unsigned mask, int d, std::int64_t i,
+                                     const X& x) {
+    const std::int64_t j = i + a.offsets[d];
+    if (a.row_masks != nullptr) return ((mask >> d) & 1u) ? a.constants[d] * x(j) : T(0);
+    return j >= 0 && j < a.n ? a.values[d * a.n + i] * x(j) : T(0);
+}
+
+// Traffic per row: D values (or one mask byte) + x_j for each stored diagonal.
+template <typename T, typename X>
+SIMRUN_HOST_DEVICE inline T row_product(const DiaView<T>& a, std::int64_t i, const X& x) {
+    const unsigned mask = a.row_masks != nullptr ? a.row_masks[i] : 0u;
+    T sum = 0;
+    for (int d = 0; d < a.num_diagonals; ++d) sum += dia_term(a, mask, d, i, x);
+    return sum;
+}
+
+// A DIA view whose diagonal count D is known when compiling: the loop over the diagonals is
+// unrolled, so a thread issues all its loads at once (more bytes in flight per thread).
+template <typename T, int D>
+struct FixedDiagonals {
+    DiaView<T> a;
+};
+
+template <typename T, int D, typename X>
+SIMRUN_HOST_DEVICE inline T row_product(const FixedDiagonals<T, D>& f, std::int64_t i, const X& x) {
+    const unsigned mask = f.a.row_masks != nullptr ? f.a.row_masks[i] : 0u;
+    T sum = 0;
+    SIMRUN_UNROLL
+    for (int d = 0; d < D; ++d) sum += dia_term(f.a, mask, d, i, x);
+    return sum;
+}
+
+// Calls f with the view as FixedDiagonals for the grid stencils' counts (3, 5, 7 and 9
+// diagonals), as it is otherwise.
+template <typename T, typename F>
+void with_diagonal_count(const DiaView<T>& a, F&& f) {
+    switch (a.num_diagonals) {
+        case 3:
+            return f(FixedDiagonals<T, 3>{a});
+        case 5:
+            return f(FixedDiagonals<T, 5>{a});
+        case 7:
+            return f(FixedDiagonals<T, 7>{a});
+        case 9:
+            return f(FixedDiagonals<T, 9>{a});
+        default:
+            return f(a);
+    }
+}
+
+// Traffic per row: the row length + its entries (value and column) + x_j for each.
+template <typename T, typename X>
+SIMRUN_HOST_DEVICE inline T row_product(const EllView<T>& a, std::int64_t i, const X& x) {
+    T sum = 0;
+    const std::int32_t length = a.row_length[i];
+    for (std::int32_t k = 0; k < length; ++k) {
+        const std::int64_t slot = std::int64_t{k} * a.rows + i;
+        sum += a.values[slot] * x(a.col[slot]);
+    }
+    return sum;
+}
+
+// Traffic per row: two row pointers + its entries (value and column) + x_j for each.
+template <typename T, typename X>
+SIMRUN_HOST_DEVICE inline T row_product(const CsrView<T>& a, std::int64_t i, const X& x) {
+    T sum = 0;
+    const std::int32_t end = a.row_ptr[i + 1];
+    for (std::int32_t k = a.row_ptr[i]; k < end; ++k) sum += a.values[k] * x(a.col[k]);
+    return sum;
+}
+
+// Calls f with the row view as the type it holds (DIA as FixedDiagonals where it can be), so
+// a kernel is compiled for each format.
+template <typename T, typename F>
+void with_row_view(const RowMatrixView<T>& a, F&& f) {
+    if (const auto* dia = std::get_if<DiaView<T>>(&a)) {
+        with_diagonal_count(*dia, f);
+    } else {
+        std::visit(f, a);
+    }
+}
+
+// A value of an array the kernel only reads (through the GPU's read-only cache).
+template <typename T>
+SIMRUN_HOST_DEVICE inline T read_only(const T* p) {
+#if defined(__CUDA_ARCH__)
+    return __ldg(p);
+#else
+    return *p;
+#endif
+}
+
+// x_j read from memory.
+template <typename T>
+struct VectorEntries {
+    const T* x;
+    SIMRUN_HOST_DEVICE T operator()(std::int64_t j) const { return read_only(x + j); }
+};
+
+}  // namespace simrun::solvers

@@ -1,0 +1,154 @@
+#include "simrun/solvers/matrices/dia_matrix.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+namespace simrun::solvers {
+namespace {
+
+template <typename T>
+struct Stencil {
+    std::vector<T> constants;         // per diagonal
+    std::vector<std::uint8_t> masks;  // per row: bit d set when the row has diagonal d
+};
+
+// The stencil of a DIA matrix with constant coefficients (see dia_matrix.hpp); throws
+// std::invalid_argument saying why the matrix has none.
+template <typename T>
+Stencil<T> constant_coefficients(const DiaData<T>& a) {
+    const int diagonals = a.num_diagonals();
+    const int main = a.find_diagonal(0);
+    const auto refuse = [](const std::string& why) {
+        return std::invalid_argument("stencil storage needs constant coefficients: " + why);
+    };
+    if (diagonals > max_stencil_diagonals) {
+        throw refuse(std::to_string(diagonals) + " diagonals (at most " +
+                     std::to_string(max_stencil_diagonals) + ")");
+    }
+    if (main < 0) throw refuse("no main diagonal");
+    Stencil<T> stencil{std::vector<T>(static_cast<std::size_t>(diagonals), T(0)),
+                       std::vector<std::uint8_t>(static_cast<std::size_t>(a.n), 0)};
+    for (int d = 0; d < diagonals; ++d) {
+        T& constant = stencil.constants[static_cast<std::size_t>(d)];
+        for (std::int64_t i = 0; i < a.n; ++i) {
+            const std::int64_t j = i + a.offsets[static_cast<std::size_t>(d)];
+            if (j < 0 || j >= a.n) continue;
+            const T value = a.at(d, i);
+            const auto at = [&] {
+                return " at row " + std::to_string(i) + ", offset " + std::to_string(a.offsets[d]);
+            };
+            if (value == T(0)) {
+                if (d == main) throw refuse("a zero diagonal entry" + at());
+                continue;
+            }
+            if (constant == T(0)) constant = value;
+            if (value != constant) throw refuse("another value" + at());  // (or NaN)
+            stencil.masks[static_cast<std::size_t>(i)] |= static_cast<std::uint8_t>(1u << d);
+        }
+    }
+    return stencil;
+}
+
+}  // namespace
+
+template <typename T>
+DiaMatrix<T>::DiaMatrix(std::shared_ptr<const Backend> backend, const DiaData<T>& data,
+                        DiaStorage storage)
+    : StoredMatrix<T>(std::move(backend), data.n), host_offsets_(data.offsets) {
+    if (this->rows_ < 0) throw std::invalid_argument("DIA matrix: negative size");
+    const std::size_t expected = data.offsets.size() * static_cast<std::size_t>(this->rows_);
+    if (data.values.size() != expected) {
+        throw std::invalid_argument("DIA matrix: " + std::to_string(data.offsets.size()) +
+                                    " diagonals of " + std::to_string(this->rows_) + " rows need " +
+                                    std::to_string(expected) + " values, got " +
+                                    std::to_string(data.values.size()));
+    }
+    if (data.offsets.size() > max_dia_diagonals) {
+        throw std::invalid_argument("DIA matrix: " + std::to_string(data.offsets.size()) +
+                                    " diagonals, at most " + std::to_string(max_dia_diagonals));
+    }
+    for (std::size_t d = 0; d < data.offsets.size(); ++d) {
+        if (d > 0 && data.offsets[d] <= data.offsets[d - 1]) {
+            throw std::invalid_argument("DIA matrix: offsets must be sorted and distinct");
+        }
+        if (this->rows_ > 0 &&
+            (data.offsets[d] <= -this->rows_ || data.offsets[d] >= this->rows_)) {
+            throw std::invalid_argument("DIA matrix: offset " + std::to_string(data.offsets[d]) +
+                                        " is outside the matrix of " + std::to_string(this->rows_) +
+                                        " rows");
+        }
+    }
+    if (storage == DiaStorage::stencil) {
+        Stencil<T> stencil = constant_coefficients(data);
+        host_constants_ = std::move(stencil.constants);
+        row_masks_ = Array<std::uint8_t>::from_host(this->backend_, stencil.masks);
+    } else {
+        values_ = Array<T>::from_host(this->backend_, data.values);
+    }
+}
+
+template <typename T>
+void DiaMatrix<T>::apply(const Array<T>& x, Array<T>& y) const {
+    if (x.size() != this->size() || y.size() != this->size()) {
+        throw DimensionMismatch("DIA SpMV: matrix has " + std::to_string(this->rows_) +
+                                " rows, x has " + std::to_string(x.size()) + ", y has " +
+                                std::to_string(y.size()));
+    }
+    this->backend_->template kernels<T>().dia_spmv(*this->backend_, view(), x.data(), y.data());
+}
+
+template <typename T>
+Array<T> DiaMatrix<T>::diagonal() const {
+    Array<T> diagonal(this->backend_, this->size());
+    int main = -1;
+    for (std::size_t d = 0; d < host_offsets_.size(); ++d) {
+        if (host_offsets_[d] == 0) main = static_cast<int>(d);
+    }
+    if (main < 0 || is_stencil()) {  // a stencil has its main diagonal in every row
+        const T value = main < 0 ? T(0) : host_constants_[static_cast<std::size_t>(main)];
+        this->backend_->template kernels<T>().fill(*this->backend_, this->size(), value,
+                                                   diagonal.data());
+    } else if (this->rows_ > 0) {
+        this->backend_->copy(diagonal.data(),
+                             values_.data() + static_cast<std::size_t>(main) * this->size(),
+                             this->size() * sizeof(T));
+    }
+    return diagonal;
+}
+
+template <typename T>
+DiaView<T> DiaMatrix<T>::view() const {
+    DiaView<T> view{
+        this->rows_, static_cast<int>(host_offsets_.size()), {}, values_.data(), row_masks_.data()};
+    std::copy(host_offsets_.begin(), host_offsets_.end(), view.offsets);
+    std::copy(host_constants_.begin(), host_constants_.end(), view.constants);
+    return view;
+}
+
+template <typename T>
+DiaData<T> DiaMatrix<T>::host_data() const {
+    DiaData<T> data;
+    data.n = this->rows_;
+    data.offsets = host_offsets_;
+    if (!is_stencil()) {
+        data.values = values_.to_host();
+        return data;
+    }
+    const std::vector<std::uint8_t> masks = row_masks_.to_host();
+    data.values.assign(host_offsets_.size() * static_cast<std::size_t>(data.n), T(0));
+    for (int d = 0; d < data.num_diagonals(); ++d) {
+        const T constant = host_constants_[static_cast<std::size_t>(d)];
+#pragma omp parallel for schedule(static)
+        for (std::int64_t i = 0; i < data.n; ++i) {
+            if ((masks[static_cast<std::size_t>(i)] >> d) & 1u) data.at(d, i) = constant;
+        }
+    }
+    return data;
+}
+
+template class DiaMatrix<float>;
+template class DiaMatrix<double>;
+
+}  // namespace simrun::solvers

@@ -1,0 +1,172 @@
+#include "simrun/solvers/methods/bicgstab.hpp"
+
+#include <cmath>
+
+#include "check_sizes.hpp"
+#include "iteration_batches.hpp"
+#include "residual_monitor.hpp"
+#include "simrun/solvers/base/vector_ops.hpp"
+
+namespace simrun::solvers {
+
+template <typename T>
+BiCgStab<T>::BiCgStab(const LinearOperator<T>& a, const Preconditioner<T>* m,
+                      MethodParameters parameters)
+    : a_(a), m_(m), parameters_(parameters) {
+    for (Array<T>* v : {&r_, &r0_, &p_, &v_, &s_, &t_, &p_hat_, &s_hat_}) {
+        *v = Array<T>(a.backend(), a.size());
+    }
+}
+
+template <typename T>
+BiCgStab<T>::~BiCgStab() = default;
+
+template <typename T>
+SolveResult BiCgStab<T>::solve(const Array<T>& b, Array<T>& x) const {
+    check_system_sizes("BiCGStab", a_.size(), b, x);
+    if (const auto fused = fused_operands(a_, m_, parameters_)) {
+        return solve_fused(fused->rows, fused->factors, b, x);
+    }
+    return solve_reference(b, x);
+}
+
+// Per iteration: the three fused steps (bicgstab_device_state.hpp,
+// KernelTable::bicgstab_iterations); the host reads the scalars once per batch and replays
+// ||r_k|| through the ResidualMonitor, which reaches the verdict the kernels reached.
+template <typename T>
+SolveResult BiCgStab<T>::solve_fused(const RowMatrixView<T>& a, const T* factors, const Array<T>& b,
+                                     Array<T>& x) const {
+    SolveResult result;
+    ResidualMonitor monitor(parameters_.criteria, result, b, false);
+    if (start_fused(monitor, a_, b, x, r_, parameters_, result)) return result;
+    copy(r_, r0_);
+    DeviceIterations<BiCgStabScalars<T>, T>& device = device_iterations(
+        device_, a_.backend(), &KernelTable<T>::bicgstab_iterations, view_, vectors_);
+    view_ = a;
+    vectors_ = BiCgStabVectors<T>{static_cast<std::int64_t>(a_.size()),
+                                  factors,
+                                  x.data(),
+                                  r_.data(),
+                                  r0_.data(),
+                                  {p_.data(), p_hat_.data()},
+                                  {v_.data(), s_hat_.data()},
+                                  t_.data(),
+                                  device.workspace()};
+
+    auto s = initial_state<BiCgStabScalars<T>>(monitor, parameters_.criteria.max_iterations);
+    s.rho = static_cast<T>(result.initial_residual * result.initial_residual);  // r0'r, r0 = r
+    s.half_step_residual = -1.0;
+    if (device.run(s, monitor, result, {x.data(), nullptr})) return result;
+    const double value = static_cast<double>(s.breakdown_value);
+    switch (s.phase) {
+        case BiCgStabPhase::rho_non_finite:
+            monitor.breakdown(SolveStatus::non_finite, "rho", value);
+            break;
+        case BiCgStabPhase::rho_zero:
+            monitor.breakdown(SolveStatus::breakdown, "rho", 0.0);
+            break;
+        case BiCgStabPhase::r0v_non_finite:
+            monitor.breakdown(SolveStatus::non_finite, "r0'v", value);
+            break;
+        case BiCgStabPhase::r0v_zero:
+            monitor.breakdown(SolveStatus::breakdown, "r0'v", value);
+            break;
+        case BiCgStabPhase::omega_non_finite:
+            monitor.breakdown(SolveStatus::non_finite, "t't", value);
+            break;
+        case BiCgStabPhase::omega_zero:
+            monitor.breakdown(SolveStatus::breakdown, "omega", 0.0);
+            break;
+        default:  // max_iterations (residual_stop returned above)
+            result.status = SolveStatus::max_iterations;
+            break;
+    }
+    return result;
+}
+
+// Per iteration: two SpMVs, two preconditioner applications, six reductions (r0'r, r0'v,
+// ||s||, t's, t't, ||r||) and the fused updates: with DIA and Jacobi about
+// (2 num_diagonals + 25) n values moved.
+template <typename T>
+SolveResult BiCgStab<T>::solve_reference(const Array<T>& b, Array<T>& x) const {
+    const std::size_t n = a_.size();
+    const Backend& backend = *a_.backend();
+    const KernelTable<T>& k = backend.kernels<T>();
+    const bool kahan = parameters_.compensated_dots;
+    const IdentityPreconditioner<T> identity;
+    const Preconditioner<T>& m = m_ != nullptr ? *m_ : identity;
+    auto finite = [](T value) { return std::isfinite(static_cast<double>(value)); };
+
+    SolveResult result;
+    ResidualMonitor monitor(parameters_.criteria, result, b, kahan);
+
+    // r = b - A x, r0 = r (the shadow residual)
+    if (monitor.start(a_, b, x, r_, kahan)) return result;
+    copy(r_, r0_);
+    T rho = 1, alpha = 1, omega = 1;
+
+    for (std::int64_t iteration = 1; iteration <= parameters_.criteria.max_iterations;
+         ++iteration) {
+        const T rho_next = dot(r0_, r_, kahan);
+        if (!finite(rho_next)) {
+            monitor.breakdown(SolveStatus::non_finite, "rho", static_cast<double>(rho_next));
+            return result;
+        }
+        if (rho_next == T(0)) {  // r is orthogonal to the shadow residual
+            monitor.breakdown(SolveStatus::breakdown, "rho", 0.0);
+            return result;
+        }
+        if (iteration == 1) {
+            copy(r_, p_);
+        } else {
+            // p = r + beta (p - omega v), beta = (rho_next / rho) (alpha / omega)
+            k.bicgstab_p(backend, n, (rho_next / rho) * (alpha / omega), omega, r_.data(),
+                         v_.data(), p_.data());
+        }
+        m.apply(p_, p_hat_);
+        a_.apply(p_hat_, v_);
+        const T r0v = dot(r0_, v_, kahan);
+        if (!finite(r0v) || r0v == T(0)) {
+            monitor.breakdown(finite(r0v) ? SolveStatus::breakdown : SolveStatus::non_finite,
+                              "r0'v", static_cast<double>(r0v));
+            return result;
+        }
+        alpha = rho_next / r0v;
+        // s = r - alpha v
+        copy(r_, s_);
+        k.axpy(backend, n, -alpha, v_.data(), s_.data());
+        const double s_norm = static_cast<double>(norm2(s_, kahan));
+        if (monitor.meets_tolerance(s_norm)) {
+            // Half step suffices: x = x + alpha p_hat, r = s.
+            k.axpy(backend, n, alpha, p_hat_.data(), x.data());
+            copy(s_, r_);
+            monitor.stop_at(s_norm, iteration);
+            return result;
+        }
+        m.apply(s_, s_hat_);
+        a_.apply(s_hat_, t_);
+        const T tt = dot(t_, t_, kahan);
+        const T ts = dot(t_, s_, kahan);
+        if (!finite(tt) || !finite(ts)) {
+            monitor.breakdown(SolveStatus::non_finite, "t't", static_cast<double>(tt));
+            return result;
+        }
+        if (tt == T(0) || ts == T(0)) {  // omega = t's / t't would vanish or is undefined
+            monitor.breakdown(SolveStatus::breakdown, "omega", 0.0);
+            return result;
+        }
+        omega = ts / tt;
+        // x = x + alpha p_hat + omega s_hat, r = s - omega t
+        k.bicgstab_update(backend, n, alpha, omega, p_hat_.data(), s_hat_.data(), s_.data(),
+                          t_.data(), x.data(), r_.data());
+        if (monitor.stop_at(static_cast<double>(norm2(r_, kahan)), iteration)) return result;
+        rho = rho_next;
+    }
+    result.status = SolveStatus::max_iterations;
+    return result;
+}
+
+template class BiCgStab<float>;
+template class BiCgStab<double>;
+
+}  // namespace simrun::solvers

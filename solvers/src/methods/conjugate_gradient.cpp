@@ -1,0 +1,138 @@
+#include "simrun/solvers/methods/conjugate_gradient.hpp"
+
+#include <cmath>
+#include <string>
+
+#include "check_sizes.hpp"
+#include "iteration_batches.hpp"
+#include "residual_monitor.hpp"
+#include "simrun/solvers/base/vector_ops.hpp"
+
+namespace simrun::solvers {
+
+template <typename T>
+ConjugateGradient<T>::ConjugateGradient(const LinearOperator<T>& a, const Preconditioner<T>* m,
+                                        MethodParameters parameters)
+    : a_(a),
+      m_(m),
+      parameters_(parameters),
+      r_(a.backend(), a.size()),
+      z_(a.backend(), a.size()),
+      p_(a.backend(), a.size()),
+      q_(a.backend(), a.size()) {}
+
+template <typename T>
+ConjugateGradient<T>::~ConjugateGradient() = default;
+
+template <typename T>
+SolveResult ConjugateGradient<T>::solve(const Array<T>& b, Array<T>& x) const {
+    check_system_sizes("CG", a_.size(), b, x);
+    if (const auto fused = fused_operands(a_, m_, parameters_)) {
+        return solve_fused(fused->rows, fused->factors, b, x);
+    }
+    return solve_reference(b, x);
+}
+
+// Per iteration: the two fused steps (cg_device_state.hpp, KernelTable::cg_iterations); the host
+// reads the scalars once per batch and replays ||r_k|| through the ResidualMonitor, which reaches
+// the verdict the kernels reached (the same checks in the same order).
+template <typename T>
+SolveResult ConjugateGradient<T>::solve_fused(const RowMatrixView<T>& a, const T* factors,
+                                              const Array<T>& b, Array<T>& x) const {
+    const std::size_t n = a_.size();
+    const Backend& backend = *a_.backend();
+    const KernelTable<T>& k = backend.kernels<T>();
+
+    SolveResult result;
+    ResidualMonitor monitor(parameters_.criteria, result, b, false);
+    if (start_fused(monitor, a_, b, x, r_, parameters_, result)) return result;
+
+    DeviceIterations<CgScalars<T>, T>& device =
+        device_iterations(device_, a_.backend(), &KernelTable<T>::cg_iterations, view_, vectors_);
+    view_ = a;
+    vectors_ = CgVectors<T>{
+        static_cast<std::int64_t>(n), factors,           x.data(), r_.data(), q_.data(),
+        {p_.data(), z_.data()},       device.workspace()};
+
+    // rho = r'z: with M = I the ||r0||^2 just summed; else z in q (the first direction
+    // overwrites it)
+    T rho = static_cast<T>(result.initial_residual * result.initial_residual);
+    if (factors != nullptr) {
+        k.multiply(backend, n, factors, r_.data(), q_.data());
+        rho = dot(r_, q_);
+    }
+    auto s = initial_state<CgScalars<T>>(monitor, parameters_.criteria.max_iterations);
+    s.rho = rho;
+    if (device.run(s, monitor, result, {x.data(), nullptr})) return result;
+    switch (s.phase) {
+        case CgPhase::direction_non_finite:
+            monitor.breakdown(SolveStatus::non_finite, "p'Ap", double(s.breakdown_value));
+            break;
+        case CgPhase::direction_indefinite:
+            monitor.breakdown(SolveStatus::indefinite, "p'Ap", double(s.breakdown_value));
+            break;
+        case CgPhase::residual_indefinite:
+            monitor.breakdown(SolveStatus::indefinite, "r'Mr", double(s.breakdown_value));
+            break;
+        default:  // max_iterations (residual_stop returned above)
+            result.status = SolveStatus::max_iterations;
+            break;
+    }
+    return result;
+}
+
+// Per iteration: SpMV (A p), preconditioner (z = M r), three dot products (p'q, r'r, r'z) and
+// the two fused updates: with DIA and Jacobi about (num_diagonals + 13) n values moved.
+template <typename T>
+SolveResult ConjugateGradient<T>::solve_reference(const Array<T>& b, Array<T>& x) const {
+    const std::size_t n = a_.size();
+    const Backend& backend = *a_.backend();
+    const KernelTable<T>& k = backend.kernels<T>();
+    const bool kahan = parameters_.compensated_dots;
+    const IdentityPreconditioner<T> identity;
+    const Preconditioner<T>& m = m_ != nullptr ? *m_ : identity;
+
+    SolveResult result;
+    ResidualMonitor monitor(parameters_.criteria, result, b, kahan);
+
+    // r = b - A x
+    if (monitor.start(a_, b, x, r_, kahan)) return result;
+
+    // z = M r, p = z, rho = r'z
+    m.apply(r_, z_);
+    copy(z_, p_);
+    T rho = dot(r_, z_, kahan);
+
+    for (std::int64_t iteration = 1; iteration <= parameters_.criteria.max_iterations;
+         ++iteration) {
+        a_.apply(p_, q_);
+        const T pq = dot(p_, q_, kahan);
+        if (!std::isfinite(static_cast<double>(pq)) || !std::isfinite(static_cast<double>(rho))) {
+            monitor.breakdown(SolveStatus::non_finite, "p'Ap", static_cast<double>(pq));
+            return result;
+        }
+        if (pq <= T(0)) {  // A is not positive definite along p
+            monitor.breakdown(SolveStatus::indefinite, "p'Ap", static_cast<double>(pq));
+            return result;
+        }
+        // x = x + alpha p, r = r - alpha q with alpha = rho / p'Ap
+        k.cg_step_2(backend, n, rho / pq, p_.data(), q_.data(), x.data(), r_.data());
+        if (monitor.stop_at(static_cast<double>(norm2(r_, kahan)), iteration)) return result;
+        m.apply(r_, z_);
+        const T rho_next = dot(r_, z_, kahan);
+        if (rho_next <= T(0)) {  // r'Mr <= 0 with r != 0: M is not positive definite
+            monitor.breakdown(SolveStatus::indefinite, "r'Mr", static_cast<double>(rho_next));
+            return result;
+        }
+        // p = z + beta p with beta = rho_next / rho
+        k.cg_step_1(backend, n, rho_next / rho, z_.data(), p_.data());
+        rho = rho_next;
+    }
+    result.status = SolveStatus::max_iterations;
+    return result;
+}
+
+template class ConjugateGradient<float>;
+template class ConjugateGradient<double>;
+
+}  // namespace simrun::solvers

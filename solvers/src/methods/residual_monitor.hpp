@@ -1,0 +1,86 @@
+#pragma once
+// Applies StoppingCriteria to the residual norms an iterative method produces, recording them
+// in its SolveResult. Shared by every method so they stop, and report, in one way.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+
+#include "simrun/solvers/base/vector_ops.hpp"
+#include "simrun/solvers/matrices/linear_operator.hpp"
+#include "simrun/solvers/methods/solve_result.hpp"
+
+namespace simrun::solvers {
+
+// r = b - A x; returns ||r||. Traffic: one SpMV, then 2n reads + n writes, then n reads.
+template <typename T>
+double compute_residual(const LinearOperator<T>& a, const Array<T>& b, const Array<T>& x,
+                        Array<T>& r, bool compensated) {
+    a.apply(x, r);
+    const Backend& backend = *a.backend();
+    backend.kernels<T>().xpby(backend, r.size(), b.data(), T(-1), r.data());
+    return static_cast<double>(norm2(r, compensated));
+}
+
+class ResidualMonitor {
+public:
+    // Records ||b|| in result (the scale of the relative tolerance) and sets the target.
+    template <typename T>
+    ResidualMonitor(const StoppingCriteria& criteria, SolveResult& result, const Array<T>& b,
+                    bool compensated)
+        : criteria_(criteria),
+          result_(result),
+          target_(std::max(criteria.relative_tolerance *
+                               (result.rhs_norm = static_cast<double>(norm2(b, compensated))),
+                           criteria.absolute_tolerance)) {}
+
+    // The start every method shares: r = b - A x recorded as iteration 0. Returns true when the
+    // initial guess already stops the solve.
+    template <typename T>
+    bool start(const LinearOperator<T>& a, const Array<T>& b, const Array<T>& x, Array<T>& r,
+               bool compensated) {
+        return stop_at(compute_residual(a, b, x, r, compensated), 0);
+    }
+
+    // Records ||r|| after `iteration` iterations (0 = the initial residual). Returns true when
+    // the method must stop, with result.status set: converged, non_finite or diverged.
+    bool stop_at(double residual, std::int64_t iteration) {
+        result_.iterations = iteration;
+        result_.final_residual = residual;
+        result_.residual_history.push_back(residual);
+        if (iteration == 0) {
+            result_.initial_residual = residual;
+            divergence_ = criteria_.divergence_limit * std::max(residual, result_.rhs_norm);
+        }
+        if (!std::isfinite(residual)) return finish(SolveStatus::non_finite);
+        if (residual <= target_) return finish(SolveStatus::converged);
+        if (residual > divergence_) return finish(SolveStatus::diverged);
+        return false;
+    }
+
+    // Whether a residual norm meets the tolerance (without recording it).
+    bool meets_tolerance(double residual) const { return residual <= target_; }
+    // The limits: converged when ||r|| <= target(), diverged when ||r|| > divergence() (set by
+    // the initial residual, stop_at(..., 0)).
+    double target() const { return target_; }
+    double divergence() const { return divergence_; }
+
+    // Records a breakdown of the method: a quantity it divides by or needs positive failed.
+    void breakdown(SolveStatus status, const char* quantity, double value) {
+        result_.status = status;
+        result_.breakdown_quantity = quantity;
+        result_.breakdown_value = value;
+    }
+
+private:
+    bool finish(SolveStatus status) {
+        result_.status = status;
+        return true;
+    }
+
+    const StoppingCriteria& criteria_;
+    SolveResult& result_;
+    double target_;
+    double divergence_ = 0.0;
+};
+
+}  // namespace simrun::solvers

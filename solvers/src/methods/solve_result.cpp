@@ -1,0 +1,43 @@
+#include "simrun/solvers/methods/solve_result.hpp"
+
+#include <cstdio>
+
+namespace simrun::solvers {
+
+std::string_view to_string(SolveStatus status) {
+    switch (status) {
+        case SolveStatus::converged:
+            return "converged";
+        case SolveStatus::max_iterations:
+            return "max_iterations";
+        case SolveStatus::breakdown:
+            return "breakdown";
+        case SolveStatus::diverged:
+            return "diverged";
+        case SolveStatus::non_finite:
+            return "non_finite";
+        case SolveStatus::indefinite:
+            return "indefinite";
+    }
+    return "unknown";
+}
+
+double SolveResult::relative_residual() const {
+    return rhs_norm > 0.0 ? final_residual / rhs_norm : final_residual;
+}
+
+std::string SolveResult::summary() const {
+    char line[256];
+    std::snprintf(line, sizeof line, "%s after %lld iterations, ||r||/||b|| = %.3e",
+                  std::string(to_string(status)).c_str(), static_cast<long long>(iterations),
+                  relative_residual());
+    std::string text = line;
+    if (breakdown_value) {
+        std::snprintf(line, sizeof line, " (%s = %.3e)", breakdown_quantity.c_str(),
+                      *breakdown_value);
+        text += line;
+    }
+    return text;
+}
+
+}  // namespace simrun::solvers

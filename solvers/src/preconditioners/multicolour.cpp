@@ -1,0 +1,93 @@
+#include "simrun/solvers/preconditioners/multicolour.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+#include "simrun/solvers/matrices/conversions.hpp"
+#include "simrun/solvers/preconditioners/preconditioner.hpp"
+
+namespace simrun::solvers {
+
+template <typename T>
+Colouring greedy_colouring(const CsrData<T>& a) {
+    // Neighbours in A + A^T, so that rows of one colour are uncoupled in both directions.
+    const CsrData<T> at = transpose(a);
+    std::vector<std::int32_t> colour(static_cast<std::size_t>(a.rows), -1);
+    std::vector<std::int32_t> seen;  // seen[c] == row: colour c is taken by a neighbour of row
+    int colours = 0;
+    for (std::int32_t i = 0; i < a.rows; ++i) {
+        for (const CsrData<T>* m : {&a, &at}) {
+            for (std::int32_t k = m->row_ptr[i]; k < m->row_ptr[i + 1]; ++k) {
+                const std::int32_t c = colour[static_cast<std::size_t>(m->col[k])];
+                if (m->col[k] != i && c >= 0) seen[static_cast<std::size_t>(c)] = i;
+            }
+        }
+        std::int32_t c = 0;
+        while (c < colours && seen[static_cast<std::size_t>(c)] == i) ++c;
+        if (c == colours) {
+            ++colours;
+            seen.push_back(-1);
+        }
+        colour[static_cast<std::size_t>(i)] = c;
+    }
+    Colouring result;
+    result.offsets.assign(static_cast<std::size_t>(colours) + 1, 0);
+    for (std::int32_t c : colour) ++result.offsets[static_cast<std::size_t>(c) + 1];
+    for (int c = 0; c < colours; ++c) {
+        result.offsets[static_cast<std::size_t>(c) + 1] +=
+            result.offsets[static_cast<std::size_t>(c)];
+    }
+    result.rows.resize(static_cast<std::size_t>(a.rows));
+    std::vector<std::int32_t> next(result.offsets.begin(), result.offsets.end() - 1);
+    for (std::int32_t i = 0; i < a.rows; ++i) {
+        result.rows[static_cast<std::size_t>(
+            next[static_cast<std::size_t>(colour[static_cast<std::size_t>(i)])]++)] = i;
+    }
+    return result;
+}
+
+template <typename T>
+MulticolourSweeper<T>::MulticolourSweeper(std::shared_ptr<const Backend> backend,
+                                          const CsrData<T>& a)
+    : matrix_(backend, a) {
+    std::vector<T> inverse = diagonal_of(a);
+    for (std::size_t i = 0; i < inverse.size(); ++i) {
+        if (inverse[i] == T(0) || !std::isfinite(static_cast<double>(inverse[i]))) {
+            throw std::invalid_argument("Gauss-Seidel/SOR: diagonal entry of row " +
+                                        std::to_string(i) + " is zero or not finite");
+        }
+        inverse[i] = T(1) / inverse[i];
+    }
+    inverse_diagonal_ = Array<T>::from_host(backend, inverse);
+    const Colouring colouring = greedy_colouring(a);
+    rows_ = Array<std::int32_t>::from_host(backend, colouring.rows);
+    offsets_ = colouring.offsets;
+}
+
+template <typename T>
+void MulticolourSweeper<T>::sweep(int colour, const Array<T>& b, Array<T>& x, T omega) const {
+    const auto c = static_cast<std::size_t>(colour);
+    const Backend& backend = *matrix_.backend();
+    backend.kernels<T>().sor_colour_sweep(backend, matrix_.view(), rows_.data() + offsets_[c],
+                                          offsets_[c + 1] - offsets_[c], inverse_diagonal_.data(),
+                                          omega, b.data(), x.data());
+}
+
+template <typename T>
+void MulticolourSweeper<T>::forward(const Array<T>& b, Array<T>& x, T omega) const {
+    for (int c = 0; c < num_colours(); ++c) sweep(c, b, x, omega);
+}
+
+template <typename T>
+void MulticolourSweeper<T>::backward(const Array<T>& b, Array<T>& x, T omega) const {
+    for (int c = num_colours() - 1; c >= 0; --c) sweep(c, b, x, omega);
+}
+
+template Colouring greedy_colouring(const CsrData<float>&);
+template Colouring greedy_colouring(const CsrData<double>&);
+template class MulticolourSweeper<float>;
+template class MulticolourSweeper<double>;
+
+}  // namespace simrun::solvers

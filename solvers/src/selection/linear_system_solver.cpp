@@ -1,0 +1,150 @@
+#include "simrun/solvers/selection/linear_system_solver.hpp"
+
+#include <cmath>
+
+#include "simrun/solvers/base/vector_ops.hpp"
+#include "simrun/solvers/matrices/conversions.hpp"
+#include "simrun/solvers/matrices/matrix_factory.hpp"
+#include "simrun/solvers/methods/bicg.hpp"
+#include "simrun/solvers/methods/bicgstab.hpp"
+#include "simrun/solvers/methods/conjugate_gradient.hpp"
+#include "simrun/solvers/methods/stationary_methods.hpp"
+
+namespace simrun::solvers {
+
+std::int64_t SolveReport::total_iterations() const {
+    std::int64_t total = 0;
+    for (const auto& attempt : attempts) total += attempt.result.iterations;
+    return total;
+}
+
+template <typename T>
+struct LinearSystemSolver<T>::Built {
+    std::unique_ptr<Preconditioner<T>> preconditioner;
+    std::unique_ptr<IterativeSolver<T>> method;
+};
+
+template <typename T>
+LinearSystemSolver<T>::LinearSystemSolver(std::shared_ptr<const Backend> backend, CsrData<T> matrix,
+                                          SolverPlan plan, MethodParameters parameters)
+    : backend_(std::move(backend)),
+      host_(std::move(matrix)),
+      plan_(std::move(plan)),
+      parameters_(parameters) {
+    operator_ = make_operator(backend_, *host_, plan_.format);
+    built_.resize(1 + plan_.fallbacks.size());
+    method(0);
+}
+
+template <typename T>
+LinearSystemSolver<T>::LinearSystemSolver(std::shared_ptr<const Backend> backend, DiaData<T> matrix,
+                                          SolverPlan plan, MethodParameters parameters)
+    : backend_(std::move(backend)), plan_(std::move(plan)), parameters_(parameters) {
+    if (plan_.format == Format::dia || plan_.format == Format::stencil) {
+        operator_ = std::make_unique<DiaMatrix<T>>(
+            backend_, matrix,
+            plan_.format == Format::stencil ? DiaStorage::stencil : DiaStorage::general);
+    } else {
+        host_ = to_csr(matrix);
+        operator_ = make_operator(backend_, *host_, plan_.format);
+    }
+    matrix = {};  // the back-end (or the CSR form) holds it now
+    built_.resize(1 + plan_.fallbacks.size());
+    method(0);
+}
+
+template <typename T>
+LinearSystemSolver<T>::~LinearSystemSolver() = default;
+
+template <typename T>
+const DiaMatrix<T>* LinearSystemSolver<T>::dia_operator() const {
+    return dynamic_cast<const DiaMatrix<T>*>(operator_.get());
+}
+
+template <typename T>
+const CsrData<T>& LinearSystemSolver<T>::host_csr() const {
+    if (!host_) host_ = to_csr(dia_operator()->host_data());
+    return *host_;
+}
+
+template <typename T>
+std::vector<T> LinearSystemSolver<T>::host_diagonal() const {
+    if (const DiaMatrix<T>* dia = dia_operator()) return dia->diagonal().to_host();
+    return diagonal_of(*host_);
+}
+
+template <typename T>
+std::unique_ptr<LinearOperator<T>> LinearSystemSolver<T>::make_transpose() const {
+    if (const DiaMatrix<T>* dia = dia_operator()) {
+        return std::make_unique<DiaMatrix<T>>(
+            backend_, transpose(dia->host_data()),
+            dia->is_stencil() ? DiaStorage::stencil : DiaStorage::general);
+    }
+    return make_operator(backend_, transpose(*host_), plan_.format);
+}
+
+template <typename T>
+const IterativeSolver<T>& LinearSystemSolver<T>::method(std::size_t index) const {
+    if (built_[index]) return *built_[index]->method;
+    const SolverStep& step = index == 0 ? plan_.first : plan_.fallbacks[index - 1];
+    auto built = std::make_unique<Built>();
+    switch (step.preconditioner) {
+        case PreconditionerKind::none:
+            break;
+        case PreconditionerKind::jacobi:
+            built->preconditioner =
+                std::make_unique<JacobiPreconditioner<T>>(backend_, host_diagonal());
+            break;
+        case PreconditionerKind::ssor:
+            built->preconditioner = std::make_unique<SsorPreconditioner<T>>(
+                backend_, host_csr(), static_cast<T>(parameters_.omega));
+            break;
+    }
+    const Preconditioner<T>* m = built->preconditioner.get();
+    switch (step.method) {
+        case Method::jacobi:
+            built->method =
+                std::make_unique<WeightedJacobi<T>>(*operator_, host_diagonal(), parameters_);
+            break;
+        case Method::sor:
+            built->method = std::make_unique<MulticolourSor<T>>(backend_, host_csr(), parameters_);
+            break;
+        case Method::cg:
+            built->method = std::make_unique<ConjugateGradient<T>>(*operator_, m, parameters_);
+            break;
+        case Method::bicg:
+            if (!transpose_) transpose_ = make_transpose();
+            built->method =
+                std::make_unique<BiConjugateGradient<T>>(*operator_, *transpose_, m, parameters_);
+            break;
+        case Method::bicgstab:
+            built->method = std::make_unique<BiCgStab<T>>(*operator_, m, parameters_);
+            break;
+    }
+    built_[index] = std::move(built);
+    return *built_[index]->method;
+}
+
+template <typename T>
+SolveReport LinearSystemSolver<T>::solve(const Array<T>& b, Array<T>& x) const {
+    SolveReport report;
+    // Keep the initial guess for fallbacks and for a non-finite outcome (one buffer, reused).
+    if (initial_.size() != x.size()) initial_ = Array<T>(backend_, x.size());
+    copy(x, initial_);
+    const Array<T>& initial = initial_;
+    for (std::size_t index = 0; index <= plan_.fallbacks.size(); ++index) {
+        if (index > 0) copy(initial, x);
+        const SolverStep& step = index == 0 ? plan_.first : plan_.fallbacks[index - 1];
+        report.attempts.push_back({step, method(index).solve(b, x)});
+        if (report.converged()) break;
+    }
+    // A method that met NaN or Inf may have left them in x: give back the initial guess, never
+    // a non-finite "solution".
+    if (report.result().status == SolveStatus::non_finite) copy(initial, x);
+    return report;
+}
+
+template class LinearSystemSolver<float>;
+template class LinearSystemSolver<double>;
+
+}  // namespace simrun::solvers

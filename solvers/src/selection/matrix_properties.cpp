@@ -1,0 +1,246 @@
+#include "simrun/solvers/selection/matrix_properties.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "simrun/solvers/matrices/conversions.hpp"
+
+namespace simrun::solvers {
+namespace {
+
+// See MatrixProperties::constant_coefficients.
+template <typename T>
+bool has_constant_coefficients(const CsrData<T>& a, int num_diagonals) {
+    if (num_diagonals > 8 || a.rows == 0) return false;
+    std::map<std::int64_t, T> values;  // offset j - i -> its one value
+    for (std::int32_t i = 0; i < a.rows; ++i) {
+        bool has_diagonal = false;
+        for (std::int32_t k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k) {
+            if (a.values[k] == T(0)) continue;
+            has_diagonal = has_diagonal || a.col[k] == i;
+            const auto [entry, added] = values.emplace(std::int64_t{a.col[k]} - i, a.values[k]);
+            if (!added && !(entry->second == a.values[k])) return false;
+        }
+        if (!has_diagonal) return false;
+    }
+    return true;
+}
+
+}  // namespace
+
+template <typename T>
+MatrixProperties analyze(const CsrData<T>& a, double symmetry_tolerance) {
+    if (a.rows != a.cols) {
+        throw std::invalid_argument("matrix analysis: the matrix is " + std::to_string(a.rows) +
+                                    " x " + std::to_string(a.cols) + ", not square");
+    }
+    MatrixProperties p;
+    p.rows = a.rows;
+    p.nnz = a.nnz();
+    p.num_diagonals = count_diagonals(a);
+    double largest = 0.0;
+    for (T v : a.values) largest = std::max(largest, std::abs(static_cast<double>(v)));
+
+    // Symmetry: compare row i of A with row i of A^T (both sorted by column).
+    const CsrData<T> at = transpose(a);
+    double asymmetry = 0.0;
+    for (std::int32_t i = 0; i < a.rows; ++i) {
+        std::int32_t k = a.row_ptr[i], l = at.row_ptr[i];
+        const std::int32_t k_end = a.row_ptr[i + 1], l_end = at.row_ptr[i + 1];
+        while (k < k_end || l < l_end) {
+            const std::int32_t ck = k < k_end ? a.col[k] : a.cols;
+            const std::int32_t cl = l < l_end ? at.col[l] : a.cols;
+            const double vk = ck <= cl ? static_cast<double>(a.values[k]) : 0.0;
+            const double vl = cl <= ck ? static_cast<double>(at.values[l]) : 0.0;
+            asymmetry = std::max(asymmetry, std::abs(vk - vl));
+            if (ck <= cl) ++k;
+            if (cl <= ck) ++l;
+        }
+    }
+    p.asymmetry = largest > 0.0 ? asymmetry / largest : 0.0;
+    p.symmetric = p.asymmetry <= symmetry_tolerance;
+
+    p.positive_diagonal = a.rows > 0;
+    p.weakly_dominant = true;
+    p.strictly_dominant = true;
+    p.worst_dominance_ratio = std::numeric_limits<double>::infinity();
+    p.min_row_length = a.rows > 0 ? std::numeric_limits<std::int32_t>::max() : 0;
+    for (std::int32_t i = 0; i < a.rows; ++i) {
+        double diagonal = 0.0, off = 0.0;
+        for (std::int32_t k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k) {
+            if (a.col[k] == i) {
+                diagonal += static_cast<double>(a.values[k]);
+            } else {
+                off += std::abs(static_cast<double>(a.values[k]));
+            }
+        }
+        if (diagonal == 0.0) ++p.zero_diagonal_rows;
+        if (!(diagonal > 0.0)) p.positive_diagonal = false;
+        if (std::abs(diagonal) < off) p.weakly_dominant = false;
+        if (!(std::abs(diagonal) > off)) p.strictly_dominant = false;
+        if (off > 0.0) {
+            p.worst_dominance_ratio = std::min(p.worst_dominance_ratio, std::abs(diagonal) / off);
+        }
+        p.min_row_length = std::min(p.min_row_length, a.row_length(i));
+        p.max_row_length = std::max(p.max_row_length, a.row_length(i));
+    }
+    p.mean_row_length = a.rows > 0 ? static_cast<double>(p.nnz) / a.rows : 0.0;
+    p.constant_coefficients = has_constant_coefficients(a, p.num_diagonals);
+    return p;
+}
+
+namespace {
+
+// Per-row measures of a DIA matrix, merged over threads: every merge is a max, min, sum of
+// integers or logical and, so the result does not depend on how the rows are split.
+struct RowMeasures {
+    std::int64_t nnz = 0;
+    std::int64_t zero_diagonal_rows = 0;
+    double largest = 0.0;
+    double asymmetry = 0.0;
+    double worst_ratio = std::numeric_limits<double>::infinity();
+    std::int32_t min_row_length = std::numeric_limits<std::int32_t>::max();
+    std::int32_t max_row_length = 0;
+    bool positive_diagonal = true;
+    bool weakly_dominant = true;
+    bool strictly_dominant = true;
+    bool has_main_diagonal = true;  // a nonzero main diagonal entry in every row
+
+    void merge(const RowMeasures& o) {
+        nnz += o.nnz;
+        zero_diagonal_rows += o.zero_diagonal_rows;
+        largest = std::max(largest, o.largest);
+        asymmetry = std::max(asymmetry, o.asymmetry);
+        worst_ratio = std::min(worst_ratio, o.worst_ratio);
+        min_row_length = std::min(min_row_length, o.min_row_length);
+        max_row_length = std::max(max_row_length, o.max_row_length);
+        positive_diagonal = positive_diagonal && o.positive_diagonal;
+        weakly_dominant = weakly_dominant && o.weakly_dominant;
+        strictly_dominant = strictly_dominant && o.strictly_dominant;
+        has_main_diagonal = has_main_diagonal && o.has_main_diagonal;
+    }
+};
+
+}  // namespace
+
+// The same measures as the CSR analysis of to_csr(a) (entries outside the matrix and exact
+// zeros are not entries), row by row in diagonal order, without building the CSR form.
+template <typename T>
+MatrixProperties analyze(const DiaData<T>& a, double symmetry_tolerance) {
+    check_dia("matrix analysis", a);
+    const int diagonals = a.num_diagonals();
+    const std::int64_t n = a.n;
+    // The index of the diagonal with offset -offsets[d] (the transposed entry's), or -1.
+    std::vector<int> mirror(static_cast<std::size_t>(diagonals));
+    for (int d = 0; d < diagonals; ++d) mirror[d] = a.find_diagonal(-a.offsets[d]);
+    const int main = a.find_diagonal(0);
+    const auto entry = [&](int d, std::int64_t i) {
+        const std::int64_t j = i + a.offsets[d];
+        return j >= 0 && j < n ? a.at(d, i) : T(0);
+    };
+    // Per diagonal: whether it holds an entry, and whether all its entries are one value.
+    std::vector<std::uint8_t> occupied(static_cast<std::size_t>(diagonals), 0);
+    std::vector<std::uint8_t> constant(static_cast<std::size_t>(diagonals), 1);
+    for (int d = 0; d < diagonals; ++d) {
+        std::int64_t first = 0;
+        while (first < n && entry(d, first) == T(0)) ++first;
+        if (first == n) continue;
+        occupied[d] = 1;
+        const T value_first = entry(d, first);
+        bool same = true;
+#pragma omp parallel for schedule(static) reduction(&& : same)
+        for (std::int64_t i = first + 1; i < n; ++i) {
+            const T value = entry(d, i);
+            if (value != T(0) && !(value_first == value)) same = false;
+        }
+        constant[d] = same ? 1 : 0;
+    }
+
+    RowMeasures total;
+#pragma omp parallel
+    {
+        RowMeasures part;
+#pragma omp for schedule(static) nowait
+        for (std::int64_t i = 0; i < n; ++i) {
+            double diagonal = 0.0, off = 0.0;
+            std::int32_t length = 0;
+            for (int d = 0; d < diagonals; ++d) {
+                const T value = entry(d, i);
+                const double v = static_cast<double>(value);
+                // a_ij - a_ji, a_ji stored on the mirrored diagonal at row j.
+                const std::int64_t j = i + a.offsets[d];
+                const double mirrored = mirror[d] < 0 || j < 0 || j >= n
+                                            ? 0.0
+                                            : static_cast<double>(entry(mirror[d], j));
+                part.asymmetry = std::max(part.asymmetry, std::abs(v - mirrored));
+                if (value == T(0)) continue;
+                ++length;
+                part.largest = std::max(part.largest, std::abs(v));
+                if (d == main) {
+                    diagonal += v;
+                } else {
+                    off += std::abs(v);
+                }
+            }
+            part.nnz += length;
+            if (diagonal == 0.0) ++part.zero_diagonal_rows;
+            if (main < 0 || entry(main, i) == T(0)) part.has_main_diagonal = false;
+            if (!(diagonal > 0.0)) part.positive_diagonal = false;
+            if (std::abs(diagonal) < off) part.weakly_dominant = false;
+            if (!(std::abs(diagonal) > off)) part.strictly_dominant = false;
+            if (off > 0.0) part.worst_ratio = std::min(part.worst_ratio, std::abs(diagonal) / off);
+            part.min_row_length = std::min(part.min_row_length, length);
+            part.max_row_length = std::max(part.max_row_length, length);
+        }
+#pragma omp critical
+        total.merge(part);
+    }
+
+    MatrixProperties p;
+    p.rows = static_cast<std::int32_t>(n);
+    p.nnz = total.nnz;
+    p.num_diagonals = static_cast<int>(std::count(occupied.begin(), occupied.end(), 1));
+    p.asymmetry = total.largest > 0.0 ? total.asymmetry / total.largest : 0.0;
+    p.symmetric = p.asymmetry <= symmetry_tolerance;
+    p.positive_diagonal = n > 0 && total.positive_diagonal;
+    p.zero_diagonal_rows = static_cast<std::int32_t>(total.zero_diagonal_rows);
+    p.weakly_dominant = total.weakly_dominant;
+    p.strictly_dominant = total.strictly_dominant;
+    p.worst_dominance_ratio = total.worst_ratio;
+    p.min_row_length = n > 0 ? total.min_row_length : 0;
+    p.max_row_length = total.max_row_length;
+    p.mean_row_length = n > 0 ? static_cast<double>(p.nnz) / static_cast<double>(n) : 0.0;
+    p.constant_coefficients =
+        n > 0 && p.num_diagonals <= 8 && total.has_main_diagonal &&
+        std::all_of(constant.begin(), constant.end(), [](std::uint8_t c) { return c != 0; });
+    return p;
+}
+
+std::string MatrixProperties::describe() const {
+    char text[512];
+    const char* dominance = strictly_dominant ? "strictly diagonally dominant"
+                            : weakly_dominant ? "weakly diagonally dominant"
+                                              : "not diagonally dominant";
+    std::snprintf(text, sizeof text,
+                  "%d rows, %lld nonzeros, %d diagonals, %s, %s, %s (worst row ratio %.3g)", rows,
+                  static_cast<long long>(nnz), num_diagonals,
+                  symmetric ? "symmetric" : "nonsymmetric",
+                  positive_diagonal        ? "positive diagonal"
+                  : zero_diagonal_rows > 0 ? "zero diagonal entries"
+                                           : "diagonal not all positive",
+                  dominance, worst_dominance_ratio);
+    return text;
+}
+
+template MatrixProperties analyze(const CsrData<float>&, double);
+template MatrixProperties analyze(const CsrData<double>&, double);
+template MatrixProperties analyze(const DiaData<float>&, double);
+template MatrixProperties analyze(const DiaData<double>&, double);
+
+}  // namespace simrun::solvers

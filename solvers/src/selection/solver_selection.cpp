@@ -1,0 +1,229 @@
+#include "simrun/solvers/selection/solver_selection.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <stdexcept>
+
+namespace simrun::solvers {
+
+std::string to_string(Method method) {
+    switch (method) {
+        case Method::jacobi:
+            return "jacobi";
+        case Method::sor:
+            return "sor";
+        case Method::cg:
+            return "cg";
+        case Method::bicg:
+            return "bicg";
+        case Method::bicgstab:
+            return "bicgstab";
+    }
+    return "unknown";
+}
+
+std::string to_string(PreconditionerKind kind) {
+    switch (kind) {
+        case PreconditionerKind::none:
+            return "none";
+        case PreconditionerKind::jacobi:
+            return "jacobi";
+        case PreconditionerKind::ssor:
+            return "ssor";
+    }
+    return "unknown";
+}
+
+Method parse_method(const std::string& text) {
+    for (Method m : {Method::jacobi, Method::sor, Method::cg, Method::bicg, Method::bicgstab}) {
+        if (text == to_string(m)) return m;
+    }
+    throw std::invalid_argument("unknown solver method '" + text +
+                                "' (expected auto, jacobi, sor, cg, bicg or bicgstab)");
+}
+
+PreconditionerKind parse_preconditioner(const std::string& text) {
+    for (PreconditionerKind p :
+         {PreconditionerKind::none, PreconditionerKind::jacobi, PreconditionerKind::ssor}) {
+        if (text == to_string(p)) return p;
+    }
+    throw std::invalid_argument("unknown preconditioner '" + text +
+                                "' (expected auto, none, jacobi or ssor)");
+}
+
+std::string SolverStep::name() const {
+    if (method == Method::jacobi || method == Method::sor) return to_string(method);
+    return to_string(method) + " + " + to_string(preconditioner);
+}
+
+namespace {
+
+bool stationary(Method m) { return m == Method::jacobi || m == Method::sor; }
+
+// Whether the matrix fits the 32-bit indexed forms (CSR, ELL, COO, and the CSR copy that the
+// SOR and SSOR sweeps use); DIA and stencil have 64-bit value indices.
+bool fits_csr(const MatrixProperties& p) { return p.nnz <= max_csr_index; }
+
+std::string csr_limit(const MatrixProperties& p) {
+    return std::to_string(p.nnz) + " nonzeros exceed the 32-bit index limit of " +
+           std::to_string(max_csr_index) + " of the CSR, ELL and COO forms";
+}
+
+// The preconditioner for a Krylov method when the user left it to us.
+SolverStep choose_preconditioner(Method method, const MatrixProperties& p) {
+    SolverStep step;
+    step.method = method;
+    if (stationary(method)) {
+        step.preconditioner = PreconditionerKind::none;
+    } else if (p.zero_diagonal_rows > 0) {
+        step.preconditioner = PreconditionerKind::none;
+        step.reason = "no preconditioner: " + std::to_string(p.zero_diagonal_rows) +
+                      " rows have a zero diagonal entry";
+    } else if (method == Method::cg && !p.weakly_dominant && fits_csr(p)) {
+        step.preconditioner = PreconditionerKind::ssor;
+        step.reason = "ssor: far from diagonal dominance, Gauss-Seidel coupling helps most";
+    } else {
+        step.preconditioner = PreconditionerKind::jacobi;
+        step.reason = p.weakly_dominant ? "jacobi: diagonally dominant, diagonal scaling suffices"
+                      : method == Method::cg
+                          ? "jacobi: ssor would sweep a CSR copy beyond its 32-bit indices"
+                          : "jacobi: nonzero diagonal";
+    }
+    return step;
+}
+
+void check_combination(const SolverStep& step, const MatrixProperties& p) {
+    if (stationary(step.method) && step.preconditioner != PreconditionerKind::none) {
+        throw std::invalid_argument(to_string(step.method) +
+                                    " is a stationary method and takes no preconditioner");
+    }
+    if (step.method == Method::bicg && step.preconditioner == PreconditionerKind::ssor) {
+        throw std::invalid_argument(
+            "bicg needs a preconditioner equal to its transpose: none or "
+            "jacobi, not ssor");
+    }
+    if ((step.method == Method::sor || step.preconditioner == PreconditionerKind::ssor) &&
+        !fits_csr(p)) {
+        throw std::invalid_argument(step.name() + " sweeps a CSR copy of the matrix, but " +
+                                    csr_limit(p) + "; use jacobi");
+    }
+    const bool needs_diagonal =
+        stationary(step.method) || step.preconditioner != PreconditionerKind::none;
+    if (needs_diagonal && p.zero_diagonal_rows > 0) {
+        throw std::invalid_argument(step.name() + " divides by the diagonal, but " +
+                                    std::to_string(p.zero_diagonal_rows) +
+                                    " rows have a zero diagonal entry");
+    }
+}
+
+Format choose_format(const MatrixProperties& p, std::string* reason) {
+    char text[256];
+    const double fill =
+        p.num_diagonals > 0 && p.rows > 0
+            ? static_cast<double>(p.nnz) / (static_cast<double>(p.num_diagonals) * p.rows)
+            : 0.0;
+    if (p.num_diagonals <= 32 && fill >= 0.6 && p.constant_coefficients) {
+        std::snprintf(text, sizeof text,
+                      "stencil: constant coefficients on %d diagonals, kept as one value per "
+                      "diagonal and a byte per row (dia would read %d values per row)",
+                      p.num_diagonals, p.num_diagonals);
+        *reason = text;
+        return Format::stencil;
+    }
+    if (p.num_diagonals <= 32 && fill >= 0.6) {
+        std::snprintf(text, sizeof text, "dia: banded, %d diagonals hold %.0f%% of their slots",
+                      p.num_diagonals, 100.0 * fill);
+        *reason = text;
+        return Format::dia;
+    }
+    if (p.max_row_length <= 1.5 * p.mean_row_length + 2.0) {
+        std::snprintf(text, sizeof text,
+                      "ell: rows of %d..%d entries (mean %.1f), little padding; %d diagonals "
+                      "too many or too sparse for DIA",
+                      p.min_row_length, p.max_row_length, p.mean_row_length, p.num_diagonals);
+        *reason = text;
+        return Format::ell;
+    }
+    std::snprintf(text, sizeof text,
+                  "csr: rows of %d..%d entries (mean %.1f) too uneven for ELLPACK-R padding, "
+                  "%d diagonals too many for DIA",
+                  p.min_row_length, p.max_row_length, p.mean_row_length, p.num_diagonals);
+    *reason = text;
+    return Format::csr;
+}
+
+}  // namespace
+
+SolverPlan plan_solver(const MatrixProperties& p, const SolverRequest& request) {
+    SolverPlan plan;
+    const std::string described = p.describe();
+    const bool spd_like = p.symmetric && p.positive_diagonal;
+    const bool auto_method = request.method == "auto";
+    Method method;
+    std::string method_reason;
+    if (!auto_method) {
+        method = parse_method(request.method);
+        method_reason = "named by the user";
+    } else if (spd_like) {
+        method = Method::cg;
+        method_reason = p.weakly_dominant
+                            ? "symmetric, positive diagonal, diagonally dominant => SPD"
+                            : "symmetric with positive diagonal => likely SPD (CG "
+                              "checks p'Ap > 0)";
+    } else {
+        method = Method::bicgstab;
+        method_reason = p.symmetric ? "symmetric but the diagonal is not positive => possibly "
+                                      "indefinite"
+                                    : "nonsymmetric";
+    }
+    SolverStep first = choose_preconditioner(method, p);
+    std::string preconditioner_reason = first.reason;
+    if (request.preconditioner != "auto") {
+        first.preconditioner = parse_preconditioner(request.preconditioner);
+        preconditioner_reason = "named by the user";
+    }
+    check_combination(first, p);
+    first.reason = first.name() + ": " + method_reason +
+                   (stationary(method) ? "" : "; " + preconditioner_reason);
+    plan.first = first;
+
+    if (auto_method) {
+        // Fallbacks keep a preconditioner every method of the chain accepts.
+        const PreconditionerKind safe = first.preconditioner == PreconditionerKind::ssor
+                                            ? PreconditionerKind::jacobi
+                                            : first.preconditioner;
+        if (method == Method::cg) {
+            plan.fallbacks.push_back({Method::bicgstab, safe,
+                                      "CG failed (not SPD after all): BiCGStab needs no symmetry"});
+        }
+        plan.fallbacks.push_back(
+            {Method::bicg, safe == PreconditionerKind::ssor ? PreconditionerKind::jacobi : safe,
+             "BiCGStab failed: BiCG breaks down differently"});
+        if (p.strictly_dominant && fits_csr(p)) {
+            plan.fallbacks.push_back({Method::sor, PreconditionerKind::none,
+                                      "Krylov methods failed: Gauss-Seidel converges on a strictly "
+                                      "diagonally dominant matrix"});
+        }
+    }
+
+    if (request.format == "auto") {
+        plan.format = choose_format(p, &plan.format_reason);
+    } else {
+        plan.format = parse_format(request.format);
+        plan.format_reason = std::string(to_string(plan.format)) + ": named by the user";
+        if (plan.format == Format::stencil && !p.constant_coefficients) {
+            throw std::invalid_argument(
+                "format stencil needs constant coefficients (at most 8 diagonals, each with one "
+                "value wherever it is nonzero, the main diagonal nonzero in every row); use dia");
+        }
+    }
+    if (plan.format != Format::dia && plan.format != Format::stencil && !fits_csr(p)) {
+        throw std::invalid_argument("format " + std::string(to_string(plan.format)) + ": " +
+                                    csr_limit(p) + "; the matrix needs dia or stencil");
+    }
+    first.reason += " (" + described + ")";
+    plan.first.reason = first.reason;
+    return plan;
+}
+
+}  // namespace simrun::solvers
