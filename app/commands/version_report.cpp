@@ -5,7 +5,6 @@
 #include <muParserDef.h>
 #include <png.h>
 #include <toml++/toml.h>
-#include <vtkVersion.h>
 #include <zlib.h>
 
 #include <CLI/Version.hpp>
@@ -31,9 +30,8 @@ std::string library_versions() {
            muparser + ", CLI11 " + CLI11_VERSION + ", nlohmann_json " +
            dotted(NLOHMANN_JSON_VERSION_MAJOR, NLOHMANN_JSON_VERSION_MINOR,
                   NLOHMANN_JSON_VERSION_PATCH) +
-           ", HDF5 " + dotted(h5_major, h5_minor, h5_release) + ", VTK " +
-           vtkVersion::GetVTKVersion() + ", libpng " + png_get_libpng_ver(nullptr) + ", zlib " +
-           zlibVersion() + ", LZ4 " + LZ4_versionString();
+           ", HDF5 " + dotted(h5_major, h5_minor, h5_release) + ", libpng " +
+           png_get_libpng_ver(nullptr) + ", zlib " + zlibVersion() + ", LZ4 " + LZ4_versionString();
 }
 
 std::string compiler() {

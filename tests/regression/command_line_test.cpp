@@ -393,7 +393,7 @@ TEST(CommandLine, VersionNamesTheReleaseTheCommitAndTheBuild) {
     } else {
         EXPECT_NE(result.out.find("\n  CUDA back-end  not built"), std::string::npos) << result.out;
     }
-    for (const char* item : {"MPI", "OpenMP", "compiler", "toml++ 3.", "HDF5 1.", "VTK 9.",
+    for (const char* item : {"MPI", "OpenMP", "compiler", "toml++ 3.", "HDF5 1.",
                              "muParser 2.", "CLI11 2.", "nlohmann_json 3."}) {
         EXPECT_NE(result.out.find(item), std::string::npos) << item << " in\n" << result.out;
     }
