@@ -329,5 +329,14 @@ TEST(ConjugateGradient, RejectsMismatchedSizes) {
     EXPECT_THROW(ConjugateGradient<double>(a, nullptr, {}).solve(b, x), DimensionMismatch);
 }
 
+TEST(DiaMatrixHostData, GivesBackTheMatrixInBothStorages) {
+    const auto cpu = make_cpu_backend();
+    const DiaData<double> stencil = testing::laplacian_2d(5);
+    const DiaData<double> general = testing::random_dia<double>(25, {-5, 0, 3}, 8);
+    EXPECT_EQ(DiaMatrix<double>(cpu, stencil, DiaStorage::stencil).host_data().values,
+              stencil.values);
+    EXPECT_EQ(DiaMatrix<double>(cpu, general).host_data().values, general.values);
+}
+
 }  // namespace
 }  // namespace simrun::solvers

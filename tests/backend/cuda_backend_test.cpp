@@ -9,9 +9,6 @@
 #include <type_traits>
 #include <utility>
 
-#include "simrun/framework/config/config.hpp"
-#include "simrun/framework/problem/run_spec.hpp"
-#include "simrun/framework/run/simulation.hpp"
 #include "simrun/solvers/base/vector_ops.hpp"
 #include "simrun/solvers/matrices/conversions.hpp"
 #include "simrun/solvers/matrices/dia_matrix.hpp"
@@ -615,53 +612,6 @@ TEST(CudaBiCgStab, RepeatedSolvesAreBitIdenticalInEveryFormat) {
             EXPECT_TRUE(x.to_host() == first_x) << format << ": x differs in repeat " << repeat;
         }
     }
-}
-
-TEST(CudaHeatSimulation, FinalFieldMatchesCpu) {
-    const auto gpu = gpu_backend();
-    SIMRUN_REQUIRE_GPU(gpu);
-    const char* input = R"toml(
-[problem]
-type = "heat"
-alpha = 0.05
-initial = "exp(-50*((x-0.4)^2 + (y-0.5)^2))"
-source = "sin(2*pi*t)*x*y"
-[grid]
-nx = 129
-ny = 97
-y = [0.0, 0.75]
-[boundary]
-left = "0.3*sin(pi*y/0.75)"
-all = "0"
-[time]
-scheme = "crank_nicolson"
-dt = 0.005
-end = 0.25
-[solver]
-rtol = 1e-12
-)toml";
-    auto run = [&](BackendChoice choice) {
-        framework::RunOptions options;
-        options.backend = choice;
-        options.quiet = true;
-        options.write_output = false;
-        framework::Simulation simulation(
-            framework::parse_run_spec(framework::Config::from_string(input, "heat-test")), options);
-        simulation.run();
-        return simulation.field();
-    };
-    const auto on_cpu = run(BackendChoice::cpu);
-    const auto on_gpu = run(BackendChoice::cuda);
-    double largest = 0, difference = 0;
-    for (std::size_t i = 0; i < on_cpu.size(); ++i) {
-        largest = std::max(largest, std::abs(on_cpu[i]));
-        difference = std::max(difference, std::abs(on_cpu[i] - on_gpu[i]));
-    }
-    std::cout << "heat 129x97 CN, 50 steps: max |u_gpu - u_cpu| / max |u| = "
-              << difference / largest << "\n";
-    // Each step's solve is accurate to rtol 1e-12 times cond(M) ~ 1e2: the fields agree far
-    // below the discretisation error.
-    EXPECT_LE(difference / largest, 1e-9);
 }
 
 }  // namespace

@@ -122,15 +122,6 @@ TEST(DiaTranspose, EqualsTheCsrTranspose) {
     EXPECT_EQ(got.values, expected.values);
 }
 
-TEST(DiaMatrixHostData, GivesBackTheMatrixInBothStorages) {
-    const auto cpu = make_cpu_backend();
-    const DiaData<double> stencil = testing::laplacian_2d(5);
-    const DiaData<double> general = testing::random_dia<double>(25, {-5, 0, 3}, 8);
-    EXPECT_EQ(DiaMatrix<double>(cpu, stencil, DiaStorage::stencil).host_data().values,
-              stencil.values);
-    EXPECT_EQ(DiaMatrix<double>(cpu, general).host_data().values, general.values);
-}
-
 // A diagonal with offset o has n - |o| slots inside the matrix: the 5-point matrix of an m x m
 // grid has 5 m^2 - 2 - 2 m, the 7-point one of q^3 has 7 q^3 - 2 - 2 q - 2 q^2.
 TEST(IndexLimits, DiaHoldsAGridBeyondTheCsrLimitsAndCsrRefusesIt) {
