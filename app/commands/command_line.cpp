@@ -1,6 +1,7 @@
 #include "command_line.hpp"
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <iostream>
@@ -14,7 +15,9 @@
 #include "simrun/framework/run/simulation.hpp"
 #include "simrun/framework/run/verification.hpp"
 #include "simrun/solvers/base/errors.hpp"
+#include "simrun/solvers/matrices/format.hpp"
 #include "simrun/solvers/matrices/matrix_market.hpp"
+#include "simrun/solvers/selection/solver_selection.hpp"
 #include "solve_command.hpp"
 #include "version_report.hpp"
 
@@ -113,6 +116,13 @@ int run_simulation(const Arguments& arguments) {
     return exit_success;
 }
 
+// The words of an option, for its help: "auto|cpu|cuda".
+std::string joined(const std::vector<std::string>& words) {
+    std::string text;
+    for (const auto& word : words) text += (text.empty() ? "" : "|") + word;
+    return text;
+}
+
 int run_check(const Arguments& arguments) {
     const RunSpec spec = parse_run_spec(load(arguments));
     std::printf(
@@ -125,12 +135,13 @@ int run_check(const Arguments& arguments) {
 
 int run_command_line(int argc, char** argv) {
     CLI::App app{"simrun: finite-difference PDE simulations with a GPU sparse solver"};
+    const std::vector<std::string> backends = solvers::enum_name_strings<solvers::BackendChoice>();
     app.require_subcommand(0, 1);
     Arguments arguments;
     app.add_option("file", arguments.file, "Input file (TOML) to run");
     app.add_option("--backend", arguments.backend,
                    "Back-end: auto (CUDA when a GPU is present), cpu, cuda")
-        ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
+        ->check(CLI::IsMember(backends));
     app.add_option("--set", arguments.overrides,
                    "Override an input key: --set grid.nx=256 (value parsed as TOML; repeatable)")
         ->allow_extra_args(false);
@@ -164,8 +175,8 @@ int run_command_line(int argc, char** argv) {
         ->required();
     verify_command->add_option("--levels", verify_levels, "Number of grid levels (>= 2; 3)");
     verify_command->add_flag("--json", verify_json, "Print one JSON object");
-    verify_command->add_option("--backend", verify_arguments.backend, "auto|cpu|cuda")
-        ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
+    verify_command->add_option("--backend", verify_arguments.backend, joined(backends))
+        ->check(CLI::IsMember(backends));
     verify_command->add_option("--set", verify_arguments.overrides, "Override an input key")
         ->allow_extra_args(false);
 
@@ -174,8 +185,8 @@ int run_command_line(int argc, char** argv) {
         "bench",
         "Performance harness: time per iteration, GB/s and the floor ratio per case, "
         "against a cuSPARSE/cuBLAS CG baseline on CUDA");
-    bench->add_option("--backend", bench_options.backend, "auto|cpu|cuda")
-        ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
+    bench->add_option("--backend", bench_options.backend, joined(backends))
+        ->check(CLI::IsMember(backends));
     bench->add_flag("--quick", bench_options.quick, "A small subset (under a minute on 2 cores)");
     bench->add_option("--sizes", bench_options.sizes, "Edge lengths m of the m x m 2D grids");
     bench->add_option("--matrices", bench_options.matrices,
@@ -189,12 +200,18 @@ int run_command_line(int argc, char** argv) {
     solve->add_option("matrix", solve_options.matrix, "A.mtx (square)")->required();
     solve->add_option("--rhs", solve_options.rhs, "b.mtx (default: b = A * ones)");
     solve->add_option("--x0", solve_options.initial_guess, "Initial guess x0.mtx (default: 0)");
-    solve->add_option("--solver", solve_options.solver, "auto|jacobi|sor|cg|pcg|bicg|bicgstab")
-        ->check(CLI::IsMember({"auto", "jacobi", "sor", "cg", "pcg", "bicg", "bicgstab"}));
-    solve->add_option("--precond", solve_options.preconditioner, "auto|none|jacobi|ssor")
-        ->check(CLI::IsMember({"auto", "none", "jacobi", "ssor"}));
-    solve->add_option("--format", solve_options.format, "auto|dia|stencil|ell|csr|coo|dense")
-        ->check(CLI::IsMember({"auto", "dia", "stencil", "ell", "csr", "coo", "dense"}));
+    // pcg: the command line's word for CG with a preconditioner (auto picks it).
+    std::vector<std::string> methods = solvers::enum_name_strings<solvers::Method>("auto");
+    methods.insert(std::find(methods.begin(), methods.end(), "cg") + 1, "pcg");
+    const std::vector<std::string> preconditioners =
+        solvers::enum_name_strings<solvers::PreconditionerKind>("auto");
+    const std::vector<std::string> formats = solvers::enum_name_strings<solvers::Format>("auto");
+    solve->add_option("--solver", solve_options.solver, joined(methods))
+        ->check(CLI::IsMember(methods));
+    solve->add_option("--precond", solve_options.preconditioner, joined(preconditioners))
+        ->check(CLI::IsMember(preconditioners));
+    solve->add_option("--format", solve_options.format, joined(formats))
+        ->check(CLI::IsMember(formats));
     solve->add_option("--rtol", solve_options.rtol, "Relative tolerance ||r||/||b|| (1e-8)");
     solve->add_option("--atol", solve_options.atol, "Absolute tolerance ||r|| (0)");
     solve->add_option("--max-iters", solve_options.max_iterations,
@@ -202,8 +219,8 @@ int run_command_line(int argc, char** argv) {
     solve->add_option("--omega", solve_options.omega, "Relaxation weight for jacobi/sor/ssor (1)");
     solve->add_option("--precision", solve_options.precision, "double|float")
         ->check(CLI::IsMember({"double", "float"}));
-    solve->add_option("--backend", solve_options.backend, "auto|cpu|cuda")
-        ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
+    solve->add_option("--backend", solve_options.backend, joined(backends))
+        ->check(CLI::IsMember(backends));
     solve->add_option("--out", solve_options.out, "Write the solution to x.mtx");
     solve->add_flag("--compensated", solve_options.compensated,
                     "Compensated (Kahan/Neumaier) dot products");

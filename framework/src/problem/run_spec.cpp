@@ -1,18 +1,21 @@
 #include "simrun/framework/problem/run_spec.hpp"
 
+#include <algorithm>
 #include <cmath>
-#include <set>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "simrun/framework/problem/problem_registry.hpp"
+#include "simrun/solvers/matrices/format.hpp"
+#include "simrun/solvers/selection/solver_selection.hpp"
 
 namespace simrun::framework {
 namespace {
 
 void require_one_of(const ConfigSection& section, std::string_view key, const std::string& value,
-                    const std::set<std::string>& allowed) {
-    if (allowed.count(value) > 0) return;
+                    const std::vector<std::string>& allowed) {
+    if (std::find(allowed.begin(), allowed.end(), value) != allowed.end()) return;
     std::string list;
     for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
     section.fail(key, "'" + value + "' is not one of: " + list);
@@ -93,12 +96,13 @@ SolverParameters parse_solver(const ConfigSection& section) {
     SolverParameters s;
     s.method = section.get<std::string>("method", s.method);
     require_one_of(section, "method", s.method,
-                   {"auto", "jacobi", "sor", "cg", "bicg", "bicgstab"});
+                   solvers::enum_name_strings<solvers::Method>("auto"));
     s.preconditioner = section.get<std::string>("preconditioner", s.preconditioner);
-    require_one_of(section, "preconditioner", s.preconditioner, {"auto", "none", "jacobi", "ssor"});
+    require_one_of(section, "preconditioner", s.preconditioner,
+                   solvers::enum_name_strings<solvers::PreconditionerKind>("auto"));
     s.format = section.get<std::string>("format", s.format);
     require_one_of(section, "format", s.format,
-                   {"auto", "dia", "stencil", "ell", "csr", "coo", "dense"});
+                   solvers::enum_name_strings<solvers::Format>("auto"));
     s.rtol = section.get<double>("rtol", s.rtol);
     if (!(s.rtol >= 0.0 && s.rtol < 1.0)) section.fail("rtol", "must be in [0, 1)");
     s.atol = section.get<double>("atol", s.atol);

@@ -5,14 +5,10 @@
 
 namespace simrun::solvers {
 
-std::string_view to_string(BackendKind kind) { return kind == BackendKind::cuda ? "cuda" : "cpu"; }
+std::string_view to_string(BackendKind kind) { return name_of(kind); }
 
 BackendChoice parse_backend_choice(std::string_view text) {
-    if (text == "auto") return BackendChoice::automatic;
-    if (text == "cpu") return BackendChoice::cpu;
-    if (text == "cuda") return BackendChoice::cuda;
-    throw std::invalid_argument("unknown back-end '" + std::string(text) +
-                                "' (expected auto, cpu or cuda)");
+    return parse_enum<BackendChoice>(text, "back-end");
 }
 
 std::shared_ptr<const Backend> make_backend(BackendChoice choice) {

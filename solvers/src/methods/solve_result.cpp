@@ -4,23 +4,7 @@
 
 namespace simrun::solvers {
 
-std::string_view to_string(SolveStatus status) {
-    switch (status) {
-        case SolveStatus::converged:
-            return "converged";
-        case SolveStatus::max_iterations:
-            return "max_iterations";
-        case SolveStatus::breakdown:
-            return "breakdown";
-        case SolveStatus::diverged:
-            return "diverged";
-        case SolveStatus::non_finite:
-            return "non_finite";
-        case SolveStatus::indefinite:
-            return "indefinite";
-    }
-    return "unknown";
-}
+std::string_view to_string(SolveStatus status) { return name_of(status); }
 
 double SolveResult::relative_residual() const {
     return rhs_norm > 0.0 ? final_residual / rhs_norm : final_residual;

@@ -6,49 +6,16 @@
 
 namespace simrun::solvers {
 
-std::string to_string(Method method) {
-    switch (method) {
-        case Method::jacobi:
-            return "jacobi";
-        case Method::sor:
-            return "sor";
-        case Method::cg:
-            return "cg";
-        case Method::bicg:
-            return "bicg";
-        case Method::bicgstab:
-            return "bicgstab";
-    }
-    return "unknown";
-}
+std::string to_string(Method method) { return std::string(name_of(method)); }
 
-std::string to_string(PreconditionerKind kind) {
-    switch (kind) {
-        case PreconditionerKind::none:
-            return "none";
-        case PreconditionerKind::jacobi:
-            return "jacobi";
-        case PreconditionerKind::ssor:
-            return "ssor";
-    }
-    return "unknown";
-}
+std::string to_string(PreconditionerKind kind) { return std::string(name_of(kind)); }
 
 Method parse_method(const std::string& text) {
-    for (Method m : {Method::jacobi, Method::sor, Method::cg, Method::bicg, Method::bicgstab}) {
-        if (text == to_string(m)) return m;
-    }
-    throw std::invalid_argument("unknown solver method '" + text +
-                                "' (expected auto, jacobi, sor, cg, bicg or bicgstab)");
+    return parse_enum<Method>(text, "solver method", "auto");
 }
 
 PreconditionerKind parse_preconditioner(const std::string& text) {
-    for (PreconditionerKind p :
-         {PreconditionerKind::none, PreconditionerKind::jacobi, PreconditionerKind::ssor}) {
-        if (text == to_string(p)) return p;
-    }
-    throw std::invalid_argument("unknown preconditioner '" + text +
-                                "' (expected auto, none, jacobi or ssor)");
+    return parse_enum<PreconditionerKind>(text, "preconditioner", "auto");
 }
 
 std::string SolverStep::name() const {

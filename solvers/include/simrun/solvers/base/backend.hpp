@@ -1,6 +1,7 @@
 #pragma once
 // A back-end owns memory and runs kernels: the CPU (OpenMP, the reference every GPU result is
 // tested against) or a CUDA GPU. Algorithms are written once against this interface.
+#include <array>
 #include <cstddef>
 #include <functional>
 #include <memory>
@@ -8,13 +9,23 @@
 #include <string>
 #include <string_view>
 
+#include "simrun/solvers/base/enum_names.hpp"
 #include "simrun/solvers/base/kernel_table.hpp"
 
 namespace simrun::solvers {
 
 enum class BackendKind { cpu, cuda };
+template <>
+inline constexpr std::array enum_names<BackendKind> = {
+    EnumName<BackendKind>{BackendKind::cpu, "cpu"},
+    EnumName<BackendKind>{BackendKind::cuda, "cuda"}};
 // What the user asked for: auto is CUDA when a GPU is present, the CPU otherwise.
 enum class BackendChoice { automatic, cpu, cuda };
+template <>
+inline constexpr std::array enum_names<BackendChoice> = {
+    EnumName<BackendChoice>{BackendChoice::automatic, "auto"},
+    EnumName<BackendChoice>{BackendChoice::cpu, "cpu"},
+    EnumName<BackendChoice>{BackendChoice::cuda, "cuda"}};
 
 std::string_view to_string(BackendKind kind);
 // Parses "auto", "cpu" or "cuda"; throws std::invalid_argument naming the accepted values.

@@ -1,10 +1,13 @@
 #pragma once
 // The outcome of a solve, as a value: why it stopped, how far it got, and the history.
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "simrun/solvers/base/enum_names.hpp"
 
 namespace simrun::solvers {
 
@@ -16,6 +19,15 @@ enum class SolveStatus {
     non_finite,      // NaN or Inf appeared (the quantity is named when known)
     indefinite,      // CG met p'Ap <= 0 (or a preconditioner that is not positive definite)
 };
+
+template <>
+inline constexpr std::array enum_names<SolveStatus> = {
+    EnumName<SolveStatus>{SolveStatus::converged, "converged"},
+    EnumName<SolveStatus>{SolveStatus::max_iterations, "max_iterations"},
+    EnumName<SolveStatus>{SolveStatus::breakdown, "breakdown"},
+    EnumName<SolveStatus>{SolveStatus::diverged, "diverged"},
+    EnumName<SolveStatus>{SolveStatus::non_finite, "non_finite"},
+    EnumName<SolveStatus>{SolveStatus::indefinite, "indefinite"}};
 
 std::string_view to_string(SolveStatus status);
 

@@ -15,16 +15,29 @@
 //   DIA when it is banded (at most 32 diagonals, holding at least 60% of their slots);
 //   ELLPACK-R when rows are of similar length (longest <= 1.5 mean + 2);
 //   CSR otherwise.
+#include <array>
 #include <string>
 #include <vector>
 
+#include "simrun/solvers/base/enum_names.hpp"
 #include "simrun/solvers/matrices/format.hpp"
 #include "simrun/solvers/selection/matrix_properties.hpp"
 
 namespace simrun::solvers {
 
 enum class Method { jacobi, sor, cg, bicg, bicgstab };
+template <>
+inline constexpr std::array enum_names<Method> = {
+    EnumName<Method>{Method::jacobi, "jacobi"}, EnumName<Method>{Method::sor, "sor"},
+    EnumName<Method>{Method::cg, "cg"}, EnumName<Method>{Method::bicg, "bicg"},
+    EnumName<Method>{Method::bicgstab, "bicgstab"}};
+
 enum class PreconditionerKind { none, jacobi, ssor };
+template <>
+inline constexpr std::array enum_names<PreconditionerKind> = {
+    EnumName<PreconditionerKind>{PreconditionerKind::none, "none"},
+    EnumName<PreconditionerKind>{PreconditionerKind::jacobi, "jacobi"},
+    EnumName<PreconditionerKind>{PreconditionerKind::ssor, "ssor"}};
 
 std::string to_string(Method method);
 std::string to_string(PreconditionerKind kind);
