@@ -4,10 +4,47 @@
 
 #include "check_sizes.hpp"
 #include "iteration_batches.hpp"
+#include "kernels/unified/iteration_decisions.hpp"
 #include "residual_monitor.hpp"
 #include "simrun/solvers/base/vector_ops.hpp"
 
 namespace simrun::solvers {
+namespace {
+
+// The outcome of a solve that stopped in `phase` (iteration_decisions.hpp decided it, in the
+// reference loop and in the fused steps alike); `value` is the quantity that broke down.
+void record_bicgstab_outcome(ResidualMonitor& monitor, BiCgStabPhase phase, double value,
+                             SolveResult& result) {
+    switch (phase) {
+        case BiCgStabPhase::rho_non_finite:
+            monitor.breakdown(SolveStatus::non_finite, "rho", value);
+            break;
+        case BiCgStabPhase::rho_zero:
+            monitor.breakdown(SolveStatus::breakdown, "rho", 0.0);
+            break;
+        case BiCgStabPhase::r0v_non_finite:
+            monitor.breakdown(SolveStatus::non_finite, "r0'v", value);
+            break;
+        case BiCgStabPhase::r0v_zero:
+            monitor.breakdown(SolveStatus::breakdown, "r0'v", value);
+            break;
+        case BiCgStabPhase::omega_non_finite:
+            monitor.breakdown(SolveStatus::non_finite, "t't", value);
+            break;
+        case BiCgStabPhase::omega_zero:
+            monitor.breakdown(SolveStatus::breakdown, "omega", 0.0);
+            break;
+        case BiCgStabPhase::max_iterations:
+            result.status = SolveStatus::max_iterations;
+            break;
+        case BiCgStabPhase::residual_stop:  // the monitor recorded converged, diverged or
+                                            // non_finite
+        case BiCgStabPhase::running:
+            break;
+    }
+}
+
+}  // namespace
 
 template <typename T>
 BiCgStab<T>::BiCgStab(const LinearOperator<T>& a, const Preconditioner<T>* m,
@@ -57,30 +94,7 @@ SolveResult BiCgStab<T>::solve_fused(const RowMatrixView<T>& a, const T* factors
     s.rho = static_cast<T>(result.initial_residual * result.initial_residual);  // r0'r, r0 = r
     s.half_step_residual = -1.0;
     if (device.run(s, monitor, result, {x.data(), nullptr})) return result;
-    const double value = static_cast<double>(s.breakdown_value);
-    switch (s.phase) {
-        case BiCgStabPhase::rho_non_finite:
-            monitor.breakdown(SolveStatus::non_finite, "rho", value);
-            break;
-        case BiCgStabPhase::rho_zero:
-            monitor.breakdown(SolveStatus::breakdown, "rho", 0.0);
-            break;
-        case BiCgStabPhase::r0v_non_finite:
-            monitor.breakdown(SolveStatus::non_finite, "r0'v", value);
-            break;
-        case BiCgStabPhase::r0v_zero:
-            monitor.breakdown(SolveStatus::breakdown, "r0'v", value);
-            break;
-        case BiCgStabPhase::omega_non_finite:
-            monitor.breakdown(SolveStatus::non_finite, "t't", value);
-            break;
-        case BiCgStabPhase::omega_zero:
-            monitor.breakdown(SolveStatus::breakdown, "omega", 0.0);
-            break;
-        default:  // max_iterations (residual_stop returned above)
-            result.status = SolveStatus::max_iterations;
-            break;
-    }
+    record_bicgstab_outcome(monitor, s.phase, static_cast<double>(s.breakdown_value), result);
     return result;
 }
 
@@ -95,7 +109,6 @@ SolveResult BiCgStab<T>::solve_reference(const Array<T>& b, Array<T>& x) const {
     const bool kahan = parameters_.compensated_dots;
     const IdentityPreconditioner<T> identity;
     const Preconditioner<T>& m = m_ != nullptr ? *m_ : identity;
-    auto finite = [](T value) { return std::isfinite(static_cast<double>(value)); };
 
     SolveResult result;
     ResidualMonitor monitor(parameters_.criteria, result, b, kahan);
@@ -105,17 +118,19 @@ SolveResult BiCgStab<T>::solve_reference(const Array<T>& b, Array<T>& x) const {
     copy(r_, r0_);
     T rho = 1, alpha = 1, omega = 1;
 
-    for (std::int64_t iteration = 1; iteration <= parameters_.criteria.max_iterations;
-         ++iteration) {
+    if (parameters_.criteria.max_iterations < 1) {
+        result.status = SolveStatus::max_iterations;
+        return result;
+    }
+    // Each decision is iteration_decisions.hpp's, as in the fused steps.
+    const auto stop = [&](BiCgStabPhase phase, T value) {
+        record_bicgstab_outcome(monitor, phase, static_cast<double>(value), result);
+        return result;
+    };
+    for (std::int64_t iteration = 1;; ++iteration) {
         const T rho_next = dot(r0_, r_, kahan);
-        if (!finite(rho_next)) {
-            monitor.breakdown(SolveStatus::non_finite, "rho", static_cast<double>(rho_next));
-            return result;
-        }
-        if (rho_next == T(0)) {  // r is orthogonal to the shadow residual
-            monitor.breakdown(SolveStatus::breakdown, "rho", 0.0);
-            return result;
-        }
+        BiCgStabPhase phase = bicgstab_rho_phase(rho_next);
+        if (phase != BiCgStabPhase::running) return stop(phase, rho_next);
         if (iteration == 1) {
             copy(r_, p_);
         } else {
@@ -126,44 +141,38 @@ SolveResult BiCgStab<T>::solve_reference(const Array<T>& b, Array<T>& x) const {
         m.apply(p_, p_hat_);
         a_.apply(p_hat_, v_);
         const T r0v = dot(r0_, v_, kahan);
-        if (!finite(r0v) || r0v == T(0)) {
-            monitor.breakdown(finite(r0v) ? SolveStatus::breakdown : SolveStatus::non_finite,
-                              "r0'v", static_cast<double>(r0v));
-            return result;
-        }
+        phase = bicgstab_alpha_phase(r0v);
+        if (phase != BiCgStabPhase::running) return stop(phase, r0v);
         alpha = rho_next / r0v;
-        // s = r - alpha v
+        // s = r - alpha v, t = A M s
         copy(r_, s_);
         k.axpy(backend, n, -alpha, v_.data(), s_.data());
         const double s_norm = static_cast<double>(norm2(s_, kahan));
-        if (monitor.meets_tolerance(s_norm)) {
-            // Half step suffices: x = x + alpha p_hat, r = s.
-            k.axpy(backend, n, alpha, p_hat_.data(), x.data());
-            copy(s_, r_);
-            monitor.stop_at(s_norm, iteration);
-            return result;
-        }
         m.apply(s_, s_hat_);
         a_.apply(s_hat_, t_);
         const T tt = dot(t_, t_, kahan);
         const T ts = dot(t_, s_, kahan);
-        if (!finite(tt) || !finite(ts)) {
-            monitor.breakdown(SolveStatus::non_finite, "t't", static_cast<double>(tt));
-            return result;
-        }
-        if (tt == T(0) || ts == T(0)) {  // omega = t's / t't would vanish or is undefined
-            monitor.breakdown(SolveStatus::breakdown, "omega", 0.0);
-            return result;
+        switch (bicgstab_stabilise(s_norm, monitor.target(), tt, ts, phase)) {
+            case BiCgStabStabilise::half_step:  // x = x + alpha p_hat, r = s
+                k.axpy(backend, n, alpha, p_hat_.data(), x.data());
+                copy(s_, r_);
+                monitor.stop_at(s_norm, iteration);
+                return result;
+            case BiCgStabStabilise::breakdown:
+                return stop(phase, phase == BiCgStabPhase::omega_zero ? T(0) : tt);
+            case BiCgStabStabilise::omega:
+                break;
         }
         omega = ts / tt;
         // x = x + alpha p_hat + omega s_hat, r = s - omega t
         k.bicgstab_update(backend, n, alpha, omega, p_hat_.data(), s_hat_.data(), s_.data(),
                           t_.data(), x.data(), r_.data());
         if (monitor.stop_at(static_cast<double>(norm2(r_, kahan)), iteration)) return result;
+        if (iteration >= parameters_.criteria.max_iterations) {
+            return stop(BiCgStabPhase::max_iterations, T(0));
+        }
         rho = rho_next;
     }
-    result.status = SolveStatus::max_iterations;
-    return result;
 }
 
 template class BiCgStab<float>;

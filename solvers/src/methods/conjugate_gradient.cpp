@@ -5,10 +5,36 @@
 
 #include "check_sizes.hpp"
 #include "iteration_batches.hpp"
+#include "kernels/unified/iteration_decisions.hpp"
 #include "residual_monitor.hpp"
 #include "simrun/solvers/base/vector_ops.hpp"
 
 namespace simrun::solvers {
+namespace {
+
+// The outcome of a solve that stopped in `phase` (iteration_decisions.hpp decided it, in the
+// reference loop and in the fused steps alike); `value` is the quantity that broke down.
+void record_cg_outcome(ResidualMonitor& monitor, CgPhase phase, double value, SolveResult& result) {
+    switch (phase) {
+        case CgPhase::direction_non_finite:
+            monitor.breakdown(SolveStatus::non_finite, "p'Ap", value);
+            break;
+        case CgPhase::direction_indefinite:
+            monitor.breakdown(SolveStatus::indefinite, "p'Ap", value);
+            break;
+        case CgPhase::residual_indefinite:
+            monitor.breakdown(SolveStatus::indefinite, "r'Mr", value);
+            break;
+        case CgPhase::max_iterations:
+            result.status = SolveStatus::max_iterations;
+            break;
+        case CgPhase::residual_stop:  // the monitor recorded converged, diverged or non_finite
+        case CgPhase::running:
+            break;
+    }
+}
+
+}  // namespace
 
 template <typename T>
 ConjugateGradient<T>::ConjugateGradient(const LinearOperator<T>& a, const Preconditioner<T>* m,
@@ -64,20 +90,7 @@ SolveResult ConjugateGradient<T>::solve_fused(const RowMatrixView<T>& a, const T
     auto s = initial_state<CgScalars<T>>(monitor, parameters_.criteria.max_iterations);
     s.rho = rho;
     if (device.run(s, monitor, result, {x.data(), nullptr})) return result;
-    switch (s.phase) {
-        case CgPhase::direction_non_finite:
-            monitor.breakdown(SolveStatus::non_finite, "p'Ap", double(s.breakdown_value));
-            break;
-        case CgPhase::direction_indefinite:
-            monitor.breakdown(SolveStatus::indefinite, "p'Ap", double(s.breakdown_value));
-            break;
-        case CgPhase::residual_indefinite:
-            monitor.breakdown(SolveStatus::indefinite, "r'Mr", double(s.breakdown_value));
-            break;
-        default:  // max_iterations (residual_stop returned above)
-            result.status = SolveStatus::max_iterations;
-            break;
-    }
+    record_cg_outcome(monitor, s.phase, static_cast<double>(s.breakdown_value), result);
     return result;
 }
 
@@ -103,33 +116,38 @@ SolveResult ConjugateGradient<T>::solve_reference(const Array<T>& b, Array<T>& x
     copy(z_, p_);
     T rho = dot(r_, z_, kahan);
 
-    for (std::int64_t iteration = 1; iteration <= parameters_.criteria.max_iterations;
-         ++iteration) {
+    if (parameters_.criteria.max_iterations < 1) {
+        result.status = SolveStatus::max_iterations;
+        return result;
+    }
+    for (std::int64_t iteration = 1;; ++iteration) {
         a_.apply(p_, q_);
         const T pq = dot(p_, q_, kahan);
-        if (!std::isfinite(static_cast<double>(pq)) || !std::isfinite(static_cast<double>(rho))) {
-            monitor.breakdown(SolveStatus::non_finite, "p'Ap", static_cast<double>(pq));
-            return result;
-        }
-        if (pq <= T(0)) {  // A is not positive definite along p
-            monitor.breakdown(SolveStatus::indefinite, "p'Ap", static_cast<double>(pq));
+        // p'Ap and rho finite, p'Ap > 0 (iteration_decisions.hpp)
+        CgPhase phase = cg_direction_phase(pq, rho);
+        if (phase != CgPhase::running) {
+            record_cg_outcome(monitor, phase, static_cast<double>(pq), result);
             return result;
         }
         // x = x + alpha p, r = r - alpha q with alpha = rho / p'Ap
         k.cg_step_2(backend, n, rho / pq, p_.data(), q_.data(), x.data(), r_.data());
-        if (monitor.stop_at(static_cast<double>(norm2(r_, kahan)), iteration)) return result;
-        m.apply(r_, z_);
-        const T rho_next = dot(r_, z_, kahan);
-        if (rho_next <= T(0)) {  // r'Mr <= 0 with r != 0: M is not positive definite
-            monitor.breakdown(SolveStatus::indefinite, "r'Mr", static_cast<double>(rho_next));
+        const bool stops = monitor.stop_at(static_cast<double>(norm2(r_, kahan)), iteration);
+        // z = M r, rho_next = r'z (not needed once the residual stopped the solve)
+        T rho_next = T(0);
+        if (!stops) {
+            m.apply(r_, z_);
+            rho_next = dot(r_, z_, kahan);
+        }
+        // the residual's verdict, then r'Mr > 0, then the iteration limit
+        phase = cg_update_phase(stops, rho_next, iteration, parameters_.criteria.max_iterations);
+        if (phase != CgPhase::running) {
+            record_cg_outcome(monitor, phase, static_cast<double>(rho_next), result);
             return result;
         }
         // p = z + beta p with beta = rho_next / rho
         k.cg_step_1(backend, n, rho_next / rho, z_.data(), p_.data());
         rho = rho_next;
     }
-    result.status = SolveStatus::max_iterations;
-    return result;
 }
 
 template class ConjugateGradient<float>;

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "kernels/unified/iteration_decisions.hpp"
 #include "simrun/solvers/base/vector_ops.hpp"
 #include "simrun/solvers/matrices/linear_operator.hpp"
 #include "simrun/solvers/methods/solve_result.hpp"
@@ -51,9 +52,16 @@ public:
             result_.initial_residual = residual;
             divergence_ = criteria_.divergence_limit * std::max(residual, result_.rhs_norm);
         }
-        if (!std::isfinite(residual)) return finish(SolveStatus::non_finite);
-        if (residual <= target_) return finish(SolveStatus::converged);
-        if (residual > divergence_) return finish(SolveStatus::diverged);
+        switch (residual_verdict(residual, target_, divergence_)) {
+            case ResidualVerdict::non_finite:
+                return finish(SolveStatus::non_finite);
+            case ResidualVerdict::converged:
+                return finish(SolveStatus::converged);
+            case ResidualVerdict::diverged:
+                return finish(SolveStatus::diverged);
+            case ResidualVerdict::go_on:
+                break;
+        }
         return false;
     }
 

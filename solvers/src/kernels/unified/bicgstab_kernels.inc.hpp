@@ -78,14 +78,11 @@ struct BiCgStabDirectionStep {
     }
     SIMRUN_HOST_DEVICE void finish(BiCgStabScalars<T>& s, const T (&totals)[1]) const {
         const T r0v = totals[0];
-        if (!is_finite(r0v)) {
-            s.phase = BiCgStabPhase::r0v_non_finite;
-            s.breakdown_value = r0v;
-        } else if (r0v == T(0)) {
-            s.phase = BiCgStabPhase::r0v_zero;
-            s.breakdown_value = r0v;
-        } else {
+        s.phase = bicgstab_alpha_phase(r0v);  // the reference's decision
+        if (s.running()) {
             s.alpha = s.rho / r0v;
+        } else {
+            s.breakdown_value = r0v;
         }
     }
 };
@@ -117,17 +114,17 @@ struct BiCgStabStabiliseStep {
     SIMRUN_HOST_DEVICE void finish(BiCgStabScalars<T>& s, const T (&totals)[3]) const {
         const T tt = totals[0], ts = totals[1];
         const double s_norm = static_cast<double>(square_root(totals[2]));
-        if (s_norm <= s.target) {  // the half step meets the tolerance: x += alpha M p, r = s
-            s.half_step_residual = s_norm;
-            s.omega = T(0);
-        } else if (!is_finite(tt) || !is_finite(ts)) {
-            s.phase = BiCgStabPhase::omega_non_finite;
-            s.breakdown_value = tt;
-        } else if (tt == T(0) || ts == T(0)) {
-            s.phase = BiCgStabPhase::omega_zero;
-            s.breakdown_value = T(0);
-        } else {
-            s.omega = ts / tt;
+        switch (bicgstab_stabilise(s_norm, s.target, tt, ts, s.phase)) {  // the reference's
+            case BiCgStabStabilise::half_step:                            // x += alpha M p, r = s
+                s.half_step_residual = s_norm;
+                s.omega = T(0);
+                break;
+            case BiCgStabStabilise::breakdown:
+                s.breakdown_value = s.phase == BiCgStabPhase::omega_zero ? T(0) : tt;
+                break;
+            case BiCgStabStabilise::omega:
+                s.omega = ts / tt;
+                break;
         }
     }
 };
@@ -169,15 +166,13 @@ struct BiCgStabUpdateStep {
                                     ? s.half_step_residual
                                     : static_cast<double>(square_root(totals[0]));
         const T rho_next = totals[1];
+        // The reference's order: the residual, the iteration limit, then the next iteration's
+        // rho.
         if (record_residual(s, k, residual)) {
             s.phase = BiCgStabPhase::residual_stop;
         } else if (k >= s.max_iterations) {
             s.phase = BiCgStabPhase::max_iterations;
-        } else if (!is_finite(rho_next)) {
-            s.phase = BiCgStabPhase::rho_non_finite;
-            s.breakdown_value = rho_next;
-        } else if (rho_next == T(0)) {
-            s.phase = BiCgStabPhase::rho_zero;
+        } else if ((s.phase = bicgstab_rho_phase(rho_next)) != BiCgStabPhase::running) {
             s.breakdown_value = rho_next;
         } else {
             s.beta = (rho_next / s.rho) * (s.alpha / s.omega);

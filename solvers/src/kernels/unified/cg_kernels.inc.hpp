@@ -24,36 +24,30 @@ struct CgDirectionContext {
     T* p_next;
 };
 
-// The last block's step after p'Ap: alpha, or the breakdown that stops the solve.
+// The last block's step after p'Ap: alpha, or the breakdown that stops the solve
+// (cg_direction_phase, the reference's decision).
 template <typename T>
 SIMRUN_HOST_DEVICE void finish_cg_direction(CgScalars<T>& s, T pq) {
-    if (!is_finite(pq) || !is_finite(s.rho)) {
-        s.phase = CgPhase::direction_non_finite;
-        s.breakdown_value = pq;
-    } else if (pq <= T(0)) {
-        s.phase = CgPhase::direction_indefinite;
-        s.breakdown_value = pq;
-    } else {
+    s.phase = cg_direction_phase(pq, s.rho);
+    if (s.running()) {
         s.alpha = s.rho / pq;
+    } else {
+        s.breakdown_value = pq;
     }
 }
 
-// The step after the update: record ||r||, decide whether to go on, and beta. The order of
-// the checks is the reference's (ResidualMonitor's on ||r||, then r'Mr, then the iteration
-// limit), so the host reaches the same verdict.
+// The step after the update: record ||r||, decide whether to go on (cg_update_phase, the
+// reference's decision), and beta.
 template <typename T>
 SIMRUN_HOST_DEVICE void finish_cg_update(CgScalars<T>& s, T rr, T rz) {
     const std::int64_t k = s.iteration + 1;
-    if (record_residual(s, k, static_cast<double>(square_root(rr)))) {
-        s.phase = CgPhase::residual_stop;
-    } else if (rz <= T(0)) {
-        s.phase = CgPhase::residual_indefinite;
-        s.breakdown_value = rz;
-    } else if (k >= s.max_iterations) {
-        s.phase = CgPhase::max_iterations;
-    } else {
+    const bool stops = record_residual(s, k, static_cast<double>(square_root(rr)));
+    s.phase = cg_update_phase(stops, rz, k, s.max_iterations);
+    if (s.running()) {
         s.beta = rz / s.rho;
         s.rho = rz;
+    } else if (s.phase == CgPhase::residual_indefinite) {
+        s.breakdown_value = rz;
     }
 }
 

@@ -16,6 +16,7 @@
 #include <cstdint>
 
 #include "device_math.hpp"
+#include "iteration_decisions.hpp"
 #include "simrun/solvers/base/device_iteration_state.hpp"
 #include "simrun/solvers/base/host_device.hpp"
 
@@ -28,7 +29,7 @@ template <typename State>
 SIMRUN_HOST_DEVICE bool record_residual(State& s, std::int64_t k, double residual) {
     s.iteration = k;
     s.history[(k - 1) % residual_history_capacity] = residual;
-    return !is_finite(residual) || residual <= s.target || residual > s.divergence;
+    return residual_verdict(residual, s.target, s.divergence) != ResidualVerdict::go_on;
 }
 
 }  // namespace simrun::solvers
