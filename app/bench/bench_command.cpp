@@ -119,8 +119,7 @@ json run_case(const Context& context, const MatrixUnderTest& matrix, solvers::Me
     const solvers::CsrData<T> a = solvers::convert_values<T>(matrix.a);
     const std::vector<T> b(matrix.b.begin(), matrix.b.end());
 
-    const solvers::SolverRequest request{solvers::to_string(method), "none",
-                                         std::string(solvers::to_string(spec.format))};
+    const solvers::SolverRequest request{method, solvers::PreconditionerKind::none, spec.format};
     const solvers::SolverPlan plan = solvers::plan_solver(matrix.properties, request);
     solvers::MethodParameters parameters;
     parameters.criteria.relative_tolerance = spec.rtol;  // 0: never met, exactly max_iterations

@@ -51,16 +51,15 @@ std::vector<double> read_vector(const std::string& path, std::int32_t n, const c
 }
 
 solvers::SolverRequest make_request(const SolveOptions& o) {
-    solvers::SolverRequest request{o.solver, o.preconditioner, o.format};
-    // cg is plain CG unless a preconditioner is named; pcg is CG with one (auto picks it).
-    if (o.solver == "cg" && o.preconditioner == "auto") request.preconditioner = "none";
-    if (o.solver == "pcg") {
-        if (o.preconditioner == "none") {
-            throw std::invalid_argument(
-                "--solver pcg needs a preconditioner; use --solver cg for "
-                "none");
-        }
-        request.method = "cg";
+    // pcg is CG with a preconditioner (auto picks it); cg is plain CG unless one is named.
+    if (o.solver == "pcg" && o.preconditioner == "none") {
+        throw std::invalid_argument(
+            "--solver pcg needs a preconditioner; use --solver cg for none");
+    }
+    solvers::SolverRequest request = solvers::SolverRequest::parse(
+        o.solver == "pcg" ? "cg" : o.solver, o.preconditioner, o.format);
+    if (o.solver == "cg" && o.preconditioner == "auto") {
+        request.preconditioner = solvers::PreconditionerKind::none;
     }
     return request;
 }

@@ -594,7 +594,8 @@ TEST(CudaBiCgStab, RepeatedSolvesAreBitIdenticalInEveryFormat) {
         MethodParameters parameters;
         parameters.criteria.relative_tolerance = 1e-10;
         const LinearSystemSolver<double> solver(
-            gpu, a, plan_solver(analyze(a), {"bicgstab", "jacobi", format}), parameters);
+            gpu, a, plan_solver(analyze(a), SolverRequest::parse("bicgstab", "jacobi", format)),
+            parameters);
         const auto b = Array<double>::from_host(gpu, rhs);
         std::vector<double> first_x;
         SolveReport first;

@@ -94,8 +94,8 @@ TEST_P(Methods, ConvergesToTheDirectSolution) {
     const auto b = testing::random_vector<double>(n, 17);
     const auto exact = testing::dense_solve(system.a, b);
 
-    const SolverPlan plan =
-        plan_solver(analyze(system.a), {method.method, method.preconditioner, formats[fi]});
+    const SolverPlan plan = plan_solver(
+        analyze(system.a), SolverRequest::parse(method.method, method.preconditioner, formats[fi]));
     EXPECT_TRUE(plan.fallbacks.empty()) << "a named method gets no fallbacks";
     MethodParameters parameters;
     parameters.criteria.relative_tolerance = 1e-10;
@@ -203,9 +203,9 @@ TEST(Precision, FloatSolveAgreesWithDoubleToFloatAccuracy) {
     const auto exact = testing::dense_solve(a, b);
     MethodParameters parameters;
     parameters.criteria.relative_tolerance = 1e-5;
-    const LinearSystemSolver<float> solver(backend, convert_values<float>(a),
-                                           plan_solver(analyze(a), {"cg", "jacobi", "csr"}),
-                                           parameters);
+    const LinearSystemSolver<float> solver(
+        backend, convert_values<float>(a),
+        plan_solver(analyze(a), SolverRequest::parse("cg", "jacobi", "csr")), parameters);
     const std::vector<float> bf(b.begin(), b.end());
     const auto bb = Array<float>::from_host(backend, bf);
     Array<float> x(backend, 256);
@@ -233,7 +233,8 @@ TEST(Precision, CompensatedDotsGiveTheSameSolution) {
         parameters.criteria.relative_tolerance = 1e-10;
         parameters.compensated_dots = compensated == 1;
         const LinearSystemSolver<double> solver(
-            backend, a, plan_solver(analyze(a), {"cg", "none", "csr"}), parameters);
+            backend, a, plan_solver(analyze(a), SolverRequest::parse("cg", "none", "csr")),
+            parameters);
         const auto bb = Array<double>::from_host(backend, b);
         Array<double> x(backend, 400);
         fill(x, 0.0);
@@ -271,7 +272,9 @@ TEST(LinearSystemSolverFromDia, EveryMethodAndFormatMatchesTheSolverFromCsr) {
                 SCOPED_TRACE(method.method + "+" + method.preconditioner + " " + format);
                 SolverPlan plan;
                 try {
-                    plan = plan_solver(properties, {method.method, method.preconditioner, format});
+                    plan = plan_solver(
+                        properties,
+                        SolverRequest::parse(method.method, method.preconditioner, format));
                 } catch (const std::invalid_argument&) {
                     continue;  // a combination that cannot work (e.g. bicg + ssor)
                 }
@@ -302,7 +305,8 @@ SolveResult solve_named(const std::shared_ptr<const Backend>& backend, const Csr
     const LinearSystemSolver<T> solver(backend, a, plan_solver(analyze(a), request), parameters);
     // The fused tests compare the two paths: the operator must take the fused one when asked.
     EXPECT_TRUE(!parameters.fused_kernels || solver.matrix().row_view().has_value())
-        << "the " << request.format << " operator exposes no rows: the fused path cannot run";
+        << "the " << (request.format ? to_string(*request.format) : "auto")
+        << " operator exposes no rows: the fused path cannot run";
     const auto bb = Array<T>::from_host(backend, b);
     Array<T> xa(backend, b.size());
     fill(xa, T(0));
@@ -348,8 +352,9 @@ void expect_fused_matches_reference(const std::string& method, const std::string
             MethodParameters parameters;
             parameters.criteria.relative_tolerance = tolerance;
             parameters.fused_kernels = fused == 1;
-            results[fused] = solve_named(backend, a, b, {method, preconditioner, format},
-                                         parameters, &solutions[fused]);
+            results[fused] =
+                solve_named(backend, a, b, SolverRequest::parse(method, preconditioner, format),
+                            parameters, &solutions[fused]);
         }
         ASSERT_TRUE(results[0].converged()) << results[0].summary();
         ASSERT_TRUE(results[1].converged()) << results[1].summary();
@@ -426,7 +431,8 @@ void expect_fused_stops_at_the_iteration_limit(const std::string& method, const 
         parameters.criteria.relative_tolerance = 0;  // never met: exactly max_iterations
         parameters.criteria.max_iterations = 77;     // not a multiple of any batch length
         parameters.fused_kernels = fused == 1;
-        const SolveResult result = solve_named(backend, a, b, {method, "none", "dia"}, parameters);
+        const SolveResult result =
+            solve_named(backend, a, b, SolverRequest::parse(method, "none", "dia"), parameters);
         EXPECT_EQ(result.status, SolveStatus::max_iterations);
         EXPECT_EQ(result.iterations, 77);
         histories[fused] = result.residual_history;
@@ -490,8 +496,8 @@ TEST(FusedBiCgStab, ReportsABreakdownAsTheReferenceDoes) {
         a.row_ptr.push_back(i + 1);
     }
     expect_fused_breakdown_as_reference(a, testing::random_vector<double>(50, 9),
-                                        {"bicgstab", "none", "csr"}, SolveStatus::breakdown,
-                                        "r0'v");
+                                        SolverRequest::parse("bicgstab", "none", "csr"),
+                                        SolveStatus::breakdown, "r0'v");
 }
 
 TEST(FusedCg, ReportsAnIndefiniteMatrixAsTheReferenceDoes) {
@@ -505,8 +511,8 @@ TEST(FusedCg, ReportsAnIndefiniteMatrixAsTheReferenceDoes) {
     }
     std::vector<double> b(50);
     for (int i = 0; i < 50; ++i) b[static_cast<std::size_t>(i)] = i % 2 == 0 ? 1.0 : 2.0;
-    expect_fused_breakdown_as_reference(a, b, {"cg", "none", "dia"}, SolveStatus::indefinite,
-                                        "p'Ap");
+    expect_fused_breakdown_as_reference(a, b, SolverRequest::parse("cg", "none", "dia"),
+                                        SolveStatus::indefinite, "p'Ap");
 }
 
 TEST(Multicolour, GridStencilsGetRedBlackAndColoursAreUncoupled) {

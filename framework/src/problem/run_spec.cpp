@@ -94,15 +94,15 @@ TimeParameters parse_time(const ConfigSection& section, const std::string& defau
 
 SolverParameters parse_solver(const ConfigSection& section) {
     SolverParameters s;
-    s.method = section.get<std::string>("method", s.method);
-    require_one_of(section, "method", s.method,
-                   solvers::enum_name_strings<solvers::Method>("auto"));
-    s.preconditioner = section.get<std::string>("preconditioner", s.preconditioner);
-    require_one_of(section, "preconditioner", s.preconditioner,
+    // The words checked here, where a wrong one gets its place; then read once into the request.
+    const auto method = section.get<std::string>("method", "auto");
+    require_one_of(section, "method", method, solvers::enum_name_strings<solvers::Method>("auto"));
+    const auto preconditioner = section.get<std::string>("preconditioner", "auto");
+    require_one_of(section, "preconditioner", preconditioner,
                    solvers::enum_name_strings<solvers::PreconditionerKind>("auto"));
-    s.format = section.get<std::string>("format", s.format);
-    require_one_of(section, "format", s.format,
-                   solvers::enum_name_strings<solvers::Format>("auto"));
+    const auto format = section.get<std::string>("format", "auto");
+    require_one_of(section, "format", format, solvers::enum_name_strings<solvers::Format>("auto"));
+    s.request = solvers::SolverRequest::parse(method, preconditioner, format);
     s.rtol = section.get<double>("rtol", s.rtol);
     if (!(s.rtol >= 0.0 && s.rtol < 1.0)) section.fail("rtol", "must be in [0, 1)");
     s.atol = section.get<double>("atol", s.atol);

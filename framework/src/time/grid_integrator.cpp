@@ -62,8 +62,7 @@ void GridIntegrator::copy_state(std::span<double> u) const { u_.copy_to_host(u);
 std::unique_ptr<solvers::LinearSystemSolver<double>> GridIntegrator::make_solver(
     solvers::DiaData<double> matrix, const SolverParameters& solver) {
     properties_ = solvers::analyze(matrix);
-    const solvers::SolverPlan plan =
-        solvers::plan_solver(properties_, {solver.method, solver.preconditioner, solver.format});
+    const solvers::SolverPlan plan = solvers::plan_solver(properties_, solver.request);
     solvers::MethodParameters parameters;
     parameters.criteria.relative_tolerance = solver.rtol;
     parameters.criteria.absolute_tolerance = solver.atol;

@@ -18,6 +18,18 @@ PreconditionerKind parse_preconditioner(const std::string& text) {
     return parse_enum<PreconditionerKind>(text, "preconditioner", "auto");
 }
 
+SolverRequest SolverRequest::parse(std::string_view method, std::string_view preconditioner,
+                                   std::string_view format) {
+    SolverRequest request;
+    if (method != "auto") request.method = parse_enum<Method>(method, "solver method", "auto");
+    if (preconditioner != "auto") {
+        request.preconditioner =
+            parse_enum<PreconditionerKind>(preconditioner, "preconditioner", "auto");
+    }
+    if (format != "auto") request.format = parse_enum<Format>(format, "format", "auto");
+    return request;
+}
+
 std::string SolverStep::name() const {
     if (method == Method::jacobi || method == Method::sor) return to_string(method);
     return to_string(method) + " + " + to_string(preconditioner);
@@ -125,11 +137,11 @@ SolverPlan plan_solver(const MatrixProperties& p, const SolverRequest& request) 
     SolverPlan plan;
     const std::string described = p.describe();
     const bool spd_like = p.symmetric && p.positive_diagonal;
-    const bool auto_method = request.method == "auto";
+    const bool auto_method = !request.method;
     Method method;
     std::string method_reason;
     if (!auto_method) {
-        method = parse_method(request.method);
+        method = *request.method;
         method_reason = "named by the user";
     } else if (spd_like) {
         method = Method::cg;
@@ -145,8 +157,8 @@ SolverPlan plan_solver(const MatrixProperties& p, const SolverRequest& request) 
     }
     SolverStep first = choose_preconditioner(method, p);
     std::string preconditioner_reason = first.reason;
-    if (request.preconditioner != "auto") {
-        first.preconditioner = parse_preconditioner(request.preconditioner);
+    if (request.preconditioner) {
+        first.preconditioner = *request.preconditioner;
         preconditioner_reason = "named by the user";
     }
     check_combination(first, p);
@@ -173,10 +185,10 @@ SolverPlan plan_solver(const MatrixProperties& p, const SolverRequest& request) 
         }
     }
 
-    if (request.format == "auto") {
+    if (!request.format) {
         plan.format = choose_format(p, &plan.format_reason);
     } else {
-        plan.format = parse_format(request.format);
+        plan.format = *request.format;
         plan.format_reason = std::string(to_string(plan.format)) + ": named by the user";
         if (plan.format == Format::stencil && !p.constant_coefficients) {
             throw std::invalid_argument(

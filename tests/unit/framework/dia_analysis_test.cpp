@@ -152,11 +152,12 @@ TEST(IndexLimits, DiaHoldsAGridBeyondTheCsrLimitsAndCsrRefusesIt) {
     for (const auto& step : plan.fallbacks) EXPECT_NE(step.method, Method::sor);
     // ... and a format or step that would need one is refused, saying why.
     for (const SolverRequest& request :
-         {SolverRequest{"auto", "auto", "csr"}, SolverRequest{"cg", "ssor", "dia"},
-          SolverRequest{"sor", "none", "dia"}}) {
+         {SolverRequest::parse("auto", "auto", "csr"), SolverRequest::parse("cg", "ssor", "dia"),
+          SolverRequest::parse("sor", "none", "dia")}) {
         try {
             plan_solver(p, request);
-            ADD_FAILURE() << "no error for format " << request.format;
+            ADD_FAILURE() << "no error for format "
+                          << (request.format ? to_string(*request.format) : "auto");
         } catch (const std::invalid_argument& e) {
             EXPECT_NE(std::string(e.what()).find(std::to_string(slots3) +
                                                  " nonzeros exceed the 32-bit index limit"),

@@ -66,7 +66,8 @@ TEST(SolverSelection, VariableCoefficientsGetDiaAndCannotBeAStencil) {
     EXPECT_FALSE(p.constant_coefficients);
     EXPECT_TRUE(analyze(tridiagonal(10, -1, 2, -1)).constant_coefficients);
     EXPECT_EQ(plan_solver(p, {}).format, Format::dia);
-    EXPECT_THROW(plan_solver(p, {"auto", "auto", "stencil"}), std::invalid_argument);
+    EXPECT_THROW(plan_solver(p, SolverRequest::parse("auto", "auto", "stencil")),
+                 std::invalid_argument);
 }
 
 TEST(SolverSelection, NonsymmetricGetsBiCgStabAndDominantGetsGaussSeidelLast) {
@@ -92,12 +93,14 @@ TEST(SolverSelection, ZeroDiagonalGetsNoPreconditioner) {
     EXPECT_EQ(plan.first.method, Method::bicgstab);
     EXPECT_EQ(plan.first.preconditioner, PreconditionerKind::none);
     EXPECT_NE(plan.first.reason.find("zero diagonal"), std::string::npos) << plan.first.reason;
-    EXPECT_THROW(plan_solver(analyze(tridiagonal(10, -1, 0, 2)), {"bicgstab", "jacobi", "auto"}),
+    EXPECT_THROW(plan_solver(analyze(tridiagonal(10, -1, 0, 2)),
+                             SolverRequest::parse("bicgstab", "jacobi", "auto")),
                  std::invalid_argument);
 }
 
 TEST(SolverSelection, NamedChoicesAreHonouredWithoutFallbacks) {
-    const auto plan = plan_solver(analyze(tridiagonal(10, -1, 3, -1)), {"cg", "ssor", "ell"});
+    const auto plan =
+        plan_solver(analyze(tridiagonal(10, -1, 3, -1)), SolverRequest::parse("cg", "ssor", "ell"));
     EXPECT_EQ(plan.first.preconditioner, PreconditionerKind::ssor);
     EXPECT_EQ(plan.format, Format::ell);
     EXPECT_TRUE(plan.fallbacks.empty());
@@ -106,11 +109,16 @@ TEST(SolverSelection, NamedChoicesAreHonouredWithoutFallbacks) {
 
 TEST(SolverSelection, RefusesImpossibleRequests) {
     const auto p = analyze(tridiagonal(10, -1, 3, -1));
-    EXPECT_THROW(plan_solver(p, {"gmres", "auto", "auto"}), std::invalid_argument);
-    EXPECT_THROW(plan_solver(p, {"auto", "ilu", "auto"}), std::invalid_argument);
-    EXPECT_THROW(plan_solver(p, {"auto", "auto", "hyb"}), std::invalid_argument);
-    EXPECT_THROW(plan_solver(p, {"sor", "jacobi", "auto"}), std::invalid_argument);
-    EXPECT_THROW(plan_solver(p, {"bicg", "ssor", "auto"}), std::invalid_argument);
+    EXPECT_THROW(plan_solver(p, SolverRequest::parse("gmres", "auto", "auto")),
+                 std::invalid_argument);
+    EXPECT_THROW(plan_solver(p, SolverRequest::parse("auto", "ilu", "auto")),
+                 std::invalid_argument);
+    EXPECT_THROW(plan_solver(p, SolverRequest::parse("auto", "auto", "hyb")),
+                 std::invalid_argument);
+    EXPECT_THROW(plan_solver(p, SolverRequest::parse("sor", "jacobi", "auto")),
+                 std::invalid_argument);
+    EXPECT_THROW(plan_solver(p, SolverRequest::parse("bicg", "ssor", "auto")),
+                 std::invalid_argument);
 }
 
 TEST(SolverSelection, UnevenRowsGetCsrAndEvenRowsEll) {

@@ -10,6 +10,7 @@
 #include "simrun/framework/discretisation/boundary_conditions.hpp"
 #include "simrun/framework/discretisation/grid.hpp"
 #include "simrun/framework/problem/problem.hpp"
+#include "simrun/solvers/selection/solver_selection.hpp"
 
 namespace simrun::framework {
 
@@ -27,9 +28,7 @@ struct TimeParameters {
 
 // [solver]: what the user asked the solver layer for ("auto" lets it choose).
 struct SolverParameters {
-    std::string method = "auto";          // auto | jacobi | sor | cg | bicg | bicgstab
-    std::string preconditioner = "auto";  // auto | none | jacobi | ssor
-    std::string format = "auto";          // auto | dia | ell | csr | coo | dense
+    solvers::SolverRequest request;  // method, preconditioner and format; empty parts: auto
     double rtol = 1e-8;
     double atol = 0.0;
     std::int64_t max_iterations = 1000;

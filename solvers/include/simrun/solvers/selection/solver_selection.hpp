@@ -16,7 +16,9 @@
 //   ELLPACK-R when rows are of similar length (longest <= 1.5 mean + 2);
 //   CSR otherwise.
 #include <array>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "simrun/solvers/base/enum_names.hpp"
@@ -45,10 +47,16 @@ std::string to_string(PreconditionerKind kind);
 Method parse_method(const std::string& text);
 PreconditionerKind parse_preconditioner(const std::string& text);
 
+// What the user named; an empty part lets the selector decide ("auto").
 struct SolverRequest {
-    std::string method = "auto";          // auto | jacobi | sor | cg | bicg | bicgstab
-    std::string preconditioner = "auto";  // auto | none | jacobi | ssor
-    std::string format = "auto";          // auto | dia | stencil | ell | csr | coo | dense
+    std::optional<Method> method;
+    std::optional<PreconditionerKind> preconditioner;
+    std::optional<Format> format;
+
+    // From the words of the input file and the command line: "auto" or a name of the enum's
+    // list (enum_names). Throws std::invalid_argument naming the accepted words.
+    static SolverRequest parse(std::string_view method, std::string_view preconditioner,
+                               std::string_view format);
 };
 
 struct SolverStep {
