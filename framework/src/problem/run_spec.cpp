@@ -103,13 +103,20 @@ SolverParameters parse_solver(const ConfigSection& section) {
     const auto format = section.get<std::string>("format", "auto");
     require_one_of(section, "format", format, solvers::enum_name_strings<solvers::Format>("auto"));
     s.request = solvers::SolverRequest::parse(method, preconditioner, format);
-    s.rtol = section.get<double>("rtol", s.rtol);
-    if (!(s.rtol >= 0.0 && s.rtol < 1.0)) section.fail("rtol", "must be in [0, 1)");
-    s.atol = section.get<double>("atol", s.atol);
-    if (!(s.atol >= 0.0) || !std::isfinite(s.atol)) section.fail("atol", "must be >= 0");
-    if (s.rtol == 0.0 && s.atol == 0.0) section.fail("rtol", "rtol and atol cannot both be 0");
-    s.max_iterations = section.get<std::int64_t>("max_iterations", s.max_iterations);
-    if (s.max_iterations < 1) section.fail("max_iterations", "must be >= 1");
+    solvers::StoppingCriteria& c = s.criteria;
+    c.relative_tolerance = section.get<double>("rtol", c.relative_tolerance);
+    if (!(c.relative_tolerance >= 0.0 && c.relative_tolerance < 1.0)) {
+        section.fail("rtol", "must be in [0, 1)");
+    }
+    c.absolute_tolerance = section.get<double>("atol", c.absolute_tolerance);
+    if (!(c.absolute_tolerance >= 0.0) || !std::isfinite(c.absolute_tolerance)) {
+        section.fail("atol", "must be >= 0");
+    }
+    if (c.relative_tolerance == 0.0 && c.absolute_tolerance == 0.0) {
+        section.fail("rtol", "rtol and atol cannot both be 0");
+    }
+    c.max_iterations = section.get<std::int64_t>("max_iterations", c.max_iterations);
+    if (c.max_iterations < 1) section.fail("max_iterations", "must be >= 1");
     return s;
 }
 

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <utility>
 
 #include "simrun/framework/config/input_error.hpp"
 #include "simrun/framework/discretisation/grid_sampling.hpp"
@@ -61,15 +62,16 @@ VerificationReport verify(const std::function<Config()>& make_config, int levels
         }
         const double dt = base_dt / std::pow(static_cast<double>(ratio), level);
         if (report.scheme_time != "steady") config.apply_override("time.dt=" + number(dt));
+        RunSpec spec = parse_run_spec(config);
         // The algebraic error must stay far below the discretisation error.
-        config.apply_override("solver.rtol=1e-12");
-        config.apply_override("solver.max_iterations=100000");
+        spec.solver.criteria.relative_tolerance = 1e-12;
+        spec.solver.criteria.max_iterations = 100000;
 
         RunOptions options;
         options.backend = backend;
         options.quiet = true;
         options.write_output = false;
-        Simulation simulation(parse_run_spec(config), options);
+        Simulation simulation(std::move(spec), options);
         simulation.run();
         const Grid& grid = simulation.grid();
         const std::vector<double> u = simulation.field();

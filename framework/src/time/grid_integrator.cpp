@@ -64,9 +64,7 @@ std::unique_ptr<solvers::LinearSystemSolver<double>> GridIntegrator::make_solver
     properties_ = solvers::analyze(matrix);
     const solvers::SolverPlan plan = solvers::plan_solver(properties_, solver.request);
     solvers::MethodParameters parameters;
-    parameters.criteria.relative_tolerance = solver.rtol;
-    parameters.criteria.absolute_tolerance = solver.atol;
-    parameters.criteria.max_iterations = solver.max_iterations;
+    parameters.criteria = solver.criteria;
     return std::make_unique<solvers::LinearSystemSolver<double>>(backend_, std::move(matrix), plan,
                                                                  parameters);
 }

@@ -10,6 +10,7 @@
 #include "simrun/framework/discretisation/boundary_conditions.hpp"
 #include "simrun/framework/discretisation/grid.hpp"
 #include "simrun/framework/problem/problem.hpp"
+#include "simrun/solvers/methods/solve_result.hpp"
 #include "simrun/solvers/selection/solver_selection.hpp"
 
 namespace simrun::framework {
@@ -26,12 +27,11 @@ struct TimeParameters {
     bool steady() const { return scheme == "steady"; }
 };
 
-// [solver]: what the user asked the solver layer for ("auto" lets it choose).
+// [solver]: what the user asked the solver layer for, in its own types: the method,
+// preconditioner and format (empty parts: auto) and when to stop (rtol, atol, max_iterations).
 struct SolverParameters {
-    solvers::SolverRequest request;  // method, preconditioner and format; empty parts: auto
-    double rtol = 1e-8;
-    double atol = 0.0;
-    std::int64_t max_iterations = 1000;
+    solvers::SolverRequest request;
+    solvers::StoppingCriteria criteria;
 };
 
 // [output]: where and how often results are written.
