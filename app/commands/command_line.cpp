@@ -55,8 +55,9 @@ void print_header(const Simulation& simulation, const std::string* restart, doub
     if (spec.time.steady()) {
         std::printf("  time     steady\n");
     } else {
-        std::printf("  time     %s, dt = %.4g, %lld steps to t = %.4g\n", spec.time.scheme.c_str(),
-                    spec.time.dt, static_cast<long long>(spec.time.steps), spec.time.end);
+        std::printf("  time     %s, dt = %.4g, %lld steps to t = %.4g\n",
+                    std::string(solvers::name_of(spec.time.scheme)).c_str(), spec.time.dt,
+                    static_cast<long long>(spec.time.steps), spec.time.end);
     }
     std::printf("  backend  %s (%s)\n",
                 std::string(solvers::to_string(simulation.backend().kind())).c_str(),

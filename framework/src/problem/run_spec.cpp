@@ -61,12 +61,13 @@ Grid parse_grid(const ConfigSection& section) {
     }
 }
 
-TimeParameters parse_time(const ConfigSection& section, const std::string& default_scheme) {
+TimeParameters parse_time(const ConfigSection& section, TimeScheme default_scheme) {
     TimeParameters t;
-    t.scheme = section.get<std::string>("scheme", default_scheme);
-    require_one_of(section, "scheme", t.scheme,
-                   {"steady", "backward_euler", "crank_nicolson", "explicit_euler"});
-    t.theta = t.scheme == "crank_nicolson" ? 0.5 : 1.0;
+    const auto scheme =
+        section.get<std::string>("scheme", std::string(solvers::name_of(default_scheme)));
+    require_one_of(section, "scheme", scheme, solvers::enum_name_strings<TimeScheme>());
+    t.scheme = solvers::parse_enum<TimeScheme>(scheme, "scheme");
+    t.theta = t.scheme == TimeScheme::crank_nicolson ? 0.5 : 1.0;
     if (t.steady()) {
         for (const char* key : {"dt", "end"}) {
             if (section.has(key)) section.fail(key, "a steady problem takes no time step or end");
@@ -155,7 +156,8 @@ RunSpec parse_run_spec(const Config& config) {
     spec.boundary = std::make_unique<BoundaryConditions>(
         BoundaryConditions::from_config(config.section("boundary"), *spec.grid));
     const ConfigSection time = config.section("time");
-    spec.time = parse_time(time, spec.problem->allows_transient() ? "backward_euler" : "steady");
+    spec.time = parse_time(
+        time, spec.problem->allows_transient() ? TimeScheme::backward_euler : TimeScheme::steady);
     if (spec.time.steady() && !spec.problem->allows_steady()) {
         time.fail("scheme", "problem type '" + spec.problem_type +
                                 "' is time-dependent; use "

@@ -42,7 +42,8 @@ StepStatistics statistics_of(const std::optional<solvers::SolveReport>& report) 
 std::string decisions_text(const TimeIntegrator& integrator, const solvers::Backend& backend,
                            const RunSpec& spec) {
     std::string text = "backend = " + std::string(solvers::to_string(backend.kind())) + " (" +
-                       backend.description() + ")\nscheme = " + spec.time.scheme +
+                       backend.description() +
+                       ")\nscheme = " + std::string(solvers::name_of(spec.time.scheme)) +
                        "\nboundary = " + spec.boundary->describe() + "\n";
     for (const auto& note : spec.problem->notes(*spec.grid)) text += "note = " + note + "\n";
     const solvers::SolverPlan* plan_pointer = integrator.plan();

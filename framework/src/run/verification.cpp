@@ -49,7 +49,7 @@ VerificationReport verify(const std::function<Config()>& make_config, int levels
             base_dt = base.time.dt;
             report.problem = base.problem_type;
             report.scheme_space = base.problem->space_scheme();
-            report.scheme_time = base.time.scheme;
+            report.scheme_time = solvers::name_of(base.time.scheme);
             ratio = time_ratio(report.scheme_space, report.scheme_time);
             config = make_config();
         }

@@ -11,8 +11,15 @@ std::unique_ptr<TimeIntegrator> make_time_integrator(
     const TimeParameters& time, const SolverParameters& solver,
     std::shared_ptr<const solvers::Backend> backend) {
     const IntegratorSetup setup{grid, problem, boundary, time, solver, std::move(backend)};
-    if (time.scheme == "steady") return make_steady_integrator(setup);
-    if (time.scheme == "explicit_euler") return make_explicit_euler_integrator(setup);
+    switch (time.scheme) {
+        case TimeScheme::steady:
+            return make_steady_integrator(setup);
+        case TimeScheme::explicit_euler:
+            return make_explicit_euler_integrator(setup);
+        case TimeScheme::backward_euler:
+        case TimeScheme::crank_nicolson:
+            break;
+    }
     return make_theta_integrator(setup);
 }
 

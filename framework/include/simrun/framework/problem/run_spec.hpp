@@ -1,6 +1,7 @@
 #pragma once
 // A run, as the input describes it: every section parsed into plain structs and validated in
 // one place, before anything is computed or written.
+#include <array>
 #include <cstdint>
 #include <filesystem>
 #include <memory>
@@ -15,16 +16,31 @@
 
 namespace simrun::framework {
 
+enum class TimeScheme { steady, backward_euler, crank_nicolson, explicit_euler };
+
+}  // namespace simrun::framework
+
+// The scheme's words in the input file, the header and the HDF5 attributes.
+namespace simrun::solvers {
+template <>
+inline constexpr std::array enum_names<framework::TimeScheme> = {
+    EnumName<framework::TimeScheme>{framework::TimeScheme::steady, "steady"},
+    EnumName<framework::TimeScheme>{framework::TimeScheme::backward_euler, "backward_euler"},
+    EnumName<framework::TimeScheme>{framework::TimeScheme::crank_nicolson, "crank_nicolson"},
+    EnumName<framework::TimeScheme>{framework::TimeScheme::explicit_euler, "explicit_euler"}};
+}  // namespace simrun::solvers
+
+namespace simrun::framework {
+
 // [time]: the scheme; for transient schemes end must be a whole number of steps of dt.
 struct TimeParameters {
-    // steady | backward_euler | crank_nicolson | explicit_euler
-    std::string scheme = "backward_euler";
+    TimeScheme scheme = TimeScheme::backward_euler;
     double dt = 0.0;
     double end = 0.0;
     std::int64_t steps = 0;  // 0 when steady
     double theta = 1.0;      // implicit weight: 1 backward Euler, 1/2 Crank-Nicolson
     std::string dt_place;    // where dt was given, for messages
-    bool steady() const { return scheme == "steady"; }
+    bool steady() const { return scheme == TimeScheme::steady; }
 };
 
 // [solver]: what the user asked the solver layer for, in its own types: the method,
@@ -62,7 +78,7 @@ RunSpec parse_run_spec(const Config& config);
 
 Grid parse_grid(const ConfigSection& section);
 // default_scheme applies when [time] names none ("steady" for Poisson).
-TimeParameters parse_time(const ConfigSection& section, const std::string& default_scheme);
+TimeParameters parse_time(const ConfigSection& section, TimeScheme default_scheme);
 SolverParameters parse_solver(const ConfigSection& section);
 OutputParameters parse_output(const ConfigSection& section);
 
