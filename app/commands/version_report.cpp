@@ -12,6 +12,7 @@
 #include <string>
 
 #include "simrun/solvers/base/build_info.hpp"
+#include "simrun/version.hpp"
 
 namespace simrun::framework {
 namespace {
@@ -48,7 +49,7 @@ std::string compiler() {
 
 std::string version_report() {
     const solvers::SolverBuildInfo build = solvers::solver_build_info();
-    std::string report = "simrun " SIMRUN_VERSION "\n";
+    std::string report = "simrun " SIMRUN_VERSION_STRING "\n";
     report += "  commit         " + std::string(build_commit()) + "\n";
     report += "  CUDA back-end  " +
               (build.cuda.empty() ? std::string("not built (no nvcc when configured)")

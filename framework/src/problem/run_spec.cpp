@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -19,6 +20,21 @@ void require_one_of(const ConfigSection& section, std::string_view key, const st
     std::string list;
     for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
     section.fail(key, "'" + value + "' is not one of: " + list);
+}
+
+// The word at `key` (default_word when absent) as its enum value: each word is read once, from
+// the enum's one list (enum_names). `automatic` is a word the key takes beside the list ("auto":
+// the solver layer chooses), read as no value. Any other word fails at its place, listing them.
+template <typename E>
+std::optional<E> read_word(const ConfigSection& section, std::string_view key,
+                           std::string_view default_word, std::string_view automatic = {}) {
+    const auto word = section.get<std::string>(key, std::string(default_word));
+    if (!automatic.empty() && word == automatic) return std::nullopt;
+    for (const auto& entry : solvers::enum_names<E>) {
+        if (entry.name == word) return entry.value;
+    }
+    require_one_of(section, key, word, solvers::enum_name_strings<E>(automatic));  // fails
+    return std::nullopt;
 }
 
 std::array<double, 2> parse_extent(const ConfigSection& section, const char* key) {
@@ -63,10 +79,7 @@ Grid parse_grid(const ConfigSection& section) {
 
 TimeParameters parse_time(const ConfigSection& section, TimeScheme default_scheme) {
     TimeParameters t;
-    const auto scheme =
-        section.get<std::string>("scheme", std::string(solvers::name_of(default_scheme)));
-    require_one_of(section, "scheme", scheme, solvers::enum_name_strings<TimeScheme>());
-    t.scheme = solvers::parse_enum<TimeScheme>(scheme, "scheme");
+    t.scheme = *read_word<TimeScheme>(section, "scheme", solvers::name_of(default_scheme));
     t.theta = t.scheme == TimeScheme::crank_nicolson ? 0.5 : 1.0;
     if (t.steady()) {
         for (const char* key : {"dt", "end"}) {
@@ -95,15 +108,10 @@ TimeParameters parse_time(const ConfigSection& section, TimeScheme default_schem
 
 SolverParameters parse_solver(const ConfigSection& section) {
     SolverParameters s;
-    // The words checked here, where a wrong one gets its place; then read once into the request.
-    const auto method = section.get<std::string>("method", "auto");
-    require_one_of(section, "method", method, solvers::enum_name_strings<solvers::Method>("auto"));
-    const auto preconditioner = section.get<std::string>("preconditioner", "auto");
-    require_one_of(section, "preconditioner", preconditioner,
-                   solvers::enum_name_strings<solvers::PreconditionerKind>("auto"));
-    const auto format = section.get<std::string>("format", "auto");
-    require_one_of(section, "format", format, solvers::enum_name_strings<solvers::Format>("auto"));
-    s.request = solvers::SolverRequest::parse(method, preconditioner, format);
+    s.request.method = read_word<solvers::Method>(section, "method", "auto", "auto");
+    s.request.preconditioner =
+        read_word<solvers::PreconditionerKind>(section, "preconditioner", "auto", "auto");
+    s.request.format = read_word<solvers::Format>(section, "format", "auto", "auto");
     solvers::StoppingCriteria& c = s.criteria;
     c.relative_tolerance = section.get<double>("rtol", c.relative_tolerance);
     if (!(c.relative_tolerance >= 0.0 && c.relative_tolerance < 1.0)) {

@@ -21,10 +21,9 @@ PreconditionerKind parse_preconditioner(const std::string& text) {
 SolverRequest SolverRequest::parse(std::string_view method, std::string_view preconditioner,
                                    std::string_view format) {
     SolverRequest request;
-    if (method != "auto") request.method = parse_enum<Method>(method, "solver method", "auto");
+    if (method != "auto") request.method = parse_method(std::string(method));
     if (preconditioner != "auto") {
-        request.preconditioner =
-            parse_enum<PreconditionerKind>(preconditioner, "preconditioner", "auto");
+        request.preconditioner = parse_preconditioner(std::string(preconditioner));
     }
     if (format != "auto") request.format = parse_enum<Format>(format, "format", "auto");
     return request;
