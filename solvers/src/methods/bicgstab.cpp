@@ -144,24 +144,24 @@ SolveResult BiCgStab<T>::solve_reference(const Array<T>& b, Array<T>& x) const {
         phase = bicgstab_alpha_phase(r0v);
         if (phase != BiCgStabPhase::running) return stop(phase, r0v);
         alpha = rho_next / r0v;
-        // s = r - alpha v, t = A M s
+        // s = r - alpha v
         copy(r_, s_);
         k.axpy(backend, n, -alpha, v_.data(), s_.data());
         const double s_norm = static_cast<double>(norm2(s_, kahan));
+        if (bicgstab_half_step(s_norm, monitor.target())) {  // x = x + alpha p_hat, r = s
+            k.axpy(backend, n, alpha, p_hat_.data(), x.data());
+            copy(s_, r_);
+            monitor.stop_at(s_norm, iteration);
+            return result;
+        }
+        // t = A M s, omega = t's / t't
         m.apply(s_, s_hat_);
         a_.apply(s_hat_, t_);
         const T tt = dot(t_, t_, kahan);
         const T ts = dot(t_, s_, kahan);
-        switch (bicgstab_stabilise(s_norm, monitor.target(), tt, ts, phase)) {
-            case BiCgStabStabilise::half_step:  // x = x + alpha p_hat, r = s
-                k.axpy(backend, n, alpha, p_hat_.data(), x.data());
-                copy(s_, r_);
-                monitor.stop_at(s_norm, iteration);
-                return result;
-            case BiCgStabStabilise::breakdown:
-                return stop(phase, phase == BiCgStabPhase::omega_zero ? T(0) : tt);
-            case BiCgStabStabilise::omega:
-                break;
+        phase = bicgstab_omega_phase(tt, ts);
+        if (phase != BiCgStabPhase::running) {
+            return stop(phase, phase == BiCgStabPhase::omega_zero ? T(0) : tt);
         }
         omega = ts / tt;
         // x = x + alpha p_hat + omega s_hat, r = s - omega t

@@ -114,17 +114,14 @@ struct BiCgStabStabiliseStep {
     SIMRUN_HOST_DEVICE void finish(BiCgStabScalars<T>& s, const T (&totals)[3]) const {
         const T tt = totals[0], ts = totals[1];
         const double s_norm = static_cast<double>(square_root(totals[2]));
-        switch (bicgstab_stabilise(s_norm, s.target, tt, ts, s.phase)) {  // the reference's
-            case BiCgStabStabilise::half_step:                            // x += alpha M p, r = s
-                s.half_step_residual = s_norm;
-                s.omega = T(0);
-                break;
-            case BiCgStabStabilise::breakdown:
-                s.breakdown_value = s.phase == BiCgStabPhase::omega_zero ? T(0) : tt;
-                break;
-            case BiCgStabStabilise::omega:
-                s.omega = ts / tt;
-                break;
+        // The reference's decisions: the half step (x += alpha M p, r = s), else omega.
+        if (bicgstab_half_step(s_norm, s.target)) {
+            s.half_step_residual = s_norm;
+            s.omega = T(0);
+        } else if ((s.phase = bicgstab_omega_phase(tt, ts)) != BiCgStabPhase::running) {
+            s.breakdown_value = s.phase == BiCgStabPhase::omega_zero ? T(0) : tt;
+        } else {
+            s.omega = ts / tt;
         }
     }
 };

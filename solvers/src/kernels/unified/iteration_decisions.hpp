@@ -62,23 +62,18 @@ SIMRUN_HOST_DEVICE BiCgStabPhase bicgstab_alpha_phase(T r0v) {
     return BiCgStabPhase::running;
 }
 
-// BiCGStab after s = r - alpha v and t = A M s: the half step ends the iteration when ||s||
-// meets the tolerance (x += alpha M p, r = s); otherwise t't and t's must be finite and nonzero
-// (omega = t's / t't).
-enum class BiCgStabStabilise { omega, half_step, breakdown };
+// BiCGStab after s = r - alpha v: the half step ends the iteration (x += alpha M p, r = s) when
+// ||s|| meets the tolerance; t = A M s is needed only otherwise.
+SIMRUN_HOST_DEVICE inline bool bicgstab_half_step(double s_norm, double target) {
+    return s_norm <= target;
+}
+
+// BiCGStab after t = A M s: t't and t's finite and nonzero (omega = t's / t't).
 template <typename T>
-SIMRUN_HOST_DEVICE BiCgStabStabilise bicgstab_stabilise(double s_norm, double target, T tt, T ts,
-                                                        BiCgStabPhase& phase) {
-    if (s_norm <= target) return BiCgStabStabilise::half_step;
-    if (!is_finite(tt) || !is_finite(ts)) {
-        phase = BiCgStabPhase::omega_non_finite;
-        return BiCgStabStabilise::breakdown;
-    }
-    if (tt == T(0) || ts == T(0)) {
-        phase = BiCgStabPhase::omega_zero;
-        return BiCgStabStabilise::breakdown;
-    }
-    return BiCgStabStabilise::omega;
+SIMRUN_HOST_DEVICE BiCgStabPhase bicgstab_omega_phase(T tt, T ts) {
+    if (!is_finite(tt) || !is_finite(ts)) return BiCgStabPhase::omega_non_finite;
+    if (tt == T(0) || ts == T(0)) return BiCgStabPhase::omega_zero;
+    return BiCgStabPhase::running;
 }
 
 }  // namespace simrun::solvers
