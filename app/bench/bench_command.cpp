@@ -31,10 +31,11 @@
 #include "simrun/solvers/selection/linear_system_solver.hpp"
 #include "simrun/solvers/selection/matrix_properties.hpp"
 
-namespace simrun::framework {
+namespace simrun::app {
 namespace {
 
 using nlohmann::json;
+using namespace simrun::framework;
 
 double median(std::vector<double> values) {
     std::sort(values.begin(), values.end());
@@ -167,7 +168,7 @@ json run_case(const Context& context, const MatrixUnderTest& matrix, solvers::Me
     j["preconditioner"] = "none";
     j["backend"] = std::string(solvers::to_string(backend->kind()));
     j["format"] = std::string(solvers::to_string(spec.format));
-    j["precision"] = bench::to_string(spec.precision);
+    j["precision"] = solvers::name_of(spec.precision);
     j["n"] = a.rows;
     j["nnz"] = a.nnz();
     j["mode"] = spec.rtol > 0 ? "to_tolerance" : "fixed_iterations";
@@ -237,15 +238,20 @@ std::string table_row(const json& c) {
 // cost of output (which overlaps computing) shows as a ratio. The run after a warm-up run.
 json heat_steps_per_second(solvers::BackendChoice backend, std::int64_t m, std::int64_t steps) {
     const double h = 1.0 / static_cast<double>(m - 1);
-    char input[768];
-    std::snprintf(input, sizeof input,
-                  "[problem]\ntype = \"heat\"\nalpha = 1.0\n"
-                  "initial = \"sin(pi*x)*sin(pi*y) + exp(-50*((x-0.3)^2 + (y-0.6)^2))\"\n"
-                  "[grid]\nnx = %lld\nny = %lld\n[boundary]\nall = \"0\"\n"
-                  "[time]\nscheme = \"backward_euler\"\ndt = %.17g\nend = %.17g\n"
-                  "[solver]\nrtol = 1e-8\n[output]\nevery = 10\n",
-                  static_cast<long long>(m), static_cast<long long>(m), h * h,
-                  h * h * static_cast<double>(steps));
+    // The problem as an input states it; the sizes set as typed values.
+    const auto input = [&] {
+        Config config = Config::from_string(
+            "[problem]\ntype = \"heat\"\nalpha = 1.0\n"
+            "initial = \"sin(pi*x)*sin(pi*y) + exp(-50*((x-0.3)^2 + (y-0.6)^2))\"\n"
+            "[boundary]\nall = \"0\"\n[time]\nscheme = \"backward_euler\"\n"
+            "[solver]\nrtol = 1e-8\n[output]\nevery = 10\n",
+            "bench-heat");
+        config.set("grid.nx", m, "bench-heat");
+        config.set("grid.ny", m, "bench-heat");
+        config.set("time.dt", h * h, "bench-heat");
+        config.set("time.end", h * h * static_cast<double>(steps), "bench-heat");
+        return parse_run_spec(config);
+    };
     // A directory of this process alone (several benchmarks may run at once).
     const auto directory =
         std::filesystem::temp_directory_path() /
@@ -256,7 +262,7 @@ json heat_steps_per_second(solvers::BackendChoice backend, std::int64_t m, std::
         options.quiet = true;
         options.write_output = output;
         options.output_directory = directory;
-        Simulation simulation(parse_run_spec(Config::from_string(input, "bench-heat")), options);
+        Simulation simulation(input(), options);
         return simulation.run();
     };
     run(false);  // warm-up: module load, allocation, first-touch
@@ -361,7 +367,7 @@ void write_report(const std::string& path, const json& results) {
 }  // namespace
 
 int run_bench(const BenchOptions& options) {
-    const auto choice = solvers::parse_backend_choice(options.backend);
+    const auto choice = options.backend;
     const auto backend = solvers::make_backend(choice);
     const bench::BenchPlan plan = bench::make_plan(options, backend->kind());
 
@@ -472,4 +478,4 @@ int run_bench(const BenchOptions& options) {
     return results["failed"].empty() ? 0 : 1;
 }
 
-}  // namespace simrun::framework
+}  // namespace simrun::app

@@ -7,10 +7,12 @@
 #include <string>
 #include <vector>
 
-namespace simrun::framework {
+#include "simrun/solvers/base/backend.hpp"
+
+namespace simrun::app {
 
 struct BenchOptions {
-    std::string backend = "auto";  // auto | cpu | cuda
+    solvers::BackendChoice backend = solvers::BackendChoice::automatic;
     // A small subset that runs in under a minute on 2 CPU cores: 2D 128^2 and 256^2 and the
     // matching 3D cubes, one CG case at 1024^2 (larger than a CPU's cache), three real
     // matrices, 3 timed repeats.
@@ -32,4 +34,4 @@ struct BenchOptions {
 // solvers::NotCompiled / DeviceUnavailable when the back-end cannot be made.
 int run_bench(const BenchOptions& options);
 
-}  // namespace simrun::framework
+}  // namespace simrun::app

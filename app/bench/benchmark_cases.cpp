@@ -11,8 +11,10 @@
 #include "simrun/solvers/matrices/conversions.hpp"
 #include "simrun/solvers/matrices/matrix_market.hpp"
 
-namespace simrun::framework::bench {
+namespace simrun::app::bench {
 namespace {
+
+using framework::InputError;
 
 // Rows appended one at a time, columns given in ascending order.
 class CsrBuilder {
@@ -207,14 +209,10 @@ std::vector<std::pair<std::string, std::string>> floor_formulas() {
     };
 }
 
-std::string to_string(Precision precision) {
-    return precision == Precision::double_precision ? "double" : "float";
-}
-
 std::string case_name(const std::string& matrix, solvers::Method method, const CaseSpec& spec) {
     std::string name = solvers::to_string(method) + "/" + matrix + "/" +
                        std::string(solvers::to_string(spec.format)) + "/" +
-                       to_string(spec.precision);
+                       std::string(solvers::name_of(spec.precision));
     if (spec.rtol > 0) {
         char text[32];
         std::snprintf(text, sizeof text, "/to-%.0e", spec.rtol);
@@ -320,4 +318,4 @@ BenchPlan make_plan(const BenchOptions& options, solvers::BackendKind kind) {
     return plan;
 }
 
-}  // namespace simrun::framework::bench
+}  // namespace simrun::app::bench

@@ -9,11 +9,12 @@
 
 #include "bench_command.hpp"
 #include "simrun/solvers/base/backend.hpp"
+#include "simrun/solvers/base/precision.hpp"
 #include "simrun/solvers/matrices/csr_data.hpp"
 #include "simrun/solvers/matrices/format.hpp"
 #include "simrun/solvers/selection/solver_selection.hpp"
 
-namespace simrun::framework::bench {
+namespace simrun::app::bench {
 
 // ---- generated matrices (host CSR, columns sorted; written here because tests/support is
 // not part of the library) ----
@@ -45,8 +46,7 @@ std::vector<std::pair<std::string, std::string>> floor_formulas();
 
 // ---- the plan ----
 
-enum class Precision { double_precision, single_precision };
-std::string to_string(Precision precision);
+using solvers::Precision;
 
 struct CaseSpec {
     solvers::Method method = solvers::Method::cg;
@@ -82,4 +82,4 @@ BenchPlan make_plan(const BenchOptions& options, solvers::BackendKind kind);
 // "cg/poisson2d-1024/dia/double", with "/to-1e-08" for a time-to-tolerance case.
 std::string case_name(const std::string& matrix, solvers::Method method, const CaseSpec& spec);
 
-}  // namespace simrun::framework::bench
+}  // namespace simrun::app::bench

@@ -15,14 +15,17 @@
 #include "simrun/framework/run/simulation.hpp"
 #include "simrun/framework/run/verification.hpp"
 #include "simrun/solvers/base/errors.hpp"
+#include "simrun/solvers/base/precision.hpp"
 #include "simrun/solvers/matrices/format.hpp"
 #include "simrun/solvers/matrices/matrix_market.hpp"
 #include "simrun/solvers/selection/solver_selection.hpp"
 #include "solve_command.hpp"
 #include "version_report.hpp"
 
-namespace simrun::framework {
+namespace simrun::app {
 namespace {
+
+using namespace simrun::framework;
 
 constexpr int exit_success = 0;
 constexpr int exit_failure = 1;
@@ -30,7 +33,7 @@ constexpr int exit_usage = 2;
 
 struct Arguments {
     std::string file;
-    std::string backend = "auto";
+    solvers::BackendChoice backend = solvers::BackendChoice::automatic;
     std::vector<std::string> overrides;
     std::string output;
     std::string restart;
@@ -80,7 +83,7 @@ void print_header(const Simulation& simulation, const std::string* restart, doub
 
 int run_simulation(const Arguments& arguments) {
     RunOptions options;
-    options.backend = solvers::parse_backend_choice(arguments.backend);
+    options.backend = arguments.backend;
     if (!arguments.output.empty()) options.output_directory = arguments.output;
     options.quiet = arguments.quiet;
     if (!arguments.restart.empty()) options.restart_file = arguments.restart;
@@ -124,6 +127,36 @@ std::string joined(const std::vector<std::string>& words) {
     return text;
 }
 
+// An option taking one of the enum's words (its one list, enum_names), stored as the value.
+template <typename E>
+CLI::Option* add_word_option(CLI::App& app, const std::string& name, E& value,
+                             const std::string& help) {
+    const std::vector<std::string> words = solvers::enum_name_strings<E>();
+    return app
+        .add_option_function<std::string>(
+            name,
+            [&value, name](const std::string& word) { value = solvers::parse_enum<E>(word, name); },
+            help)
+        ->check(CLI::IsMember(words))
+        ->option_text(joined(words));
+}
+
+// `simrun solve`'s method words: the input's (enum_names<Method>, "auto") and "pcg", CG with a
+// preconditioner (auto picks it); "cg" alone is plain CG unless a preconditioner is named.
+solvers::SolverRequest solve_request(const std::string& method, const std::string& preconditioner,
+                                     const std::string& format) {
+    if (method == "pcg" && preconditioner == "none") {
+        throw std::invalid_argument(
+            "--solver pcg needs a preconditioner; use --solver cg for none");
+    }
+    solvers::SolverRequest request =
+        solvers::SolverRequest::parse(method == "pcg" ? "cg" : method, preconditioner, format);
+    if (method == "cg" && preconditioner == "auto") {
+        request.preconditioner = solvers::PreconditionerKind::none;
+    }
+    return request;
+}
+
 int run_check(const Arguments& arguments) {
     const RunSpec spec = parse_run_spec(load(arguments));
     std::printf(
@@ -136,13 +169,11 @@ int run_check(const Arguments& arguments) {
 
 int run_command_line(int argc, char** argv) {
     CLI::App app{"simrun: finite-difference PDE simulations with a GPU sparse solver"};
-    const std::vector<std::string> backends = solvers::enum_name_strings<solvers::BackendChoice>();
     app.require_subcommand(0, 1);
     Arguments arguments;
     app.add_option("file", arguments.file, "Input file (TOML) to run");
-    app.add_option("--backend", arguments.backend,
-                   "Back-end: auto (CUDA when a GPU is present), cpu, cuda")
-        ->check(CLI::IsMember(backends));
+    add_word_option(app, "--backend", arguments.backend,
+                    "Back-end: auto (CUDA when a GPU is present), cpu, cuda");
     app.add_option("--set", arguments.overrides,
                    "Override an input key: --set grid.nx=256 (value parsed as TOML; repeatable)")
         ->allow_extra_args(false);
@@ -176,8 +207,7 @@ int run_command_line(int argc, char** argv) {
         ->required();
     verify_command->add_option("--levels", verify_levels, "Number of grid levels (>= 2; 3)");
     verify_command->add_flag("--json", verify_json, "Print one JSON object");
-    verify_command->add_option("--backend", verify_arguments.backend, joined(backends))
-        ->check(CLI::IsMember(backends));
+    add_word_option(*verify_command, "--backend", verify_arguments.backend, "Back-end");
     verify_command->add_option("--set", verify_arguments.overrides, "Override an input key")
         ->allow_extra_args(false);
 
@@ -186,8 +216,7 @@ int run_command_line(int argc, char** argv) {
         "bench",
         "Performance harness: time per iteration, GB/s and the floor ratio per case, "
         "against a cuSPARSE/cuBLAS CG baseline on CUDA");
-    bench->add_option("--backend", bench_options.backend, joined(backends))
-        ->check(CLI::IsMember(backends));
+    add_word_option(*bench, "--backend", bench_options.backend, "Back-end");
     bench->add_flag("--quick", bench_options.quick, "A small subset (under a minute on 2 cores)");
     bench->add_option("--sizes", bench_options.sizes, "Edge lengths m of the m x m 2D grids");
     bench->add_option("--matrices", bench_options.matrices,
@@ -207,21 +236,18 @@ int run_command_line(int argc, char** argv) {
     const std::vector<std::string> preconditioners =
         solvers::enum_name_strings<solvers::PreconditionerKind>("auto");
     const std::vector<std::string> formats = solvers::enum_name_strings<solvers::Format>("auto");
-    solve->add_option("--solver", solve_options.solver, joined(methods))
-        ->check(CLI::IsMember(methods));
-    solve->add_option("--precond", solve_options.preconditioner, joined(preconditioners))
+    std::string solve_method = "auto", solve_preconditioner = "auto", solve_format = "auto";
+    solve->add_option("--solver", solve_method, joined(methods))->check(CLI::IsMember(methods));
+    solve->add_option("--precond", solve_preconditioner, joined(preconditioners))
         ->check(CLI::IsMember(preconditioners));
-    solve->add_option("--format", solve_options.format, joined(formats))
-        ->check(CLI::IsMember(formats));
+    solve->add_option("--format", solve_format, joined(formats))->check(CLI::IsMember(formats));
     solve->add_option("--rtol", solve_options.rtol, "Relative tolerance ||r||/||b|| (1e-8)");
     solve->add_option("--atol", solve_options.atol, "Absolute tolerance ||r|| (0)");
     solve->add_option("--max-iters", solve_options.max_iterations,
                       "Iteration limit (default: 2 n within [1000, 10000])");
     solve->add_option("--omega", solve_options.omega, "Relaxation weight for jacobi/sor/ssor (1)");
-    solve->add_option("--precision", solve_options.precision, "double|float")
-        ->check(CLI::IsMember({"double", "float"}));
-    solve->add_option("--backend", solve_options.backend, joined(backends))
-        ->check(CLI::IsMember(backends));
+    add_word_option(*solve, "--precision", solve_options.precision, "Floating-point type");
+    add_word_option(*solve, "--backend", solve_options.backend, "Back-end");
     solve->add_option("--out", solve_options.out, "Write the solution to x.mtx");
     solve->add_flag("--compensated", solve_options.compensated,
                     "Compensated (Kahan/Neumaier) dot products");
@@ -239,12 +265,14 @@ int run_command_line(int argc, char** argv) {
 
     try {
         if (check->parsed()) return run_check(check_arguments);
-        if (solve->parsed()) return run_solve(solve_options);
+        if (solve->parsed()) {
+            solve_options.request = solve_request(solve_method, solve_preconditioner, solve_format);
+            return run_solve(solve_options);
+        }
         if (bench->parsed()) return run_bench(bench_options);
         if (verify_command->parsed()) {
-            const VerificationReport report =
-                verify([&] { return load(verify_arguments); }, verify_levels,
-                       solvers::parse_backend_choice(verify_arguments.backend));
+            const VerificationReport report = verify([&] { return load(verify_arguments); },
+                                                     verify_levels, verify_arguments.backend);
             std::printf("%s", verify_json ? (format_json(report) + "\n").c_str()
                                           : format_table(report).c_str());
             return exit_success;
@@ -279,4 +307,4 @@ int run_command_line(int argc, char** argv) {
     }
 }
 
-}  // namespace simrun::framework
+}  // namespace simrun::app

@@ -3,8 +3,8 @@
 // Exit codes: 0 success; 1 the computation failed (a solve did not converge, I/O failure);
 // 2 usage or input error (nothing is written then).
 
-namespace simrun::framework {
+namespace simrun::app {
 
 int run_command_line(int argc, char** argv);
 
-}  // namespace simrun::framework
+}  // namespace simrun::app

@@ -15,8 +15,10 @@
 #include "simrun/solvers/selection/linear_system_solver.hpp"
 #include "simrun/solvers/selection/matrix_properties.hpp"
 
-namespace simrun::framework {
+namespace simrun::app {
 namespace {
+
+using framework::InputError;
 
 using Clock = std::chrono::steady_clock;
 
@@ -50,20 +52,6 @@ std::vector<double> read_vector(const std::string& path, std::int32_t n, const c
     return v;
 }
 
-solvers::SolverRequest make_request(const SolveOptions& o) {
-    // pcg is CG with a preconditioner (auto picks it); cg is plain CG unless one is named.
-    if (o.solver == "pcg" && o.preconditioner == "none") {
-        throw std::invalid_argument(
-            "--solver pcg needs a preconditioner; use --solver cg for none");
-    }
-    solvers::SolverRequest request = solvers::SolverRequest::parse(
-        o.solver == "pcg" ? "cg" : o.solver, o.preconditioner, o.format);
-    if (o.solver == "cg" && o.preconditioner == "auto") {
-        request.preconditioner = solvers::PreconditionerKind::none;
-    }
-    return request;
-}
-
 struct Outcome {
     solvers::SolveReport report;
     std::vector<double> x;
@@ -80,15 +68,14 @@ Outcome solve_in(const solvers::CsrData<double>& a, const solvers::MatrixPropert
                  const SolveOptions& o) {
     Outcome outcome;
     const auto setup_start = Clock::now();
-    const auto choice = solvers::parse_backend_choice(o.backend);
-    const auto backend = solvers::make_backend(choice);
+    const auto backend = solvers::make_backend(o.backend);
     outcome.backend =
         std::string(solvers::to_string(backend->kind())) + " (" + backend->description() + ")";
-    outcome.backend_reason = choice != solvers::BackendChoice::automatic ? "named by the user"
+    outcome.backend_reason = o.backend != solvers::BackendChoice::automatic ? "named by the user"
                              : backend->kind() == solvers::BackendKind::cuda
                                  ? "auto: a CUDA GPU is present"
                                  : "auto: no CUDA GPU is available";
-    outcome.plan = solvers::plan_solver(properties, make_request(o));
+    outcome.plan = solvers::plan_solver(properties, o.request);
     solvers::MethodParameters parameters;
     parameters.criteria.relative_tolerance = o.rtol;
     parameters.criteria.absolute_tolerance = o.atol;
@@ -129,9 +116,6 @@ int run_solve(const SolveOptions& o) {
     if (!(o.atol >= 0)) throw InputError("--atol must be >= 0");
     if (o.rtol == 0 && o.atol == 0) throw InputError("--rtol and --atol cannot both be 0");
     if (o.max_iterations < 0) throw InputError("--max-iters must be >= 1");
-    if (o.precision != "double" && o.precision != "float") {
-        throw InputError("--precision must be double or float, got '" + o.precision + "'");
-    }
 
     const auto read_start = Clock::now();
     const solvers::CsrData<double> a = solvers::to_csr(solvers::read_matrix_market(o.matrix));
@@ -158,8 +142,9 @@ int run_solve(const SolveOptions& o) {
     const solvers::MatrixProperties properties = solvers::analyze(a);
     const double read_seconds = seconds_since(read_start);
 
-    const Outcome outcome = o.precision == "float" ? solve_in<float>(a, properties, b, x0, o)
-                                                   : solve_in<double>(a, properties, b, x0, o);
+    const Outcome outcome = o.precision == solvers::Precision::single_precision
+                                ? solve_in<float>(a, properties, b, x0, o)
+                                : solve_in<double>(a, properties, b, x0, o);
     const solvers::SolveResult& result = outcome.report.result();
     const double relative_residual = true_relative_residual(a, b, outcome.x);
     double error_vs_ones = 0;
@@ -189,7 +174,7 @@ int run_solve(const SolveOptions& o) {
         j["backend"] = outcome.backend.substr(0, outcome.backend.find(' '));
         j["device"] = outcome.backend;
         j["backend_reason"] = outcome.backend_reason;
-        j["precision"] = o.precision;
+        j["precision"] = solvers::name_of(o.precision);
         j["compensated_dots"] = o.compensated;
         j["reason"] = outcome.plan.first.reason;
         j["format_reason"] = outcome.plan.format_reason;
@@ -229,7 +214,8 @@ int run_solve(const SolveOptions& o) {
     } else {
         std::printf("matrix   %s: %s\n", o.matrix.c_str(), properties.describe().c_str());
         std::printf("backend  %s (%s), %s precision\n", outcome.backend.c_str(),
-                    outcome.backend_reason.c_str(), o.precision.c_str());
+                    outcome.backend_reason.c_str(),
+                    std::string(solvers::name_of(o.precision)).c_str());
         std::printf("solver   %s\n", outcome.plan.first.reason.c_str());
         std::printf("format   %s\n", outcome.plan.format_reason.c_str());
         for (const auto& attempt : outcome.report.attempts) {
@@ -247,4 +233,4 @@ int run_solve(const SolveOptions& o) {
     return converged ? 0 : 1;
 }
 
-}  // namespace simrun::framework
+}  // namespace simrun::app

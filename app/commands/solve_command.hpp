@@ -2,17 +2,19 @@
 // `simrun solve A.mtx`: the solver layer on its own, on a Matrix Market system (SPEC §7).
 #include <string>
 
-namespace simrun::framework {
+#include "simrun/solvers/base/backend.hpp"
+#include "simrun/solvers/base/precision.hpp"
+#include "simrun/solvers/selection/solver_selection.hpp"
+
+namespace simrun::app {
 
 struct SolveOptions {
-    std::string matrix;           // A.mtx
-    std::string rhs;              // b.mtx; empty: b = A * ones
-    std::string initial_guess;    // x0.mtx; empty: zeros
-    std::string solver = "auto";  // auto | jacobi | sor | cg | pcg | bicg | bicgstab
-    std::string preconditioner = "auto";
-    std::string format = "auto";
-    std::string precision = "double";
-    std::string backend = "auto";
+    std::string matrix;              // A.mtx
+    std::string rhs;                 // b.mtx; empty: b = A * ones
+    std::string initial_guess;       // x0.mtx; empty: zeros
+    solvers::SolverRequest request;  // method, preconditioner, format; empty parts: auto
+    solvers::Precision precision = solvers::Precision::double_precision;
+    solvers::BackendChoice backend = solvers::BackendChoice::automatic;
     std::string out;  // x.mtx
     double rtol = 1e-8;
     double atol = 0.0;
@@ -27,4 +29,4 @@ struct SolveOptions {
 // solvers::MatrixMarketError or std::invalid_argument for bad input (exit code 2).
 int run_solve(const SolveOptions& options);
 
-}  // namespace simrun::framework
+}  // namespace simrun::app

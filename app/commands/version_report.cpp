@@ -14,7 +14,7 @@
 #include "simrun/solvers/base/build_info.hpp"
 #include "simrun/version.hpp"
 
-namespace simrun::framework {
+namespace simrun::app {
 namespace {
 
 std::string dotted(unsigned major, unsigned minor, unsigned patch) {
@@ -62,4 +62,4 @@ std::string version_report() {
     return report;
 }
 
-}  // namespace simrun::framework
+}  // namespace simrun::app

@@ -2,7 +2,7 @@
 // `simrun --version`: what this binary is and what it was built with.
 #include <string>
 
-namespace simrun::framework {
+namespace simrun::app {
 
 // The commit the build was made from (generated at build time by cmake/SimrunBuildCommit.cmake).
 const char* build_commit();
@@ -11,4 +11,4 @@ const char* build_commit();
 // architectures), MPI, OpenMP, the compiler and the versions of the libraries linked in.
 std::string version_report();
 
-}  // namespace simrun::framework
+}  // namespace simrun::app

@@ -127,6 +127,16 @@ TEST(SolveCommand, BadInputExitsTwoWithTheLine) {
     result = run_simrun("solve " + matrices + "nos3.mtx --solver gmres", dir.path());
     EXPECT_EQ(result.exit_code, 2);
 
+    // Enum options take exactly the words of their one list.
+    result = run_simrun("solve " + matrices + "nos3.mtx --precision quad", dir.path());
+    EXPECT_EQ(result.exit_code, 2);
+    EXPECT_NE(result.err.find("--precision: quad not in {double,float}"), std::string::npos)
+        << result.err;
+    result = run_simrun("solve " + matrices + "nos3.mtx --backend 1", dir.path());
+    EXPECT_EQ(result.exit_code, 2);
+    EXPECT_NE(result.err.find("--backend: 1 not in {auto,cpu,cuda}"), std::string::npos)
+        << result.err;
+
     result = run_simrun("solve " + matrices + "tols1090.mtx --precond jacobi", dir.path());
     EXPECT_EQ(result.exit_code, 2);  // tols1090 has zero diagonal entries
     EXPECT_NE(result.err.find("zero diagonal"), std::string::npos) << result.err;

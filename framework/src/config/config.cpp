@@ -486,31 +486,32 @@ Config Config::from_string(std::string_view text, std::string source_name) {
     return Config(std::move(state));
 }
 
-void Config::apply_override(std::string_view assignment) {
-    const std::size_t equals = assignment.find('=');
-    const std::string_view key = trim(assignment.substr(0, equals));
-    if (equals == std::string_view::npos || key.empty()) {
-        throw InputError("--set expects key=value, got '" + std::string(assignment) + "'");
-    }
-    const std::string_view value = trim(assignment.substr(equals + 1));
-    const std::string origin = std::string(override_prefix) + std::string(assignment);
+namespace {
+
+// KEY's parts, or InputError at `origin` when KEY is not a dotted name.
+std::vector<std::string> key_parts(std::string_view key, const std::string& origin) {
     const std::vector<std::string> parts = split_dotted(key);
     if (!std::all_of(parts.begin(), parts.end(), is_bare_key)) {
         throw InputError(origin, key,
                          "is not a key name (expected dotted names of letters, digits, '_' and "
                          "'-', such as grid.nx)");
     }
-    const std::string dotted = join(parts);
+    return parts;
+}
 
-    toml::table parsed = parse_override(parts, value, origin, dotted);
-    toml::table* target = &state_->root;
-    toml::table* source = &parsed;
+// Puts the one value of `incoming` (a table holding only the path `parts`) into `root`,
+// creating missing tables; a value never replaces a table, nor a table a value.
+void merge(toml::table& root, const std::vector<std::string>& parts, toml::table& incoming,
+           const std::string& origin) {
+    const std::string dotted = join(parts);
+    toml::table* target = &root;
+    toml::table* source = &incoming;
     for (std::size_t i = 0; i < parts.size(); ++i) {
         toml::node* existing = target->get(parts[i]);
-        toml::node* incoming = source->get(parts[i]);
+        toml::node* node = source->get(parts[i]);
         const bool last = i + 1 == parts.size();
         if (existing == nullptr || (last && !existing->is_table())) {
-            target->insert_or_assign(parts[i], std::move(*incoming));
+            target->insert_or_assign(parts[i], std::move(*node));
             return;
         }
         if (last) {
@@ -526,8 +527,34 @@ void Config::apply_override(std::string_view assignment) {
                                  "' cannot be set");
         }
         target = existing->as_table();
-        source = incoming->as_table();
+        source = node->as_table();
     }
+}
+
+}  // namespace
+
+void Config::apply_override(std::string_view assignment) {
+    const std::size_t equals = assignment.find('=');
+    const std::string_view key = trim(assignment.substr(0, equals));
+    if (equals == std::string_view::npos || key.empty()) {
+        throw InputError("--set expects key=value, got '" + std::string(assignment) + "'");
+    }
+    const std::string_view value = trim(assignment.substr(equals + 1));
+    const std::string origin = std::string(override_prefix) + std::string(assignment);
+    const std::vector<std::string> parts = key_parts(key, origin);
+    toml::table parsed = parse_override(parts, value, origin, join(parts));
+    merge(state_->root, parts, parsed, origin);
+}
+
+void Config::set(std::string_view key, const Value& value, std::string_view origin) {
+    const std::vector<std::string> parts = key_parts(key, std::string(origin));
+    toml::table incoming;
+    toml::table* table = &incoming;
+    for (std::size_t i = 0; i + 1 < parts.size(); ++i) {
+        table = table->insert(parts[i], toml::table{}).first->second.as_table();
+    }
+    std::visit([&](const auto& v) { table->insert(parts.back(), v); }, value);
+    merge(state_->root, parts, incoming, std::string(origin));
 }
 
 const std::string& Config::text() const { return state_->text; }

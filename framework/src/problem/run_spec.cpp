@@ -141,8 +141,7 @@ OutputParameters parse_output(const ConfigSection& section) {
     if (o.every < 1) section.fail("every", "must be >= 1, got " + std::to_string(o.every));
     o.vtk = section.get<bool>("vtk", o.vtk);
     o.hdf5 = section.get<bool>("hdf5", o.hdf5);
-    o.compression = section.get<std::string>("compression", o.compression);
-    require_one_of(section, "compression", o.compression, {"lz4", "zlib", "none"});
+    o.compression = *read_word<VtkCompression>(section, "compression", "lz4");
     return o;
 }
 

@@ -114,9 +114,7 @@ Simulation::Outputs Simulation::open_outputs() {
                 ? std::make_unique<VtkSeriesWriter>(output.directory, output.basename, *spec_.grid,
                                                     ContinueSeries{restart_->step})
                 : std::make_unique<VtkSeriesWriter>(output.directory, output.basename, *spec_.grid);
-        vtk->set_compression(output.compression == "zlib"   ? VtkCompression::zlib
-                             : output.compression == "none" ? VtkCompression::none
-                                                            : VtkCompression::lz4);
+        vtk->set_compression(output.compression);
         outputs.first_vtk = !vtk->has_step(integrator_->step());
         pvd_path_ = vtk->pvd_path();
     }

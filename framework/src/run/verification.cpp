@@ -15,16 +15,10 @@ namespace simrun::framework {
 namespace {
 
 // The time-step refinement ratio per level (see the header).
-int time_ratio(const std::string& scheme_space, const std::string& scheme_time) {
-    if (scheme_time == "explicit_euler") return 4;
+int time_ratio(const std::string& scheme_space, TimeScheme scheme) {
+    if (scheme == TimeScheme::explicit_euler) return 4;
     if (scheme_space == "upwind") return 2;
-    return scheme_time == "crank_nicolson" ? 2 : 4;
-}
-
-std::string number(double value) {
-    char text[32];
-    std::snprintf(text, sizeof text, "%.17g", value);
-    return text;
+    return scheme == TimeScheme::crank_nicolson ? 2 : 4;
 }
 
 }  // namespace
@@ -35,6 +29,7 @@ VerificationReport verify(const std::function<Config()>& make_config, int levels
     VerificationReport report;
     std::array<std::int64_t, 3> base_points{0, 0, 0};
     double base_dt = 0.0;
+    TimeScheme scheme = TimeScheme::steady;
     int ratio = 1;
     for (int level = 0; level < levels; ++level) {
         Config config = make_config();
@@ -49,19 +44,23 @@ VerificationReport verify(const std::function<Config()>& make_config, int levels
             base_dt = base.time.dt;
             report.problem = base.problem_type;
             report.scheme_space = base.problem->space_scheme();
-            report.scheme_time = solvers::name_of(base.time.scheme);
-            ratio = time_ratio(report.scheme_space, report.scheme_time);
+            scheme = base.time.scheme;
+            report.scheme_time = solvers::name_of(scheme);
+            ratio = time_ratio(report.scheme_space, scheme);
             config = make_config();
         }
-        const char* axes[3] = {"nx", "ny", "nz"};
+        // Level k: h / 2^k and dt / ratio^k, set as typed values of the input.
+        const std::string origin =
+            config.source_name() + " (verify level " + std::to_string(level) + ")";
+        const char* axes[3] = {"grid.nx", "grid.ny", "grid.nz"};
         for (int a = 0; a < 3; ++a) {
             if (base_points[static_cast<std::size_t>(a)] <= 1) continue;
             const std::int64_t nodes =
                 (base_points[static_cast<std::size_t>(a)] - 1) * (std::int64_t{1} << level) + 1;
-            config.apply_override(std::string("grid.") + axes[a] + "=" + std::to_string(nodes));
+            config.set(axes[a], nodes, origin);
         }
         const double dt = base_dt / std::pow(static_cast<double>(ratio), level);
-        if (report.scheme_time != "steady") config.apply_override("time.dt=" + number(dt));
+        if (scheme != TimeScheme::steady) config.set("time.dt", dt, origin);
         RunSpec spec = parse_run_spec(config);
         // The algebraic error must stay far below the discretisation error.
         spec.solver.criteria.relative_tolerance = 1e-12;
@@ -79,7 +78,7 @@ VerificationReport verify(const std::function<Config()>& make_config, int levels
         sample(grid, *simulation.spec().problem->exact_solution(), simulation.time(), exact);
         VerificationLevel result;
         result.h = grid.spacing(0);
-        result.dt = report.scheme_time == "steady" ? 0.0 : dt;
+        result.dt = scheme == TimeScheme::steady ? 0.0 : dt;
         result.nodes = grid.num_points();
         double volume = 1.0;
         for (int a = 0; a < grid.dimension(); ++a) volume *= grid.spacing(a);
@@ -96,7 +95,7 @@ VerificationReport verify(const std::function<Config()>& make_config, int levels
     const auto& fine = report.levels.back();
     const double reduction = std::log(coarse.error_l2 / fine.error_l2);
     report.observed_order_space = reduction / std::log(coarse.h / fine.h);
-    if (report.scheme_time != "steady") {
+    if (scheme != TimeScheme::steady) {
         report.observed_order_time = reduction / std::log(coarse.dt / fine.dt);
     }
     return report;

@@ -203,6 +203,38 @@ TEST(Config, SetParsesTomlValuesAndTakesOtherTextAsAString) {
     EXPECT_NO_THROW(config.check_all_used());
 }
 
+TEST(Config, TypedSetStoresTheValueExactlyAndCreatesTables) {
+    Config config = Config::from_string("[grid]\nnx = 8\n", "in.toml");
+    const double dt = 0.1 / 3.0;  // not exactly representable in few decimal digits
+    config.set("grid.nx", std::int64_t{1025}, "test");
+    config.set("time.dt", dt, "test");
+    config.set("output.vtk", false, "test");
+    config.set("time.scheme", std::string("crank_nicolson"), "test");
+    EXPECT_EQ(config.section("grid").require<std::int64_t>("nx"), 1025);
+    EXPECT_EQ(config.section("time").require<double>("dt"), dt);  // bit for bit
+    EXPECT_FALSE(config.section("output").require<bool>("vtk"));
+    EXPECT_EQ(config.section("time").require<std::string>("scheme"), "crank_nicolson");
+    EXPECT_NO_THROW(config.check_all_used());
+    // A wrong type is caught where it is read, naming the input.
+    config.set("grid.nx", 2.5, "test");
+    EXPECT_EQ(input_error([&] { config.section("grid").require<std::int64_t>("nx"); }),
+              "in.toml: key 'grid.nx': expected an integer, got a floating-point number");
+}
+
+TEST(Config, TypedSetRefusesWhatApplyOverrideRefuses) {
+    Config config = Config::from_string("[grid]\nnx = 8\n", "in.toml");
+    EXPECT_EQ(input_error([&] { config.set("grid", std::int64_t{3}, "verify level 1"); }),
+              "verify level 1: key 'grid': cannot replace the table [grid] with a value; set its "
+              "keys instead, e.g. --set grid.NAME=VALUE");
+    EXPECT_EQ(input_error([&] { config.set("grid.nx.a", 1.0, "verify level 1"); }),
+              "verify level 1: key 'grid.nx': is an integer, not a table, so 'grid.nx.a' cannot "
+              "be set");
+    EXPECT_EQ(input_error([&] {
+                  config.set("grid..nx", 1.0, "verify level 1");
+              }).rfind("verify level 1: key 'grid..nx': is not a key name", 0),
+              0u);
+}
+
 TEST(Config, SetCreatingANewKeyIsReportedUnknown) {
     Config config = Config::from_string("[grid]\nnx = 8\n", "in.toml");
     config.apply_override("grid.nz=5");

@@ -68,5 +68,23 @@ TEST(RunSettings, SolverWordsAreReadIntoTheRequestAndTheCriteria) {
         InputError);
 }
 
+TEST(RunSettings, CompressionWordsAreReadIntoTheirEnum) {
+    for (const auto& entry : solvers::enum_names<VtkCompression>) {
+        const Config config = Config::from_string(
+            "[output]\ncompression = \"" + std::string(entry.name) + "\"\n", "run.toml");
+        EXPECT_EQ(parse_output(config.section("output")).compression, entry.value);
+    }
+    EXPECT_EQ(parse_output(Config::from_string("", "run.toml").section("output")).compression,
+              VtkCompression::lz4);
+    try {
+        parse_output(Config::from_string("[output]\ncompression = \"gzip\"\n", "run.toml")
+                         .section("output"));
+        ADD_FAILURE() << "gzip was accepted";
+    } catch (const InputError& e) {
+        EXPECT_EQ(std::string(e.what()),
+                  "run.toml:2:15: key 'output.compression': 'gzip' is not one of: lz4, zlib, none");
+    }
+}
+
 }  // namespace
 }  // namespace simrun::framework

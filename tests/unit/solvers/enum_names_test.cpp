@@ -9,6 +9,7 @@
 #include <string>
 
 #include "simrun/solvers/base/backend.hpp"
+#include "simrun/solvers/base/precision.hpp"
 #include "simrun/solvers/matrices/format.hpp"
 #include "simrun/solvers/methods/solve_result.hpp"
 #include "simrun/solvers/selection/solver_selection.hpp"
@@ -39,6 +40,7 @@ TEST(EnumNames, EveryTableNamesEachValueOnce) {
     expect_a_complete_table<BackendKind>(2);
     expect_a_complete_table<BackendChoice>(3);
     expect_a_complete_table<SolveStatus>(6);
+    expect_a_complete_table<Precision>(2);
 }
 
 TEST(EnumNames, TheParsersAndPrintersUseTheTables) {
@@ -48,6 +50,7 @@ TEST(EnumNames, TheParsersAndPrintersUseTheTables) {
     EXPECT_EQ(parse_preconditioner("ssor"), PreconditionerKind::ssor);
     EXPECT_EQ(parse_backend_choice("auto"), BackendChoice::automatic);
     EXPECT_EQ(to_string(SolveStatus::non_finite), "non_finite");
+    EXPECT_EQ(parse_enum<Precision>("float", "precision"), Precision::single_precision);
 }
 
 TEST(EnumNames, AnUnknownNameIsRefusedWithTheAcceptedOnes) {

@@ -21,6 +21,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <variant>
 #include <vector>
 
 #include "simrun/framework/config/input_error.hpp"
@@ -119,6 +120,13 @@ public:
     // no '=' or KEY is not a dotted name, when KEY names a table, or when a part of KEY is a
     // value rather than a table.
     void apply_override(std::string_view assignment);
+
+    // A typed override from a program (verify's refined levels, the benchmark, the Python
+    // module): KEY as for apply_override, the value stored as given, with no text in between.
+    // Throws InputError placed at `origin` as apply_override does; later messages about the
+    // value name the input without a line.
+    using Value = std::variant<std::int64_t, double, bool, std::string>;
+    void set(std::string_view key, const Value& value, std::string_view origin);
 
     // The input text exactly as read (to be stored with the outputs).
     const std::string& text() const;

@@ -13,13 +13,9 @@
 
 #include "simrun/framework/discretisation/field.hpp"
 #include "simrun/framework/discretisation/grid.hpp"
+#include "simrun/framework/problem/run_settings.hpp"
 
 namespace simrun::framework {
-
-// How the .vti data arrays are compressed: lz4 (the default: fast, so the writer thread keeps up
-// with the time loop; smooth double fields shrink little with any compressor), zlib (smaller
-// files, several times slower), or none.
-enum class VtkCompression { none, lz4, zlib };
 
 // Continue the series already in the directory, from step `last_step` on.
 struct ContinueSeries {

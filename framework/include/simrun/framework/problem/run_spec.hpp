@@ -11,24 +11,9 @@
 #include "simrun/framework/discretisation/boundary_conditions.hpp"
 #include "simrun/framework/discretisation/grid.hpp"
 #include "simrun/framework/problem/problem.hpp"
+#include "simrun/framework/problem/run_settings.hpp"
 #include "simrun/solvers/methods/solve_result.hpp"
 #include "simrun/solvers/selection/solver_selection.hpp"
-
-namespace simrun::framework {
-
-enum class TimeScheme { steady, backward_euler, crank_nicolson, explicit_euler };
-
-}  // namespace simrun::framework
-
-// The scheme's words in the input file, the header and the HDF5 attributes.
-namespace simrun::solvers {
-template <>
-inline constexpr std::array enum_names<framework::TimeScheme> = {
-    EnumName<framework::TimeScheme>{framework::TimeScheme::steady, "steady"},
-    EnumName<framework::TimeScheme>{framework::TimeScheme::backward_euler, "backward_euler"},
-    EnumName<framework::TimeScheme>{framework::TimeScheme::crank_nicolson, "crank_nicolson"},
-    EnumName<framework::TimeScheme>{framework::TimeScheme::explicit_euler, "explicit_euler"}};
-}  // namespace simrun::solvers
 
 namespace simrun::framework {
 
@@ -57,7 +42,7 @@ struct OutputParameters {
     std::int64_t every = 1;  // write every this many steps (and always the first and last)
     bool vtk = true;
     bool hdf5 = true;
-    std::string compression = "lz4";  // of the .vti files: lz4 | zlib | none
+    VtkCompression compression = VtkCompression::lz4;  // of the .vti files
 };
 
 struct RunSpec {
