@@ -8,6 +8,7 @@
 #include <numeric>
 #include <vector>
 
+#include "base/kernel_table.hpp"
 #include "simrun/solvers/base/vector_ops.hpp"
 #include "simrun/solvers/matrices/dia_matrix.hpp"
 #include "simrun/solvers/methods/conjugate_gradient.hpp"

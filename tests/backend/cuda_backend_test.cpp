@@ -9,6 +9,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "base/kernel_table.hpp"
 #include "simrun/solvers/base/vector_ops.hpp"
 #include "simrun/solvers/matrices/conversions.hpp"
 #include "simrun/solvers/matrices/dia_matrix.hpp"

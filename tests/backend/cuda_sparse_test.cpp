@@ -23,7 +23,7 @@
 // plan_csr_bins: host code of the solver layer, declared in a header of solvers/src.
 #include "simrun/solvers/base/array.hpp"
 #include "simrun/solvers/base/backend.hpp"
-#include "simrun/solvers/base/kernel_table.hpp"
+#include "base/kernel_table.hpp"
 #include "simrun/solvers/matrices/csr_binning.hpp"
 #include "simrun/solvers/matrices/csr_data.hpp"
 #include "support/random_data.hpp"

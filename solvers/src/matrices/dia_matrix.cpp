@@ -5,6 +5,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "base/kernel_table.hpp"
+
 namespace simrun::solvers {
 namespace {
 

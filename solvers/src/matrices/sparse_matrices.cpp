@@ -3,6 +3,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "base/kernel_table.hpp"
 #include "simrun/solvers/matrices/conversions.hpp"
 #include "simrun/solvers/matrices/csr_binning.hpp"
 

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <string>
 
+#include "base/kernel_table.hpp"
 #include "check_sizes.hpp"
 #include "residual_monitor.hpp"
 #include "simrun/solvers/base/vector_ops.hpp"

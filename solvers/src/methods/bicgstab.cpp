@@ -56,6 +56,9 @@ BiCgStab<T>::BiCgStab(const LinearOperator<T>& a, const Preconditioner<T>* m,
 }
 
 template <typename T>
+struct BiCgStab<T>::FusedState : FusedIterations<BiCgStabScalars<T>, BiCgStabVectors<T>, T> {};
+
+template <typename T>
 BiCgStab<T>::~BiCgStab() = default;
 
 template <typename T>
@@ -77,18 +80,19 @@ SolveResult BiCgStab<T>::solve_fused(const RowMatrixView<T>& a, const T* factors
     ResidualMonitor monitor(parameters_.criteria, result, b, false);
     if (start_fused(monitor, a_, b, x, r_, parameters_, result)) return result;
     copy(r_, r0_);
-    DeviceIterations<BiCgStabScalars<T>, T>& device = device_iterations(
-        device_, a_.backend(), &KernelTable<T>::bicgstab_iterations, view_, vectors_);
-    view_ = a;
-    vectors_ = BiCgStabVectors<T>{static_cast<std::int64_t>(a_.size()),
-                                  factors,
-                                  x.data(),
-                                  r_.data(),
-                                  r0_.data(),
-                                  {p_.data(), p_hat_.data()},
-                                  {v_.data(), s_hat_.data()},
-                                  t_.data(),
-                                  device.workspace()};
+    FusedState& fused =
+        fused_iterations(fused_, a_.backend(), &KernelTable<T>::bicgstab_iterations);
+    DeviceIterations<BiCgStabScalars<T>, T>& device = *fused.device;
+    fused.view = a;
+    fused.vectors = BiCgStabVectors<T>{static_cast<std::int64_t>(a_.size()),
+                                       factors,
+                                       x.data(),
+                                       r_.data(),
+                                       r0_.data(),
+                                       {p_.data(), p_hat_.data()},
+                                       {v_.data(), s_hat_.data()},
+                                       t_.data(),
+                                       device.workspace()};
 
     auto s = initial_state<BiCgStabScalars<T>>(monitor, parameters_.criteria.max_iterations);
     s.rho = static_cast<T>(result.initial_residual * result.initial_residual);  // r0'r, r0 = r

@@ -48,6 +48,9 @@ ConjugateGradient<T>::ConjugateGradient(const LinearOperator<T>& a, const Precon
       q_(a.backend(), a.size()) {}
 
 template <typename T>
+struct ConjugateGradient<T>::FusedState : FusedIterations<CgScalars<T>, CgVectors<T>, T> {};
+
+template <typename T>
 ConjugateGradient<T>::~ConjugateGradient() = default;
 
 template <typename T>
@@ -73,10 +76,10 @@ SolveResult ConjugateGradient<T>::solve_fused(const RowMatrixView<T>& a, const T
     ResidualMonitor monitor(parameters_.criteria, result, b, false);
     if (start_fused(monitor, a_, b, x, r_, parameters_, result)) return result;
 
-    DeviceIterations<CgScalars<T>, T>& device =
-        device_iterations(device_, a_.backend(), &KernelTable<T>::cg_iterations, view_, vectors_);
-    view_ = a;
-    vectors_ = CgVectors<T>{
+    FusedState& fused = fused_iterations(fused_, a_.backend(), &KernelTable<T>::cg_iterations);
+    DeviceIterations<CgScalars<T>, T>& device = *fused.device;
+    fused.view = a;
+    fused.vectors = CgVectors<T>{
         static_cast<std::int64_t>(n), factors,           x.data(), r_.data(), q_.data(),
         {p_.data(), z_.data()},       device.workspace()};
 

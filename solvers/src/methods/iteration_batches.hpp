@@ -12,10 +12,11 @@
 #include <optional>
 #include <vector>
 
+#include "base/device_iteration_state.hpp"
+#include "base/kernel_table.hpp"
 #include "residual_monitor.hpp"
 #include "simrun/solvers/base/array.hpp"
 #include "simrun/solvers/base/backend.hpp"
-#include "simrun/solvers/base/device_iteration_state.hpp"
 #include "simrun/solvers/matrices/linear_operator.hpp"
 #include "simrun/solvers/methods/iterative_solver.hpp"
 #include "simrun/solvers/preconditioners/preconditioner.hpp"
@@ -126,21 +127,31 @@ template <typename State, typename T, typename Vectors>
 using IterationsEntry = void (*KernelTable<T>::*)(const Backend&, const RowMatrixView<T>&,
                                                   const Vectors&, State*, std::int64_t);
 
-// A method's DeviceIterations, made when first needed, issuing `entry` on `view` and `vectors`
-// (the method's members, set before each solve's first batch).
-template <typename State, typename T, typename Vectors>
-DeviceIterations<State, T>& device_iterations(std::unique_ptr<DeviceIterations<State, T>>& device,
-                                              const std::shared_ptr<const Backend>& backend,
-                                              IterationsEntry<State, T, Vectors> entry,
-                                              const RowMatrixView<T>& view,
-                                              const Vectors& vectors) {
-    if (!device) {
-        device = std::make_unique<DeviceIterations<State, T>>(
-            backend, [b = backend.get(), entry, &view, &vectors](State* s, std::int64_t count) {
-                (b->template kernels<T>().*entry)(*b, view, vectors, s, count);
+// What a fused method keeps between solves: its DeviceIterations (made at the first solve) and
+// the matrix view and vectors the recorded batches read (set before each solve's first batch).
+// Each method's FusedState (declared in its public header) is one of these.
+template <typename State, typename Vectors, typename T>
+struct FusedIterations {
+    std::unique_ptr<DeviceIterations<State, T>> device;
+    Vectors vectors{};
+    RowMatrixView<T> view{};
+};
+
+// The method's fused state, made when first needed, with its DeviceIterations issuing `entry`
+// on the state's view and vectors.
+template <typename Fused, typename State, typename T, typename Vectors>
+Fused& fused_iterations(std::unique_ptr<Fused>& fused,
+                        const std::shared_ptr<const Backend>& backend,
+                        IterationsEntry<State, T, Vectors> entry) {
+    if (!fused) {
+        fused = std::make_unique<Fused>();
+        FusedIterations<State, Vectors, T>& f = *fused;
+        f.device = std::make_unique<DeviceIterations<State, T>>(
+            backend, [b = backend.get(), entry, &f](State* s, std::int64_t count) {
+                (b->template kernels<T>().*entry)(*b, f.view, f.vectors, s, count);
             });
     }
-    return *device;
+    return *fused;
 }
 
 // A fused method's state before its first iteration: the monitor's limits, no iteration done,

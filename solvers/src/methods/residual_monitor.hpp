@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "base/kernel_table.hpp"
 #include "kernels/unified/iteration_decisions.hpp"
 #include "simrun/solvers/base/vector_ops.hpp"
 #include "simrun/solvers/matrices/linear_operator.hpp"

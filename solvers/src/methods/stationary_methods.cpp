@@ -32,6 +32,9 @@ WeightedJacobi<T>::WeightedJacobi(const LinearOperator<T>& a, std::span<const T>
 }
 
 template <typename T>
+struct WeightedJacobi<T>::FusedState : FusedIterations<JacobiScalars<T>, JacobiVectors<T>, T> {};
+
+template <typename T>
 WeightedJacobi<T>::~WeightedJacobi() = default;
 
 template <typename T>
@@ -53,15 +56,15 @@ SolveResult WeightedJacobi<T>::solve_fused(const RowMatrixView<T>& a, const Arra
     SolveResult result;
     ResidualMonitor monitor(parameters_.criteria, result, b, false);
     if (start_fused(monitor, a_, b, x, r_, parameters_, result)) return result;
-    DeviceIterations<JacobiScalars<T>, T>& device = device_iterations(
-        device_, a_.backend(), &KernelTable<T>::jacobi_iterations, view_, vectors_);
-    view_ = a;
-    vectors_ = JacobiVectors<T>{static_cast<std::int64_t>(a_.size()),
-                                inverse_diagonal_.data(),
-                                b.data(),
-                                {x.data(), r_.data()},
-                                static_cast<T>(parameters_.omega),
-                                device.workspace()};
+    FusedState& fused = fused_iterations(fused_, a_.backend(), &KernelTable<T>::jacobi_iterations);
+    DeviceIterations<JacobiScalars<T>, T>& device = *fused.device;
+    fused.view = a;
+    fused.vectors = JacobiVectors<T>{static_cast<std::int64_t>(a_.size()),
+                                     inverse_diagonal_.data(),
+                                     b.data(),
+                                     {x.data(), r_.data()},
+                                     static_cast<T>(parameters_.omega),
+                                     device.workspace()};
     auto s = initial_state<JacobiScalars<T>>(monitor, parameters_.criteria.max_iterations);
     const bool stopped = device.run(s, monitor, result, {x.data(), b.data()});
     if (s.current % 2 == 1) copy(r_, x);

@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "base/kernel_table.hpp"
 #include "simrun/solvers/matrices/conversions.hpp"
 #include "simrun/solvers/preconditioners/preconditioner.hpp"
 

@@ -8,6 +8,7 @@
 #include <string>
 #include <utility>
 
+#include "base/kernel_table.hpp"
 #include "cpu_kernels.hpp"
 #include "simrun/solvers/base/backend.hpp"
 

@@ -1,5 +1,5 @@
 #pragma once
-#include "simrun/solvers/base/kernel_table.hpp"
+#include "base/kernel_table.hpp"
 
 namespace simrun::solvers::cpu {
 

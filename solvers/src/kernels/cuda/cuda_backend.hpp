@@ -6,6 +6,7 @@
 
 #include <array>
 
+#include "base/kernel_table.hpp"
 #include "simrun/solvers/base/backend.hpp"
 
 namespace simrun::solvers::cuda {

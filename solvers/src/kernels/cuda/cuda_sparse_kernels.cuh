@@ -7,7 +7,7 @@
 #include <cstdint>
 
 #include "simrun/solvers/base/backend.hpp"
-#include "simrun/solvers/base/kernel_table.hpp"
+#include "base/kernel_table.hpp"
 
 namespace simrun::solvers::cuda {
 

@@ -17,7 +17,7 @@
 
 #include "device_math.hpp"
 #include "iteration_decisions.hpp"
-#include "simrun/solvers/base/device_iteration_state.hpp"
+#include "base/device_iteration_state.hpp"
 #include "simrun/solvers/base/host_device.hpp"
 
 namespace simrun::solvers {

@@ -7,8 +7,8 @@
 #include <cstdint>
 
 #include "device_math.hpp"
-#include "simrun/solvers/base/bicgstab_device_state.hpp"
-#include "simrun/solvers/base/cg_device_state.hpp"
+#include "base/bicgstab_device_state.hpp"
+#include "base/cg_device_state.hpp"
 #include "simrun/solvers/base/host_device.hpp"
 
 namespace simrun::solvers {

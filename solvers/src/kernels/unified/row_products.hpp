@@ -7,7 +7,7 @@
 #include <variant>
 
 #include "simrun/solvers/base/host_device.hpp"
-#include "simrun/solvers/base/kernel_table.hpp"
+#include "base/kernel_table.hpp"
 
 namespace simrun::solvers {
 

@@ -10,9 +10,12 @@
 #include <string_view>
 
 #include "simrun/solvers/base/enum_names.hpp"
-#include "simrun/solvers/base/kernel_table.hpp"
 
 namespace simrun::solvers {
+
+// The back-end's kernels, one entry per operation (internal: solvers/src/kernels/).
+template <typename T>
+struct KernelTable;
 
 enum class BackendKind { cpu, cuda };
 template <>

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "simrun/solvers/base/array.hpp"
+#include "simrun/solvers/base/matrix_views.hpp"
 #include "simrun/solvers/matrices/dia_data.hpp"
 #include "simrun/solvers/matrices/linear_operator.hpp"
 

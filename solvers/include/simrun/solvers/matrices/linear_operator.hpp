@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "simrun/solvers/base/array.hpp"
+#include "simrun/solvers/base/matrix_views.hpp"
 
 namespace simrun::solvers {
 

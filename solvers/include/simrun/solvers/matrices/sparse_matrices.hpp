@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "simrun/solvers/base/array.hpp"
+#include "simrun/solvers/base/matrix_views.hpp"
 #include "simrun/solvers/matrices/coo_data.hpp"
 #include "simrun/solvers/matrices/csr_data.hpp"
 #include "simrun/solvers/matrices/dense_data.hpp"

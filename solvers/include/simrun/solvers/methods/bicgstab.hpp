@@ -11,15 +11,11 @@
 #include <cstdint>
 #include <memory>
 
-#include "simrun/solvers/base/bicgstab_device_state.hpp"
 #include "simrun/solvers/matrices/linear_operator.hpp"
 #include "simrun/solvers/methods/iterative_solver.hpp"
 #include "simrun/solvers/preconditioners/preconditioner.hpp"
 
 namespace simrun::solvers {
-
-template <typename State, typename T>
-class DeviceIterations;
 
 template <typename T>
 class BiCgStab final : public IterativeSolver<T> {
@@ -40,10 +36,10 @@ private:
     // Workspace: 8n values. The fused path keeps its two directions in p and p_hat, their
     // products in v and s_hat, and t in t.
     mutable Array<T> r_, r0_, p_, v_, s_, t_, p_hat_, s_hat_;
-    // The fused path's scalars, reduction workspace and recorded batches.
-    mutable std::unique_ptr<DeviceIterations<BiCgStabScalars<T>, T>> device_;
-    mutable BiCgStabVectors<T> vectors_{};
-    mutable RowMatrixView<T> view_{};
+    // The fused path's scalars, reduction workspace, recorded batches and the vectors they
+    // name, made at its first solve (methods/iteration_batches.hpp).
+    struct FusedState;
+    mutable std::unique_ptr<FusedState> fused_;
 };
 
 }  // namespace simrun::solvers

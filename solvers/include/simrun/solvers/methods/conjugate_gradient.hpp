@@ -11,15 +11,11 @@
 #include <cstdint>
 #include <memory>
 
-#include "simrun/solvers/base/cg_device_state.hpp"
 #include "simrun/solvers/matrices/linear_operator.hpp"
 #include "simrun/solvers/methods/iterative_solver.hpp"
 #include "simrun/solvers/preconditioners/preconditioner.hpp"
 
 namespace simrun::solvers {
-
-template <typename State, typename T>
-class DeviceIterations;
 
 template <typename T>
 class ConjugateGradient final : public IterativeSolver<T> {
@@ -41,10 +37,10 @@ private:
     // Workspace on the operator's back-end, 4n values: r, z (the fused path's second
     // direction), p, q.
     mutable Array<T> r_, z_, p_, q_;
-    // The fused path's scalars, reduction workspace and recorded batches.
-    mutable std::unique_ptr<DeviceIterations<CgScalars<T>, T>> device_;
-    mutable CgVectors<T> vectors_{};
-    mutable RowMatrixView<T> view_{};
+    // The fused path's scalars, reduction workspace, recorded batches and the vectors they
+    // name, made at its first solve (methods/iteration_batches.hpp).
+    struct FusedState;
+    mutable std::unique_ptr<FusedState> fused_;
 };
 
 }  // namespace simrun::solvers

@@ -12,16 +12,12 @@
 #include <memory>
 #include <span>
 
-#include "simrun/solvers/base/jacobi_device_state.hpp"
 #include "simrun/solvers/matrices/csr_data.hpp"
 #include "simrun/solvers/matrices/linear_operator.hpp"
 #include "simrun/solvers/methods/iterative_solver.hpp"
 #include "simrun/solvers/preconditioners/multicolour.hpp"
 
 namespace simrun::solvers {
-
-template <typename State, typename T>
-class DeviceIterations;
 
 template <typename T>
 class WeightedJacobi final : public IterativeSolver<T> {
@@ -40,10 +36,10 @@ private:
     MethodParameters parameters_;
     Array<T> inverse_diagonal_;
     mutable Array<T> r_;  // the residual; the fused path's second iterate
-    // The fused path's scalars, reduction workspace and recorded batches.
-    mutable std::unique_ptr<DeviceIterations<JacobiScalars<T>, T>> device_;
-    mutable JacobiVectors<T> vectors_{};
-    mutable RowMatrixView<T> view_{};
+    // The fused path's scalars, reduction workspace, recorded batches and the vectors they
+    // name, made at its first solve (methods/iteration_batches.hpp).
+    struct FusedState;
+    mutable std::unique_ptr<FusedState> fused_;
 };
 
 template <typename T>

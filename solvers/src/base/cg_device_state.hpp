@@ -7,7 +7,7 @@
 // do nothing).
 #include <cstdint>
 
-#include "simrun/solvers/base/device_iteration_state.hpp"
+#include "base/device_iteration_state.hpp"
 #include "simrun/solvers/base/host_device.hpp"
 
 namespace simrun::solvers {

@@ -6,7 +6,7 @@
 // monitor's start), so the first step only updates.
 #include <cstdint>
 
-#include "simrun/solvers/base/device_iteration_state.hpp"
+#include "base/device_iteration_state.hpp"
 #include "simrun/solvers/base/host_device.hpp"
 
 namespace simrun::solvers {

@@ -5,7 +5,7 @@
 // the update step records ||r|| and decides whether the solve goes on.
 #include <cstdint>
 
-#include "simrun/solvers/base/device_iteration_state.hpp"
+#include "base/device_iteration_state.hpp"
 #include "simrun/solvers/base/host_device.hpp"
 
 namespace simrun::solvers {

@@ -1,0 +1,83 @@
+#pragma once
+// Views of a matrix in a back-end's memory: plain sizes and pointers, passed by value to the
+// kernels (on the GPU as kernel parameters). The matrix classes own the memory and hand these
+// out; a view is valid while its matrix lives.
+#include <cstddef>
+#include <cstdint>
+#include <variant>
+
+namespace simrun::solvers {
+
+// DIA: values[d * n + i] = A(i, i + offsets[d]); columns outside [0, n) are ignored.
+// Constant-coefficient storage (a stencil, values null): A(i, i + offsets[d]) = constants[d]
+// where bit d of row_masks[i] is set, else 0 (bits are clear for columns outside [0, n)), so
+// the matrix costs one byte per row instead of num_diagonals values. The offsets and constants
+// travel in the view itself (kernel parameters: no memory load before the gathers).
+inline constexpr int max_dia_diagonals = 64;
+inline constexpr int max_stencil_diagonals = 8;
+
+template <typename T>
+struct DiaView {
+    std::int64_t n;
+    int num_diagonals;
+    int offsets[max_dia_diagonals];
+    const T* values;                          // general storage
+    const std::uint8_t* row_masks = nullptr;  // stencil storage
+    T constants[max_stencil_diagonals] = {};
+};
+
+// Rows of a CSR matrix grouped by length for the GPU (seed 003): binned_rows lists every row,
+// those of bin b at [bin_offsets[b], bin_offsets[b + 1]). Bin 0 rows are short (one thread per
+// row), bin 1 medium (one warp per row), bin 2 long (one block per row). The CPU ignores it.
+struct CsrBinsView {
+    const std::int32_t* binned_rows = nullptr;
+    std::int32_t bin_offsets[4] = {0, 0, 0, 0};
+};
+
+// CSR, square or not: row i's entries are [row_ptr[i], row_ptr[i + 1]).
+template <typename T>
+struct CsrView {
+    std::int32_t rows;
+    std::int32_t cols;
+    const std::int32_t* row_ptr;
+    const std::int32_t* col;
+    const T* values;
+    CsrBinsView bins;
+};
+
+// ELLPACK-R: entry k of row i at k * rows + i; row i has row_length[i] entries.
+template <typename T>
+struct EllView {
+    std::int32_t rows;
+    std::int32_t width;
+    const std::int32_t* col;
+    const T* values;
+    const std::int32_t* row_length;
+};
+
+// COO sorted by row (then column). workspace holds coo_workspace_bytes(rows, nnz) bytes.
+template <typename T>
+struct CooView {
+    std::int32_t rows;
+    std::int64_t nnz;
+    const std::int32_t* row;
+    const std::int32_t* col;
+    const T* values;
+    void* workspace;
+    std::size_t workspace_bytes;
+};
+
+// Dense, row-major.
+template <typename T>
+struct DenseView {
+    std::int32_t rows;
+    std::int32_t cols;
+    const T* values;
+};
+
+// A matrix in a format whose rows a fused kernel can compute one by one (one thread per row on
+// the GPU): what fused methods take instead of a LinearOperator.
+template <typename T>
+using RowMatrixView = std::variant<DiaView<T>, EllView<T>, CsrView<T>>;
+
+}  // namespace simrun::solvers

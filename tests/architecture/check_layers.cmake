@@ -1,0 +1,71 @@
+# The architecture's one-way dependencies (docs/architecture.md), checked on every source:
+#   - problems -> framework -> solvers: the solver layer includes nothing of the framework or
+#     the problems, the framework nothing of the problems;
+#   - inside each library a file includes only from its own folder or one below it, in the
+#     order ORDER_<library> lists the folders;
+#   - installed (public) headers include only public headers: no back-end internals.
+# cmake -DSOURCE_DIR=<the checkout> -P check_layers.cmake; exits non-zero listing each breach.
+set(ORDER_solvers base matrices kernels preconditioners methods selection)
+set(ORDER_framework config discretisation problem time output run)
+
+set(breaches "")
+foreach(library solvers framework)
+    set(order ${ORDER_${library}})
+    file(GLOB_RECURSE files RELATIVE ${SOURCE_DIR}/${library}
+         ${SOURCE_DIR}/${library}/src/* ${SOURCE_DIR}/${library}/include/*)
+    foreach(file ${files})
+        if(NOT file MATCHES "\\.(hpp|cpp|cu|cuh)$")
+            continue()
+        endif()
+        if(file MATCHES "^include/simrun/${library}/([^/]+)/")
+            set(public TRUE)
+        elseif(file MATCHES "^src/([^/]+)/")
+            set(public FALSE)
+        else()
+            list(APPEND breaches "${library}/${file}: outside the library's folders")
+            continue()
+        endif()
+        set(folder ${CMAKE_MATCH_1})
+        list(FIND order ${folder} rank)
+        if(rank EQUAL -1)
+            list(APPEND breaches "${library}/${file}: folder '${folder}' is not in the order")
+            continue()
+        endif()
+        file(STRINGS ${SOURCE_DIR}/${library}/${file} includes REGEX "^#include \"")
+        foreach(line ${includes})
+            string(REGEX REPLACE "^#include \"([^\"]+)\".*" "\\1" included "${line}")
+            set(target "")
+            if(included MATCHES "^simrun/(framework|problems)/")
+                if(library STREQUAL "solvers" OR CMAKE_MATCH_1 STREQUAL "problems")
+                    list(APPEND breaches "${library}/${file}: includes ${included} (a layer above)")
+                endif()
+                continue()
+            elseif(included MATCHES "^simrun/${library}/([^/]+)/")
+                set(target ${CMAKE_MATCH_1})
+            elseif(included MATCHES "^simrun/")
+                continue()  # generated (simrun/version.hpp) or another library's
+            else()
+                if(public)
+                    list(APPEND breaches
+                         "${library}/${file}: a public header includes the internal ${included}")
+                endif()
+                if(included MATCHES "^([^/]+)/")
+                    set(target ${CMAKE_MATCH_1})
+                else()
+                    continue()  # beside the file, in its own folder
+                endif()
+            endif()
+            list(FIND order ${target} target_rank)
+            if(target_rank GREATER rank)
+                list(APPEND breaches
+                     "${library}/${file}: ${folder}/ includes ${included} from ${target}/, above it")
+            endif()
+        endforeach()
+    endforeach()
+endforeach()
+
+if(breaches)
+    list(JOIN breaches "\n  " text)
+    message(FATAL_ERROR "architecture: includes against the layering:\n  ${text}")
+endif()
+message(STATUS "architecture: every include points down or sideways")
