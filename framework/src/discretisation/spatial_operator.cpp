@@ -1,8 +1,11 @@
 #include "simrun/framework/discretisation/spatial_operator.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
+#include <string>
+#include <unordered_set>
 #include <utility>
 
 #include "simrun/framework/discretisation/grid_loops.hpp"
@@ -127,15 +130,124 @@ bool SpatialOperator::boundary_forcing_depends_on_time() const {
     return false;
 }
 
+namespace {
+
+// The free-node part of L row by row, for the bound below: the diagonal l_ii and, per
+// off-diagonal, the pair (l_ij, (s_j / s_i) l_ji), s the row scale; couplings to fixed nodes
+// dropped.
+struct ExplicitRows {
+    std::vector<double> diagonal;              // l_ii per free row
+    std::vector<std::array<double, 2>> pairs;  // (l_ij, (s_j / s_i) l_ji), `width` per row
+    int width = 0;
+
+    // max over free rows of cos(phi) l_ii + sum_j |e^{i phi} a_ij + e^{-i phi} b_ij| / 2 for the
+    // pairs (a, b), with
+    // |e^{i phi} a + e^{-i phi} b|^2 = a^2 + b^2 + 2 a b cos(2 phi).
+    double hermitian_bound(double phi) const {
+        const double c = std::cos(phi), c2 = std::cos(2 * phi);
+        const auto rows = static_cast<std::int64_t>(diagonal.size());
+        double largest = -std::numeric_limits<double>::infinity();
+#pragma omp parallel for schedule(static) reduction(max : largest) if (rows > 4096)
+        for (std::int64_t r = 0; r < rows; ++r) {
+            double sum = c * diagonal[static_cast<std::size_t>(r)];
+            for (int k = 0; k < width; ++k) {
+                const auto& [a, b] = pairs[static_cast<std::size_t>(r * width + k)];
+                sum += 0.5 * std::sqrt(std::max(0.0, a * a + b * b + 2 * a * b * c2));
+            }
+            largest = std::max(largest, sum);
+        }
+        return largest;
+    }
+};
+
+}  // namespace
+
+// In the norm of the row scale (u -> S^1/2 u, in which diffusion is symmetric) the step is
+// G' = S^1/2 (I + dt L) S^-1/2, with numerical radius w(G') = max_phi lambda_max(H(phi)), H(phi)
+// the Hermitian part of e^{i phi} G'. Gershgorin on D^-1 H(phi) D with D = diag(s^1/2) (same
+// eigenvalues): lambda_max <= cos(phi) + dt S(phi), S(phi) the hermitian_bound of the pairs
+// above. So w(G') <= 1 when dt S(phi) <= 1 - cos(phi) for every phi in (0, pi] (S is even in
+// phi; at phi = 0 it is the largest row sum of L, <= 0 for a dissipative operator, and needs
+// no dt): dt <= min over phi with S(phi) > 0 of (1 - cos phi) / S(phi). For a symmetric S L
+// the pairs are equal and S(pi) gives 2 / max_i sum_j |l_ij|. The minimum is searched on 128
+// angles, denser near 0 where the convective limit sits, then refined by a golden-section
+// search around the best one; phi = pi (the diffusive limit) is sampled exactly.
 double SpatialOperator::largest_stable_explicit_step() const {
-    double largest_sum = 0.0;
+    ExplicitRows rows;
+    std::vector<int> transpose(static_cast<std::size_t>(l_.num_diagonals()));
+    for (int d = 0; d < l_.num_diagonals(); ++d) {
+        transpose[static_cast<std::size_t>(d)] =
+            l_.find_diagonal(-l_.offsets[static_cast<std::size_t>(d)]);
+    }
+    const int centre = l_.find_diagonal(0);
+    rows.width = l_.num_diagonals() - (centre >= 0 ? 1 : 0);
+    // Rows alike in every coefficient bound alike: each distinct row is kept once (a constant-
+    // coefficient operator has a few dozen, whatever the grid).
+    std::unordered_set<std::string> seen;
+    std::vector<double> row;
     for (std::int64_t i = 0; i < l_.n; ++i) {
         if (dirichlet_[static_cast<std::size_t>(i)]) continue;
-        double sum = 0.0;
-        for (int d = 0; d < l_.num_diagonals(); ++d) sum += std::abs(l_.at(d, i));
-        largest_sum = std::max(largest_sum, sum);
+        const std::size_t start = rows.pairs.size();
+        rows.diagonal.push_back(centre >= 0 ? l_.at(centre, i) : 0.0);
+        for (int d = 0; d < l_.num_diagonals(); ++d) {
+            if (d == centre) continue;
+            const std::int64_t j = i + l_.offsets[static_cast<std::size_t>(d)];
+            std::array<double, 2> pair{0.0, 0.0};
+            if (j >= 0 && j < l_.n && !dirichlet_[static_cast<std::size_t>(j)]) {
+                const double ratio = row_scale_[static_cast<std::size_t>(j)] /
+                                     row_scale_[static_cast<std::size_t>(i)];
+                const int t = transpose[static_cast<std::size_t>(d)];
+                pair = {l_.at(d, i), t >= 0 ? ratio * l_.at(t, j) : 0.0};
+            }
+            rows.pairs.push_back(pair);
+        }
+        row.assign(1, rows.diagonal.back());
+        for (std::size_t k = start; k < rows.pairs.size(); ++k) {
+            row.insert(row.end(), rows.pairs[k].begin(), rows.pairs[k].end());
+        }
+        if (!seen.emplace(reinterpret_cast<const char*>(row.data()), row.size() * sizeof(double))
+                 .second) {
+            rows.diagonal.pop_back();
+            rows.pairs.resize(start);
+        }
     }
-    return largest_sum > 0.0 ? 2.0 / largest_sum : std::numeric_limits<double>::infinity();
+    if (rows.diagonal.empty()) return std::numeric_limits<double>::infinity();
+    const auto limit_at = [&](double phi) {
+        const double s = rows.hermitian_bound(phi);
+        const double half = std::sin(phi / 2);  // 1 - cos(phi) = 2 sin^2(phi / 2), accurate near 0
+        return s > 0.0 ? 2 * half * half / s : std::numeric_limits<double>::infinity();
+    };
+    constexpr int samples = 128;
+    const double pi = std::acos(-1.0);
+    double best = std::numeric_limits<double>::infinity();
+    int best_k = samples;
+    for (int k = 1; k <= samples; ++k) {
+        const double x = static_cast<double>(k) / samples;
+        const double value = limit_at(pi * x * x);
+        if (value < best) {
+            best = value;
+            best_k = k;
+        }
+    }
+    if (best_k < samples) {  // an interior minimum: refine between the neighbouring samples
+        const auto angle = [&](int k) {
+            const double x = static_cast<double>(k) / samples;
+            return pi * x * x;
+        };
+        double lo = angle(best_k - 1), hi = angle(best_k + 1);
+        const double ratio = (std::sqrt(5.0) - 1.0) / 2.0;
+        for (int iteration = 0; iteration < 40; ++iteration) {
+            const double a = hi - ratio * (hi - lo), b = lo + ratio * (hi - lo);
+            const double fa = limit_at(a), fb = limit_at(b);
+            best = std::min({best, fa, fb});
+            if (fa < fb) {
+                hi = b;
+            } else {
+                lo = a;
+            }
+        }
+    }
+    return best;
 }
 
 namespace {

@@ -2,6 +2,7 @@
 // to the Dirichlet values, which u^n carries), and
 // u^{n+1} = G^{n+1} at Dirichlet nodes. No linear solve; the step must satisfy the stability
 // limit, which is checked when the integrator is built.
+#include <cmath>
 #include <cstdio>
 
 #include "grid_integrator.hpp"
@@ -16,12 +17,22 @@ public:
     explicit ExplicitEulerIntegrator(const IntegratorSetup& setup) : GridIntegrator(setup) {
         const double limit = op_.largest_stable_explicit_step();
         if (dt_ > limit) {
-            char text[256];
-            std::snprintf(text, sizeof text,
-                          "dt = %.6g is unstable for explicit_euler on this grid: the largest "
-                          "stable step is %.6g (2 / max_i sum_j |l_ij|); use a smaller dt or an "
-                          "implicit scheme",
-                          dt_, limit);
+            char text[320];
+            if (!(limit > 0.0)) {
+                std::snprintf(text, sizeof text,
+                              "dt = %.6g: no explicit_euler step is proved stable for this "
+                              "operator (it is not dissipative); use an implicit scheme",
+                              dt_);
+            } else {
+                // The limit printed rounded down, so that giving it back is accepted.
+                const double scale = std::pow(10.0, 5.0 - std::floor(std::log10(limit)));
+                std::snprintf(text, sizeof text,
+                              "dt = %.6g is unstable for explicit_euler on this grid: the largest "
+                              "step proved stable is %.6g (the step's numerical radius stays "
+                              "within 1, which holds for convection as well as diffusion); use a "
+                              "smaller dt or an implicit scheme",
+                              dt_, std::floor(limit * scale) / scale);
+            }
             throw InputError(InputError::format(setup.time.dt_place, "time.dt", text));
         }
         l_ = std::make_unique<solvers::DiaMatrix<double>>(backend_, op_.release_matrix());
@@ -49,6 +60,17 @@ public:
         solvers::multiply(free_, u_, u_);
         solvers::axpy(1.0, data_term_, u_);
         ++step_;
+        // The guard on the field each step makes (one pass: ||u||, read back with the step):
+        // a NaN or Inf, or growth past ~1e154, stops the run before the step is written.
+        const double norm = solvers::norm2(u_);
+        if (!std::isfinite(norm)) {
+            char text[256];
+            std::snprintf(text, sizeof text,
+                          "step %lld (t = %.6g): the field is no longer finite (||u|| = %g); "
+                          "outputs up to the previous written step are complete",
+                          static_cast<long long>(step_), time(), norm);
+            throw FieldNotFinite(text);
+        }
         return std::nullopt;
     }
 

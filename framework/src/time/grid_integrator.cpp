@@ -1,10 +1,46 @@
 #include "grid_integrator.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
 #include <stdexcept>
 #include <utility>
 
+#include "simrun/framework/config/input_error.hpp"
+
 namespace simrun::framework {
+namespace {
+
+// Throws InputError at `key` for the first node where `values` is not finite (among the nodes
+// `wanted` selects: free or Dirichlet), naming its coordinates and the time.
+void require_finite(const Grid& grid, std::span<const double> values,
+                    const std::vector<std::uint8_t>& fixed, bool wanted_fixed, double t,
+                    const char* key, const char* what) {
+    const auto n = static_cast<std::int64_t>(values.size());
+    std::int64_t first = n;
+#pragma omp parallel for schedule(static) reduction(min : first)
+    for (std::int64_t i = 0; i < n; ++i) {
+        const auto r = static_cast<std::size_t>(i);
+        if ((fixed[r] != 0) == wanted_fixed && !std::isfinite(values[r]))
+            first = std::min(first, i);
+    }
+    if (first == n) return;
+    const std::int64_t nx = grid.points(0), ny = grid.points(1);
+    const std::int64_t index[3] = {first % nx, (first / nx) % ny, first / (nx * ny)};
+    std::string at = "(";
+    for (int a = 0; a < grid.dimension(); ++a) {
+        char number[32];
+        std::snprintf(number, sizeof number, "%s%.6g", a > 0 ? ", " : "",
+                      grid.coordinate(a, index[a]));
+        at += number;
+    }
+    char text[256];
+    std::snprintf(text, sizeof text, "%s is %g at %s) at t = %.6g: no step is computed from it",
+                  what, values[static_cast<std::size_t>(first)], at.c_str(), t);
+    throw InputError(std::string("key '") + key + "': " + text);
+}
+
+}  // namespace
 
 StepData::StepData(const Grid& grid, const Problem& problem, const BoundaryConditions& boundary,
                    const SpatialOperator& op)
@@ -23,14 +59,18 @@ void StepData::evaluate(double t) {
     if (evaluated_at_ && (*evaluated_at_ == t || !depends_on_time_)) return;
     const auto& fixed = op_.dirichlet();
     problem_.source(grid_, t, forcing_);
+    require_finite(grid_, forcing_, fixed, false, t, "problem.source", "the source");
     const auto n = static_cast<std::int64_t>(forcing_.size());
 #pragma omp parallel for schedule(static)
     for (std::int64_t i = 0; i < n; ++i) {
         if (fixed[static_cast<std::size_t>(i)]) forcing_[static_cast<std::size_t>(i)] = 0.0;
     }
     op_.add_boundary_forcing(t, forcing_);
+    require_finite(grid_, forcing_, fixed, false, t, "boundary",
+                   "a Neumann or Robin boundary value");
     std::fill(g_.begin(), g_.end(), 0.0);
     boundary_.fill_dirichlet(grid_, t, g_);
+    require_finite(grid_, g_, fixed, true, t, "boundary", "a Dirichlet boundary value");
     op_.dirichlet_coupling(g_, lg_);
     evaluated_at_ = t;
 }

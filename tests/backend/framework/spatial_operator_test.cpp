@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "simrun/framework/config/config.hpp"
 #include "simrun/framework/config/input_error.hpp"
@@ -204,6 +205,84 @@ TEST(SpatialOperator, ExplicitStabilityLimitOfTheHeatEquation) {
     const SpatialOperator op(grid, constant_diffusion(grid, 0.1), bc);
     const double h = 0.05;
     EXPECT_NEAR(op.largest_stable_explicit_step(), h * h / (4 * 0.1), 1e-15);
+}
+
+// Central convection-diffusion, u_t = eps lap(u) - v u_x, at cell Peclet |v| h / (2 eps) = 5:
+// the row sums bound stability no more (the eigenvalues are complex).
+StencilFunction central_convection(const Grid& grid, double eps, double v) {
+    const auto spacing = grid.spacing();
+    auto s = diffusion_stencil(eps, spacing.data(), grid.dimension());
+    s.minus[0] += v / (2 * spacing[0]);
+    s.plus[0] -= v / (2 * spacing[0]);
+    return [s](std::int64_t, std::int64_t, std::int64_t) { return s; };
+}
+
+// max ||u_k||_2 / ||u_0||_2 over `steps` explicit Euler steps u <- free .* (u + dt L u), from a
+// bump, with zero boundary values and no source.
+double largest_growth(const SpatialOperator& op, double dt, int steps) {
+    const auto& l = op.matrix();
+    const auto& fixed = op.dirichlet();
+    std::vector<double> u(static_cast<std::size_t>(l.n)), next(u.size());
+    for (std::size_t i = 0; i < u.size(); ++i) {
+        u[i] = fixed[i] ? 0.0 : std::sin(0.37 * static_cast<double>(i)) + 1.0;
+    }
+    const auto norm = [](const std::vector<double>& x) {
+        double sum = 0;
+        for (double v : x) sum += v * v;
+        return std::sqrt(sum);
+    };
+    const double initial = norm(u);
+    double largest = 1.0;
+    for (int step = 0; step < steps && largest < 1e6; ++step) {
+        for (std::int64_t i = 0; i < l.n; ++i) {
+            double lu = 0;
+            for (int d = 0; d < l.num_diagonals(); ++d) {
+                const std::int64_t j = i + l.offsets[static_cast<std::size_t>(d)];
+                if (j >= 0 && j < l.n) lu += l.at(d, i) * u[static_cast<std::size_t>(j)];
+            }
+            const auto r = static_cast<std::size_t>(i);
+            next[r] = fixed[r] ? 0.0 : u[r] + dt * lu;
+        }
+        std::swap(u, next);
+        largest = std::max(largest, norm(u) / initial);
+    }
+    return largest;
+}
+
+TEST(SpatialOperator, ExplicitStabilityLimitOfCentralConvectionIsTheVonNeumannLimit) {
+    const Grid grid(2, {41, 41, 1}, {0, 0, 0}, {1, 1, 0});
+    const double h = 1.0 / 40, eps = 0.01, v = 5 * 2 * eps / h;  // cell Peclet 5
+    const auto bc = boundary_from("[boundary]\nall = \"0\"\n", grid);
+    const SpatialOperator op(grid, central_convection(grid, eps, v), bc);
+    const double limit = op.largest_stable_explicit_step();
+
+    // Von Neumann: the symbol lambda(theta) of L; |1 + dt lambda| <= 1 for every theta
+    // iff dt <= -2 Re(lambda) / |lambda|^2, minimised over a fine grid of angles.
+    const double w = eps / (h * h), a = v / (2 * h);
+    double von_neumann = std::numeric_limits<double>::infinity();
+    const double pi = std::acos(-1.0);
+    for (int p = 1; p <= 4000; ++p) {
+        for (int q = 0; q <= 100; ++q) {
+            const double tx = pi * p / 4000, ty = pi * q / 100;
+            const double re = 2 * w * (std::cos(tx) - 1) + 2 * w * (std::cos(ty) - 1);
+            const double im = -2 * a * std::sin(tx);
+            von_neumann = std::min(von_neumann, -2 * re / (re * re + im * im));
+        }
+    }
+    EXPECT_NEAR(limit / von_neumann, 1.0, 2e-3) << limit << " vs " << von_neumann;
+
+    // The bound on the row sums (the old limit) is far larger here and grows without bound;
+    // at the proved limit the power bound ||G^k|| <= 2 holds.
+    double row_sum = 0;
+    for (std::int64_t i = 0; i < op.matrix().n; ++i) {
+        if (op.dirichlet()[static_cast<std::size_t>(i)]) continue;
+        double sum = 0;
+        for (int d = 0; d < op.matrix().num_diagonals(); ++d) sum += std::abs(op.matrix().at(d, i));
+        row_sum = std::max(row_sum, sum);
+    }
+    EXPECT_GT(2.0 / row_sum, 2 * limit);
+    EXPECT_GT(largest_growth(op, 2.0 / row_sum, 3000), 1e6);
+    EXPECT_LE(largest_growth(op, limit, 3000), 2.0);
 }
 
 TEST(BoundaryConditions, ParsesFormsAndRejectsBadOnes) {

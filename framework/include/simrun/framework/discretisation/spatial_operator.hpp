@@ -48,8 +48,14 @@ public:
     // (so it works after L is released).
     void dirichlet_coupling(std::span<const double> g, std::span<double> lg) const;
 
-    // The largest explicit Euler step that Gershgorin's theorem proves stable,
-    // min over free rows of 2 / (|l_ii| + sum_{j != i} |l_ij|).
+    // The largest explicit Euler step dt for which the step G = I + dt L on the free nodes is
+    // proved power-bounded, for symmetric and nonsymmetric L alike: the numerical radius of G
+    // (in the norm of the row scale, in which diffusion is symmetric) is at most 1, so
+    // ||G^k|| <= 2 for every k (the power inequality). The numerical radius is bounded by
+    // Gershgorin's theorem on the Hermitian part of e^{i phi} G for each angle phi (see the
+    // source). Infinite when no free node is coupled. For symmetric L this is 2 / max_i sum_j |l_ij|, the real-spectrum bound; for
+    // central convection it is the von Neumann limit (in 1D, c^2 <= 2 r), which a bound on the
+    // row sums alone overestimates once the eigenvalues are complex.
     double largest_stable_explicit_step() const;
 
 private:

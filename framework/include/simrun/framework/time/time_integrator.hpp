@@ -6,6 +6,7 @@
 #include <memory>
 #include <optional>
 #include <span>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,13 @@ public:
     virtual const solvers::MatrixProperties* matrix_properties() const { return nullptr; }
 };
 
+// A step's field is no longer finite (an unstable or overflowing explicit step). The message
+// names the step and time; the outputs written before it are complete.
+class FieldNotFinite : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
 // Evaluates the data of a step on the host: F(t) = f(t) + boundary forcing at free nodes (0 at
 // Dirichlet nodes), G(t) = g(t) at Dirichlet nodes (0 elsewhere), and L G(t), the coupling of
 // the free nodes to the Dirichlet values.
@@ -44,7 +52,10 @@ public:
     StepData(const Grid& grid, const Problem& problem, const BoundaryConditions& boundary,
              const SpatialOperator& op);
     bool depends_on_time() const { return depends_on_time_; }
-    // Evaluates F, G and L G at time t (cached when nothing depends on time).
+    // Evaluates F, G and L G at time t (cached when nothing depends on time). Throws InputError
+    // naming the key (problem.source, or boundary for a Dirichlet, Neumann or Robin value), the
+    // node's coordinates and t when a value is not finite there (a division by zero at some
+    // node, an overflow from some time on), so that no step is computed from it.
     void evaluate(double t);
     const std::vector<double>& forcing() const { return forcing_; }
     std::span<const double> dirichlet_values() const { return g_; }

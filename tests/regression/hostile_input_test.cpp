@@ -1,0 +1,149 @@
+// Hostile input end to end (issue 12): data that turns non-finite, explicit steps at the limit
+// simrun prints, and the other ways a run could report success over a wrong or lost result.
+// Each case is an input made for the purpose; the expected outcome follows from the case (the
+// exit code, the key named, no stored value that is not finite).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <filesystem>
+#include <regex>
+#include <string>
+
+#include "support/run_file.hpp"
+#include "support/run_simrun.hpp"
+
+namespace simrun {
+namespace {
+
+using testing::run_simrun;
+using testing::RunFile;
+using testing::TemporaryDirectory;
+
+// A small heat run with `problem_extra` added to [problem] and the given boundary and time.
+std::string heat_input(const std::string& problem_extra, const std::string& boundary,
+                       const std::string& time) {
+    return "[problem]\ntype = \"heat\"\nalpha = 0.1\ninitial = \"sin(pi*x)*sin(pi*y)\"\n" +
+           problem_extra + "\n[grid]\nnx = 17\nny = 17\n[boundary]\n" + boundary + "\n[time]\n" +
+           time + "\n[output]\ndirectory = \"out\"\n";
+}
+
+const std::string explicit_time = "scheme = \"explicit_euler\"\ndt = 1e-3\nend = 0.1";
+const std::string implicit_time = "scheme = \"backward_euler\"\ndt = 1e-2\nend = 0.1";
+
+// Every step stored in out/heat.h5 holds finite values only; returns how many steps it holds.
+std::size_t expect_only_finite_steps(const std::filesystem::path& h5) {
+    const RunFile file(h5);
+    EXPECT_TRUE(file.is_open()) << h5;
+    if (!file.is_open()) return 0;
+    const auto steps = file.steps();
+    for (const std::int64_t step : steps) {
+        char group[32];
+        std::snprintf(group, sizeof group, "/steps/%06lld/u", static_cast<long long>(step));
+        for (const double v : file.doubles(group)) {
+            EXPECT_TRUE(std::isfinite(v)) << group;
+            if (!std::isfinite(v)) break;
+        }
+    }
+    return steps.size();
+}
+
+struct NonFiniteCase {
+    const char* name;
+    std::string problem_extra;
+    std::string boundary;
+    const char* key;  // the key the message names
+};
+
+// Data that is not finite at some nodes, from t = 0 or from some time on, in the source, a
+// Dirichlet value or a Neumann value: both schemes stop before a step uses it, exit 2 with the
+// key and the time, and every step written before is finite.
+TEST(HostileInput, NonFiniteDataStopsTheRunBeforeAStepUsesIt) {
+    const NonFiniteCase cases[] = {
+        {"source log of a negative number on part of the grid",
+         "source = \"y > 0.6 ? log(x - 2) : 0\"", "all = \"0\"", "key 'problem.source'"},
+        {"source dividing by zero from t = 0.05 on", "source = \"t > 0.05 ? 1/(x - x) : 1\"",
+         "all = \"0\"", "key 'problem.source'"},
+        {"source overflowing from t = 0.05 on", "source = \"t > 0.05 ? exp(1000) : 1\"",
+         "all = \"0\"", "key 'problem.source'"},
+        {"Dirichlet value turning NaN", "", "all = \"t > 0.02 ? sqrt(-1 - x) : 0\"",
+         "key 'boundary'"},
+        {"Neumann value turning Inf", "",
+         "left = { type = \"neumann\", value = \"t > 0.03 ? 1/(y - y) : 0\" }\nall = \"0\"",
+         "key 'boundary'"},
+    };
+    for (const auto& c : cases) {
+        for (const std::string& time : {explicit_time, implicit_time}) {
+            SCOPED_TRACE(std::string(c.name) + ", " + time.substr(0, time.find('\n')));
+            TemporaryDirectory dir;
+            dir.write("run.toml", heat_input(c.problem_extra, c.boundary, time));
+            const auto result = run_simrun("run.toml --backend cpu --quiet", dir.path());
+            EXPECT_EQ(result.exit_code, 2) << result.err;
+            EXPECT_NE(result.err.find(c.key), std::string::npos) << result.err;
+            // The node and the time.
+            EXPECT_TRUE(
+                std::regex_search(result.err, std::regex(" at \\([0-9., ]+\\) at t = [0-9.]+")))
+                << result.err;
+            if (std::filesystem::exists(dir.path() / "out" / "heat.h5")) {
+                expect_only_finite_steps(dir.path() / "out" / "heat.h5");
+            }
+        }
+    }
+}
+
+// A field that overflows under a stable step (a huge initial condition): the explicit run stops
+// at the first step whose field is not finite, exit 1, and what was written is finite.
+TEST(HostileInput, ExplicitFieldThatOverflowsStopsTheRun) {
+    TemporaryDirectory dir;
+    std::string input = heat_input("", "all = \"0\"", explicit_time);
+    input.replace(input.find("sin(pi*x)*sin(pi*y)"), 19, "1.5e308*(x > 0.5)");
+    dir.write("run.toml", input);
+    const auto result = run_simrun("run.toml --backend cpu --quiet", dir.path());
+    EXPECT_EQ(result.exit_code, 1) << result.err;
+    EXPECT_NE(result.err.find("step 1 (t = 0.001): the field is no longer finite"),
+              std::string::npos)
+        << result.err;
+    EXPECT_EQ(expect_only_finite_steps(dir.path() / "out" / "heat.h5"), 1u);  // step 0 only
+}
+
+// Central convection at cell Peclet 5 (not diagonally dominant: complex eigenvalues): a dt
+// above the limit is refused with the limit; that printed limit, given back, is accepted and
+// the run stays bounded: ||u_k||_2 <= 2 ||u_0||_2 (the power bound of a numerical radius <= 1;
+// the row scale is 1 with Dirichlet walls), where the old bound on the row sums let it grow
+// without limit.
+TEST(HostileInput, ThePrintedExplicitLimitIsAcceptedAndStable) {
+    TemporaryDirectory dir;
+    dir.write("run.toml",
+              "[problem]\ntype = \"convection_diffusion\"\nepsilon = 0.01\nvelocity = [3.2, 0.0]\n"
+              "convection = \"central\"\ninitial = \"sin(pi*x)*sin(2*pi*y)\"\n[grid]\nnx = 33\n"
+              "ny = 33\n[boundary]\nall = \"0\"\n[time]\nscheme = \"explicit_euler\"\ndt = 0.01\n"
+              "end = 1.0\n[output]\ndirectory = \"out\"\nvtk = false\nevery = 50\n");
+    const auto refused = run_simrun("run.toml --backend cpu --quiet", dir.path());
+    EXPECT_EQ(refused.exit_code, 2);
+    std::smatch match;
+    const std::regex limit("largest step proved stable is ([0-9.e+-]+)");
+    ASSERT_TRUE(std::regex_search(refused.err, match, limit)) << refused.err;
+    const double dt = std::stod(match[1].str());
+    char end[64];
+    std::snprintf(end, sizeof end, "%.17g", 1000 * dt);
+    const auto result = run_simrun(
+        "run.toml --backend cpu --quiet --set time.dt=" + match[1].str() + " --set time.end=" + end,
+        dir.path());
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    const RunFile file(dir.path() / "out" / "convection_diffusion.h5");
+    ASSERT_TRUE(file.is_open());
+    const auto norm = [&](std::int64_t step) {
+        char group[32];
+        std::snprintf(group, sizeof group, "/steps/%06lld/u", static_cast<long long>(step));
+        double sum = 0;
+        for (const double v : file.doubles(group)) sum += v * v;
+        return std::sqrt(sum);
+    };
+    const auto steps = file.steps();
+    ASSERT_EQ(steps.size(), 21u);
+    const double initial = norm(0);
+    for (const std::int64_t step : steps) EXPECT_LE(norm(step), 2 * initial) << step;
+}
+
+}  // namespace
+}  // namespace simrun
