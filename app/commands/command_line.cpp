@@ -241,7 +241,8 @@ int run_command_line(int argc, char** argv) {
     solve->add_option("--precond", solve_preconditioner, joined(preconditioners))
         ->check(CLI::IsMember(preconditioners));
     solve->add_option("--format", solve_format, joined(formats))->check(CLI::IsMember(formats));
-    solve->add_option("--rtol", solve_options.rtol, "Relative tolerance ||r||/||b|| (1e-8)");
+    solve->add_option("--rtol", solve_options.rtol,
+                      "Relative tolerance ||r||/||b|| (1e-8; 1e-6 in float)");
     solve->add_option("--atol", solve_options.atol, "Absolute tolerance ||r|| (0)");
     solve->add_option("--max-iters", solve_options.max_iterations,
                       "Iteration limit (default: 2 n within [1000, 10000])");

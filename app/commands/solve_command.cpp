@@ -52,6 +52,20 @@ std::vector<double> read_vector(const std::string& path, std::int32_t n, const c
     return v;
 }
 
+// The stopping criteria asked for. Default limit: twice the size (CG's exact-arithmetic bound
+// is n), within [1000, 10000].
+solvers::StoppingCriteria criteria(const SolveOptions& o, std::int32_t rows) {
+    solvers::StoppingCriteria c;
+    c.relative_tolerance = o.rtol                                                ? *o.rtol
+                           : o.precision == solvers::Precision::single_precision ? 1e-6
+                                                                                 : 1e-8;
+    c.absolute_tolerance = o.atol;
+    c.max_iterations = o.max_iterations ? *o.max_iterations
+                                        : std::clamp<std::int64_t>(
+                                              2 * static_cast<std::int64_t>(rows), 1000, 10000);
+    return c;
+}
+
 struct Outcome {
     solvers::SolveReport report;
     std::vector<double> x;
@@ -77,13 +91,7 @@ Outcome solve_in(const solvers::CsrData<double>& a, const solvers::MatrixPropert
                                  : "auto: no CUDA GPU is available";
     outcome.plan = solvers::plan_solver(properties, o.request);
     solvers::MethodParameters parameters;
-    parameters.criteria.relative_tolerance = o.rtol;
-    parameters.criteria.absolute_tolerance = o.atol;
-    // Default limit: twice the size (CG's exact-arithmetic bound is n), within [1000, 10000].
-    parameters.criteria.max_iterations =
-        o.max_iterations > 0
-            ? o.max_iterations
-            : std::clamp<std::int64_t>(2 * static_cast<std::int64_t>(a.rows), 1000, 10000);
+    parameters.criteria = criteria(o, a.rows);
     parameters.compensated_dots = o.compensated;
     parameters.omega = o.omega;
     const solvers::LinearSystemSolver<T> solver(backend, solvers::convert_values<T>(a),
@@ -112,10 +120,12 @@ std::string format_error_vs_ones(double error) {
 }  // namespace
 
 int run_solve(const SolveOptions& o) {
-    if (!(o.rtol >= 0 && o.rtol < 1)) throw InputError("--rtol must lie in [0, 1)");
-    if (!(o.atol >= 0)) throw InputError("--atol must be >= 0");
-    if (o.rtol == 0 && o.atol == 0) throw InputError("--rtol and --atol cannot both be 0");
-    if (o.max_iterations < 0) throw InputError("--max-iters must be >= 1");
+    // The same checks as the input file's [solver] (before any file is read).
+    if (const auto problem = solvers::find_problem(criteria(o, 1), o.precision)) {
+        const std::string option =
+            problem->key == "max_iterations" ? "max-iters" : std::string(problem->key);
+        throw InputError("--" + option + " " + problem->message);
+    }
 
     const auto read_start = Clock::now();
     const solvers::CsrData<double> a = solvers::to_csr(solvers::read_matrix_market(o.matrix));

@@ -1,5 +1,6 @@
 #pragma once
 // `simrun solve A.mtx`: the solver layer on its own, on a Matrix Market system (SPEC §7).
+#include <optional>
 #include <string>
 
 #include "simrun/solvers/base/backend.hpp"
@@ -15,10 +16,10 @@ struct SolveOptions {
     solvers::SolverRequest request;  // method, preconditioner, format; empty parts: auto
     solvers::Precision precision = solvers::Precision::double_precision;
     solvers::BackendChoice backend = solvers::BackendChoice::automatic;
-    std::string out;  // x.mtx
-    double rtol = 1e-8;
+    std::string out;             // x.mtx
+    std::optional<double> rtol;  // absent: 1e-8, or 1e-6 in float (its unit roundoff is 6e-8)
     double atol = 0.0;
-    long long max_iterations = 0;  // 0: twice the size, within [1000, 10000]
+    std::optional<long long> max_iterations;  // absent: twice the size, within [1000, 10000]
     double omega = 1.0;
     bool compensated = false;
     bool json = false;

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
+#include <tuple>
 
 #include "simrun/solvers/matrices/conversions.hpp"
 #include "simrun/solvers/matrices/matrix_market.hpp"
@@ -89,6 +90,48 @@ TEST(SolveCommand, NamedSolverFormatAndPrecisionAreUsed) {
     EXPECT_EQ(j["format"], "ell");
     EXPECT_EQ(j["precision"], "float");
     EXPECT_LE(j["relative_residual"].get<double>(), 2e-5);
+}
+
+// "converged" is decided on b - A x recomputed, never on the method's recurrence alone: over
+// tolerances down to just above the unit roundoff, in both precisions, a converged solve's
+// solution meets the tolerance when its residual is recomputed here in long double (within the
+// rounding of evaluating it in the solve's precision), and one that cannot is "stagnated",
+// exit 1, with the recomputed residual above the tolerance. A tolerance below the unit
+// roundoff is refused before anything is solved.
+TEST(SolveCommand, ConvergedMeansTheRecomputedResidualMeetsTheTolerance) {
+    TemporaryDirectory dir;
+    const auto a = solvers::to_csr(solvers::read_matrix_market(matrices + "nos3.mtx"));
+    const auto b = testing::multiply(a, std::vector<double>(static_cast<std::size_t>(a.rows), 1.0));
+    int stagnated = 0;
+    for (const auto& [precision, rtol, slack] :
+         {std::tuple{"float", 1e-4, 1.5}, std::tuple{"float", 1e-5, 1.5},
+          std::tuple{"float", 1e-7, 1.5}, std::tuple{"double", 1e-12, 1.01},
+          std::tuple{"double", 1e-15, 1.01}}) {
+        SCOPED_TRACE(std::string(precision) + " rtol " + std::to_string(rtol));
+        char options[128];
+        std::snprintf(options, sizeof options,
+                      " --backend cpu --precision %s --rtol %g --out x.mtx", precision, rtol);
+        std::filesystem::remove(dir.path() / "x.mtx");
+        int exit_code = -1;
+        const auto j = solve_json(matrices + "nos3.mtx" + options, dir, &exit_code);
+        const auto x = solvers::read_matrix_market_vector(dir.path() / "x.mtx");
+        const double residual = testing::relative_residual(a, b, x);
+        if (j["status"] == "converged") {
+            EXPECT_EQ(exit_code, 0);
+            EXPECT_LE(residual, slack * rtol) << j.dump();
+        } else {
+            EXPECT_EQ(j["status"], "stagnated") << j.dump();
+            EXPECT_EQ(exit_code, 1);
+            EXPECT_GT(residual, rtol / slack);
+            ++stagnated;
+        }
+    }
+    EXPECT_GE(stagnated, 2);  // 1e-7 in float and 1e-15 in double are out of reach for nos3
+
+    const auto refused = run_simrun("solve " + matrices + "nos3.mtx --rtol 1e-300", dir.path());
+    EXPECT_EQ(refused.exit_code, 2);
+    EXPECT_NE(refused.err.find("below the unit roundoff of double"), std::string::npos)
+        << refused.err;
 }
 
 TEST(SolveCommand, GivenRightHandSideAndInitialGuess) {

@@ -114,18 +114,12 @@ SolverParameters parse_solver(const ConfigSection& section) {
     s.request.format = read_word<solvers::Format>(section, "format", "auto", "auto");
     solvers::StoppingCriteria& c = s.criteria;
     c.relative_tolerance = section.get<double>("rtol", c.relative_tolerance);
-    if (!(c.relative_tolerance >= 0.0 && c.relative_tolerance < 1.0)) {
-        section.fail("rtol", "must be in [0, 1)");
-    }
     c.absolute_tolerance = section.get<double>("atol", c.absolute_tolerance);
-    if (!(c.absolute_tolerance >= 0.0) || !std::isfinite(c.absolute_tolerance)) {
-        section.fail("atol", "must be >= 0");
-    }
-    if (c.relative_tolerance == 0.0 && c.absolute_tolerance == 0.0) {
-        section.fail("rtol", "rtol and atol cannot both be 0");
-    }
     c.max_iterations = section.get<std::int64_t>("max_iterations", c.max_iterations);
-    if (c.max_iterations < 1) section.fail("max_iterations", "must be >= 1");
+    // The framework solves in double.
+    if (const auto problem = solvers::find_problem(c, solvers::Precision::double_precision)) {
+        section.fail(problem->key, problem->message);
+    }
     return s;
 }
 

@@ -68,6 +68,28 @@ TEST(RunSettings, SolverWordsAreReadIntoTheRequestAndTheCriteria) {
         InputError);
 }
 
+TEST(RunSettings, AToleranceThatNoSolveCanReachIsRefusedAtItsPlace) {
+    try {
+        parse_solver(
+            Config::from_string("[solver]\nrtol = 1e-300\n", "run.toml").section("solver"));
+        ADD_FAILURE() << "rtol = 1e-300 was accepted";
+    } catch (const InputError& e) {
+        EXPECT_EQ(std::string(e.what()).rfind("run.toml:2:8: key 'solver.rtol': 1e-300 is below "
+                                              "the unit roundoff of double",
+                                              0),
+                  0u)
+            << e.what();
+    }
+    // The smallest reachable tolerance and an absolute one alone are accepted.
+    EXPECT_NO_THROW(parse_solver(
+        Config::from_string("[solver]\nrtol = 2.3e-16\n", "run.toml").section("solver")));
+    EXPECT_NO_THROW(parse_solver(
+        Config::from_string("[solver]\nrtol = 0\natol = 1e-300\n", "run.toml").section("solver")));
+    EXPECT_THROW(
+        parse_solver(Config::from_string("[solver]\natol = inf\n", "run.toml").section("solver")),
+        InputError);
+}
+
 TEST(RunSettings, CompressionWordsAreReadIntoTheirEnum) {
     for (const auto& entry : solvers::enum_names<VtkCompression>) {
         const Config config = Config::from_string(

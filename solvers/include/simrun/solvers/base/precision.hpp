@@ -14,4 +14,10 @@ inline constexpr std::array enum_names<Precision> = {
     EnumName<Precision>{Precision::double_precision, "double"},
     EnumName<Precision>{Precision::single_precision, "float"}};
 
+// The unit roundoff u of the precision (half the distance from 1 to the next value): no
+// relative residual is reliably reached below it.
+constexpr double unit_roundoff(Precision precision) {
+    return precision == Precision::double_precision ? 0x1p-53 : 0x1p-24;
+}
+
 }  // namespace simrun::solvers

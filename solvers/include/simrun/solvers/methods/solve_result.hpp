@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "simrun/solvers/base/enum_names.hpp"
+#include "simrun/solvers/base/precision.hpp"
 
 namespace simrun::solvers {
 
@@ -18,6 +19,9 @@ enum class SolveStatus {
     diverged,        // the residual grew past the divergence limit
     non_finite,      // NaN or Inf appeared (the quantity is named when known)
     indefinite,      // CG met p'Ap <= 0 (or a preconditioner that is not positive definite)
+    stagnated,       // the method's residual met the tolerance, b - A x recomputed did not, even
+                     // after restarts from x: the tolerance is below what the precision
+                     // reaches on this system
 };
 
 template <>
@@ -27,7 +31,8 @@ inline constexpr std::array enum_names<SolveStatus> = {
     EnumName<SolveStatus>{SolveStatus::breakdown, "breakdown"},
     EnumName<SolveStatus>{SolveStatus::diverged, "diverged"},
     EnumName<SolveStatus>{SolveStatus::non_finite, "non_finite"},
-    EnumName<SolveStatus>{SolveStatus::indefinite, "indefinite"}};
+    EnumName<SolveStatus>{SolveStatus::indefinite, "indefinite"},
+    EnumName<SolveStatus>{SolveStatus::stagnated, "stagnated"}};
 
 std::string_view to_string(SolveStatus status);
 
@@ -40,12 +45,25 @@ struct StoppingCriteria {
     double divergence_limit = 1e8;
 };
 
+// What is wrong with criteria a solve in `precision` is asked to meet, by the key it concerns
+// ("rtol", "atol", "max_iterations"), or nothing: rtol in [0, 1) and not below the unit roundoff
+// (a tolerance no solve can reach), atol >= 0 and finite, not both 0, max_iterations >= 1. The
+// input file and the command line check the same way and place the message themselves.
+struct CriteriaProblem {
+    std::string_view key;
+    std::string message;
+};
+std::optional<CriteriaProblem> find_problem(const StoppingCriteria& criteria, Precision precision);
+
 struct SolveResult {
     SolveStatus status = SolveStatus::max_iterations;
     std::int64_t iterations = 0;
-    double rhs_norm = 0.0;                 // ||b||
-    double initial_residual = 0.0;         // ||b - A x0||
-    double final_residual = 0.0;           // ||b - A x|| as tracked by the method
+    double rhs_norm = 0.0;          // ||b||
+    double initial_residual = 0.0;  // ||b - A x0||
+    // ||b - A x|| as tracked by the method; for a solve the method called converged, b - A x
+    // recomputed (true_residual), which decides the status.
+    double final_residual = 0.0;
+    std::optional<double> true_residual;
     std::vector<double> residual_history;  // ||r_k||, k = 0 .. iterations
     std::string breakdown_quantity;        // e.g. "p'Ap" or "rho", when one occurred
     std::optional<double> breakdown_value;

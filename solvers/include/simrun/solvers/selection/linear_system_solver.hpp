@@ -47,6 +47,9 @@ public:
 
     // Solves from the initial guess in x; each fallback restarts from that same guess. x holds
     // the last attempt's iterate, or the initial guess again when that attempt met NaN or Inf.
+    // A method's "converged" is confirmed on b - A x recomputed (one product more): when that
+    // misses the tolerance the method restarts from x (at most twice), and a last miss ends the
+    // solve as stagnated (no fallback reaches below the precision's limit either).
     SolveReport solve(const Array<T>& b, Array<T>& x) const;
 
     const SolverPlan& plan() const { return plan_; }
@@ -56,6 +59,9 @@ public:
 private:
     struct Built;
     const IterativeSolver<T>& method(std::size_t index) const;
+    // Decides a converged result of method `index` on ||b - A x|| (see solve).
+    void confirm(std::size_t index, const Array<T>& b, Array<T>& x, SolveResult& result) const;
+    double true_residual_norm(const Array<T>& b, const Array<T>& x) const;
     // The host CSR form: the matrix given, or (DIA) made from the back-end's copy when first
     // needed.
     const CsrData<T>& host_csr() const;
@@ -74,6 +80,7 @@ private:
     mutable std::unique_ptr<LinearOperator<T>> transpose_;  // for BiCG
     mutable std::vector<std::unique_ptr<Built>> built_;     // per step of the chain
     mutable Array<T> initial_;                              // the initial guess of a solve
+    mutable Array<T> residual_;                             // b - A x, recomputed
 };
 
 }  // namespace simrun::solvers
