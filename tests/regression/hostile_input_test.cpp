@@ -3,6 +3,7 @@
 // Each case is an input made for the purpose; the expected outcome follows from the case (the
 // exit code, the key named, no stored value that is not finite).
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <cstdint>
@@ -10,6 +11,7 @@
 #include <regex>
 #include <string>
 
+#include "simrun/framework/output/output_lock.hpp"
 #include "support/run_file.hpp"
 #include "support/run_simrun.hpp"
 
@@ -143,6 +145,60 @@ TEST(HostileInput, ThePrintedExplicitLimitIsAcceptedAndStable) {
     ASSERT_EQ(steps.size(), 21u);
     const double initial = norm(0);
     for (const std::int64_t step : steps) EXPECT_LE(norm(step), 2 * initial) << step;
+}
+
+// Links planted in a shared output directory under the temporary names earlier versions used
+// (fixed: ".NAME.tmp"), pointing at a file outside the run, are neither followed nor
+// overwritten: every output and the solution file are written, the victim is untouched.
+TEST(HostileInput, PlantedLinksInTheOutputDirectoryAreNotFollowed) {
+    TemporaryDirectory dir;
+    dir.write("victim.txt", "precious");
+    std::filesystem::create_directories(dir.path() / "out");
+    for (const char* name : {".heat.pvd.tmp", ".heat.h5.tmp", ".heat.xmf.tmp",
+                             ".heat_000000.vti.tmp", ".heat_000010.vti.tmp", ".x.mtx.tmp"}) {
+        std::filesystem::create_symlink(dir.path() / "victim.txt", dir.path() / "out" / name);
+    }
+    dir.write("run.toml", heat_input("", "all = \"0\"", implicit_time));
+    const auto run = run_simrun("run.toml --backend cpu --quiet", dir.path());
+    EXPECT_EQ(run.exit_code, 0) << run.err;
+    const auto solve = run_simrun("solve " SIMRUN_SOURCE_DIR
+                                  "/tests/data/matrices/nos3.mtx --backend cpu --out out/x.mtx",
+                                  dir.path());
+    EXPECT_EQ(solve.exit_code, 0) << solve.err;
+    EXPECT_EQ(testing::read_text(dir.path() / "victim.txt"), "precious");
+    EXPECT_EQ(expect_only_finite_steps(dir.path() / "out" / "heat.h5"), 11u);
+    EXPECT_TRUE(std::filesystem::is_regular_file(dir.path() / "out" / "x.mtx"));
+}
+
+// While a run holds a basename's outputs in a directory, a second run into the same files
+// stops at once with a message naming the directory and the holder, and writes nothing; a
+// run into another directory goes on. The lock is held here by this process, as a running
+// simrun holds it.
+TEST(HostileInput, ASecondRunIntoTheSameOutputIsRefused) {
+    TemporaryDirectory dir;
+    dir.write("run.toml", heat_input("", "all = \"0\"", implicit_time));
+    {
+        const framework::OutputLock held(dir.path() / "out", "heat");
+        const auto second = run_simrun("run.toml --backend cpu --quiet", dir.path());
+        EXPECT_EQ(second.exit_code, 1) << second.err;
+        EXPECT_NE(second.err.find("output directory 'out' is in use"), std::string::npos)
+            << second.err;
+        EXPECT_NE(second.err.find("process " + std::to_string(::getpid())), std::string::npos)
+            << second.err;
+        EXPECT_FALSE(std::filesystem::exists(dir.path() / "out" / "heat.h5"));
+        EXPECT_EQ(run_simrun("run.toml --backend cpu --quiet --output other", dir.path()).exit_code,
+                  0);
+    }
+    // Released (as the kernel releases a killed run's): the next run goes on, and removes the
+    // temporary files a killed run of this basename left, and only those.
+    dir.write("out/.heat.h5.0123456789abcdef.tmp", "left by a killed run");
+    dir.write("out/.heat_000004.vti.fedcba9876543210.tmp", "left by a killed run");
+    dir.write("out/.other.h5.0123456789abcdef.tmp", "another basename's");
+    const auto after = run_simrun("run.toml --backend cpu --quiet", dir.path());
+    EXPECT_EQ(after.exit_code, 0) << after.err;
+    EXPECT_FALSE(std::filesystem::exists(dir.path() / "out/.heat.h5.0123456789abcdef.tmp"));
+    EXPECT_FALSE(std::filesystem::exists(dir.path() / "out/.heat_000004.vti.fedcba9876543210.tmp"));
+    EXPECT_TRUE(std::filesystem::exists(dir.path() / "out/.other.h5.0123456789abcdef.tmp"));
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 #include "simrun/framework/output/hdf5_run_writer.hpp"
 
 #include <hdf5.h>
+#include <sys/stat.h>
 
 #include <array>
 #include <optional>
@@ -13,6 +14,16 @@
 #include "simrun/solvers/base/atomic_file.hpp"
 
 namespace simrun::framework {
+namespace {
+
+// The (device, inode) of the file at `path`; zeros when there is none.
+std::pair<std::uint64_t, std::uint64_t> identity_of(const std::filesystem::path& path) {
+    struct stat status {};
+    if (::stat(path.c_str(), &status) != 0) return {0, 0};
+    return {static_cast<std::uint64_t>(status.st_dev), static_cast<std::uint64_t>(status.st_ino)};
+}
+
+}  // namespace
 
 static_assert(std::is_same_v<hid_t, std::int64_t> && std::is_same_v<herr_t, int>,
               "Hdf5Handle assumes HDF5 >= 1.10 identifier types");
@@ -86,6 +97,7 @@ void Hdf5RunWriter::create(std::string_view input_text, std::string_view solver_
                   H5Gclose, "H5Gcreate2 of group '/steps'");
     hdf5::flush_to_disk(context, file_.get());
     replace.commit();
+    identity_ = identity_of(h5_path_);
 }
 
 void Hdf5RunWriter::append(std::string_view input_text, std::string_view solver_decisions) {
@@ -93,6 +105,7 @@ void Hdf5RunWriter::append(std::string_view input_text, std::string_view solver_
     auto access = hdf5::crash_safe_file_access(context);
     file_ = context.check(H5Fopen(h5_path_.c_str(), H5F_ACC_RDWR, access.get()), H5Fclose,
                           "H5Fopen (read-write)");
+    identity_ = identity_of(h5_path_);
     {
         auto group = context.check(H5Gopen2(file_.get(), "/grid", H5P_DEFAULT), H5Gclose,
                                    "H5Gopen2 of group '/grid'");
@@ -233,6 +246,7 @@ void Hdf5RunWriter::commit_staged() {
     }
     const hdf5::Context context(h5_path_);
     hdf5::flush_to_disk(context, file_.get());
+    check_still_in_place();
     steps_.push_back(std::move(*staged_));
     staged_.reset();
     release_cache(context);
@@ -240,6 +254,13 @@ void Hdf5RunWriter::commit_staged() {
     solvers::write_file_atomically(xdmf_path(),
                                    make_xdmf(grid_, h5_path_.filename().string(), steps_),
                                    solvers::FileSync::unsynced);
+}
+
+void Hdf5RunWriter::check_still_in_place() const {
+    if (identity_of(h5_path_) == identity_) return;
+    throw std::runtime_error("HDF5 file '" + h5_path_.string() +
+                             "' was removed or replaced during the run (by another process?): "
+                             "the steps written to it are lost");
 }
 
 void Hdf5RunWriter::discard_staged() {

@@ -41,8 +41,10 @@ struct Block {
 class File {
 public:
     explicit File(const std::filesystem::path& path) : path_(path) {
-        fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-        if (fd_ < 0) fail("cannot create");
+        // The temporary file AtomicReplace created exclusively: opened, never created or
+        // followed through a link.
+        fd_ = ::open(path.c_str(), O_WRONLY | O_TRUNC | O_NOFOLLOW | O_CLOEXEC);
+        if (fd_ < 0) fail("cannot open");
     }
     ~File() {
         if (fd_ >= 0) ::close(fd_);

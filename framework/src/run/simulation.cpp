@@ -10,12 +10,14 @@
 #include "output/output_pipeline.hpp"
 #include "simrun/framework/config/input_error.hpp"
 #include "simrun/framework/output/hdf5_run_writer.hpp"
+#include "simrun/framework/output/output_lock.hpp"
 #include "simrun/framework/output/vtk_series_writer.hpp"
 #include "simrun/framework/run/progress.hpp"
 
 namespace simrun::framework {
 
 struct Simulation::Outputs {
+    std::unique_ptr<OutputLock> lock;          // this run's hold on its output files
     std::unique_ptr<OutputPipeline> pipeline;  // none when output is off
     // Whether the first step (0, or the restart step) still has to be written to each output:
     // a run file continued in place already holds it.
@@ -99,6 +101,8 @@ Simulation::Outputs Simulation::open_outputs() {
     Outputs outputs;
     if (!options_.write_output) return outputs;
     const OutputParameters& output = spec_.output;
+    if (!output.vtk && !output.hdf5) return outputs;
+    outputs.lock = std::make_unique<OutputLock>(output.directory, output.basename);
     const auto h5_file = output.directory / (output.basename + ".h5");
     // A run continued into the file it continues from appends to its outputs.
     bool append = false;

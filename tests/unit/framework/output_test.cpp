@@ -16,6 +16,7 @@
 #include <fstream>
 #include <iterator>
 #include <regex>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -36,6 +37,7 @@ using simrun::framework::StepStatistics;
 using simrun::framework::VtkCompression;
 using simrun::framework::VtkSeriesWriter;
 using simrun::solvers::AtomicReplace;
+using simrun::solvers::is_atomic_temporary_of;
 using simrun::solvers::write_file_atomically;
 
 namespace {
@@ -246,6 +248,30 @@ TEST_F(OutputTest, PvdListsStepsWithExactTimesInOrder) {
     EXPECT_TRUE(temporary_files(dir_ / "vtk").empty());
 }
 
+// The run file removed or replaced under a running writer (another run, a cleanup script):
+// the next step fails naming the file, instead of writing into a file nobody will see.
+TEST_F(OutputTest, Hdf5RunFileRemovedOrReplacedDuringTheRunFailsTheNextStep) {
+    const Grid grid = grid_2d();
+    const auto u = sample_field(grid, 0.0);
+    const std::vector<FieldView> fields{{"u", u}};
+    for (const bool replaced : {false, true}) {
+        const auto h5 = dir_ / (replaced ? "replaced.h5" : "removed.h5");
+        Hdf5RunWriter writer(h5, grid, "", "");
+        writer.write_step(0, 0.0, fields, {0, 0.0, "initial", "none", {}});
+        fs::remove(h5);
+        if (replaced) write_file_atomically(h5, "another run's file");
+        try {
+            writer.write_step(1, 0.1, fields, {0, 0.0, "explicit", "none", {}});
+            ADD_FAILURE() << "the step was written into a file that is gone";
+        } catch (const std::runtime_error& error) {
+            EXPECT_NE(
+                std::string(error.what()).find("'" + h5.string() + "' was removed or replaced"),
+                std::string::npos)
+                << error.what();
+        }
+    }
+}
+
 TEST_F(OutputTest, Hdf5RoundTripIsExact) {
     const std::string input = "[grid]\npoints = [6, 5, 4]\n# \"quoted\" and unicode: \xce\xb1\n";
     const std::string decisions = "pcg+jacobi: symmetric, positive diagonal => SPD";
@@ -406,19 +432,47 @@ TEST_F(OutputTest, NoTemporaryFilesRemainAfterWriting) {
 
 TEST_F(OutputTest, AtomicReplaceKeepsOldFileUntilCommit) {
     const auto path = dir_ / "data.txt";
+    fs::path temp;
     write_file_atomically(path, "old");
     {
         AtomicReplace replace(path);
-        EXPECT_EQ(replace.temp_path(), dir_ / ".data.txt.tmp");
+        EXPECT_EQ(replace.temp_path().parent_path(), dir_);
+        EXPECT_TRUE(is_atomic_temporary_of(replace.temp_path().filename().string(), "data.txt"))
+            << replace.temp_path();
+        temp = replace.temp_path();
         std::ofstream(replace.temp_path()) << "new, abandoned";
         EXPECT_EQ(read_text(path), "old");
     }
-    EXPECT_FALSE(fs::exists(dir_ / ".data.txt.tmp"));
+    EXPECT_FALSE(fs::exists(temp));
     EXPECT_EQ(read_text(path), "old");
     write_file_atomically(path, "");
     EXPECT_EQ(read_text(path), "");
     write_file_atomically(path, "replaced");
     EXPECT_EQ(read_text(path), "replaced");
+}
+
+// A temporary name is never predictable nor reused: links planted in the directory under the
+// names a writer might pick (the fixed ".NAME.tmp" of earlier versions, a random one that
+// happens to be taken) are neither followed nor overwritten, and each replacement uses a name of
+// its own.
+TEST_F(OutputTest, AtomicReplaceNeverWritesThroughAPlantedLink) {
+    const auto victim = dir_ / "victim.txt";
+    write_file_atomically(victim, "precious");
+    fs::create_directory(dir_ / "shared");
+    fs::create_symlink(victim, dir_ / "shared" / ".data.txt.tmp");
+    std::set<fs::path> names;
+    for (int i = 0; i < 20; ++i) {
+        AtomicReplace replace(dir_ / "shared" / "data.txt");
+        names.insert(replace.temp_path());
+        EXPECT_FALSE(fs::is_symlink(replace.temp_path()));
+        // A link planted under the next name this one picks cannot be: the name is taken now.
+        EXPECT_THROW(fs::create_symlink(victim, replace.temp_path()), fs::filesystem_error);
+    }
+    EXPECT_EQ(names.size(), 20u);
+    write_file_atomically(dir_ / "shared" / "data.txt", "written");
+    EXPECT_EQ(read_text(dir_ / "shared" / "data.txt"), "written");
+    EXPECT_EQ(read_text(victim), "precious");
+    EXPECT_TRUE(fs::is_symlink(dir_ / "shared" / ".data.txt.tmp"));  // left as it was
 }
 
 TEST_F(OutputTest, FieldOfWrongSizeThrowsAndWritesNothing) {
@@ -469,8 +523,7 @@ TEST_F(OutputTest, UncreatableDirectoryThrowsNamingThePath) {
         write_file_atomically(blocker / "x.txt", "data");
         FAIL() << "expected std::runtime_error";
     } catch (const std::runtime_error& error) {
-        EXPECT_NE(std::string(error.what()).find((blocker / ".x.txt.tmp").string()),
-                  std::string::npos)
+        EXPECT_NE(std::string(error.what()).find((blocker / ".x.txt.").string()), std::string::npos)
             << error.what();
     }
 }

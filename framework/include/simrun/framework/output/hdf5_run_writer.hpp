@@ -29,6 +29,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "simrun/framework/discretisation/field.hpp"
@@ -118,7 +119,12 @@ private:
     void append(std::string_view input_text, std::string_view solver_decisions);
     void release_cache(const hdf5::Context& context);
 
+    // Fails when the file at h5_path_ is no longer the one this writer has open (removed or
+    // replaced during the run: what it writes would be lost).
+    void check_still_in_place() const;
+
     std::filesystem::path h5_path_;
+    std::pair<std::uint64_t, std::uint64_t> identity_{};  // device and inode of the open file
     Grid grid_;
     Hdf5Handle file_;
     std::vector<XdmfStep> steps_;
