@@ -201,5 +201,29 @@ TEST(HostileInput, ASecondRunIntoTheSameOutputIsRefused) {
     EXPECT_TRUE(std::filesystem::exists(dir.path() / "out/.other.h5.0123456789abcdef.tmp"));
 }
 
+// verify with absurd levels is refused at once; an exact solution that is not finite is an
+// input error naming it, never an error table of NaN with exit 0.
+TEST(HostileInput, VerifyRefusesAbsurdLevelsAndANonFiniteExactSolution) {
+    TemporaryDirectory dir;
+    const std::string input =
+        "[problem]\ntype = \"poisson\"\nsource = \"2*pi^2*sin(pi*x)*sin(pi*y)\"\n"
+        "exact = \"sin(pi*x)*sin(pi*y)\"\n[grid]\nnx = 5\nny = 5\n[boundary]\nall = \"0\"\n";
+    dir.write("run.toml", input);
+    for (const char* levels : {"12", "40"}) {
+        const auto result =
+            run_simrun(std::string("verify run.toml --backend cpu --levels ") + levels, dir.path());
+        EXPECT_EQ(result.exit_code, 2) << result.err;
+        EXPECT_NE(result.err.find("is too many"), std::string::npos) << result.err;
+    }
+    std::string bad = input;
+    bad.replace(bad.find("exact = \"sin(pi*x)*sin(pi*y)\""), 29, "exact = \"log(x - 2)\"");
+    dir.write("bad.toml", bad);
+    const auto result = run_simrun("verify bad.toml --backend cpu --json", dir.path());
+    EXPECT_EQ(result.exit_code, 2) << result.err << result.out;
+    EXPECT_NE(result.err.find("key 'problem.exact': the exact solution is"), std::string::npos)
+        << result.err;
+    EXPECT_EQ(result.out, "");
+}
+
 }  // namespace
 }  // namespace simrun

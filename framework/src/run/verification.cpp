@@ -26,6 +26,14 @@ int time_ratio(const std::string& scheme_space, TimeScheme scheme) {
 VerificationReport verify(const std::function<Config()>& make_config, int levels,
                           solvers::BackendChoice backend) {
     if (levels < 2) throw InputError("--levels must be at least 2, got " + std::to_string(levels));
+    // Each level has 4 (2D) or 8 (3D) times the nodes of the one before, and more steps: past
+    // 10 levels the finest grid of even a 3 x 3 start has 10^6 nodes and the study runs for
+    // hours. The finest level's memory is checked with the run's own estimate below.
+    if (levels > 10) {
+        throw InputError("--levels " + std::to_string(levels) +
+                         " is too many: each level has 4 (2D) or 8 (3D) times the nodes of the "
+                         "one before; use at most 10");
+    }
     VerificationReport report;
     std::array<std::int64_t, 3> base_points{0, 0, 0};
     double base_dt = 0.0;
@@ -76,6 +84,15 @@ VerificationReport verify(const std::function<Config()>& make_config, int levels
         const std::vector<double> u = simulation.field();
         std::vector<double> exact(u.size());
         sample(grid, *simulation.spec().problem->exact_solution(), simulation.time(), exact);
+        for (std::size_t i = 0; i < exact.size(); ++i) {
+            if (std::isfinite(exact[i])) continue;
+            char text[160];
+            std::snprintf(text, sizeof text,
+                          "the exact solution is %g at node %zu (t = %.6g): no error can be "
+                          "measured against it",
+                          exact[i], i, simulation.time());
+            throw InputError("key 'problem.exact': " + std::string(text));
+        }
         VerificationLevel result;
         result.h = grid.spacing(0);
         result.dt = scheme == TimeScheme::steady ? 0.0 : dt;

@@ -297,9 +297,29 @@ private:
                                    ") in a skew-symmetric file, whose diagonal is zero and "
                                    "not stored");
         }
+        if (symmetry_ != Symmetry::general && i != j) check_one_triangle(i, j);
         add(i, j, value);
         if (symmetry_ == Symmetry::symmetric && i != j) add(j, i, value);
         if (symmetry_ == Symmetry::skew_symmetric) add(j, i, -value);
+    }
+
+    // A symmetric or skew-symmetric file stores one triangle (the lower, by the standard; the
+    // upper is accepted when it is the only one): an entry on the other side would be a
+    // second copy of its mirror, which expansion would add on top of it.
+    void check_one_triangle(std::int32_t i, std::int32_t j) const {
+        const int side = i > j ? -1 : 1;
+        if (triangle_ == 0) {
+            triangle_ = side;
+            triangle_line_ = line_number_;
+            return;
+        }
+        if (side == triangle_) return;
+        fail(line_number_, "entry (" + std::to_string(i + 1) + ", " + std::to_string(j + 1) +
+                               ") lies " + (side < 0 ? "below" : "above") +
+                               " the diagonal, but line " + std::to_string(triangle_line_) +
+                               " has one " + (side < 0 ? "above" : "below") +
+                               " it: a symmetric file stores one triangle (the lower); with both, "
+                               "each off-diagonal entry would be counted twice");
     }
 
     void fail_on_extra_entry() const {
@@ -371,6 +391,8 @@ private:
 
     std::string name_;
     std::string text_;
+    mutable int triangle_ = 0;  // the side of the diagonal stored entries lie on: -1 lower, 1 upper
+    mutable std::int64_t triangle_line_ = 0;
     std::size_t pos_ = 0;
     std::string_view line_;
     std::int64_t line_number_ = 0;

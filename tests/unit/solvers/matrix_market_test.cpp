@@ -188,6 +188,20 @@ TEST(MatrixMarket, ReadsSymmetricArrayLowerTriangleByColumns) {
     EXPECT_EQ(dense.values, (std::vector<double>{1, 2, 3, 2, 4, 5, 3, 5, 6}));
 }
 
+TEST(MatrixMarket, SymmetricUpperTriangleAloneReadsAsTheLowerOne) {
+    TempDir dir;
+    const auto lower = to_dense(
+        read_csr(dir.write("l.mtx",
+                           "%%MatrixMarket matrix coordinate real symmetric\n3 3 4\n1 1 4\n2 1 -1\n"
+                           "3 1 2\n3 3 5\n")));
+    const auto upper = to_dense(
+        read_csr(dir.write("u.mtx",
+                           "%%MatrixMarket matrix coordinate real symmetric\n3 3 4\n1 1 4\n1 2 -1\n"
+                           "1 3 2\n3 3 5\n")));
+    EXPECT_EQ(lower.values, (std::vector<double>{4, -1, 2, -1, 0, 0, 2, 0, 5}));
+    EXPECT_EQ(upper.values, lower.values);
+}
+
 TEST(MatrixMarket, ReadsSkewSymmetricCoordinateAndArray) {
     TempDir dir;
     const auto coordinate = to_dense(read_csr(dir.write(
@@ -270,6 +284,14 @@ INSTANTIATE_TEST_SUITE_P(
     MatrixMarket, MatrixMarketMalformed,
     ::testing::Values(
         MalformedCase{"empty_file", "", 1, "expected the banner"},
+        MalformedCase{"symmetric_with_both_triangles",
+                      "%%MatrixMarket matrix coordinate real symmetric\n3 3 4\n1 1 4\n2 1 -1\n"
+                      "2 2 4\n1 2 -1\n",
+                      6, "line 4 has one below it: a symmetric file stores one triangle"},
+        MalformedCase{"skew_symmetric_with_both_triangles",
+                      "%%MatrixMarket matrix coordinate real skew-symmetric\n3 3 2\n1 3 2\n"
+                      "3 2 1\n",
+                      4, "lies below the diagonal, but line 3 has one above it"},
         MalformedCase{"missing_banner", "3 3 1\n1 1 1.0\n", 1, "expected the banner"},
         MalformedCase{"comment_before_banner", "% hello\n" MM_GENERAL "1 1 1\n1 1 1\n", 1,
                       "expected the banner"},
