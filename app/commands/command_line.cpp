@@ -157,8 +157,16 @@ solvers::SolverRequest solve_request(const std::string& method, const std::strin
     return request;
 }
 
+// Every validation the run makes, up to its first step: the input, the memory the grid needs,
+// the operator and its explicit stability limit, the solver's plan and set-up (on the CPU,
+// whatever back-end the run will use). Nothing is written.
 int run_check(const Arguments& arguments) {
-    const RunSpec spec = parse_run_spec(load(arguments));
+    RunOptions options;
+    options.backend = solvers::BackendChoice::cpu;
+    options.quiet = true;
+    options.write_output = false;
+    const Simulation simulation(parse_run_spec(load(arguments)), options);
+    const RunSpec& spec = simulation.spec();
     std::printf(
         "%s: OK (%s, %s)\n", arguments.file.c_str(), spec.problem->description().c_str(),
         spec.time.steady() ? "steady" : (std::to_string(spec.time.steps) + " steps").c_str());

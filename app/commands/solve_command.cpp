@@ -10,6 +10,7 @@
 
 #include "simrun/framework/config/input_error.hpp"
 #include "simrun/solvers/base/backend.hpp"
+#include "simrun/solvers/base/memory_budget.hpp"
 #include "simrun/solvers/matrices/conversions.hpp"
 #include "simrun/solvers/matrices/matrix_market.hpp"
 #include "simrun/solvers/selection/linear_system_solver.hpp"
@@ -128,7 +129,16 @@ int run_solve(const SolveOptions& o) {
     }
 
     const auto read_start = Clock::now();
-    const solvers::CsrData<double> a = solvers::to_csr(solvers::read_matrix_market(o.matrix));
+    solvers::CooData<double> coo = solvers::read_matrix_market(o.matrix);
+    // Before the matrix and vectors of this size are made: a short file may declare 2^31 rows.
+    // Per row: the CSR row pointer and about 14 vectors (b, x, x0 and the solution on the host;
+    // the solver's work vectors); per entry the CSR index and value and their device copy.
+    const double bytes = (4.0 + 8.0 * 14) * coo.rows + 24.0 * static_cast<double>(coo.nnz());
+    if (const auto problem = solvers::memory_problem(bytes)) {
+        throw InputError(o.matrix + ": a system of " + std::to_string(coo.rows) + " rows and " +
+                         std::to_string(coo.nnz()) + " entries " + *problem);
+    }
+    const solvers::CsrData<double> a = solvers::to_csr(coo);
     if (a.rows != a.cols) {
         throw InputError(o.matrix + ": the matrix is " + std::to_string(a.rows) + " x " +
                          std::to_string(a.cols) + "; a linear system needs a square matrix");

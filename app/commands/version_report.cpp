@@ -8,6 +8,7 @@
 #include <zlib.h>
 
 #include <CLI/Version.hpp>
+#include <cstdlib>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -56,7 +57,11 @@ std::string version_report() {
                                   : "built for " + build.cuda) +
               "\n";
     report += "  MPI            not built in\n";
-    report += "  OpenMP         " + (build.openmp.empty() ? "none" : build.openmp) + "\n";
+    // The policy libgomp read when it loaded (main.cpp defaults it to passive).
+    const char* wait_policy = std::getenv("OMP_WAIT_POLICY");
+    report += "  OpenMP         " + (build.openmp.empty() ? "none" : build.openmp) +
+              ", waiting threads " + (wait_policy != nullptr ? wait_policy : "unset") +
+              " (OMP_WAIT_POLICY)\n";
     report += "  compiler       " + compiler() + ", " SIMRUN_BUILD_TYPE " build\n";
     report += "  libraries      " + library_versions() + "\n";
     return report;

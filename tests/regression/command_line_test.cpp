@@ -288,6 +288,27 @@ std::string first_output_line(const std::string& command) {
     return text;
 }
 
+// OpenMP threads sleep at barriers unless the user asks otherwise, so that a second busy
+// process on the machine does not turn each barrier into a wait for a preempted spinner.
+TEST(CommandLine, OpenMpWaitsPassivelyUnlessTheUserSetsAPolicy) {
+    TemporaryDirectory dir;
+    const char* before = std::getenv("OMP_WAIT_POLICY");
+    const std::string saved = before != nullptr ? before : "";
+    unsetenv("OMP_WAIT_POLICY");
+    const auto by_default = run_simrun("--version", dir.path());
+    setenv("OMP_WAIT_POLICY", "active", 1);
+    const auto asked = run_simrun("--version", dir.path());
+    if (before != nullptr) {
+        setenv("OMP_WAIT_POLICY", saved.c_str(), 1);
+    } else {
+        unsetenv("OMP_WAIT_POLICY");
+    }
+    EXPECT_NE(by_default.out.find("waiting threads passive (OMP_WAIT_POLICY)"), std::string::npos)
+        << by_default.out;
+    EXPECT_NE(asked.out.find("waiting threads active (OMP_WAIT_POLICY)"), std::string::npos)
+        << asked.out;
+}
+
 TEST(CommandLine, VersionNamesTheReleaseTheCommitAndTheBuild) {
     TemporaryDirectory dir;
     const auto result = run_simrun("--version", dir.path());

@@ -3,6 +3,8 @@
 // Each case is an input made for the purpose; the expected outcome follows from the case (the
 // exit code, the key named, no stored value that is not finite).
 #include <gtest/gtest.h>
+#include <hdf5.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmath>
@@ -10,6 +12,7 @@
 #include <filesystem>
 #include <regex>
 #include <string>
+#include <utility>
 
 #include "simrun/framework/output/output_lock.hpp"
 #include "support/run_file.hpp"
@@ -223,6 +226,133 @@ TEST(HostileInput, VerifyRefusesAbsurdLevelsAndANonFiniteExactSolution) {
     EXPECT_NE(result.err.find("key 'problem.exact': the exact solution is"), std::string::npos)
         << result.err;
     EXPECT_EQ(result.out, "");
+}
+
+// Inputs that ask for more memory than any machine has are refused with the figure and what
+// this machine has, before the allocation: a grid (by the run and by check alike), a matrix
+// whose short file declares 2^31 - 1 rows. (The image case: image_field_test; a restart file's
+// dataset is read only when shaped like the input's grid, and never past the memory.)
+TEST(HostileInput, ImpossibleSizesAreRefusedWithTheMemoryTheyNeed) {
+    TemporaryDirectory dir;
+    std::string input = heat_input("", "all = \"0\"", implicit_time);
+    // 1.7e9 nodes: about 320 GB.
+    input.replace(input.find("nx = 17\nny = 17"), 15, "nx = 1200\nny = 1200\nnz = 1200");
+    dir.write("run.toml", input);
+    for (const char* command : {"run.toml --backend cpu", "check run.toml"}) {
+        const auto result = run_simrun(command, dir.path());
+        EXPECT_EQ(result.exit_code, 2) << command << ": " << result.err;
+        EXPECT_TRUE(std::regex_search(
+            result.err, std::regex("run.toml: key 'grid': a grid of [0-9]+ nodes needs about "
+                                   "[0-9.]+ [kMGTP]?B of memory, the machine has [0-9.]+ [kMGTP]?B "
+                                   "available")))
+            << result.err;
+    }
+    dir.write("huge.mtx",
+              "%%MatrixMarket matrix coordinate real general\n2147483647 2147483647 1\n1 1 1\n");
+    const auto solve = run_simrun("solve huge.mtx --backend cpu", dir.path());
+    EXPECT_EQ(solve.exit_code, 2) << solve.err;
+    EXPECT_NE(solve.err.find("huge.mtx: a system of 2147483647 rows and 1 entries needs about"),
+              std::string::npos)
+        << solve.err;
+}
+
+// A restart file whose last step claims a field of 2^50 values (a chunked dataset: the file
+// stays small) is refused on its shape without reading it.
+TEST(HostileInput, ARestartFileClaimingAHugeFieldIsRefusedWithoutReadingIt) {
+    TemporaryDirectory dir;
+    dir.write("run.toml", heat_input("", "all = \"0\"", implicit_time));
+    ASSERT_EQ(run_simrun("run.toml --backend cpu --quiet", dir.path()).exit_code, 0);
+    const auto h5 = dir.path() / "out" / "heat.h5";
+    {
+        const hid_t file = H5Fopen(h5.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+        ASSERT_GE(file, 0);
+        ASSERT_GE(H5Ldelete(file, "/steps/000010/u", H5P_DEFAULT), 0);
+        const hsize_t dims[2] = {hsize_t{1} << 25, hsize_t{1} << 25}, chunk[2] = {64, 64};
+        const hid_t space = H5Screate_simple(2, dims, nullptr);
+        const hid_t properties = H5Pcreate(H5P_DATASET_CREATE);
+        H5Pset_chunk(properties, 2, chunk);
+        const hid_t data = H5Dcreate2(file, "/steps/000010/u", H5T_NATIVE_DOUBLE, space,
+                                      H5P_DEFAULT, properties, H5P_DEFAULT);
+        EXPECT_GE(data, 0);
+        H5Dclose(data);
+        H5Pclose(properties);
+        H5Sclose(space);
+        H5Fclose(file);
+    }
+    EXPECT_LT(std::filesystem::file_size(h5), std::uintmax_t{1} << 20);
+    const auto result = run_simrun(
+        "run.toml --backend cpu --quiet --set time.end=0.2 --output again "
+        "--restart out/heat.h5",
+        dir.path());
+    EXPECT_EQ(result.exit_code, 2) << result.err;
+    EXPECT_NE(result.err.find("/steps/000010/u is not shaped like the grid"), std::string::npos)
+        << result.err;
+}
+
+// Unix manners: a file that is not a regular file is named for what it is (a device would be
+// read forever), a result that could not be written is a failure, check refuses what the run
+// refuses, a list where one expression is expected and a basename that would break the .pvd
+// are input errors.
+TEST(HostileInput, FilesStreamsAndNamesAreCheckedAsTheRunWouldUseThem) {
+    TemporaryDirectory dir;
+    std::filesystem::create_symlink("loop_b", dir.path() / "loop_a");
+    std::filesystem::create_symlink("loop_a", dir.path() / "loop_b");
+    std::filesystem::create_directory(dir.path() / "folder.toml");
+    const std::pair<const char*, const char*> files[] = {
+        {"/dev/zero", "not a regular file"},
+        {"folder.toml", "it is a directory"},
+        {"loop_a", "Too many levels of symbolic links"},
+        {"missing.toml", "no such file"}};
+    for (const auto& [file, reason] : files) {
+        for (const std::string& command : {std::string(file), "solve " + std::string(file)}) {
+            const auto result = run_simrun(command, dir.path());
+            EXPECT_EQ(result.exit_code, 2) << command;
+            EXPECT_NE(result.err.find(reason), std::string::npos) << command << ": " << result.err;
+        }
+    }
+
+    // stdout on a full device: the result never arrives, so the run fails.
+    const std::string to_full = "cd '" + dir.path().string() +
+                                "' && '" SIMRUN_EXECUTABLE "' solve " SIMRUN_SOURCE_DIR
+                                "/tests/data/matrices/nos3.mtx --backend cpu --json > /dev/full "
+                                "2> full.err";
+    const int status = std::system(to_full.c_str());
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 1) << status;
+    const std::string full_err = testing::read_text(dir.path() / "full.err");
+    EXPECT_NE(full_err.find("cannot write the output: No space left on device"), std::string::npos)
+        << full_err;
+
+    // check refuses what the run would refuse after parsing: an unstable explicit step, SOR
+    // with a preconditioner.
+    dir.write("unstable.toml",
+              heat_input("", "all = \"0\"", "scheme = \"explicit_euler\"\ndt = 0.1\nend = 1"));
+    std::string sor = heat_input("", "all = \"0\"", implicit_time);
+    sor += "[solver]\nmethod = \"sor\"\npreconditioner = \"jacobi\"\n";
+    dir.write("sor.toml", sor);
+    for (const char* file : {"unstable.toml", "sor.toml"}) {
+        const auto checked = run_simrun(std::string("check ") + file, dir.path());
+        const auto ran = run_simrun(std::string(file) + " --backend cpu --quiet", dir.path());
+        EXPECT_EQ(ran.exit_code, 2) << file << ": " << ran.err;
+        EXPECT_EQ(checked.exit_code, 2) << file << ": " << checked.out;
+        EXPECT_EQ(checked.err, ran.err);
+    }
+
+    std::string comma = heat_input("", "all = \"0\"", implicit_time);
+    comma.replace(comma.find("sin(pi*x)*sin(pi*y)"), 19, "x, 1");
+    dir.write("comma.toml", comma);
+    const auto listed = run_simrun("check comma.toml", dir.path());
+    EXPECT_EQ(listed.exit_code, 2);
+    EXPECT_NE(listed.err.find("key 'problem.initial': 'x, 1' is 2 comma-separated expressions"),
+              std::string::npos)
+        << listed.err;
+
+    dir.write("good.toml", heat_input("", "all = \"0\"", implicit_time));
+    for (const char* basename : {"\"a\\nb\"", "\"a\\u0000b\"", "\".hidden\""}) {
+        const auto named = run_simrun(
+            std::string("check good.toml --set 'output.basename=") + basename + "'", dir.path());
+        EXPECT_EQ(named.exit_code, 2) << basename;
+        EXPECT_NE(named.err.find("key 'output.basename'"), std::string::npos) << named.err;
+    }
 }
 
 }  // namespace

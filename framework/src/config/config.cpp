@@ -12,6 +12,8 @@
 #include <tuple>
 #include <utility>
 
+#include "simrun/solvers/base/input_file.hpp"
+
 namespace simrun::framework {
 
 namespace detail {
@@ -452,14 +454,14 @@ Config::Config(std::shared_ptr<detail::ConfigState> state) : state_(std::move(st
 
 Config::~Config() = default;
 
+// An input file is text a person wrote: 256 MiB is far past any real one, and bounds what a
+// wrong path (a log, a core dump) costs before the TOML parser refuses it.
+constexpr std::uintmax_t max_input_bytes = std::uintmax_t{256} << 20;
+
 Config Config::from_file(const std::filesystem::path& path) {
     const std::string name = path.string();
-    std::error_code error;
-    if (!std::filesystem::exists(path, error)) {
-        throw InputError(name + ": cannot read the input file: no such file");
-    }
-    if (std::filesystem::is_directory(path, error)) {
-        throw InputError(name + ": cannot read the input file: it is a directory");
+    if (const auto problem = solvers::input_file_problem(path, max_input_bytes)) {
+        throw InputError(name + ": cannot read the input file: " + *problem);
     }
     std::ifstream in(path, std::ios::binary);
     if (!in) {
@@ -467,6 +469,10 @@ Config Config::from_file(const std::filesystem::path& path) {
     }
     std::ostringstream text;
     text << in.rdbuf();
+    if (text.tellp() > static_cast<std::streamoff>(max_input_bytes)) {
+        throw InputError(name + ": cannot read the input file: it grew past " +
+                         std::to_string(max_input_bytes >> 20) + " MiB while being read");
+    }
     if (in.bad()) {
         throw InputError(name + ": cannot read the input file: read failed");
     }

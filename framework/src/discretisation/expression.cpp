@@ -113,6 +113,14 @@ Expression::Expression(std::string text, std::string key, std::string place)
         parser_ = std::make_unique<Parser>(text_);
         thread_parsers_ = std::make_unique<ThreadParsers>();
         parser_->parser.Eval();
+        // muParser evaluates "a, b" to its last part: one value is expected, so a list is a
+        // mistake (a decimal comma, a stray argument) rather than something to half-use.
+        if (const int parts = parser_->parser.GetNumResults(); parts > 1) {
+            throw InputError(place_, key_,
+                             "'" + text_ + "' is " + std::to_string(parts) +
+                                 " comma-separated expressions; expected one (decimals take a "
+                                 "point: 0.5)");
+        }
         for (const auto& [name, address] : parser_->parser.GetUsedVar()) {
             if (name == "t") {
                 depends_on_time_ = true;

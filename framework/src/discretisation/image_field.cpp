@@ -16,6 +16,8 @@
 #include <utility>
 
 #include "simrun/framework/config/input_error.hpp"
+#include "simrun/solvers/base/input_file.hpp"
+#include "simrun/solvers/base/memory_budget.hpp"
 
 namespace simrun::framework {
 namespace {
@@ -101,6 +103,9 @@ bool read_pixels(PngState& state, png_bytepp rows, std::size_t row_bytes) {
 
 GrayImage GrayImage::load(const std::filesystem::path& path) {
     const std::string place = path.string();
+    if (const auto problem = solvers::input_file_problem(path)) {
+        throw InputError(place, "", "cannot open the image: " + *problem);
+    }
     const std::unique_ptr<std::FILE, FileCloser> file(std::fopen(place.c_str(), "rb"));
     if (!file) {
         const std::error_code error(errno, std::generic_category());
@@ -139,6 +144,22 @@ GrayImage GrayImage::load(const std::filesystem::path& path) {
     const std::size_t bytes_per_sample = bit_depth == 16 ? 2 : 1;
     const auto columns = static_cast<std::size_t>(width);
     const std::size_t row_bytes = columns * channels * bytes_per_sample;
+    // A small file may decode to gigabytes (a PNG compresses a flat image ~1000:1): the decoded
+    // size is checked before it is allocated, against a pixel limit and the memory available.
+    const double pixels = static_cast<double>(width) * static_cast<double>(height);
+    if (pixels > max_pixels) {
+        throw InputError(place, "",
+                         "the image is " + std::to_string(width) + " x " + std::to_string(height) +
+                             " pixels, more than the " + std::to_string(max_pixels / 1'000'000) +
+                             " million pixels an image may have; scale it down");
+    }
+    const double decoded_bytes =
+        static_cast<double>(row_bytes) * static_cast<double>(height) + 8.0 * pixels;
+    if (const auto problem = solvers::memory_problem(decoded_bytes)) {
+        throw InputError(place, "",
+                         "the image is " + std::to_string(width) + " x " + std::to_string(height) +
+                             " pixels; decoding it " + *problem);
+    }
 
     std::vector<png_byte> bytes(row_bytes * static_cast<std::size_t>(height));
     std::vector<png_bytep> rows(static_cast<std::size_t>(height));

@@ -2,8 +2,11 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <stdexcept>
+
+#include "simrun/solvers/base/memory_budget.hpp"
 
 namespace simrun::framework::hdf5 {
 
@@ -129,8 +132,14 @@ std::vector<hsize_t> Context::dataset_dims(hid_t dataset, const std::string& nam
 }
 
 std::vector<double> Context::read_doubles(hid_t dataset, const std::string& name) const {
-    hsize_t count = 1;
-    for (const hsize_t extent : dataset_dims(dataset, name)) count *= extent;
+    double count = 1;  // in double: a crafted extent may overflow any integer
+    for (const hsize_t extent : dataset_dims(dataset, name)) count *= static_cast<double>(extent);
+    if (const auto problem = solvers::memory_problem(8.0 * count)) {
+        char values[32];
+        std::snprintf(values, sizeof values, "%.3g", count);
+        throw std::runtime_error("HDF5 file '" + file_.string() + "': dataset '" + name +
+                                 "' holds " + values + " values; reading it " + *problem);
+    }
     std::vector<double> values(static_cast<std::size_t>(count));
     check(H5Dread(dataset, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data()),
           "H5Dread of '" + name + "'");

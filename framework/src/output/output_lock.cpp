@@ -48,13 +48,15 @@ OutputLock::OutputLock(const std::filesystem::path& directory, const std::string
         ::close(fd_);
         fd_ = -1;
         if (cause != EWOULDBLOCK) {
-            throw std::runtime_error("cannot lock '" + path.string() + "': " + std::strerror(cause));
+            throw std::runtime_error("cannot lock '" + path.string() +
+                                     "': " + std::strerror(cause));
         }
         std::string who = got > 0 ? std::string(holder, static_cast<std::size_t>(got)) : "";
         while (!who.empty() && (who.back() == '\n' || who.back() == ' ')) who.pop_back();
         throw OutputInUse("output directory '" + directory.string() + "' is in use: another run" +
                           (who.empty() ? "" : " (process " + who + ")") + " is writing '" +
-                          basename + "' there; wait for it to end, or choose another --output or "
+                          basename +
+                          "' there; wait for it to end, or choose another --output or "
                           "[output] basename");
     }
     // Who holds it, for the message of the next one (the lock itself is the flock).

@@ -54,7 +54,9 @@ struct StoredRun {
     std::vector<hsize_t> u_dims;
 };
 
-StoredRun read_stored_run(const std::filesystem::path& path) {
+// The last step's field is read only when shaped like `expected` (the input's grid): a file
+// whose shape differs is refused on its shape, without reading what it claims to hold.
+StoredRun read_stored_run(const std::filesystem::path& path, const std::vector<hsize_t>& expected) {
     const hdf5::Context context(path);
     auto file = context.check(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose,
                               "H5Fopen (read-only)");
@@ -84,7 +86,7 @@ StoredRun read_stored_run(const std::filesystem::path& path) {
         auto data = context.check(H5Dopen2(group.get(), "u", H5P_DEFAULT), H5Dclose,
                                   "H5Dopen2 of dataset '" + u_path + "'");
         run.u_dims = context.dataset_dims(data.get(), u_path);
-        state.u = context.read_doubles(data.get(), u_path);
+        if (run.u_dims == expected) state.u = context.read_doubles(data.get(), u_path);
     }
     // The statistics make the step's copy in a new file equal to this one; files written
     // before `method` and `residual_history` existed lack them.
@@ -124,7 +126,7 @@ RestartState read_restart_state(const std::filesystem::path& h5_path, const Grid
     }
     StoredRun stored;
     try {
-        stored = read_stored_run(h5_path);
+        stored = read_stored_run(h5_path, hdf5::field_dims(grid));
     } catch (const std::runtime_error& e) {
         throw InputError(place, "",
                          std::string("not a readable simrun run file (") + e.what() + ")");

@@ -131,6 +131,18 @@ OutputParameters parse_output(const ConfigSection& section) {
     if (o.basename.find('/') != std::string::npos) {
         section.fail("basename", "must be a file name, not a path");
     }
+    // The name goes into file names and into the .pvd and .xmf that list them: a control
+    // character (a newline, a NUL) would break those lists or cut the name short.
+    if (std::any_of(o.basename.begin(), o.basename.end(),
+                    [](unsigned char c) { return c < 0x20 || c == 0x7f; })) {
+        section.fail("basename",
+                     "must be a plain file name: no control characters (newline, "
+                     "tab, NUL)");
+    }
+    if (o.basename.starts_with(".")) {
+        section.fail("basename", "must not start with '.' (hidden; the run's temporaries are)");
+    }
+    if (o.basename.size() > 200) section.fail("basename", "must be at most 200 characters");
     o.every = section.get<std::int64_t>("every", o.every);
     if (o.every < 1) section.fail("every", "must be >= 1, got " + std::to_string(o.every));
     o.vtk = section.get<bool>("vtk", o.vtk);
@@ -179,6 +191,7 @@ RunSpec parse_run_spec(const Config& config) {
     spec.output = parse_output(config.section("output"));
     if (spec.output.basename.empty()) spec.output.basename = spec.problem_type;
     config.check_all_used();
+    spec.source_name = config.source_name();
     spec.input_text = config.text();
     spec.effective_input = config.effective_toml();
     return spec;

@@ -13,6 +13,7 @@
 #include "simrun/framework/output/output_lock.hpp"
 #include "simrun/framework/output/vtk_series_writer.hpp"
 #include "simrun/framework/run/progress.hpp"
+#include "simrun/solvers/base/memory_budget.hpp"
 
 namespace simrun::framework {
 
@@ -61,11 +62,26 @@ std::string decisions_text(const TimeIntegrator& integrator, const solvers::Back
     return text;
 }
 
+// What a run holds per grid node, at most, in host memory: the operator in DIA (5 or 7
+// diagonals, and the system matrix made from it), the field and the step data (forcing,
+// Dirichlet values, their coupling), the solver's vectors (BiCGStab's 8, the initial guess and
+// the recomputed residual), the output buffers, and a byte of boundary marks and a row scale.
+double estimated_run_bytes(const Grid& grid) {
+    const double diagonals = 2.0 * grid.dimension() + 1.0;
+    const double per_node = 8.0 * (2 * diagonals + 1 + 3 + 10 + 2) + 1 + 8;
+    return per_node * static_cast<double>(grid.num_points());
+}
+
 }  // namespace
 
 Simulation::Simulation(RunSpec spec, const RunOptions& options)
     : spec_(std::move(spec)), options_(options) {
     if (options_.output_directory) spec_.output.directory = *options_.output_directory;
+    if (const auto problem = solvers::memory_problem(estimated_run_bytes(*spec_.grid))) {
+        throw InputError(spec_.source_name, "grid",
+                         "a grid of " + std::to_string(spec_.grid->num_points()) + " nodes " +
+                             *problem + "; use a coarser grid");
+    }
     // The restart file is checked first: its errors are the user's, and cheap to find.
     if (options_.restart_file) {
         restart_ = read_restart_state(*options_.restart_file, *spec_.grid, spec_.time);

@@ -19,6 +19,8 @@
 #include <system_error>
 
 #include "simrun/solvers/base/atomic_file.hpp"
+#include "simrun/solvers/base/input_file.hpp"
+#include "simrun/solvers/base/memory_budget.hpp"
 
 namespace simrun::solvers {
 namespace {
@@ -65,6 +67,16 @@ std::size_t split(std::string_view line, std::array<std::string_view, N>& tokens
 }
 
 std::string read_whole_file(const std::filesystem::path& path) {
+    if (const auto problem = input_file_problem(path)) {
+        throw MatrixMarketError(path.string() + ": cannot open: " + *problem);
+    }
+    std::error_code size_error;
+    const auto file_bytes = std::filesystem::file_size(path, size_error);
+    if (!size_error) {
+        if (const auto problem = memory_problem(static_cast<double>(file_bytes))) {
+            throw MatrixMarketError(path.string() + ": reading it " + *problem);
+        }
+    }
     const std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(std::fopen(path.c_str(), "rb"),
                                                                &std::fclose);
     if (!file) {

@@ -339,6 +339,41 @@ TEST(SampleImage, RepeatsTheLayerAlongZAndChecksTheSize) {
     EXPECT_THROW(sample_image(plane, image, 0.0, 1.0, wrong), std::invalid_argument);
 }
 
+// The CRC-32 of PNG chunks (ISO 3309), for the crafted header below.
+std::uint32_t png_crc(const char* bytes, std::size_t count) {
+    std::uint32_t crc = 0xffffffffu;
+    for (std::size_t i = 0; i < count; ++i) {
+        crc ^= static_cast<unsigned char>(bytes[i]);
+        for (int bit = 0; bit < 8; ++bit) crc = (crc >> 1) ^ (0xedb88320u & (0u - (crc & 1u)));
+    }
+    return crc ^ 0xffffffffu;
+}
+
+// A decompression bomb: a few hundred bytes whose header declares 30000 x 30000 pixels (a flat
+// image of that size compresses to under a megabyte). It is refused from the header, before
+// anything of that size is allocated.
+TEST_F(ImageFieldTest, AHugeImageIsRefusedFromItsHeader) {
+    const fs::path file = path("bomb.png");
+    write_png(file, {.width = 2, .height = 2, .rows = {0, 1, 2, 3}});
+    std::vector<char> bytes = read_bytes(file);
+    // IHDR: length (4) and type (4) after the 8-byte signature, then width and height
+    // big-endian at offsets 16 and 20, the chunk's CRC (over type and data) at 29.
+    for (const int offset : {16, 20}) {
+        const std::uint32_t side = 30000;
+        for (int k = 0; k < 4; ++k) {
+            bytes[static_cast<std::size_t>(offset + k)] = static_cast<char>(side >> (24 - 8 * k));
+        }
+    }
+    const std::uint32_t crc = png_crc(bytes.data() + 12, 17);
+    for (int k = 0; k < 4; ++k)
+        bytes[static_cast<std::size_t>(29 + k)] = static_cast<char>(crc >> (24 - 8 * k));
+    write_bytes(file, bytes);
+    const std::string message = load_error(file);
+    EXPECT_NE(message.find("the image is 30000 x 30000 pixels, more than the 100 million pixels"),
+              std::string::npos)
+        << message;
+}
+
 TEST_F(ImageFieldTest, MissingFileNamesThePath) {
     const fs::path missing = path("no_such_image.png");
     const std::string message = load_error(missing);

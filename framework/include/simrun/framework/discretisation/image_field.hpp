@@ -18,10 +18,14 @@ public:
     // alpha and transparency are ignored; no gamma or colour profile is applied. Values are
     // scaled to [0, 1] (stored value / 255, or / 65535 for 16-bit files).
     // Throws InputError naming the path when the file cannot be opened, is not a PNG, is corrupt
-    // or truncated, or its width or height is outside 1 .. max_side.
+    // or truncated, or its width or height is outside 1 .. max_side, it has more than
+    // max_pixels pixels, or decoding it needs more memory than is available.
     static GrayImage load(const std::filesystem::path& path);
 
     static constexpr std::int64_t max_side = 100000;
+    // At most this many pixels (10000 x 10000): past it a grid samples far below the image's
+    // resolution, and decoding costs gigabytes.
+    static constexpr std::int64_t max_pixels = 100'000'000;
 
     // An image from width * height values in row-major order, top row first, used as given.
     // Throws std::invalid_argument when width or height is < 1 or the value count differs.

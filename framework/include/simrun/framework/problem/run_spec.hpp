@@ -53,6 +53,7 @@ struct RunSpec {
     TimeParameters time;
     SolverParameters solver;
     OutputParameters output;
+    std::string source_name;      // the input file's name, for messages
     std::string input_text;       // the input file as read
     std::string effective_input;  // the input after --set overrides
 };
