@@ -63,6 +63,20 @@ Hdf5RunWriter::~Hdf5RunWriter() {
     } catch (...) {
         // Nothing to report from a destructor; the step stays out of the .xmf either way.
     }
+    try {
+        write_index();
+    } catch (...) {
+        // Nothing to report from a destructor; the .xmf on disk lists complete steps only.
+    }
+}
+
+void Hdf5RunWriter::write_index() {
+    if (!xdmf_schedule_.stale()) return;
+    // Unsynced, as the steps it lists: the .xmf, as the .h5, survives a killed process.
+    solvers::write_file_atomically(xdmf_path(),
+                                   make_xdmf(grid_, h5_path_.filename().string(), steps_),
+                                   solvers::FileSync::unsynced);
+    xdmf_schedule_.written(steps_.size());
 }
 
 void Hdf5RunWriter::create(std::string_view input_text, std::string_view solver_decisions) {
@@ -250,10 +264,7 @@ void Hdf5RunWriter::commit_staged() {
     steps_.push_back(std::move(*staged_));
     staged_.reset();
     release_cache(context);
-    // Unsynced, as the steps it lists: the .xmf, as the .h5, survives a killed process.
-    solvers::write_file_atomically(xdmf_path(),
-                                   make_xdmf(grid_, h5_path_.filename().string(), steps_),
-                                   solvers::FileSync::unsynced);
+    if (xdmf_schedule_.changed(steps_.size())) write_index();
 }
 
 void Hdf5RunWriter::check_still_in_place() const {

@@ -136,6 +136,13 @@ void OutputPipeline::submit(OutputStep step,
 
 void OutputPipeline::finish() {
     close();
+    // The indexes list every step written (they are rewritten on a schedule, not each step).
+    try {
+        if (vtk_) vtk_->write_index();
+        if (hdf5_) hdf5_->write_index();
+    } catch (...) {
+        if (!error_) error_ = std::current_exception();
+    }
     if (error_) std::rethrow_exception(error_);
 }
 

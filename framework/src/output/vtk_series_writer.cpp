@@ -69,7 +69,19 @@ VtkSeriesWriter::VtkSeriesWriter(std::filesystem::path directory, std::string ba
     read_pvd(from.last_step);
 }
 
-VtkSeriesWriter::~VtkSeriesWriter() = default;
+VtkSeriesWriter::~VtkSeriesWriter() {
+    try {
+        write_index();
+    } catch (...) {
+        // Nothing to report from a destructor; the .pvd on disk lists complete steps only.
+    }
+}
+
+void VtkSeriesWriter::write_index() {
+    if (!pvd_schedule_.stale()) return;
+    write_pvd();
+    pvd_schedule_.written(entries_.size());
+}
 
 void VtkSeriesWriter::set_threads(std::size_t threads) {
     file_writer_ = std::make_unique<VtiFileWriter>(std::max<std::size_t>(threads, 1));
@@ -175,7 +187,10 @@ void VtkSeriesWriter::write_step(std::int64_t step, double time,
         std::sort(entries_.begin(), entries_.end(),
                   [](const Entry& a, const Entry& b) { return a.step < b.step; });
     }
-    write_pvd();
+    if (pvd_schedule_.changed(entries_.size())) {
+        write_pvd();
+        pvd_schedule_.written(entries_.size());
+    }
 }
 
 void VtkSeriesWriter::write_pvd() const {

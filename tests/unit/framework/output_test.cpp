@@ -272,6 +272,54 @@ TEST_F(OutputTest, Hdf5RunFileRemovedOrReplacedDuringTheRunFailsTheNextStep) {
     }
 }
 
+// The .pvd and the .xmf are rewritten whole, so rewriting them each step would cost time
+// quadratic in the steps. On their schedule (a rewrite once the index would list 1/16 more
+// steps, so every step below 16) N steps cause at most 17 + ln(N / 16) / ln(17 / 16)
+// rewrites: 70 for 400. Every index on disk lists complete steps only, and at the end of output it lists
+// them all.
+TEST_F(OutputTest, IndexesAreRewrittenOnAScheduleLinearInTheSteps) {
+    const Grid grid = Grid(2, {3, 3, 1}, {0, 0, 0}, {1, 1, 0});
+    const std::vector<double> u(9, 1.0);
+    const std::vector<FieldView> fields{{"u", u}};
+    constexpr int steps = 400;
+    const double bound = 17 + std::log(steps / 16.0) / std::log(17.0 / 16.0);
+    VtkSeriesWriter vtk(dir_, "series", grid);
+    Hdf5RunWriter h5(dir_ / "series.h5", grid, "", "");
+    int pvd_rewrites = 0, xmf_rewrites = 0;
+    std::string pvd, xmf;
+    const auto count = [](const std::string& text, const std::string& item) {
+        std::size_t found = 0;
+        for (std::size_t at = text.find(item); at != std::string::npos;
+             at = text.find(item, at + 1)) {
+            ++found;
+        }
+        return found;
+    };
+    for (int step = 0; step < steps; ++step) {
+        vtk.write_step(step, 0.1 * step, fields);
+        h5.write_step(step, 0.1 * step, fields, {0, 0.0, "explicit", "none", {}});
+        const std::string new_pvd = read_text(vtk.pvd_path()), new_xmf = read_text(h5.xdmf_path());
+        pvd_rewrites += new_pvd != pvd;
+        xmf_rewrites += new_xmf != xmf;
+        pvd = new_pvd;
+        xmf = new_xmf;
+        // Listed steps are complete: at most the steps written, at least 16/17 of them.
+        const std::size_t written = static_cast<std::size_t>(step) + 1;
+        for (const std::size_t listed :
+             {count(pvd, "<DataSet "), count(xmf, "series.h5:/steps/")}) {
+            EXPECT_LE(listed, written);
+            EXPECT_GE(17 * listed + 17, 16 * written) << step;
+        }
+    }
+    EXPECT_LE(pvd_rewrites, bound);
+    EXPECT_LE(xmf_rewrites, bound);
+    vtk.write_index();
+    h5.write_index();
+    EXPECT_EQ(count(read_text(vtk.pvd_path()), "<DataSet "), static_cast<std::size_t>(steps));
+    EXPECT_EQ(count(read_text(h5.xdmf_path()), "series.h5:/steps/"),
+              static_cast<std::size_t>(steps));
+}
+
 TEST_F(OutputTest, Hdf5RoundTripIsExact) {
     const std::string input = "[grid]\npoints = [6, 5, 4]\n# \"quoted\" and unicode: \xce\xb1\n";
     const std::string decisions = "pcg+jacobi: symmetric, positive diagonal => SPD";

@@ -34,6 +34,7 @@
 
 #include "simrun/framework/discretisation/field.hpp"
 #include "simrun/framework/discretisation/grid.hpp"
+#include "simrun/framework/output/index_schedule.hpp"
 #include "simrun/framework/output/xdmf_writer.hpp"
 
 namespace simrun::framework {
@@ -108,6 +109,10 @@ public:
                     const StepStatistics& stats);
     void commit_staged();
     void discard_staged();
+    // Rewrites the .xmf when it lists fewer steps than were committed (commit_staged rewrites
+    // it on the schedule of index_schedule.hpp). At the end of output; the destructor tries
+    // too, and stays silent on failure.
+    void write_index();
 
     const std::filesystem::path& h5_path() const { return h5_path_; }
     std::filesystem::path xdmf_path() const;
@@ -128,6 +133,7 @@ private:
     Grid grid_;
     Hdf5Handle file_;
     std::vector<XdmfStep> steps_;
+    IndexSchedule xdmf_schedule_;
     std::optional<XdmfStep> staged_;
 };
 

@@ -13,6 +13,7 @@
 
 #include "simrun/framework/discretisation/field.hpp"
 #include "simrun/framework/discretisation/grid.hpp"
+#include "simrun/framework/output/index_schedule.hpp"
 #include "simrun/framework/problem/run_settings.hpp"
 
 namespace simrun::framework {
@@ -41,7 +42,8 @@ public:
     VtkSeriesWriter(const VtkSeriesWriter&) = delete;
     VtkSeriesWriter& operator=(const VtkSeriesWriter&) = delete;
 
-    // Writes the fields of one step (time in the problem's time unit) and rewrites the .pvd.
+    // Writes the fields of one step (time in the problem's time unit) and rewrites the .pvd
+    // when its schedule says so (index_schedule.hpp).
     // Writing a step again replaces it. Throws std::invalid_argument for a negative step or a
     // field whose size differs from the grid's node count, std::runtime_error naming the file
     // when compressing or the file system fails.
@@ -54,6 +56,10 @@ public:
     // Half the hardware threads, from 1 to 4: a step's blocks in ~1/4 of one thread's time
     // where cores are free, without taking the cores of a CPU run's own computation.
     static std::size_t default_threads();
+
+    // Rewrites the .pvd when it lists fewer steps than were written (at the end of output; the
+    // destructor tries too, and stays silent on failure).
+    void write_index();
 
     std::filesystem::path pvd_path() const;
     std::filesystem::path step_path(std::int64_t step) const;
@@ -79,6 +85,7 @@ private:
     std::vector<Entry> entries_;
     VtkCompression compression_ = VtkCompression::lz4;
     std::unique_ptr<VtiFileWriter> file_writer_;  // its threads and blocks, kept between steps
+    IndexSchedule pvd_schedule_;
 };
 
 }  // namespace simrun::framework
