@@ -441,9 +441,11 @@ CooData<double> read_matrix_market(const std::filesystem::path& path) {
     CooData<double> coo;
     coo.rows = reader.rows();
     coo.cols = reader.cols();
-    // Every stored entry takes at least 4 bytes ("i j\n"); symmetric ones may double.
-    const auto reserve = static_cast<std::size_t>(std::min<std::int64_t>(
-        2 * reader.declared_entries(), static_cast<std::int64_t>(reader.bytes_left() / 2 + 1)));
+    // Every stored entry takes at least 4 bytes ("i j\n"); symmetric ones may double. (The
+    // declared count itself may be anything up to 2^63: bounded by the text first.)
+    const std::int64_t stored = std::min(reader.declared_entries(),
+                                         static_cast<std::int64_t>(reader.bytes_left() / 4 + 1));
+    const auto reserve = static_cast<std::size_t>(2 * stored);
     coo.row.reserve(reserve);
     coo.col.reserve(reserve);
     coo.values.reserve(reserve);

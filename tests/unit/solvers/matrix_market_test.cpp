@@ -284,6 +284,11 @@ INSTANTIATE_TEST_SUITE_P(
     MatrixMarket, MatrixMarketMalformed,
     ::testing::Values(
         MalformedCase{"empty_file", "", 1, "expected the banner"},
+        // Found by the fuzzer: a declared count near 2^62 overflowed the reservation.
+        MalformedCase{"declared_count_near_2_to_the_62",
+                      "%%MatrixMarket matrix coordinate real symmetric\n3 3 4844445808069642743\n"
+                      "1 1 2\n",
+                      3, "the file ended after 1 of the 4844445808069642743 entries declared"},
         MalformedCase{"symmetric_with_both_triangles",
                       "%%MatrixMarket matrix coordinate real symmetric\n3 3 4\n1 1 4\n2 1 -1\n"
                       "2 2 4\n1 2 -1\n",
