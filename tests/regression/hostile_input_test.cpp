@@ -329,12 +329,17 @@ TEST(HostileInput, FilesStreamsAndNamesAreCheckedAsTheRunWouldUseThem) {
     std::string sor = heat_input("", "all = \"0\"", implicit_time);
     sor += "[solver]\nmethod = \"sor\"\npreconditioner = \"jacobi\"\n";
     dir.write("sor.toml", sor);
-    for (const char* file : {"unstable.toml", "sor.toml"}) {
+    std::string dense = heat_input("", "all = \"0\"", implicit_time);
+    dense.replace(dense.find("nx = 17\nny = 17"), 15, "nx = 129\nny = 129");
+    dense += "[solver]\nformat = \"dense\"\n";
+    dir.write("dense.toml", dense);
+    for (const char* file : {"unstable.toml", "sor.toml", "dense.toml"}) {
         const auto checked = run_simrun(std::string("check ") + file, dir.path());
         const auto ran = run_simrun(std::string(file) + " --backend cpu --quiet", dir.path());
         EXPECT_EQ(ran.exit_code, 2) << file << ": " << ran.err;
         EXPECT_EQ(checked.exit_code, 2) << file << ": " << checked.out;
         EXPECT_EQ(checked.err, ran.err);
+        EXPECT_NE(ran.err.find(std::string(file) + ":"), std::string::npos) << ran.err;  // placed
     }
 
     std::string comma = heat_input("", "all = \"0\"", implicit_time);

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <span>
+#include <stdexcept>
 #include <string>
 #include <system_error>
 
@@ -87,8 +88,14 @@ Simulation::Simulation(RunSpec spec, const RunOptions& options)
         restart_ = read_restart_state(*options_.restart_file, *spec_.grid, spec_.time);
     }
     backend_ = solvers::make_backend(options_.backend);
-    integrator_ = make_time_integrator(*spec_.grid, *spec_.problem, *spec_.boundary, spec_.time,
-                                       spec_.solver, backend_);
+    try {
+        integrator_ = make_time_integrator(*spec_.grid, *spec_.problem, *spec_.boundary, spec_.time,
+                                           spec_.solver, backend_);
+    } catch (const std::invalid_argument& e) {
+        // The solver layer's refusal of the system the input asks for (a format the matrix
+        // does not fit, a method its diagonal forbids): an input error, placed at [solver].
+        throw InputError(spec_.source_name, "solver", e.what());
+    }
     if (restart_) {
         integrator_->set_state(restart_->u, restart_->step);
         restart_->u = {};
