@@ -116,6 +116,8 @@ TEST(SolveCommand, ConvergedMeansTheRecomputedResidualMeetsTheTolerance) {
         const auto j = solve_json(matrices + "nos3.mtx" + options, dir, &exit_code);
         const auto x = solvers::read_matrix_market_vector(dir.path() / "x.mtx");
         const double residual = testing::relative_residual(a, b, x);
+        // One history entry per iteration and the start, restarts included.
+        EXPECT_EQ(j["residual_history"].size(), j["iterations"].get<std::size_t>() + 1);
         if (j["status"] == "converged") {
             EXPECT_EQ(exit_code, 0);
             EXPECT_LE(residual, slack * rtol) << j.dump();

@@ -166,9 +166,13 @@ void LinearSystemSolver<T>::confirm(std::size_t index, const Array<T>& b, Array<
     for (int restart = 0; restart < 2 && std::isfinite(residual) && residual > target; ++restart) {
         SolveResult again = method(index).solve(b, x);
         result.iterations += again.iterations;
-        result.residual_history.insert(result.residual_history.end(),
-                                       again.residual_history.begin(),
-                                       again.residual_history.end());
+        // The restart's own iteration 0 is the point the history already ends at: one entry
+        // per iteration stays (iterations + 1 in all).
+        if (!again.residual_history.empty()) {
+            result.residual_history.insert(result.residual_history.end(),
+                                           again.residual_history.begin() + 1,
+                                           again.residual_history.end());
+        }
         if (!again.converged()) {
             result.status = again.status;
             result.final_residual = again.final_residual;
