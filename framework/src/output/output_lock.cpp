@@ -48,8 +48,9 @@ OutputLock::OutputLock(const std::filesystem::path& directory, const std::string
         ::close(fd_);
         fd_ = -1;
         if (cause != EWOULDBLOCK) {
-            throw std::runtime_error("cannot lock '" + path.string() +
-                                     "': " + std::strerror(cause));
+            // A file system without flock (some network mounts: ENOLCK, EOPNOTSUPP): the run
+            // goes on unguarded, as before there was a lock, and leaves others' files alone.
+            return;
         }
         std::string who = got > 0 ? std::string(holder, static_cast<std::size_t>(got)) : "";
         while (!who.empty() && (who.back() == '\n' || who.back() == ' ')) who.pop_back();
