@@ -71,9 +71,9 @@ std::string read_whole_file(const std::filesystem::path& path) {
         throw MatrixMarketError(path.string() + ": cannot open: " + *problem);
     }
     std::error_code size_error;
-    const auto file_bytes = std::filesystem::file_size(path, size_error);
+    const auto expected = std::filesystem::file_size(path, size_error);
     if (!size_error) {
-        if (const auto problem = memory_problem(static_cast<double>(file_bytes))) {
+        if (const auto problem = memory_problem(static_cast<double>(expected))) {
             throw MatrixMarketError(path.string() + ": reading it " + *problem);
         }
     }
@@ -83,9 +83,8 @@ std::string read_whole_file(const std::filesystem::path& path) {
         throw MatrixMarketError(path.string() + ": cannot open: " + std::strerror(errno));
     }
     // Read straight into a buffer of the file's size, growing it if the file grew meanwhile.
-    std::error_code ignored;
-    const auto expected = std::filesystem::file_size(path, ignored);
-    std::string text(ignored ? std::size_t{1} << 16 : static_cast<std::size_t>(expected) + 1, '\0');
+    std::string text(size_error ? std::size_t{1} << 16 : static_cast<std::size_t>(expected) + 1,
+                     '\0');
     std::size_t size = 0;
     while (true) {
         size += std::fread(text.data() + size, 1, text.size() - size, file.get());
@@ -443,8 +442,8 @@ CooData<double> read_matrix_market(const std::filesystem::path& path) {
     coo.cols = reader.cols();
     // Every stored entry takes at least 4 bytes ("i j\n"); symmetric ones may double. (The
     // declared count itself may be anything up to 2^63: bounded by the text first.)
-    const std::int64_t stored = std::min(reader.declared_entries(),
-                                         static_cast<std::int64_t>(reader.bytes_left() / 4 + 1));
+    const std::int64_t stored =
+        std::min(reader.declared_entries(), static_cast<std::int64_t>(reader.bytes_left() / 4 + 1));
     const auto reserve = static_cast<std::size_t>(2 * stored);
     coo.row.reserve(reserve);
     coo.col.reserve(reserve);

@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "methods/residual_monitor.hpp"
 #include "simrun/solvers/base/vector_ops.hpp"
 #include "simrun/solvers/matrices/conversions.hpp"
 #include "simrun/solvers/matrices/matrix_factory.hpp"
@@ -146,14 +147,6 @@ SolveReport LinearSystemSolver<T>::solve(const Array<T>& b, Array<T>& x) const {
     return report;
 }
 
-template <typename T>
-double LinearSystemSolver<T>::true_residual_norm(const Array<T>& b, const Array<T>& x) const {
-    if (residual_.size() != x.size()) residual_ = Array<T>(backend_, x.size());
-    operator_->apply(x, residual_);
-    axpy(static_cast<T>(-1), b, residual_);  // A x - b
-    return static_cast<double>(norm2(residual_));
-}
-
 // The method's residual is a recurrence that drifts from b - A x in finite precision (and can
 // underflow to 0); the recomputed one decides. A miss restarts the method from x (its start forms
 // b - A x afresh: residual replacement), at most twice, appending to the same result.
@@ -162,7 +155,10 @@ void LinearSystemSolver<T>::confirm(std::size_t index, const Array<T>& b, Array<
                                     SolveResult& result) const {
     const double target = std::max(parameters_.criteria.relative_tolerance * result.rhs_norm,
                                    parameters_.criteria.absolute_tolerance);
-    double residual = true_residual_norm(b, x);
+    if (residual_.size() != x.size()) residual_ = Array<T>(backend_, x.size());
+    // b - A x as every method's start forms it (residual_monitor.hpp).
+    const auto recompute = [&] { return compute_residual(*operator_, b, x, residual_, false); };
+    double residual = recompute();
     for (int restart = 0; restart < 2 && std::isfinite(residual) && residual > target; ++restart) {
         SolveResult again = method(index).solve(b, x);
         result.iterations += again.iterations;
@@ -180,9 +176,8 @@ void LinearSystemSolver<T>::confirm(std::size_t index, const Array<T>& b, Array<
             result.breakdown_value = again.breakdown_value;
             return;
         }
-        residual = true_residual_norm(b, x);
+        residual = recompute();
     }
-    result.true_residual = residual;
     result.final_residual = residual;
     result.status = !std::isfinite(residual) ? SolveStatus::non_finite
                     : residual <= target     ? SolveStatus::converged

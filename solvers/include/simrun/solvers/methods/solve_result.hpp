@@ -61,9 +61,8 @@ struct SolveResult {
     double rhs_norm = 0.0;          // ||b||
     double initial_residual = 0.0;  // ||b - A x0||
     // ||b - A x|| as tracked by the method; for a solve the method called converged, b - A x
-    // recomputed (true_residual), which decides the status.
+    // recomputed (LinearSystemSolver), which decides the status.
     double final_residual = 0.0;
-    std::optional<double> true_residual;
     std::vector<double> residual_history;  // ||r_k||, k = 0 .. iterations
     std::string breakdown_quantity;        // e.g. "p'Ap" or "rho", when one occurred
     std::optional<double> breakdown_value;

@@ -61,7 +61,6 @@ private:
     const IterativeSolver<T>& method(std::size_t index) const;
     // Decides a converged result of method `index` on ||b - A x|| (see solve).
     void confirm(std::size_t index, const Array<T>& b, Array<T>& x, SolveResult& result) const;
-    double true_residual_norm(const Array<T>& b, const Array<T>& x) const;
     // The host CSR form: the matrix given, or (DIA) made from the back-end's copy when first
     // needed.
     const CsrData<T>& host_csr() const;
