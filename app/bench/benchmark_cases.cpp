@@ -209,9 +209,19 @@ std::vector<std::pair<std::string, std::string>> floor_formulas() {
     };
 }
 
+CaseSpec multigrid_case() {
+    CaseSpec spec{solvers::Method::cg, solvers::Format::stencil, Precision::double_precision,
+                  rtol_to_solution, 100};
+    spec.preconditioner = solvers::PreconditionerKind::multigrid;
+    return spec;
+}
+
 std::string case_name(const std::string& matrix, solvers::Method method, const CaseSpec& spec) {
-    std::string name = solvers::to_string(method) + "/" + matrix + "/" +
-                       std::string(solvers::to_string(spec.format)) + "/" +
+    std::string name = solvers::to_string(method) +
+                       (spec.preconditioner == solvers::PreconditionerKind::none
+                            ? ""
+                            : "+" + solvers::to_string(spec.preconditioner)) +
+                       "/" + matrix + "/" + std::string(solvers::to_string(spec.format)) + "/" +
                        std::string(solvers::name_of(spec.precision));
     if (spec.rtol > 0) {
         char text[32];
@@ -258,6 +268,9 @@ BenchPlan make_plan(const BenchOptions& options, solvers::BackendKind kind) {
                 poisson.cases.push_back(c);
             }
         }
+        // Multigrid-preconditioned CG to 1e-8 at every size, in the stencil format.
+        poisson.grid = solvers::GridBox{2, {m_long, m_long, 1}};
+        poisson.cases.push_back(multigrid_case());
         plan.groups.push_back(std::move(poisson));
 
         plan.groups.push_back({"convdiff2d-" + edge, [m] { return convection_diffusion_matrix(m); },
@@ -269,9 +282,12 @@ BenchPlan make_plan(const BenchOptions& options, solvers::BackendKind kind) {
             static_cast<std::int32_t>(std::llround(std::cbrt(static_cast<double>(rows))));
         check_grid(m3, 3);
         const std::int64_t k3 = fixed_iterations(kind, static_cast<std::int64_t>(m3) * m3 * m3);
-        plan.groups.push_back({"poisson3d-" + std::to_string(m3),
-                               [m3] { return poisson_matrix(m3, 3); }, false,
-                               every_format(solvers::Method::cg, both_precisions, 0.0, k3)});
+        MatrixGroup poisson3d{"poisson3d-" + std::to_string(m3),
+                              [m3] { return poisson_matrix(m3, 3); }, false,
+                              every_format(solvers::Method::cg, both_precisions, 0.0, k3)};
+        poisson3d.grid = solvers::GridBox{3, {m3, m3, m3}};
+        poisson3d.cases.push_back(multigrid_case());
+        plan.groups.push_back(std::move(poisson3d));
     }
 
     // One case larger than a CPU's last-level cache (126 MB per iteration), so the quick set

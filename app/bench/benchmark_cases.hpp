@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -56,6 +57,8 @@ struct CaseSpec {
     // rtol > 0: until ||r|| <= rtol ||b||, at most max_iterations ("time to tolerance").
     double rtol = 0.0;
     std::int64_t max_iterations = 100;
+    // none, or multigrid on the group's grid (time to tolerance, set-up timed apart).
+    solvers::PreconditionerKind preconditioner = solvers::PreconditionerKind::none;
 };
 
 // One matrix, built once, and the cases run on it.
@@ -66,6 +69,8 @@ struct MatrixGroup {
     // diagonal, BiCGStab otherwise) and overrides the cases' method.
     bool choose_method = false;
     std::vector<CaseSpec> cases;
+    // The box the rows come from (the generated grids), which multigrid cases need.
+    std::optional<solvers::GridBox> grid = std::nullopt;
 };
 
 struct BenchPlan {
@@ -79,7 +84,8 @@ struct BenchPlan {
 // too small or too large for 32-bit CSR indices.
 BenchPlan make_plan(const BenchOptions& options, solvers::BackendKind kind);
 
-// "cg/poisson2d-1024/dia/double", with "/to-1e-08" for a time-to-tolerance case.
+// "cg/poisson2d-1024/dia/double", with "/to-1e-08" for a time-to-tolerance case and
+// "cg+multigrid/..." for a preconditioned one.
 std::string case_name(const std::string& matrix, solvers::Method method, const CaseSpec& spec);
 
 }  // namespace simrun::app::bench

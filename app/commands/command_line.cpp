@@ -257,6 +257,11 @@ int run_command_line(int argc, char** argv) {
     solve->add_option("--omega", solve_options.omega, "Relaxation weight for jacobi/sor/ssor (1)");
     add_word_option(*solve, "--precision", solve_options.precision, "Floating-point type");
     add_word_option(*solve, "--backend", solve_options.backend, "Back-end");
+    std::string solve_grid;
+    solve
+        ->add_option("--grid", solve_grid,
+                     "The rows are the points of this box, x fastest (so multigrid applies)")
+        ->option_text("NXxNY[xNZ]");
     solve->add_option("--out", solve_options.out, "Write the solution to x.mtx");
     solve->add_flag("--compensated", solve_options.compensated,
                     "Compensated (Kahan/Neumaier) dot products");
@@ -276,6 +281,13 @@ int run_command_line(int argc, char** argv) {
         if (check->parsed()) return run_check(check_arguments);
         if (solve->parsed()) {
             solve_options.request = solve_request(solve_method, solve_preconditioner, solve_format);
+            if (!solve_grid.empty()) {
+                try {
+                    solve_options.request.grid = solvers::parse_grid_box(solve_grid);
+                } catch (const std::invalid_argument& e) {
+                    throw InputError(std::string("--grid: ") + e.what());
+                }
+            }
             return run_solve(solve_options);
         }
         if (bench->parsed()) return run_bench(bench_options);

@@ -15,6 +15,7 @@
 #include "simrun/solvers/matrices/dia_matrix.hpp"
 #include "simrun/solvers/matrices/sparse_matrices.hpp"
 #include "simrun/solvers/methods/conjugate_gradient.hpp"
+#include "simrun/solvers/multigrid/multigrid_preconditioner.hpp"
 #include "simrun/solvers/selection/linear_system_solver.hpp"
 #include "simrun/solvers/selection/matrix_properties.hpp"
 #include "support/random_data.hpp"
@@ -614,6 +615,99 @@ TEST(CudaBiCgStab, RepeatedSolvesAreBitIdenticalInEveryFormat) {
             EXPECT_TRUE(x.to_host() == first_x) << format << ": x differs in repeat " << repeat;
         }
     }
+}
+
+// The multigrid kernels on random data: a 7-point and a 27-point random operator on an odd 3D
+// box (2 and 8 colours), and transfers that coarsen two axes (the coarse points starting at 1
+// and at 0) and keep the third.
+TYPED_TEST(CudaVersusCpu, MultigridKernels) {
+    using T = TypeParam;
+    SIMRUN_REQUIRE_GPU(this->gpu);
+    const BoxShape fine{3, {37, 23, 19}};
+    const BoxShape coarse{3, {18, 12, 19}};
+    const std::int64_t n = fine.size(), nc = coarse.size();
+    const std::int64_t nx = fine.points[0], nxy = nx * fine.points[1];
+    std::vector<int> seven = {static_cast<int>(-nxy), static_cast<int>(-nx), -1, 0, 1,
+                              static_cast<int>(nx),   static_cast<int>(nxy)};
+    std::vector<int> all;
+    for (int dz = -1; dz <= 1; ++dz) {
+        for (int dy = -1; dy <= 1; ++dy) {
+            for (int dx = -1; dx <= 1; ++dx)
+                all.push_back(static_cast<int>(dx + nx * dy + nxy * dz));
+        }
+    }
+    const auto a7 = random_dia<T>(n, seven, 91), a27 = random_dia<T>(n, all, 92);
+    const auto inverse_diagonal = random_vector<T>(static_cast<std::size_t>(n), 93, 0.1, 0.2);
+    const auto b = random_vector<T>(static_cast<std::size_t>(n), 94);
+    const auto x = random_vector<T>(static_cast<std::size_t>(n), 95);
+    const auto weights = random_vector<T>(static_cast<std::size_t>(27 * nc), 96);
+    const auto coarse_values = random_vector<T>(static_cast<std::size_t>(nc), 97);
+    auto run = [&](const std::shared_ptr<const Backend>& backend) {
+        const auto& k = backend->template kernels<T>();
+        const DiaMatrix<T> m7(backend, a7), m27(backend, a27);
+        auto d = Array<T>::from_host(backend, inverse_diagonal);
+        auto ba = Array<T>::from_host(backend, b);
+        auto x7 = Array<T>::from_host(backend, x), x27 = Array<T>::from_host(backend, x);
+        auto r = Array<T>(backend, static_cast<std::size_t>(n));
+        k.dia_residual(*backend, m27.view(), ba.data(), x27.data(), r.data());
+        for (int colour = 0; colour < 2; ++colour) {
+            k.box_colour_sweep(*backend, m7.view(), fine, 2, colour, d.data(), ba.data(),
+                               x7.data());
+        }
+        for (int colour = 7; colour >= 0; --colour) {
+            k.box_colour_sweep(*backend, m27.view(), fine, 8, colour, d.data(), ba.data(),
+                               x27.data());
+        }
+        auto w = Array<T>::from_host(backend, weights);
+        BoxTransferView<T> t{fine, coarse, {2, 2, 1}, {1, 0, 0}, w.data()};
+        auto restricted = Array<T>(backend, static_cast<std::size_t>(nc));
+        k.box_restrict(*backend, t, r.data(), restricted.data());
+        auto c = Array<T>::from_host(backend, coarse_values);
+        k.box_interpolate_add(*backend, t, c.data(), x7.data());
+        auto direction = Array<T>::from_host(backend, b);
+        k.chebyshev_step(*backend, static_cast<std::size_t>(n), T(0.4), T(1.3), d.data(), r.data(),
+                         direction.data(), x27.data());
+        std::vector<T> out = r.to_host();
+        for (const Array<T>* part : {&x7, &x27, &restricted, &direction}) {
+            const auto values = part->to_host();
+            out.insert(out.end(), values.begin(), values.end());
+        }
+        return out;
+    };
+    expect_close(run(this->gpu), run(this->cpu), 256 * this->eps);
+}
+
+// A whole multigrid-preconditioned CG solve of the 2D Laplacian on the GPU takes the CPU's
+// iterations (within one) and meets the tolerance in b - A x recomputed on the host.
+TYPED_TEST(CudaVersusCpu, MultigridPreconditionedCg) {
+    using T = TypeParam;
+    SIMRUN_REQUIRE_GPU(this->gpu);
+    const std::int64_t m = 255;
+    const double tolerance = std::is_same_v<T, float> ? 1e-5 : 1e-10;
+    const DiaData<T> a = convert_dia<T>(testing::laplacian_2d(m));
+    const auto rhs = random_vector<T>(static_cast<std::size_t>(m * m), 98);
+    auto run = [&](const std::shared_ptr<const Backend>& backend) {
+        const DiaMatrix<T> matrix(backend, a);
+        const auto hierarchy = std::make_shared<const MultigridHierarchy<T>>(
+            backend, a, GridBox{2, {m, m, 1}}, MultigridParameters{});
+        const MultigridPreconditioner<T> preconditioner(hierarchy);
+        MethodParameters parameters;
+        parameters.criteria.relative_tolerance = tolerance;
+        const ConjugateGradient<T> cg(matrix, &preconditioner, parameters);
+        auto b = Array<T>::from_host(backend, rhs);
+        Array<T> x(backend, rhs.size());
+        fill(x, T(0));
+        const SolveResult result = cg.solve(b, x);
+        EXPECT_TRUE(result.converged()) << result.summary();
+        return std::make_pair(result.iterations, x.to_host());
+    };
+    const auto [gpu_iterations, gpu_x] = run(this->gpu);
+    const auto [cpu_iterations, cpu_x] = run(this->cpu);
+    EXPECT_NEAR(static_cast<double>(gpu_iterations), static_cast<double>(cpu_iterations), 1.0);
+    // The recurrence residual the solve stopped on and the true one differ by rounding only:
+    // allow twice the tolerance.
+    const std::vector<double> x(gpu_x.begin(), gpu_x.end()), b(rhs.begin(), rhs.end());
+    EXPECT_LE(testing::relative_residual(to_csr(testing::laplacian_2d(m)), b, x), 2 * tolerance);
 }
 
 }  // namespace

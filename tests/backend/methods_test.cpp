@@ -18,6 +18,7 @@
 #include "simrun/solvers/selection/linear_system_solver.hpp"
 #include "simrun/solvers/selection/matrix_properties.hpp"
 #include "support/random_data.hpp"
+#include "support/test_backend.hpp"
 #include "support/test_matrices.hpp"
 
 namespace simrun::solvers {
@@ -25,16 +26,7 @@ namespace {
 
 using testing::TestSystem;
 
-#ifdef SIMRUN_TEST_ON_CUDA
-std::shared_ptr<const Backend> test_backend() {
-    return cuda_compiled() && cuda_device_count() > 0 ? make_cuda_backend() : nullptr;
-}
-#define SIMRUN_SKIP_WITHOUT_BACKEND(b) \
-    if (!(b)) GTEST_SKIP() << "no CUDA GPU (or no CUDA back-end in this build): GPU test skipped"
-#else
-std::shared_ptr<const Backend> test_backend() { return make_cpu_backend(); }
-#define SIMRUN_SKIP_WITHOUT_BACKEND(b) (void)(b)
-#endif
+using testing::test_backend;
 
 std::vector<TestSystem> systems() {
     const auto one = [](double, double, double) { return 1.0; };

@@ -59,7 +59,7 @@ TEST(BenchCommand, QuickCpuRunReportsEveryCaseWithSaneNumbers) {
     ASSERT_GE(j["cases"].size(), 40u);
 
     std::set<std::string> names, methods, formats, precisions, modes, real;
-    int out_of_cache = 0;
+    int out_of_cache = 0, multigrid_cases = 0;
     for (const auto& c : j["cases"]) {
         SCOPED_TRACE(c.dump());
         for (const char* key : {"case",
@@ -93,6 +93,18 @@ TEST(BenchCommand, QuickCpuRunReportsEveryCaseWithSaneNumbers) {
         }
         const std::string name = c["case"];
         EXPECT_TRUE(names.insert(name).second) << "duplicate case";
+        if (c["preconditioner"] == "multigrid") {
+            // Multigrid-preconditioned CG to 1e-8 on each generated Poisson grid: a handful
+            // of iterations, its set-up timed apart, no plain-CG floor claimed.
+            ++multigrid_cases;
+            EXPECT_EQ(c["mode"], "to_tolerance");
+            EXPECT_EQ(c["status"], "converged");
+            EXPECT_LE(c["iterations"].get<long long>(), 12);
+            EXPECT_LE(c["relative_residual"].get<double>(), 1e-8);
+            EXPECT_GT(c["setup_seconds"].get<double>(), 0.0);
+            EXPECT_EQ(c["floor_ratio"].get<double>(), 0.0);
+            continue;
+        }
         methods.insert(c["method"].get<std::string>());
         formats.insert(c["format"].get<std::string>());
         precisions.insert(c["precision"].get<std::string>());
@@ -169,6 +181,7 @@ TEST(BenchCommand, QuickCpuRunReportsEveryCaseWithSaneNumbers) {
                      144.0 * 16384 - 12.0 * 4 * 128 + 4);
 
     EXPECT_GE(out_of_cache, 1) << "the quick set holds a case larger than the cache";
+    EXPECT_EQ(multigrid_cases, 4) << "one per generated Poisson grid (2D and 3D, two sizes)";
     EXPECT_EQ(methods, (std::set<std::string>{"bicgstab", "cg", "jacobi"}));
     EXPECT_EQ(formats, (std::set<std::string>{"csr", "dia", "ell", "stencil"}));
     EXPECT_EQ(precisions, (std::set<std::string>{"double", "float"}));

@@ -157,6 +157,49 @@ TEST(SolveCommand, GivenRightHandSideAndInitialGuess) {
     for (std::size_t i = 0; i < 900; ++i) EXPECT_NEAR(x[i], x_true[i], 1e-6);
 }
 
+// --grid says the rows are a box's points: multigrid is then chosen for the Laplacians (CG +
+// Jacobi would need hundreds of iterations) and reaches the tolerance in a handful.
+TEST(SolveCommand, GridMakesMultigridApply) {
+    TemporaryDirectory dir;
+    for (const auto& [name, grid] :
+         {std::pair{"lap2D_5pt_n100", "100x100"}, std::pair{"lap3D_7pt_n20", "20x20x20"}}) {
+        int exit_code = -1;
+        const auto j =
+            solve_json(matrices + name + ".mtx --backend cpu --grid " + grid, dir, &exit_code);
+        EXPECT_EQ(exit_code, 0) << name;
+        EXPECT_EQ(j["preconditioner"], "multigrid") << name;
+        EXPECT_NE(
+            j["reason"].get<std::string>().find("the rows are the " + std::string(grid) + " box"),
+            std::string::npos)
+            << j["reason"];
+        EXPECT_LE(j["iterations"].get<int>(), 12) << name;
+        EXPECT_LE(j["relative_residual"].get<double>(), 1e-8) << name;
+    }
+    // Without --grid the same matrix gets Jacobi.
+    int exit_code = -1;
+    const auto j = solve_json(matrices + "lap2D_5pt_n100.mtx --backend cpu", dir, &exit_code);
+    EXPECT_EQ(j["preconditioner"], "jacobi");
+
+    auto result = run_simrun("solve " + matrices + "lap2D_5pt_n100.mtx --grid 100x99", dir.path());
+    EXPECT_EQ(result.exit_code, 2);
+    EXPECT_NE(result.err.find("the box 100x99 has 9900 points but the matrix 10000 rows"),
+              std::string::npos)
+        << result.err;
+    result = run_simrun("solve " + matrices + "lap2D_5pt_n100.mtx --grid 100xten", dir.path());
+    EXPECT_EQ(result.exit_code, 2);
+    EXPECT_NE(result.err.find("'ten' is not a whole number"), std::string::npos) << result.err;
+    // Rows that are not the box's points (a 50x200 reading of a 100x100 grid).
+    result = run_simrun(
+        "solve " + matrices + "lap2D_5pt_n100.mtx --grid 50x200 --precond multigrid", dir.path());
+    EXPECT_EQ(result.exit_code, 2);
+    EXPECT_NE(result.err.find("not its neighbour in the 50x200 box"), std::string::npos)
+        << result.err;
+    result = run_simrun("solve " + matrices + "nos3.mtx --precond multigrid", dir.path());
+    EXPECT_EQ(result.exit_code, 2);
+    EXPECT_NE(result.err.find("multigrid needs the box the rows come from"), std::string::npos)
+        << result.err;
+}
+
 TEST(SolveCommand, BadInputExitsTwoWithTheLine) {
     TemporaryDirectory dir;
     dir.write("bad.mtx",

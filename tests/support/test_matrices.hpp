@@ -1,6 +1,7 @@
 #pragma once
 // Generated test systems (CSR, double) with known character, and a dense direct solve in long
 // double as the independent reference.
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <random>
@@ -190,6 +191,44 @@ inline std::vector<double> dense_solve(const solvers::CsrData<double>& a,
         x[c] = static_cast<double>(sum / m[c * n + c]);
     }
     return x;
+}
+
+// The sides of a box problem (low x, high x, low y, high y, low z, high z).
+enum class Side { dirichlet, neumann };
+
+// -div(k grad u) + shift u on a box of nodes with spacings h per axis (x fastest). A Dirichlet
+// side lies one spacing beyond the box (a known zero there: the coupling stays on the
+// diagonal); a Neumann side closes the box with no flux (the coupling is left out). Node
+// (i, j, k) sits at ((i + 1) h_x, ...); k is sampled at the faces between nodes. Symmetric.
+template <typename K>
+solvers::CsrData<double> box_diffusion_matrix(std::array<std::int32_t, 3> points, int dimension,
+                                              std::array<double, 3> h, K k,
+                                              std::array<Side, 6> sides, double shift = 0.0) {
+    const std::int32_t n = points[0] * points[1] * points[2];
+    const std::int32_t stride[3] = {1, points[0], points[0] * points[1]};
+    TripletBuilder t(n);
+    for (std::int32_t i = 0; i < n; ++i) {
+        const std::int32_t c[3] = {i % points[0], (i / points[0]) % points[1],
+                                   i / (points[0] * points[1])};
+        double diagonal = shift;
+        for (int a = 0; a < dimension; ++a) {
+            for (int side : {-1, 1}) {
+                double face[3] = {(c[0] + 1) * h[0], (c[1] + 1) * h[1], (c[2] + 1) * h[2]};
+                face[a] += 0.5 * side * h[a];
+                const double w = k(face[0], face[1], face[2]) / (h[a] * h[a]);
+                const std::int32_t neighbour = c[a] + side;
+                if (neighbour >= 0 && neighbour < points[a]) {
+                    t.add(i, i + side * stride[a], -w);
+                    diagonal += w;
+                } else if (sides[static_cast<std::size_t>(2 * a + (side > 0 ? 1 : 0))] ==
+                           Side::dirichlet) {
+                    diagonal += w;
+                }
+            }
+        }
+        t.add(i, i, diagonal);
+    }
+    return t.csr();
 }
 
 }  // namespace simrun::testing

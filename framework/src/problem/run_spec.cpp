@@ -112,6 +112,21 @@ SolverParameters parse_solver(const ConfigSection& section) {
     s.request.preconditioner =
         read_word<solvers::PreconditionerKind>(section, "preconditioner", "auto", "auto");
     s.request.format = read_word<solvers::Format>(section, "format", "auto", "auto");
+    // [solver.multigrid]: the cycle, for multigrid chosen or named.
+    const ConfigSection multigrid = section.subsection("multigrid");
+    solvers::MultigridParameters& m = s.request.multigrid;
+    m.cycle = *read_word<solvers::MultigridCycle>(multigrid, "cycle", "v");
+    m.smoother =
+        *read_word<solvers::MultigridSmoother>(multigrid, "smoother", "red_black_gauss_seidel");
+    // Read wide, so that an out-of-range value is reported rather than narrowed.
+    const auto sweeps = [&](const char* key, int value) {
+        const auto wide = multigrid.get<std::int64_t>(key, value);
+        return static_cast<int>(std::clamp<std::int64_t>(wide, -1, 1000));
+    };
+    m.pre_sweeps = sweeps("pre_sweeps", m.pre_sweeps);
+    m.post_sweeps = sweeps("post_sweeps", m.post_sweeps);
+    m.coarsest_size = multigrid.get<std::int64_t>("coarsest_size", m.coarsest_size);
+    if (const auto problem = m.problem()) multigrid.fail(problem->key, problem->message);
     solvers::StoppingCriteria& c = s.criteria;
     c.relative_tolerance = section.get<double>("rtol", c.relative_tolerance);
     c.absolute_tolerance = section.get<double>("atol", c.absolute_tolerance);

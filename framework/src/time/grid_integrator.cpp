@@ -102,7 +102,11 @@ void GridIntegrator::copy_state(std::span<double> u) const { u_.copy_to_host(u);
 std::unique_ptr<solvers::LinearSystemSolver<double>> GridIntegrator::make_solver(
     solvers::DiaData<double> matrix, const SolverParameters& solver) {
     properties_ = solvers::analyze(matrix);
-    const solvers::SolverPlan plan = solvers::plan_solver(properties_, solver.request);
+    // The rows are the grid's nodes, x fastest: multigrid may coarsen them as a box.
+    solvers::SolverRequest request = solver.request;
+    request.grid =
+        solvers::GridBox{grid_.dimension(), {grid_.points(0), grid_.points(1), grid_.points(2)}};
+    const solvers::SolverPlan plan = solvers::plan_solver(properties_, request);
     solvers::MethodParameters parameters;
     parameters.criteria = solver.criteria;
     return std::make_unique<solvers::LinearSystemSolver<double>>(backend_, std::move(matrix), plan,

@@ -9,11 +9,65 @@
 #include "base/bicgstab_device_state.hpp"
 #include "base/cg_device_state.hpp"
 #include "base/jacobi_device_state.hpp"
+#include "simrun/solvers/base/host_device.hpp"
 #include "simrun/solvers/base/matrix_views.hpp"
 
 namespace simrun::solvers {
 
 class Backend;
+
+// A structured box of points, x fastest: point (i, j, k) is row i + nx (j + ny k). Unused axes
+// have one point.
+struct BoxShape {
+    int dimension;
+    std::int64_t points[3];
+    SIMRUN_HOST_DEVICE std::int64_t size() const { return points[0] * points[1] * points[2]; }
+};
+
+// The transfer between a box and the next coarser one of a multigrid hierarchy. Per axis, step
+// 2 (coarsened: coarse point I lies on fine point first + 2 I) or 1 (kept: first 0). P, the
+// interpolation, is stored by coarse point: weights[s * coarse.size() + I] is the weight of
+// coarse point I at the fine point s away from where it lies, s running over {-1, 0, 1} on the
+// coarsened axes (slot (sx + 1) + 3 (sy + 1) + 9 (sz + 1), axes beyond the dimension left out).
+// Restriction is R = P^T.
+template <typename T>
+struct BoxTransferView {
+    BoxShape fine;
+    BoxShape coarse;
+    int step[3];
+    int first[3];
+    const T* weights;
+};
+
+// The slot of offset (sx, sy, sz) in a transfer's weights.
+SIMRUN_HOST_DEVICE inline int transfer_slot(int dimension, int sx, int sy, int sz) {
+    return (sx + 1) + (dimension >= 2 ? 3 * (sy + 1) : 0) + (dimension == 3 ? 9 * (sz + 1) : 0);
+}
+
+// The coarse points whose weights reach fine coordinate f along one axis of a transfer: the one
+// on f's line (offset 0), or the two around it (f one step above the lower, offset 1, and one
+// below the upper, offset -1), those inside the coarse box. Returns how many (1 or 2; 1 at
+// the box's ends).
+SIMRUN_HOST_DEVICE inline int coarse_neighbours_on_axis(std::int64_t f, int step, int first,
+                                                        std::int64_t coarse_points,
+                                                        std::int64_t (&index)[2],
+                                                        int (&offset)[2]) {
+    const std::int64_t u = f - first;
+    if (step == 1 || u % 2 == 0) {
+        index[0] = step == 1 ? u : u / 2;
+        offset[0] = 0;
+        return 1;
+    }
+    const std::int64_t below = u < 0 ? -1 : (u - 1) / 2;
+    int count = 0;
+    for (std::int64_t q = below; q <= below + 1; ++q) {
+        if (q < 0 || q >= coarse_points) continue;
+        index[count] = q;
+        offset[count] = q == below ? 1 : -1;
+        ++count;
+    }
+    return count;
+}
 
 template <typename T>
 struct KernelTable {
@@ -85,6 +139,29 @@ struct KernelTable {
     // x_{k+1} = x_k + omega D^-1 r, ||r||^2. Traffic, DIA: D n values + 4n vector values.
     void (*jacobi_iterations)(const Backend&, const RowMatrixView<T>& a, const JacobiVectors<T>& v,
                               JacobiScalars<T>* s, std::int64_t count);
+
+    // ---- multigrid on a box (multigrid/) ----
+    // r = b - A x. Traffic: D n values (or n masks) + 2n reads + n writes, x's neighbours
+    // through the cache.
+    void (*dia_residual)(const Backend&, const DiaView<T>& a, const T* b, const T* x, T* r);
+    // Gauss-Seidel on the points of one colour of the box, which must not be coupled to each
+    // other: x_i += inv_diag_i (b_i - (A x)_i). With 2 colours a point's colour is
+    // (i + j + k) mod 2 (for stencils along the axes); with 2^dimension it is
+    // i mod 2 + 2 (j mod 2) + 4 (k mod 2) (for any 3^dimension-point stencil). Traffic: the
+    // colour's share of A's rows, b, inv_diag and x (read and written), neighbours' x gathered.
+    void (*box_colour_sweep)(const Backend&, const DiaView<T>& a, BoxShape box, int num_colours,
+                             int colour, const T* inv_diag, const T* b, T* x);
+    // coarse = P^T fine. Traffic: 3^dimension weights and a write per coarse point, the fine
+    // vector once (its points shared by neighbouring coarse points through the cache).
+    void (*box_restrict)(const Backend&, const BoxTransferView<T>& t, const T* fine, T* coarse);
+    // fine += P coarse. Traffic: fine read and written, the coarse vector and the weights
+    // gathered (each read by up to 3^dimension fine points, through the cache).
+    void (*box_interpolate_add)(const Backend&, const BoxTransferView<T>& t, const T* coarse,
+                                T* fine);
+    // One step of the Chebyshev smoother: d = c_d d + c_r inv_diag .* r, x = x + d.
+    // Traffic: 4n reads, 2n writes.
+    void (*chebyshev_step)(const Backend&, std::size_t n, T c_d, T c_r, const T* inv_diag,
+                           const T* r, T* d, T* x);
 
     // ---- multicolour Gauss-Seidel / SOR ----
     // One SOR update of the `count` rows listed in `rows` (one colour: no two are coupled):

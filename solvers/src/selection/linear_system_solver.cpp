@@ -10,6 +10,7 @@
 #include "simrun/solvers/methods/bicgstab.hpp"
 #include "simrun/solvers/methods/conjugate_gradient.hpp"
 #include "simrun/solvers/methods/stationary_methods.hpp"
+#include "simrun/solvers/multigrid/multigrid_preconditioner.hpp"
 
 namespace simrun::solvers {
 
@@ -100,6 +101,17 @@ const IterativeSolver<T>& LinearSystemSolver<T>::method(std::size_t index) const
             built->preconditioner = std::make_unique<SsorPreconditioner<T>>(
                 backend_, host_csr(), static_cast<T>(parameters_.omega));
             break;
+        case PreconditionerKind::multigrid: {
+            // CG needs the symmetric cycle; BiCGStab takes the one that contracts more.
+            MultigridParameters multigrid = plan_.multigrid;
+            multigrid.symmetric = step.method == Method::cg;
+            const DiaMatrix<T>* dia = dia_operator();
+            built->preconditioner = std::make_unique<MultigridPreconditioner<T>>(
+                std::make_shared<MultigridHierarchy<T>>(
+                    backend_, dia != nullptr ? dia->host_data() : to_dia(*host_), *plan_.grid,
+                    multigrid));
+            break;
+        }
     }
     const Preconditioner<T>* m = built->preconditioner.get();
     switch (step.method) {

@@ -1,5 +1,6 @@
 #include "simrun/solvers/selection/solver_selection.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <stdexcept>
@@ -47,12 +48,48 @@ std::string csr_limit(const MatrixProperties& p) {
            std::to_string(max_csr_index) + " of the CSR, ELL and COO forms";
 }
 
+// CG + Jacobi's predicted iterations to 1e-8: (1/2) sqrt(kappa) ln(2 / 1e-8), with kappa
+// bounded by (q + 1) / (q - 1) for dominance ratio q > 1, and for q <= 1 taken as the
+// Laplacian's on the box, (2 (N + 1) / pi)^2 for its longest edge N.
+double predicted_jacobi_iterations(const MatrixProperties& p, const GridBox& box) {
+    const double q = p.worst_dominance_ratio;
+    double kappa;
+    if (q > 1.0) {
+        kappa = std::isinf(q) ? 1.0 : (q + 1.0) / (q - 1.0);
+    } else {
+        const double edge =
+            static_cast<double>(std::max({box.points[0], box.points[1], box.points[2]}));
+        kappa = std::pow(2.0 * (edge + 1.0) / 3.141592653589793, 2.0);
+    }
+    return 0.5 * std::sqrt(kappa) * std::log(2e8);
+}
+
+// Whether multigrid pays for this matrix (see the rules in the header), and why.
+std::optional<std::string> multigrid_pays(Method method, const MatrixProperties& p,
+                                          const std::optional<GridBox>& grid) {
+    if (!grid || p.zero_diagonal_rows > 0 || !p.positive_diagonal) return std::nullopt;
+    if (method == Method::bicgstab && !p.weakly_dominant) return std::nullopt;
+    if (method != Method::cg && method != Method::bicgstab) return std::nullopt;
+    const double jacobi = predicted_jacobi_iterations(p, *grid);
+    if (jacobi <= 50.0) return std::nullopt;
+    char text[256];
+    std::snprintf(text, sizeof text,
+                  "multigrid: the rows are the %s box and %s + jacobi would need ~%.0f "
+                  "iterations to 1e-8, multigrid about 10 at any size (each ~4 jacobi ones)",
+                  grid->describe().c_str(), to_string(method).c_str(), jacobi);
+    return std::string(text);
+}
+
 // The preconditioner for a Krylov method when the user left it to us.
-SolverStep choose_preconditioner(Method method, const MatrixProperties& p) {
+SolverStep choose_preconditioner(Method method, const MatrixProperties& p,
+                                 const std::optional<GridBox>& grid) {
     SolverStep step;
     step.method = method;
     if (stationary(method)) {
         step.preconditioner = PreconditionerKind::none;
+    } else if (const auto reason = multigrid_pays(method, p, grid)) {
+        step.preconditioner = PreconditionerKind::multigrid;
+        step.reason = *reason;
     } else if (p.zero_diagonal_rows > 0) {
         step.preconditioner = PreconditionerKind::none;
         step.reason = "no preconditioner: " + std::to_string(p.zero_diagonal_rows) +
@@ -70,10 +107,28 @@ SolverStep choose_preconditioner(Method method, const MatrixProperties& p) {
     return step;
 }
 
-void check_combination(const SolverStep& step, const MatrixProperties& p) {
+void check_combination(const SolverStep& step, const MatrixProperties& p,
+                       const std::optional<GridBox>& grid) {
     if (stationary(step.method) && step.preconditioner != PreconditionerKind::none) {
         throw std::invalid_argument(to_string(step.method) +
                                     " is a stationary method and takes no preconditioner");
+    }
+    if (step.preconditioner == PreconditionerKind::multigrid) {
+        if (!grid) {
+            throw std::invalid_argument(
+                "multigrid needs the box the rows come from (a grid problem, or solve --grid "
+                "NXxNY[xNZ])");
+        }
+        if (grid->size() != p.rows) {
+            throw std::invalid_argument("the box " + grid->describe() + " has " +
+                                        std::to_string(grid->size()) + " points but the matrix " +
+                                        std::to_string(p.rows) + " rows");
+        }
+        if (step.method == Method::bicg) {
+            throw std::invalid_argument(
+                "bicg needs a preconditioner equal to its transpose: none or jacobi, not "
+                "multigrid");
+        }
     }
     if (step.method == Method::bicg && step.preconditioner == PreconditionerKind::ssor) {
         throw std::invalid_argument(
@@ -154,19 +209,20 @@ SolverPlan plan_solver(const MatrixProperties& p, const SolverRequest& request) 
                                       "indefinite"
                                     : "nonsymmetric";
     }
-    SolverStep first = choose_preconditioner(method, p);
+    SolverStep first = choose_preconditioner(method, p, request.grid);
     std::string preconditioner_reason = first.reason;
     if (request.preconditioner) {
         first.preconditioner = *request.preconditioner;
         preconditioner_reason = "named by the user";
     }
-    check_combination(first, p);
+    check_combination(first, p, request.grid);
     first.reason = first.name() + ": " + method_reason +
                    (stationary(method) ? "" : "; " + preconditioner_reason);
     plan.first = first;
 
     if (auto_method) {
-        // Fallbacks keep a preconditioner every method of the chain accepts.
+        // Fallbacks keep a preconditioner every method of the chain accepts (BiCGStab takes
+        // multigrid; BiCG takes neither multigrid nor SSOR).
         const PreconditionerKind safe = first.preconditioner == PreconditionerKind::ssor
                                             ? PreconditionerKind::jacobi
                                             : first.preconditioner;
@@ -175,7 +231,8 @@ SolverPlan plan_solver(const MatrixProperties& p, const SolverRequest& request) 
                                       "CG failed (not SPD after all): BiCGStab needs no symmetry"});
         }
         plan.fallbacks.push_back(
-            {Method::bicg, safe == PreconditionerKind::ssor ? PreconditionerKind::jacobi : safe,
+            {Method::bicg,
+             safe == PreconditionerKind::multigrid ? PreconditionerKind::jacobi : safe,
              "BiCGStab failed: BiCG breaks down differently"});
         if (p.strictly_dominant && fits_csr(p)) {
             plan.fallbacks.push_back({Method::sor, PreconditionerKind::none,
@@ -201,6 +258,8 @@ SolverPlan plan_solver(const MatrixProperties& p, const SolverRequest& request) 
     }
     first.reason += " (" + described + ")";
     plan.first.reason = first.reason;
+    plan.grid = request.grid;
+    plan.multigrid = request.multigrid;
     return plan;
 }
 

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 #include <vector>
 
 #include "kernels/unified/device_math.hpp"
@@ -24,6 +25,7 @@ void parallel_for(const Backend&, std::size_t n, F f) {
 }
 
 #include "kernels/unified/elementwise_kernels.inc.hpp"
+#include "kernels/unified/multigrid_kernels.inc.hpp"
 
 // Reductions are summed in fixed chunks, then the chunk sums in chunk order, so the result is
 // the same for any number of threads.

@@ -41,6 +41,7 @@ void parallel_for(const Backend& backend, std::size_t n, F f) {
 }
 
 #include "kernels/unified/elementwise_kernels.inc.hpp"
+#include "kernels/unified/multigrid_kernels.inc.hpp"
 
 // First pass of x . y: each block sums a fixed, grid-strided subset in a fixed order and
 // reduces it with CUB's (deterministic) block reduction. Traffic: 2n reads.

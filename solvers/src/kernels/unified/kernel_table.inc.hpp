@@ -25,6 +25,11 @@ const KernelTable<T>& kernel_table() {
         .cg_iterations = &cg_iterations<T>,
         .bicgstab_iterations = &bicgstab_iterations<T>,
         .jacobi_iterations = &jacobi_iterations<T>,
+        .dia_residual = &dia_residual<T>,
+        .box_colour_sweep = &box_colour_sweep<T>,
+        .box_restrict = &box_restrict<T>,
+        .box_interpolate_add = &box_interpolate_add<T>,
+        .chebyshev_step = &chebyshev_step<T>,
         .sor_colour_sweep = &sor_colour_sweep<T>,
     };
     return table;

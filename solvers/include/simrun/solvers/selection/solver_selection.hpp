@@ -4,11 +4,17 @@
 // part instead ("auto" lets the selector decide).
 //
 // Rules (auto):
-// - symmetric with positive diagonal => CG. Preconditioner: Jacobi when the matrix is
-//   diagonally dominant (it scales well and costs one pass), multicolour SSOR otherwise
-//   (rows far from dominance gain most from Gauss-Seidel coupling).
-// - otherwise => BiCGStab with Jacobi (none when a diagonal entry is zero).
-// - fallbacks: CG => BiCGStab (CG met p'Ap <= 0: not SPD after all); BiCGStab => BiCG;
+// - symmetric with positive diagonal => CG. Preconditioner: multigrid where the rows come from
+//   a box and CG + Jacobi is predicted to need more than 50 iterations to 1e-8 (about
+//   (1/2) sqrt(kappa) ln(2e8), kappa estimated from the diagonal dominance, or for merely
+//   weak dominance from the box's longest edge as for the Laplacian): a multigrid iteration
+//   costs about four Jacobi ones and about 10 of them suffice at any size. Otherwise Jacobi
+//   when the matrix is diagonally dominant (it scales well and costs one pass), multicolour
+//   SSOR otherwise (rows far from dominance gain most from Gauss-Seidel coupling).
+// - otherwise => BiCGStab with multigrid on the same terms when the matrix is diagonally
+//   dominant (diffusion dominates), else Jacobi (none when a diagonal entry is zero).
+// - fallbacks: CG => BiCGStab (CG met p'Ap <= 0: not SPD after all); BiCGStab => BiCG (with
+//   Jacobi in place of multigrid, which has no transpose here);
 //   then, on a strictly diagonally dominant matrix, Gauss-Seidel (which must converge there).
 //   A method named by the user gets no fallbacks.
 // - format: stencil when the matrix is banded with constant coefficients (a grid stencil);
@@ -23,6 +29,8 @@
 
 #include "simrun/solvers/base/enum_names.hpp"
 #include "simrun/solvers/matrices/format.hpp"
+#include "simrun/solvers/multigrid/grid_box.hpp"
+#include "simrun/solvers/multigrid/multigrid_parameters.hpp"
 #include "simrun/solvers/selection/matrix_properties.hpp"
 
 namespace simrun::solvers {
@@ -34,12 +42,13 @@ inline constexpr std::array enum_names<Method> = {
     EnumName<Method>{Method::cg, "cg"}, EnumName<Method>{Method::bicg, "bicg"},
     EnumName<Method>{Method::bicgstab, "bicgstab"}};
 
-enum class PreconditionerKind { none, jacobi, ssor };
+enum class PreconditionerKind { none, jacobi, ssor, multigrid };
 template <>
 inline constexpr std::array enum_names<PreconditionerKind> = {
     EnumName<PreconditionerKind>{PreconditionerKind::none, "none"},
     EnumName<PreconditionerKind>{PreconditionerKind::jacobi, "jacobi"},
-    EnumName<PreconditionerKind>{PreconditionerKind::ssor, "ssor"}};
+    EnumName<PreconditionerKind>{PreconditionerKind::ssor, "ssor"},
+    EnumName<PreconditionerKind>{PreconditionerKind::multigrid, "multigrid"}};
 
 std::string to_string(Method method);
 std::string to_string(PreconditionerKind kind);
@@ -52,6 +61,10 @@ struct SolverRequest {
     std::optional<Method> method;
     std::optional<PreconditionerKind> preconditioner;
     std::optional<Format> format;
+    // The box the rows come from, where they do (a grid problem, or solve --grid): what
+    // multigrid needs.
+    std::optional<GridBox> grid;
+    MultigridParameters multigrid;
 
     // From the words of the input file and the command line: "auto" or a name of the enum's
     // list (enum_names). Throws std::invalid_argument naming the accepted words.
@@ -72,6 +85,9 @@ struct SolverPlan {
     std::vector<SolverStep> fallbacks;  // tried in order when the previous step fails
     Format format = Format::csr;
     std::string format_reason;  // e.g. "dia: 5 diagonals hold 99% of their slots"
+    // For the steps with multigrid: the box and the cycle (symmetric for CG).
+    std::optional<GridBox> grid;
+    MultigridParameters multigrid;
 };
 
 // Throws std::invalid_argument for an unknown name or a combination that cannot work (a

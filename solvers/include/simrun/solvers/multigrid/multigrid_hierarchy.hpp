@@ -1,0 +1,67 @@
+#pragma once
+// Geometric multigrid on a box of unknowns: the levels of a hierarchy and the cycle that
+// runs them, on any back-end.
+//
+// Set-up (on the host, in double precision): each level coarsens by 2 the axes whose coupling
+// is at least a quarter of the strongest (semi-coarsening where the operator is anisotropic),
+// choosing per axis whether the box's end points are coarse points from the operator (ends
+// that keep their coupling, as Neumann sides and identity rows do, are kept on the coarse
+// level; ends that lost it, as eliminated Dirichlet sides, are not). The interpolation P is
+// operator-dependent (black-box multigrid): a fine point between coarse points takes the
+// weights -a_ij / a_ii of the stencil collapsed onto the axes it lies between, which are the
+// (bi/tri)linear weights for constant coefficients and follow the flux across a coefficient
+// jump. Restriction is P^T (full weighting for constant coefficients) and the coarse operator
+// is the Galerkin product P^T A P, kept in DIA with at most 3^dimension diagonals. The coarsest
+// level is solved by a dense inverse.
+//
+// The cycle runs on the back-end (multigrid kernels of the kernel table); no host round trip.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "simrun/solvers/base/array.hpp"
+#include "simrun/solvers/matrices/dia_data.hpp"
+#include "simrun/solvers/multigrid/grid_box.hpp"
+#include "simrun/solvers/multigrid/multigrid_parameters.hpp"
+
+namespace simrun::solvers {
+
+template <typename T>
+class MultigridHierarchy {
+public:
+    // Builds the levels of `fine`, a matrix on the points of `box`. Throws std::invalid_argument
+    // when the matrix is not the box's size, couples a point to one that is not its neighbour
+    // in the box (saying which), has a zero or negative diagonal entry (the smoothers divide by
+    // it), or the parameters are out of range.
+    MultigridHierarchy(std::shared_ptr<const Backend> backend, const DiaData<T>& fine,
+                       const GridBox& box, const MultigridParameters& parameters);
+    ~MultigridHierarchy();
+    MultigridHierarchy(const MultigridHierarchy&) = delete;
+    MultigridHierarchy& operator=(const MultigridHierarchy&) = delete;
+
+    // x = x + one cycle's correction for A x = b (b and x on the back-end, the box's size).
+    void cycle(const Array<T>& b, Array<T>& x) const;
+
+    struct LevelSummary {
+        GridBox box;
+        int num_diagonals;  // of the level's operator (0 for the coarsest's dense inverse)
+        int colours;        // of the Gauss-Seidel smoother
+    };
+    const std::vector<LevelSummary>& levels() const { return summaries_; }
+    // One line: "6 levels: 255x255 -> 127x127 -> ... -> 7x7 (direct), V(1,1), red-black
+    // Gauss-Seidel".
+    std::string describe() const;
+    const MultigridParameters& parameters() const { return parameters_; }
+
+private:
+    struct Level;
+    void run_cycle(std::size_t level, const T* b, T* x, MultigridCycle cycle) const;
+    void smooth(Level& level, const T* b, T* x, int sweeps, bool forward) const;
+
+    std::shared_ptr<const Backend> backend_;
+    MultigridParameters parameters_;
+    std::vector<std::unique_ptr<Level>> levels_;
+    std::vector<LevelSummary> summaries_;
+};
+
+}  // namespace simrun::solvers

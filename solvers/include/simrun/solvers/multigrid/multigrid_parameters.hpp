@@ -1,0 +1,53 @@
+#pragma once
+// What a user may choose of a multigrid cycle ([solver.multigrid] in a run's input).
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "simrun/solvers/base/enum_names.hpp"
+
+namespace simrun::solvers {
+
+// V: one visit of each coarser level per cycle; W: two; F: an F-cycle on the coarser level,
+// then a V-cycle.
+enum class MultigridCycle { v, w, f };
+// Red-black Gauss-Seidel (2 colours for stencils along the axes, 2^dimension for stencils with
+// diagonal neighbours, so each colour's points are uncoupled), or Chebyshev polynomials in
+// D^-1 A (degree = sweeps) on [0.3, 1] times a Gershgorin bound of its largest eigenvalue.
+enum class MultigridSmoother { red_black_gauss_seidel, chebyshev };
+
+template <>
+inline constexpr std::array enum_names<MultigridCycle> = {EnumName{MultigridCycle::v, "v"},
+                                                          EnumName{MultigridCycle::w, "w"},
+                                                          EnumName{MultigridCycle::f, "f"}};
+template <>
+inline constexpr std::array enum_names<MultigridSmoother> = {
+    EnumName{MultigridSmoother::red_black_gauss_seidel, "red_black_gauss_seidel"},
+    EnumName{MultigridSmoother::chebyshev, "chebyshev"}};
+
+struct MultigridParameters {
+    MultigridCycle cycle = MultigridCycle::v;
+    MultigridSmoother smoother = MultigridSmoother::red_black_gauss_seidel;
+    int pre_sweeps = 1;   // before the coarse correction (>= 0)
+    int post_sweeps = 1;  // after it (>= 0; equal to pre_sweeps for a symmetric cycle)
+    // The hierarchy stops at the first level with at most this many points and solves it
+    // directly (a dense inverse applied as one product); at least 1, at most 4096.
+    std::int64_t coarsest_size = 512;
+    int max_levels = 40;  // at least 1
+    // Gauss-Seidel's colours in backward order after the coarse correction, so that the cycle
+    // is a symmetric operator (what CG needs); false keeps the forward order, which contracts
+    // more per cycle (for BiCGStab and the cycle as a solver on its own).
+    bool symmetric = true;
+
+    struct Problem {
+        const char* key;  // "pre_sweeps", "post_sweeps", "coarsest_size" or "max_levels"
+        std::string message;
+    };
+    // The first value out of range, or nothing.
+    std::optional<Problem> problem() const;
+    // Throws std::invalid_argument("multigrid: KEY MESSAGE") for problem().
+    void validate() const;
+};
+
+}  // namespace simrun::solvers

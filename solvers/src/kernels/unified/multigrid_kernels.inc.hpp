@@ -1,0 +1,179 @@
+// The kernels of geometric multigrid on a box (multigrid/), written once as host-device lambdas
+// and run by each back-end's parallel_for. Included inside the namespace of each back-end, after
+// parallel_for. (No include guard: included once per back-end.)
+
+// r = b - A x, row by row (a functor, not a lambda: nvcc allows no device lambda inside the
+// generic lambda that picks the row view's type).
+template <typename T, typename Rows>
+struct ResidualRows {
+    Rows rows;
+    const T* b;
+    const T* x;
+    T* r;
+    SIMRUN_HOST_DEVICE void operator()(std::size_t i) const {
+        r[i] = b[i] - row_product(rows, static_cast<std::int64_t>(i), VectorEntries<T>{x});
+    }
+};
+
+// Traffic: D n values (or n masks) + 2n reads + n writes.
+template <typename T>
+void dia_residual(const Backend& backend, const DiaView<T>& a, const T* b, const T* x, T* r) {
+    with_diagonal_count(a, [&](const auto& rows) {
+        using Rows = std::decay_t<decltype(rows)>;
+        parallel_for(backend, static_cast<std::size_t>(a.n), ResidualRows<T, Rows>{rows, b, x, r});
+    });
+}
+
+// Point `slot` of one colour of the box, or -1 past the box's end. The slots of a colour are
+// laid out so that consecutive slots are points two apart along x (one row of the box after
+// another), each colour's points visited once.
+SIMRUN_HOST_DEVICE inline std::int64_t colour_point(const BoxShape& box, int num_colours,
+                                                    int colour, std::int64_t slot) {
+    const std::int64_t nx = box.points[0], ny = box.points[1];
+    if (num_colours == 2) {
+        const std::int64_t half = (nx + 1) / 2;
+        const std::int64_t line = slot / half;  // j + ny k
+        const std::int64_t j = line % ny, k = line / ny;
+        const std::int64_t i = ((j + k + colour) & 1) + 2 * (slot % half);
+        return i < nx ? i + nx * line : -1;
+    }
+    // 2^dimension colours: the parity of each coordinate.
+    const std::int64_t cx = colour & 1, cy = (colour >> 1) & 1, cz = (colour >> 2) & 1;
+    const std::int64_t mx = (nx - cx + 1) / 2, my = (ny - cy + 1) / 2;
+    const std::int64_t i = cx + 2 * (slot % mx);
+    const std::int64_t j = cy + 2 * ((slot / mx) % my);
+    const std::int64_t k = cz + 2 * (slot / (mx * my));
+    return i + nx * (j + ny * k);
+}
+
+// How many slots colour_point takes for one colour.
+inline std::int64_t colour_slots(const BoxShape& box, int num_colours, int colour) {
+    if (num_colours == 2) return (box.points[0] + 1) / 2 * box.points[1] * box.points[2];
+    std::int64_t count = 1;
+    for (int axis = 0; axis < 3; ++axis) {
+        const std::int64_t parity = (colour >> axis) & 1;
+        count *= (box.points[axis] - parity + 1) / 2;
+    }
+    return count;
+}
+
+// x_i += inv_diag_i (b_i - (A x)_i) at the point of one slot of a colour.
+template <typename T, typename Rows>
+struct ColourSweepPoints {
+    Rows rows;
+    BoxShape box;
+    int num_colours;
+    int colour;
+    const T* inv_diag;
+    const T* b;
+    T* x;
+    SIMRUN_HOST_DEVICE void operator()(std::size_t slot) const {
+        const std::int64_t i =
+            colour_point(box, num_colours, colour, static_cast<std::int64_t>(slot));
+        if (i < 0) return;
+        x[i] += inv_diag[i] * (b[i] - row_product(rows, i, VectorEntries<T>{x}));
+    }
+};
+
+// Traffic: per point of the colour, its row of A, b_i, inv_diag_i, x_i read and written, its
+// neighbours' x gathered.
+template <typename T>
+void box_colour_sweep(const Backend& backend, const DiaView<T>& a, BoxShape box, int num_colours,
+                      int colour, const T* inv_diag, const T* b, T* x) {
+    const auto slots = static_cast<std::size_t>(colour_slots(box, num_colours, colour));
+    with_diagonal_count(a, [&](const auto& rows) {
+        using Rows = std::decay_t<decltype(rows)>;
+        parallel_for(backend, slots,
+                     ColourSweepPoints<T, Rows>{rows, box, num_colours, colour, inv_diag, b, x});
+    });
+}
+
+SIMRUN_HOST_DEVICE inline void box_coordinates(const BoxShape& box, std::int64_t point,
+                                               std::int64_t (&c)[3]) {
+    c[0] = point % box.points[0];
+    c[1] = (point / box.points[0]) % box.points[1];
+    c[2] = point / (box.points[0] * box.points[1]);
+}
+
+// coarse_I = sum_s w(I, s) fine_{at(I) + s}. Traffic: 3^d weights + 1 write per coarse point,
+// the fine vector (each fine value read by up to 2^d coarse points, through the cache).
+template <typename T>
+void box_restrict(const Backend& backend, const BoxTransferView<T>& t, const T* fine, T* coarse) {
+    const std::int64_t nc = t.coarse.size();
+    parallel_for(backend, static_cast<std::size_t>(nc), [=] SIMRUN_HOST_DEVICE(std::size_t p) {
+        const auto point = static_cast<std::int64_t>(p);
+        std::int64_t c[3];
+        box_coordinates(t.coarse, point, c);
+        std::int64_t at[3];
+        int reach[3];
+        for (int axis = 0; axis < 3; ++axis) {
+            at[axis] = t.first[axis] + t.step[axis] * c[axis];
+            reach[axis] = t.step[axis] == 2 ? 1 : 0;
+        }
+        T sum = 0;
+        for (int sz = -reach[2]; sz <= reach[2]; ++sz) {
+            const std::int64_t k = at[2] + sz;
+            if (k < 0 || k >= t.fine.points[2]) continue;
+            for (int sy = -reach[1]; sy <= reach[1]; ++sy) {
+                const std::int64_t j = at[1] + sy;
+                if (j < 0 || j >= t.fine.points[1]) continue;
+                for (int sx = -reach[0]; sx <= reach[0]; ++sx) {
+                    const std::int64_t i = at[0] + sx;
+                    if (i < 0 || i >= t.fine.points[0]) continue;
+                    const int slot = transfer_slot(t.fine.dimension, sx, sy, sz);
+                    sum += t.weights[slot * nc + point] *
+                           fine[i + t.fine.points[0] * (j + t.fine.points[1] * k)];
+                }
+            }
+        }
+        coarse[p] = sum;
+    });
+}
+
+// fine_f += sum over the coarse points I near f of w(I, f - at(I)) coarse_I. Traffic: fine read
+// and written; per fine point up to 2^d coarse values and weights gathered.
+template <typename T>
+void box_interpolate_add(const Backend& backend, const BoxTransferView<T>& t, const T* coarse,
+                         T* fine) {
+    const std::int64_t nc = t.coarse.size();
+    parallel_for(
+        backend, static_cast<std::size_t>(t.fine.size()), [=] SIMRUN_HOST_DEVICE(std::size_t p) {
+            std::int64_t f[3];
+            box_coordinates(t.fine, static_cast<std::int64_t>(p), f);
+            // Per axis the coarse points near f and f's offset from each.
+            std::int64_t index[3][2];
+            int offset[3][2];
+            int count[3];
+            for (int axis = 0; axis < 3; ++axis) {
+                count[axis] =
+                    coarse_neighbours_on_axis(f[axis], t.step[axis], t.first[axis],
+                                              t.coarse.points[axis], index[axis], offset[axis]);
+            }
+            T sum = 0;
+            for (int a = 0; a < count[0]; ++a) {
+                for (int b = 0; b < count[1]; ++b) {
+                    for (int c = 0; c < count[2]; ++c) {
+                        const std::int64_t point =
+                            index[0][a] +
+                            t.coarse.points[0] * (index[1][b] + t.coarse.points[1] * index[2][c]);
+                        const int slot = transfer_slot(t.fine.dimension, offset[0][a], offset[1][b],
+                                                       offset[2][c]);
+                        sum += t.weights[slot * nc + point] * coarse[point];
+                    }
+                }
+            }
+            fine[p] += sum;
+        });
+}
+
+// d = c_d d + c_r inv_diag .* r; x = x + d. Traffic: 4n reads, 2n writes.
+template <typename T>
+void chebyshev_step(const Backend& backend, std::size_t n, T c_d, T c_r, const T* inv_diag,
+                    const T* r, T* d, T* x) {
+    parallel_for(backend, n, [=] SIMRUN_HOST_DEVICE(std::size_t i) {
+        // c_d = 0 starts the recurrence: d's old values are not read.
+        const T step = (c_d != T(0) ? c_d * d[i] : T(0)) + c_r * inv_diag[i] * r[i];
+        d[i] = step;
+        x[i] += step;
+    });
+}

@@ -1,0 +1,73 @@
+#include "multigrid/coarsest_inverse.hpp"
+
+#include <cmath>
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+namespace simrun::solvers::multigrid {
+namespace {
+
+// The inverse of the dense matrix m (n x n, row-major), or nothing when a pivot is below
+// `tolerance`.
+std::optional<DenseData<double>> gauss_jordan(DenseData<double> m, double tolerance) {
+    const std::int32_t n = m.rows;
+    DenseData<double> inverse{n, n, std::vector<double>(static_cast<std::size_t>(n) * n, 0.0)};
+    for (std::int32_t i = 0; i < n; ++i) inverse.at(i, i) = 1.0;
+    for (std::int32_t col = 0; col < n; ++col) {
+        std::int32_t pivot = col;
+        for (std::int32_t r = col + 1; r < n; ++r) {
+            if (std::abs(m.at(r, col)) > std::abs(m.at(pivot, col))) pivot = r;
+        }
+        if (!(std::abs(m.at(pivot, col)) > tolerance)) return std::nullopt;
+        if (pivot != col) {
+            for (std::int32_t j = 0; j < n; ++j) {
+                std::swap(m.at(pivot, j), m.at(col, j));
+                std::swap(inverse.at(pivot, j), inverse.at(col, j));
+            }
+        }
+        const double scale = 1.0 / m.at(col, col);
+        for (std::int32_t j = 0; j < n; ++j) {
+            m.at(col, j) *= scale;
+            inverse.at(col, j) *= scale;
+        }
+        for (std::int32_t r = 0; r < n; ++r) {
+            const double factor = m.at(r, col);
+            if (r == col || factor == 0.0) continue;
+            for (std::int32_t j = 0; j < n; ++j) {
+                m.at(r, j) -= factor * m.at(col, j);
+                inverse.at(r, j) -= factor * inverse.at(col, j);
+            }
+        }
+    }
+    return inverse;
+}
+
+}  // namespace
+
+CoarsestInverse invert_coarsest(const CsrData<double>& a) {
+    const std::int32_t n = a.rows;
+    DenseData<double> m{n, n, std::vector<double>(static_cast<std::size_t>(n) * n, 0.0)};
+    double largest = 0, diagonal_sum = 0;
+    for (std::int32_t i = 0; i < n; ++i) {
+        for (std::int32_t k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k) {
+            m.at(i, a.col[k]) = a.values[static_cast<std::size_t>(k)];
+            largest = std::max(largest, std::abs(a.values[static_cast<std::size_t>(k)]));
+            if (a.col[k] == i) diagonal_sum += a.values[static_cast<std::size_t>(k)];
+        }
+    }
+    const double tolerance = 1e-12 * largest * n;
+    if (auto inverse = gauss_jordan(m, tolerance)) return {std::move(*inverse), false};
+    // A + s 1 1^T with s the mean diagonal entry over n: as large as A's own entries.
+    const double shift = diagonal_sum / n / n;
+    for (double& value : m.values) value += shift;
+    if (auto inverse = gauss_jordan(m, tolerance)) return {std::move(*inverse), true};
+    throw std::invalid_argument("multigrid: the coarsest level's " + std::to_string(n) + " x " +
+                                std::to_string(n) +
+                                " matrix is singular beyond the constants; the operator has no "
+                                "unique solution");
+}
+
+}  // namespace simrun::solvers::multigrid

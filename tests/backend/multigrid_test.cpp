@@ -1,0 +1,305 @@
+// Geometric multigrid on boxes: the transfers it builds (against the bilinear weights and the
+// Galerkin operators derived by hand), and multigrid-preconditioned CG's iteration counts,
+// which must not grow with the grid, for every kind of side, odd and unequal sizes, 3D, a
+// coefficient jump and anisotropy. One source built per back-end: compiled with
+// SIMRUN_TEST_ON_CUDA it runs on the GPU (and skips where there is none).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <memory>
+#include <string>
+
+#include "multigrid/level_transfer.hpp"
+#include "simrun/solvers/base/vector_ops.hpp"
+#include "simrun/solvers/matrices/conversions.hpp"
+#include "simrun/solvers/matrices/dia_matrix.hpp"
+#include "simrun/solvers/matrices/sparse_product.hpp"
+#include "simrun/solvers/methods/conjugate_gradient.hpp"
+#include "simrun/solvers/multigrid/multigrid_preconditioner.hpp"
+#include "support/random_data.hpp"
+#include "support/test_backend.hpp"
+#include "support/test_matrices.hpp"
+
+namespace simrun::solvers {
+namespace {
+
+using testing::Side;
+
+using testing::test_backend;
+
+constexpr std::array<Side, 6> all_dirichlet = {Side::dirichlet, Side::dirichlet, Side::dirichlet,
+                                               Side::dirichlet, Side::dirichlet, Side::dirichlet};
+constexpr std::array<Side, 6> all_neumann = {Side::neumann, Side::neumann, Side::neumann,
+                                             Side::neumann, Side::neumann, Side::neumann};
+const auto unit_coefficient = [](double, double, double) { return 1.0; };
+
+GridBox box_of(std::array<std::int32_t, 3> points, int dimension) {
+    return {dimension, {points[0], points[1], points[2]}};
+}
+
+// The weight P(fine point, coarse point), 0 where P has no entry.
+double p_entry(const CsrData<double>& p, std::int64_t fine, std::int64_t coarse) {
+    for (std::int32_t k = p.row_ptr[fine]; k < p.row_ptr[fine + 1]; ++k) {
+        if (p.col[k] == coarse) return p.values[static_cast<std::size_t>(k)];
+    }
+    return 0.0;
+}
+
+TEST(MultigridTransfer, ConstantCoefficientsWithDirichletSidesGiveBilinearWeights) {
+    // 7 x 7 interior nodes: the coarse points are the odd ones (3 x 3), the ends are fine.
+    const GridBox fine = box_of({7, 7, 1}, 2);
+    const auto a = testing::box_diffusion_matrix({7, 7, 1}, 2, {0.125, 0.125, 1}, unit_coefficient,
+                                                 all_dirichlet);
+    EXPECT_TRUE(multigrid::check_box_couplings(a, fine));
+    const auto coarsening = multigrid::choose_coarsening(a, fine);
+    ASSERT_TRUE(coarsening.coarsens());
+    EXPECT_EQ(coarsening.coarse.points[0], 3);
+    EXPECT_EQ(coarsening.coarse.points[1], 3);
+    EXPECT_EQ(coarsening.axes[0].first, 1);
+    const auto interpolation = multigrid::operator_interpolation(a, fine, coarsening);
+    const auto& p = interpolation.p;
+    // Coarse (0, 0) lies on fine (1, 1); (1, 0) on fine (3, 1).
+    EXPECT_DOUBLE_EQ(p_entry(p, fine.row(1, 1, 0), 0), 1.0);
+    EXPECT_DOUBLE_EQ(p_entry(p, fine.row(2, 1, 0), 0), 0.5);  // between (1,1) and (3,1)
+    EXPECT_DOUBLE_EQ(p_entry(p, fine.row(2, 1, 0), 1), 0.5);
+    EXPECT_DOUBLE_EQ(p_entry(p, fine.row(0, 1, 0), 0), 0.5);   // the wall's zero beyond
+    EXPECT_DOUBLE_EQ(p_entry(p, fine.row(2, 2, 0), 0), 0.25);  // cell centre: four corners
+    EXPECT_DOUBLE_EQ(p_entry(p, fine.row(2, 2, 0), 4), 0.25);
+    EXPECT_DOUBLE_EQ(p_entry(p, fine.row(0, 0, 0), 0), 0.25);
+    // Each fine row's weights sum to the interpolated constant: 1 inside, 1/2 beside a wall,
+    // 1/4 in a corner.
+    for (std::int64_t f = 0; f < fine.size(); ++f) {
+        double sum = 0;
+        for (std::int32_t k = p.row_ptr[f]; k < p.row_ptr[f + 1]; ++k) sum += p.values[k];
+        const auto c = fine.coordinates(f);
+        const int walls = (c[0] == 0 || c[0] == 6 ? 1 : 0) + (c[1] == 0 || c[1] == 6 ? 1 : 0);
+        EXPECT_DOUBLE_EQ(sum, walls == 0 ? 1.0 : walls == 1 ? 0.5 : 0.25) << "fine point " << f;
+    }
+}
+
+TEST(MultigridTransfer, NeumannSidesKeepTheirEndsAndInterpolateConstantsExactly) {
+    // 9 nodes per axis with no-flux sides: the ends are coarse (5 x 5) and P 1 = 1 everywhere.
+    const GridBox fine = box_of({9, 9, 1}, 2);
+    const auto a = testing::box_diffusion_matrix({9, 9, 1}, 2, {0.1, 0.1, 1}, unit_coefficient,
+                                                 all_neumann, 1.0);
+    const auto coarsening = multigrid::choose_coarsening(a, fine);
+    EXPECT_EQ(coarsening.axes[0].first, 0);
+    EXPECT_EQ(coarsening.axes[1].first, 0);
+    EXPECT_EQ(coarsening.coarse.points[0], 5);
+    // With the shift the weights are a little under the linear ones; without it, exact.
+    const auto exact = testing::box_diffusion_matrix({9, 9, 1}, 2, {0.1, 0.1, 1}, unit_coefficient,
+                                                     all_neumann, 0.0);
+    const auto p = multigrid::operator_interpolation(exact, fine, coarsening).p;
+    for (std::int64_t f = 0; f < fine.size(); ++f) {
+        double sum = 0;
+        for (std::int32_t k = p.row_ptr[f]; k < p.row_ptr[f + 1]; ++k) sum += p.values[k];
+        EXPECT_NEAR(sum, 1.0, 1e-14) << "fine point " << f;
+    }
+}
+
+TEST(MultigridTransfer, MixedSidesPutTheCoarsePointsWhereEachEndWantsThem) {
+    // 8 nodes along x, Dirichlet at x = 0 and Neumann at the far end: coarse at 1, 3, 5, 7.
+    const GridBox fine = box_of({8, 5, 1}, 2);
+    const std::array<Side, 6> sides = {Side::dirichlet, Side::neumann,   Side::dirichlet,
+                                       Side::dirichlet, Side::dirichlet, Side::dirichlet};
+    const auto a =
+        testing::box_diffusion_matrix({8, 5, 1}, 2, {0.1, 0.1, 1}, unit_coefficient, sides);
+    const auto coarsening = multigrid::choose_coarsening(a, fine);
+    EXPECT_EQ(coarsening.axes[0].first, 1);
+    EXPECT_EQ(coarsening.coarse.points[0], 4);
+    EXPECT_EQ(coarsening.axes[1].first, 1);
+    EXPECT_EQ(coarsening.coarse.points[1], 2);
+}
+
+TEST(MultigridTransfer, GalerkinOperatorOfTheLaplacianIsTheCoarseLaplacian) {
+    // 1D: P^T tridiag(-1, 2, -1) P with linear P is tridiag(-1/2, 1, -1/2) on the coarse points
+    // (the coarse Laplacian (1/(2h)^2) tridiag(-1, 2, -1) times h^2 2^2 / 2: R = P^T is twice
+    // full weighting).
+    const GridBox fine{1, {15, 1, 1}};
+    const auto a =
+        testing::box_diffusion_matrix({15, 1, 1}, 1, {1, 1, 1}, unit_coefficient, all_dirichlet);
+    const auto coarsening = multigrid::choose_coarsening(a, fine);
+    ASSERT_EQ(coarsening.coarse.points[0], 7);
+    const auto coarse =
+        galerkin_product(a, multigrid::operator_interpolation(a, fine, coarsening).p);
+    const auto dense = to_dense(coarse);
+    for (std::int32_t i = 0; i < 7; ++i) {
+        for (std::int32_t j = 0; j < 7; ++j) {
+            const double expected = i == j ? 1.0 : std::abs(i - j) == 1 ? -0.5 : 0.0;
+            EXPECT_NEAR(dense.at(i, j), expected, 1e-15) << i << ", " << j;
+        }
+    }
+}
+
+TEST(MultigridTransfer, RefusesRowsThatAreNotTheBoxPoints) {
+    const auto a =
+        testing::box_diffusion_matrix({6, 6, 1}, 2, {0.1, 0.1, 1}, unit_coefficient, all_dirichlet);
+    // As a 4 x 9 box, row 5 = (1, 1) couples to row 6 = (2, 1) (fine) but row 3 = (3, 0)
+    // couples to row 4 = (0, 1): not a neighbour.
+    try {
+        multigrid::check_box_couplings(a, box_of({4, 9, 1}, 2));
+        FAIL() << "accepted a matrix that is not on the box";
+    } catch (const std::invalid_argument& e) {
+        EXPECT_NE(std::string(e.what()).find("not its neighbour in the 4x9 box"), std::string::npos)
+            << e.what();
+    }
+    EXPECT_THROW(MultigridHierarchy<double>(make_cpu_backend(), to_dia(a), box_of({5, 6, 1}, 2),
+                                            MultigridParameters{}),
+                 std::invalid_argument);
+}
+
+// Multigrid-preconditioned CG on `a` (a box matrix) to ||r|| / ||b|| <= 1e-8 from x = 0 with a
+// random b; the iterations it took (checked converged, and b - A x recomputed on the host).
+std::int64_t mg_pcg_iterations(const CsrData<double>& a, const GridBox& box,
+                               const MultigridParameters& parameters = {}) {
+    const auto backend = test_backend();
+    const DiaData<double> dia = to_dia(a);
+    const DiaMatrix<double> matrix(backend, dia);
+    const auto hierarchy =
+        std::make_shared<const MultigridHierarchy<double>>(backend, dia, box, parameters);
+    const MultigridPreconditioner<double> m(hierarchy);
+    MethodParameters method;
+    method.criteria.relative_tolerance = 1e-8;
+    method.criteria.max_iterations = 200;
+    const ConjugateGradient<double> cg(matrix, &m, method);
+    const auto b_host = testing::random_vector<double>(static_cast<std::size_t>(a.rows), 7);
+    const auto b = Array<double>::from_host(backend, b_host);
+    auto x = Array<double>(backend, b_host.size());
+    fill(x, 0.0);
+    const SolveResult result = cg.solve(b, x);
+    EXPECT_TRUE(result.converged()) << hierarchy->describe() << ": " << result.summary();
+    EXPECT_LE(testing::relative_residual(a, b_host, x.to_host()), 1.001e-8)
+        << hierarchy->describe();
+    return result.iterations;
+}
+
+TEST(MultigridPcg, PoissonIterationsDoNotGrowWithTheGrid2d) {
+    SIMRUN_SKIP_WITHOUT_BACKEND(test_backend());
+    std::int64_t fewest = 1000, most = 0;
+    for (const std::int32_t m : {31, 63, 127, 255}) {
+        const double h = 1.0 / (m + 1);
+        const auto a =
+            testing::box_diffusion_matrix({m, m, 1}, 2, {h, h, 1}, unit_coefficient, all_dirichlet);
+        const std::int64_t iterations = mg_pcg_iterations(a, box_of({m, m, 1}, 2));
+        EXPECT_LE(iterations, 10) << m << "^2";
+        fewest = std::min(fewest, iterations);
+        most = std::max(most, iterations);
+    }
+    EXPECT_LE(most - fewest, 2);
+}
+
+TEST(MultigridPcg, PoissonIterationsDoNotGrowWithTheGrid3d) {
+    SIMRUN_SKIP_WITHOUT_BACKEND(test_backend());
+    std::int64_t fewest = 1000, most = 0;
+    for (const std::int32_t m : {15, 31, 47, 63}) {
+        const double h = 1.0 / (m + 1);
+        const auto a =
+            testing::box_diffusion_matrix({m, m, m}, 3, {h, h, h}, unit_coefficient, all_dirichlet);
+        const std::int64_t iterations = mg_pcg_iterations(a, box_of({m, m, m}, 3));
+        EXPECT_LE(iterations, 12) << m << "^3";
+        fewest = std::min(fewest, iterations);
+        most = std::max(most, iterations);
+    }
+    EXPECT_LE(most - fewest, 3);
+}
+
+TEST(MultigridPcg, OddUnequalSizesAndEveryKindOfSide) {
+    SIMRUN_SKIP_WITHOUT_BACKEND(test_backend());
+    const std::array<Side, 6> mixed = {Side::dirichlet, Side::neumann, Side::neumann,
+                                       Side::dirichlet, Side::neumann, Side::dirichlet};
+    const double h = 0.01;
+    EXPECT_LE(mg_pcg_iterations(testing::box_diffusion_matrix({100, 37, 1}, 2, {h, h, 1},
+                                                              unit_coefficient, mixed),
+                                box_of({100, 37, 1}, 2)),
+              10);
+    EXPECT_LE(mg_pcg_iterations(testing::box_diffusion_matrix({30, 17, 23}, 3, {h, h, h},
+                                                              unit_coefficient, mixed),
+                                box_of({30, 17, 23}, 3)),
+              12);
+    // Neumann on every side with a time step's shift (backward Euler, dt = 10 h^2).
+    EXPECT_LE(mg_pcg_iterations(
+                  testing::box_diffusion_matrix({129, 129, 1}, 2, {h, h, 1}, unit_coefficient,
+                                                all_neumann, 1.0 / (10 * h * h)),
+                  box_of({129, 129, 1}, 2)),
+              10);
+}
+
+TEST(MultigridPcg, CoefficientJumpOfAThousand) {
+    SIMRUN_SKIP_WITHOUT_BACKEND(test_backend());
+    const auto jump = [](double x, double y, double) { return x > 0.5 && y > 0.25 ? 1000.0 : 1.0; };
+    for (const std::int32_t m : {63, 127}) {
+        const double h = 1.0 / (m + 1);
+        EXPECT_LE(mg_pcg_iterations(
+                      testing::box_diffusion_matrix({m, m, 1}, 2, {h, h, 1}, jump, all_dirichlet),
+                      box_of({m, m, 1}, 2)),
+                  20)
+            << m;
+    }
+}
+
+TEST(MultigridPcg, SpacingsFourTimesApartBetweenAxes) {
+    SIMRUN_SKIP_WITHOUT_BACKEND(test_backend());
+    // h_y = 4 h_x: the x couplings are 16 times the y ones; the hierarchy semi-coarsens in x.
+    const std::int32_t m = 127;
+    const double h = 1.0 / (m + 1);
+    EXPECT_LE(mg_pcg_iterations(testing::box_diffusion_matrix({m, 31, 1}, 2, {h, 4 * h, 1},
+                                                              unit_coefficient, all_dirichlet),
+                                box_of({m, 31, 1}, 2)),
+              20);
+    EXPECT_LE(mg_pcg_iterations(testing::box_diffusion_matrix({63, 63, 15}, 3, {h, h, 4 * h},
+                                                              unit_coefficient, all_dirichlet),
+                                box_of({63, 63, 15}, 3)),
+              20);
+}
+
+TEST(MultigridPcg, ChebyshevSmootherAndOtherCycles) {
+    SIMRUN_SKIP_WITHOUT_BACKEND(test_backend());
+    const std::int32_t m = 127;
+    const double h = 1.0 / (m + 1);
+    const auto a =
+        testing::box_diffusion_matrix({m, m, 1}, 2, {h, h, 1}, unit_coefficient, all_dirichlet);
+    MultigridParameters chebyshev;
+    chebyshev.smoother = MultigridSmoother::chebyshev;
+    chebyshev.pre_sweeps = chebyshev.post_sweeps = 2;
+    EXPECT_LE(mg_pcg_iterations(a, box_of({m, m, 1}, 2), chebyshev), 12);
+    MultigridParameters w;
+    w.cycle = MultigridCycle::w;
+    EXPECT_LE(mg_pcg_iterations(a, box_of({m, m, 1}, 2), w), 10);
+    MultigridParameters f;
+    f.cycle = MultigridCycle::f;
+    EXPECT_LE(mg_pcg_iterations(a, box_of({m, m, 1}, 2), f), 10);
+}
+
+TEST(MultigridCycle, AloneReducesTheResidualTenfoldPerCycle) {
+    // A V(1,1) cycle with red-black Gauss-Seidel (red then black on both sides), full weighting
+    // and bilinear interpolation has the two-grid factor 0.074 for the 5-point Laplacian
+    // (Trottenberg, Oosterlee and Schueller, Multigrid, section 4.6): the residual contracts
+    // about tenfold per cycle at any h. Allow 0.1.
+    const auto backend = test_backend();
+    SIMRUN_SKIP_WITHOUT_BACKEND(backend);
+    const std::int32_t m = 127;
+    const double h = 1.0 / (m + 1);
+    const auto a =
+        testing::box_diffusion_matrix({m, m, 1}, 2, {h, h, 1}, unit_coefficient, all_dirichlet);
+    MultigridParameters parameters;
+    parameters.symmetric = false;
+    const MultigridHierarchy<double> hierarchy(backend, to_dia(a), box_of({m, m, 1}, 2),
+                                               parameters);
+    const auto b_host = testing::random_vector<double>(static_cast<std::size_t>(a.rows), 3);
+    const auto b = Array<double>::from_host(backend, b_host);
+    auto x = Array<double>(backend, b_host.size());
+    fill(x, 0.0);
+    double previous = testing::relative_residual(a, b_host, x.to_host());
+    for (int cycle = 1; cycle <= 8; ++cycle) {
+        hierarchy.cycle(b, x);
+        const double residual = testing::relative_residual(a, b_host, x.to_host());
+        EXPECT_LT(residual / previous, 0.1) << "cycle " << cycle;
+        previous = residual;
+    }
+    EXPECT_LT(previous, 1e-8);
+}
+
+}  // namespace
+}  // namespace simrun::solvers
