@@ -50,16 +50,16 @@ double p_entry(const CsrData<double>& p, std::int64_t fine, std::int64_t coarse)
 TEST(MultigridTransfer, ConstantCoefficientsWithDirichletSidesGiveBilinearWeights) {
     // 7 x 7 interior nodes: the coarse points are the odd ones (3 x 3), the ends are fine.
     const GridBox fine = box_of({7, 7, 1}, 2);
-    const auto a = testing::box_diffusion_matrix({7, 7, 1}, 2, {0.125, 0.125, 1}, unit_coefficient,
-                                                 all_dirichlet);
+    const auto a = to_dia(testing::box_diffusion_matrix({7, 7, 1}, 2, {0.125, 0.125, 1},
+                                                        unit_coefficient, all_dirichlet));
     EXPECT_TRUE(multigrid::check_box_couplings(a, fine));
     const auto coarsening = multigrid::choose_coarsening(a, fine);
     ASSERT_TRUE(coarsening.coarsens());
     EXPECT_EQ(coarsening.coarse.points[0], 3);
     EXPECT_EQ(coarsening.coarse.points[1], 3);
     EXPECT_EQ(coarsening.axes[0].first, 1);
-    const auto interpolation = multigrid::operator_interpolation(a, fine, coarsening);
-    const auto& p = interpolation.p;
+    const auto p = multigrid::interpolation_matrix(
+        multigrid::operator_interpolation(a, fine, coarsening), fine, coarsening);
     // Coarse (0, 0) lies on fine (1, 1); (1, 0) on fine (3, 1).
     EXPECT_DOUBLE_EQ(p_entry(p, fine.row(1, 1, 0), 0), 1.0);
     EXPECT_DOUBLE_EQ(p_entry(p, fine.row(2, 1, 0), 0), 0.5);  // between (1,1) and (3,1)
@@ -82,16 +82,17 @@ TEST(MultigridTransfer, ConstantCoefficientsWithDirichletSidesGiveBilinearWeight
 TEST(MultigridTransfer, NeumannSidesKeepTheirEndsAndInterpolateConstantsExactly) {
     // 9 nodes per axis with no-flux sides: the ends are coarse (5 x 5) and P 1 = 1 everywhere.
     const GridBox fine = box_of({9, 9, 1}, 2);
-    const auto a = testing::box_diffusion_matrix({9, 9, 1}, 2, {0.1, 0.1, 1}, unit_coefficient,
-                                                 all_neumann, 1.0);
+    const auto a = to_dia(testing::box_diffusion_matrix({9, 9, 1}, 2, {0.1, 0.1, 1},
+                                                        unit_coefficient, all_neumann, 1.0));
     const auto coarsening = multigrid::choose_coarsening(a, fine);
     EXPECT_EQ(coarsening.axes[0].first, 0);
     EXPECT_EQ(coarsening.axes[1].first, 0);
     EXPECT_EQ(coarsening.coarse.points[0], 5);
     // With the shift the weights are a little under the linear ones; without it, exact.
-    const auto exact = testing::box_diffusion_matrix({9, 9, 1}, 2, {0.1, 0.1, 1}, unit_coefficient,
-                                                     all_neumann, 0.0);
-    const auto p = multigrid::operator_interpolation(exact, fine, coarsening).p;
+    const auto exact = to_dia(testing::box_diffusion_matrix({9, 9, 1}, 2, {0.1, 0.1, 1},
+                                                            unit_coefficient, all_neumann, 0.0));
+    const auto p = multigrid::interpolation_matrix(
+        multigrid::operator_interpolation(exact, fine, coarsening), fine, coarsening);
     for (std::int64_t f = 0; f < fine.size(); ++f) {
         double sum = 0;
         for (std::int32_t k = p.row_ptr[f]; k < p.row_ptr[f + 1]; ++k) sum += p.values[k];
@@ -105,7 +106,7 @@ TEST(MultigridTransfer, MixedSidesPutTheCoarsePointsWhereEachEndWantsThem) {
     const std::array<Side, 6> sides = {Side::dirichlet, Side::neumann,   Side::dirichlet,
                                        Side::dirichlet, Side::dirichlet, Side::dirichlet};
     const auto a =
-        testing::box_diffusion_matrix({8, 5, 1}, 2, {0.1, 0.1, 1}, unit_coefficient, sides);
+        to_dia(testing::box_diffusion_matrix({8, 5, 1}, 2, {0.1, 0.1, 1}, unit_coefficient, sides));
     const auto coarsening = multigrid::choose_coarsening(a, fine);
     EXPECT_EQ(coarsening.axes[0].first, 1);
     EXPECT_EQ(coarsening.coarse.points[0], 4);
@@ -118,13 +119,12 @@ TEST(MultigridTransfer, GalerkinOperatorOfTheLaplacianIsTheCoarseLaplacian) {
     // (the coarse Laplacian (1/(2h)^2) tridiag(-1, 2, -1) times h^2 2^2 / 2: R = P^T is twice
     // full weighting).
     const GridBox fine{1, {15, 1, 1}};
-    const auto a =
-        testing::box_diffusion_matrix({15, 1, 1}, 1, {1, 1, 1}, unit_coefficient, all_dirichlet);
+    const auto a = to_dia(
+        testing::box_diffusion_matrix({15, 1, 1}, 1, {1, 1, 1}, unit_coefficient, all_dirichlet));
     const auto coarsening = multigrid::choose_coarsening(a, fine);
     ASSERT_EQ(coarsening.coarse.points[0], 7);
-    const auto coarse =
-        galerkin_product(a, multigrid::operator_interpolation(a, fine, coarsening).p);
-    const auto dense = to_dense(coarse);
+    const auto weights = multigrid::operator_interpolation(a, fine, coarsening);
+    const auto dense = to_dense(to_csr(multigrid::galerkin_operator(a, fine, coarsening, weights)));
     for (std::int32_t i = 0; i < 7; ++i) {
         for (std::int32_t j = 0; j < 7; ++j) {
             const double expected = i == j ? 1.0 : std::abs(i - j) == 1 ? -0.5 : 0.0;
@@ -133,9 +133,42 @@ TEST(MultigridTransfer, GalerkinOperatorOfTheLaplacianIsTheCoarseLaplacian) {
     }
 }
 
+// The Galerkin operator summed point by point on the box equals P^T A P formed by general
+// sparse products, for variable coefficients, odd sizes, mixed sides, 2D and 3D, and a box of
+// two points along an axis (where one DIA offset holds different steps in different rows).
+TEST(MultigridTransfer, BoxGalerkinOperatorEqualsSparseProducts) {
+    const auto k = [](double x, double y, double z) { return 1.0 + 30.0 * x * y + 5.0 * z; };
+    const std::array<Side, 6> mixed = {Side::dirichlet, Side::neumann, Side::neumann,
+                                       Side::dirichlet, Side::neumann, Side::dirichlet};
+    struct Case {
+        std::array<std::int32_t, 3> points;
+        int dimension;
+    };
+    for (const Case& c : {Case{{13, 10, 1}, 2}, Case{{9, 7, 6}, 3}, Case{{2, 9, 1}, 2}}) {
+        const GridBox fine = box_of(c.points, c.dimension);
+        const auto csr =
+            testing::box_diffusion_matrix(c.points, c.dimension, {0.1, 0.07, 0.05}, k, mixed, 3.0);
+        const auto a = to_dia(csr);
+        const auto coarsening = multigrid::choose_coarsening(a, fine);
+        ASSERT_TRUE(coarsening.coarsens()) << fine.describe();
+        const auto weights = multigrid::operator_interpolation(a, fine, coarsening);
+        const auto box =
+            to_dense(to_csr(multigrid::galerkin_operator(a, fine, coarsening, weights)));
+        const auto reference = to_dense(
+            galerkin_product(csr, multigrid::interpolation_matrix(weights, fine, coarsening)));
+        ASSERT_EQ(box.rows, reference.rows);
+        double largest = 0;
+        for (const double v : reference.values) largest = std::max(largest, std::abs(v));
+        for (std::size_t e = 0; e < box.values.size(); ++e) {
+            ASSERT_NEAR(box.values[e], reference.values[e], 1e-13 * largest)
+                << fine.describe() << " entry " << e;
+        }
+    }
+}
+
 TEST(MultigridTransfer, RefusesRowsThatAreNotTheBoxPoints) {
-    const auto a =
-        testing::box_diffusion_matrix({6, 6, 1}, 2, {0.1, 0.1, 1}, unit_coefficient, all_dirichlet);
+    const auto a = to_dia(testing::box_diffusion_matrix({6, 6, 1}, 2, {0.1, 0.1, 1},
+                                                        unit_coefficient, all_dirichlet));
     // As a 4 x 9 box, row 5 = (1, 1) couples to row 6 = (2, 1) (fine) but row 3 = (3, 0)
     // couples to row 4 = (0, 1): not a neighbour.
     try {
@@ -145,7 +178,7 @@ TEST(MultigridTransfer, RefusesRowsThatAreNotTheBoxPoints) {
         EXPECT_NE(std::string(e.what()).find("not its neighbour in the 4x9 box"), std::string::npos)
             << e.what();
     }
-    EXPECT_THROW(MultigridHierarchy<double>(make_cpu_backend(), to_dia(a), box_of({5, 6, 1}, 2),
+    EXPECT_THROW(MultigridHierarchy<double>(make_cpu_backend(), a, box_of({5, 6, 1}, 2),
                                             MultigridParameters{}),
                  std::invalid_argument);
 }

@@ -145,12 +145,14 @@ struct KernelTable {
     // through the cache.
     void (*dia_residual)(const Backend&, const DiaView<T>& a, const T* b, const T* x, T* r);
     // Gauss-Seidel on the points of one colour of the box, which must not be coupled to each
-    // other: x_i += inv_diag_i (b_i - (A x)_i). With 2 colours a point's colour is
-    // (i + j + k) mod 2 (for stencils along the axes); with 2^dimension it is
-    // i mod 2 + 2 (j mod 2) + 4 (k mod 2) (for any 3^dimension-point stencil). Traffic: the
-    // colour's share of A's rows, b, inv_diag and x (read and written), neighbours' x gathered.
-    void (*box_colour_sweep)(const Backend&, const DiaView<T>& a, BoxShape box, int num_colours,
-                             int colour, const T* inv_diag, const T* b, T* x);
+    // other: x_i += (b_i - (A x)_i) / a_ii, a_ii the entry of diagonal `main` (offset 0; the
+    // row's own, already read for (A x)_i, so no inverse diagonal travels). With 2 colours a
+    // point's colour is (i + j + k) mod 2 (for stencils along the axes); with 2^dimension it
+    // is i mod 2 + 2 (j mod 2) + 4 (k mod 2) (for any 3^dimension-point stencil). Traffic:
+    // the colour's share of A's rows, b and x (read and written), neighbours' x gathered;
+    // each colour's pass touches every cache line of x and b (its points alternate).
+    void (*box_colour_sweep)(const Backend&, const DiaView<T>& a, int main, BoxShape box,
+                             int num_colours, int colour, const T* b, T* x);
     // coarse = P^T fine. Traffic: 3^dimension weights and a write per coarse point, the fine
     // vector once (its points shared by neighbouring coarse points through the cache).
     void (*box_restrict)(const Backend&, const BoxTransferView<T>& t, const T* fine, T* coarse);

@@ -4,6 +4,7 @@
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <map>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -22,20 +23,71 @@ std::string point_text(const GridBox& box, std::int64_t row) {
     return text + ")";
 }
 
+// Each diagonal's step in the box, where every DIA offset is one step and one only (the box
+// has at least 3 points along each axis it uses): the entries' steps are then known without
+// the columns' coordinates. Otherwise (`decoded` false) they are computed entry by entry.
+struct DiagonalSteps {
+    bool decoded = true;
+    std::vector<Coordinates> steps;
+
+    DiagonalSteps(const DiaData<double>& a, const GridBox& box) {
+        const std::int64_t nx = box.points[0], nxy = nx * box.points[1];
+        for (const int offset : a.offsets) {
+            int found = 0;
+            Coordinates step{};
+            for (int sz = -1; sz <= 1; ++sz) {
+                for (int sy = -1; sy <= 1; ++sy) {
+                    for (int sx = -1; sx <= 1; ++sx) {
+                        const int s[3] = {sx, sy, sz};
+                        bool fits = true;
+                        for (std::size_t axis = 0; axis < 3; ++axis) {
+                            fits = fits && (s[axis] == 0 || box.points[axis] > 1);
+                        }
+                        if (fits && sx + nx * sy + nxy * sz == offset) {
+                            ++found;
+                            step = {sx, sy, sz};
+                        }
+                    }
+                }
+            }
+            decoded = decoded && found == 1;
+            steps.push_back(step);
+        }
+    }
+};
+
+// The nonzero entries of row i (at coordinates c) as (column, value, step from i to the
+// column per axis); f is called for each. The matrix must couple only neighbours
+// (check_box_couplings), unless the steps are computed entry by entry.
+template <typename F>
+void for_each_entry(const DiaData<double>& a, const DiagonalSteps& diagonal_steps,
+                    const GridBox& box, std::int64_t i, const Coordinates& c, F&& f) {
+    for (int d = 0; d < a.num_diagonals(); ++d) {
+        const double value = a.at(d, i);
+        if (value == 0.0) continue;
+        const std::int64_t j = i + a.offsets[static_cast<std::size_t>(d)];
+        if (j < 0 || j >= a.n) continue;
+        if (diagonal_steps.decoded) {
+            f(j, value, diagonal_steps.steps[static_cast<std::size_t>(d)]);
+            continue;
+        }
+        const Coordinates cj = box.coordinates(j);
+        f(j, value, Coordinates{cj[0] - c[0], cj[1] - c[1], cj[2] - c[2]});
+    }
+}
+
 // The axes on which point c lies between coarse points (bit a set).
 unsigned fine_axes(const Coordinates& c, const BoxCoarsening& coarsening) {
     unsigned mask = 0;
-    for (int axis = 0; axis < 3; ++axis) {
-        const AxisCoarsening& ax = coarsening.axes[static_cast<std::size_t>(axis)];
-        if (ax.step == 2 && ((c[static_cast<std::size_t>(axis)] - ax.first) & 1) != 0) {
-            mask |= 1u << axis;
-        }
+    for (std::size_t axis = 0; axis < 3; ++axis) {
+        const AxisCoarsening& ax = coarsening.axes[axis];
+        if (ax.step == 2 && ((c[axis] - ax.first) & 1) != 0) mask |= 1u << axis;
     }
     return mask;
 }
 
-// Calls visit(coarse point, slot of c relative to it) for each coarse point whose weights
-// reach fine point c: per axis the coarse point on c's line, or the two around it.
+// Calls visit(coarse point, its coordinates, slot of c relative to it) for each coarse point
+// whose weights reach fine point c.
 template <typename Visit>
 void for_each_coarse_neighbour(const Coordinates& c, const GridBox& fine,
                                const BoxCoarsening& coarsening, Visit&& visit) {
@@ -51,6 +103,7 @@ void for_each_coarse_neighbour(const Coordinates& c, const GridBox& fine,
         for (int b = 0; b < count[1]; ++b) {
             for (int k = 0; k < count[2]; ++k) {
                 visit(coarsening.coarse.row(index[0][a], index[1][b], index[2][k]),
+                      Coordinates{index[0][a], index[1][b], index[2][k]},
                       transfer_slot(fine.dimension, offset[0][a], offset[1][b], offset[2][k]));
             }
         }
@@ -61,68 +114,80 @@ void for_each_coarse_neighbour(const Coordinates& c, const GridBox& fine,
 
 int transfer_slots(int dimension) { return dimension == 1 ? 3 : dimension == 2 ? 9 : 27; }
 
-bool check_box_couplings(const CsrData<double>& a, const GridBox& box) {
-    if (a.rows != box.size() || a.cols != box.size()) {
-        throw std::invalid_argument("multigrid: the matrix has " + std::to_string(a.rows) +
+bool check_box_couplings(const DiaData<double>& a, const GridBox& box) {
+    if (a.n != box.size()) {
+        throw std::invalid_argument("multigrid: the matrix has " + std::to_string(a.n) +
                                     " rows but the box " + box.describe() + " has " +
                                     std::to_string(box.size()) + " points");
     }
+    // Every entry's step from the coordinates: the check cannot assume what it checks.
+    DiagonalSteps exact(a, box);
+    exact.decoded = false;
+    std::int64_t first_bad = a.n;
     bool along_axes = true;
-    for (std::int32_t row = 0; row < a.rows; ++row) {
-        const Coordinates c = box.coordinates(row);
-        for (std::int32_t k = a.row_ptr[row]; k < a.row_ptr[row + 1]; ++k) {
-            const Coordinates d = box.coordinates(a.col[k]);
-            int steps = 0;
-            for (std::size_t axis = 0; axis < 3; ++axis) {
-                const std::int64_t delta = d[axis] - c[axis];
-                if (delta < -1 || delta > 1) {
-                    throw std::invalid_argument(
-                        "multigrid: " + point_text(box, row) + " couples to " +
-                        point_text(box, a.col[k]) + ", which is not its neighbour in the " +
-                        box.describe() + " box: the rows are not the box's points, x fastest");
-                }
-                steps += delta != 0 ? 1 : 0;
-            }
-            along_axes = along_axes && steps <= 1;
-        }
+#pragma omp parallel for schedule(static) reduction(min : first_bad) reduction(&& : along_axes)
+    for (std::int64_t i = 0; i < a.n; ++i) {
+        for_each_entry(a, exact, box, i, box.coordinates(i),
+                       [&](std::int64_t, double, const Coordinates& s) {
+                           int moves = 0;
+                           for (const std::int64_t step : s) {
+                               if (step < -1 || step > 1) first_bad = std::min(first_bad, i);
+                               moves += step != 0 ? 1 : 0;
+                           }
+                           along_axes = along_axes && moves <= 1;
+                       });
+    }
+    if (first_bad < a.n) {
+        for_each_entry(a, exact, box, first_bad, box.coordinates(first_bad),
+                       [&](std::int64_t j, double, const Coordinates& s) {
+                           for (const std::int64_t step : s) {
+                               if (step >= -1 && step <= 1) continue;
+                               throw std::invalid_argument(
+                                   "multigrid: " + point_text(box, first_bad) + " couples to " +
+                                   point_text(box, j) + ", which is not its neighbour in the " +
+                                   box.describe() +
+                                   " box: the rows are not the box's points, x fastest");
+                           }
+                       });
     }
     return along_axes;
 }
 
-BoxCoarsening choose_coarsening(const CsrData<double>& a, const GridBox& box) {
-    // Per axis: the coupling strength, and per end (low, high) how many rows it has, how many
-    // are identity rows, and the sum of their collapsed inward weights.
-    std::array<double, 3> strength{};
-    struct End {
-        std::int64_t rows = 0;
-        std::int64_t identity = 0;
-        double weight = 0;
-    };
-    std::array<std::array<End, 2>, 3> ends{};
-    for (std::int32_t row = 0; row < a.rows; ++row) {
-        const Coordinates c = box.coordinates(row);
+BoxCoarsening choose_coarsening(const DiaData<double>& a, const GridBox& box) {
+    // Per axis the coupling strength; per axis and end (low, high) its rows, how many are
+    // identity rows, and the sum of the others' collapsed inward weights.
+    const DiagonalSteps steps(a, box);
+    double strength[3] = {0, 0, 0};
+    double end_rows[6] = {0, 0, 0, 0, 0, 0}, end_identity[6] = {0, 0, 0, 0, 0, 0};
+    double end_weight[6] = {0, 0, 0, 0, 0, 0};
+#pragma omp parallel for schedule(static) reduction(+ : strength[:3], end_rows[:6], \
+                                                        end_identity[:6], end_weight[:6])
+    for (std::int64_t i = 0; i < a.n; ++i) {
+        const Coordinates c = box.coordinates(i);
+        double same_line[3] = {0, 0, 0}, inward[3] = {0, 0, 0};
+        bool identity = true;
+        for_each_entry(a, steps, box, i, c,
+                       [&](std::int64_t j, double value, const Coordinates& s) {
+                           if (j != i) identity = false;
+                           for (std::size_t axis = 0; axis < 3; ++axis) {
+                               if (s[axis] != 0) strength[axis] += std::abs(value);
+                               if (s[axis] == 0 || value > 0) {
+                                   same_line[axis] += value;
+                               } else {
+                                   inward[axis] += value;
+                               }
+                           }
+                       });
         for (std::size_t axis = 0; axis < 3; ++axis) {
-            double same_line = 0, inward = 0;  // collapsed onto the axis
-            bool identity = true;
+            if (box.points[axis] < 2) continue;
             const int side = c[axis] == 0 ? 0 : c[axis] == box.points[axis] - 1 ? 1 : -1;
-            for (std::int32_t k = a.row_ptr[row]; k < a.row_ptr[row + 1]; ++k) {
-                const std::int64_t delta = box.coordinates(a.col[k])[axis] - c[axis];
-                const double value = a.values[static_cast<std::size_t>(k)];
-                if (a.col[k] != row && value != 0.0) identity = false;
-                if (delta != 0) strength[axis] += std::abs(value);
-                if (delta == 0 || value > 0) {
-                    same_line += value;
-                } else {
-                    inward += value;
-                }
-            }
-            if (side < 0 || box.points[axis] < 2) continue;
-            End& end = ends[axis][static_cast<std::size_t>(side)];
-            ++end.rows;
+            if (side < 0) continue;
+            const std::size_t end = 2 * axis + static_cast<std::size_t>(side);
+            end_rows[end] += 1;
             if (identity) {
-                ++end.identity;
-            } else if (same_line > 0) {
-                end.weight += std::min(1.0, -inward / same_line);
+                end_identity[end] += 1;
+            } else if (same_line[axis] > 0) {
+                end_weight[end] += std::min(1.0, -inward[axis] / same_line[axis]);
             }
         }
     }
@@ -134,14 +199,14 @@ BoxCoarsening choose_coarsening(const CsrData<double>& a, const GridBox& box) {
     coarsening.coarse = box;
     for (std::size_t axis = 0; axis < 3; ++axis) {
         const std::int64_t n = box.points[axis];
-        if (n < 3 || !(strength[axis] >= 0.25 * strongest) || strongest == 0) continue;
+        if (n < 3 || strongest == 0 || !(strength[axis] >= 0.25 * strongest)) continue;
         // An end wants to be coarse when its rows are identity rows or kept their coupling.
         bool wants_coarse[2];
-        for (int side = 0; side < 2; ++side) {
-            const End& end = ends[axis][static_cast<std::size_t>(side)];
-            const std::int64_t coupled = end.rows - end.identity;
-            wants_coarse[side] = 2 * end.identity >= end.rows ||
-                                 (coupled > 0 && end.weight / static_cast<double>(coupled) > 0.75);
+        for (std::size_t side = 0; side < 2; ++side) {
+            const std::size_t end = 2 * axis + side;
+            const double coupled = end_rows[end] - end_identity[end];
+            wants_coarse[side] = 2 * end_identity[end] >= end_rows[end] ||
+                                 (coupled > 0 && end_weight[end] / coupled > 0.75);
         }
         int best_first = 1, best_score = -1;
         for (const int first : {1, 0}) {
@@ -157,91 +222,190 @@ BoxCoarsening choose_coarsening(const CsrData<double>& a, const GridBox& box) {
     return coarsening;
 }
 
-Interpolation operator_interpolation(const CsrData<double>& a, const GridBox& fine,
-                                     const BoxCoarsening& coarsening) {
+std::vector<double> operator_interpolation(const DiaData<double>& a, const GridBox& fine,
+                                           const BoxCoarsening& coarsening) {
     const GridBox& coarse = coarsening.coarse;
     const std::int64_t nc = coarse.size();
     const int slots = transfer_slots(fine.dimension);
     const int centre = transfer_slot(fine.dimension, 0, 0, 0);
-    Interpolation result;
-    std::vector<double>& w = result.weights;
-    w.assign(static_cast<std::size_t>(slots * nc), 0.0);
+    const DiagonalSteps steps(a, fine);
+    std::vector<double> w(static_cast<std::size_t>(slots * nc), 0.0);
     for (std::int64_t point = 0; point < nc; ++point) {
         w[static_cast<std::size_t>(centre * nc + point)] = 1.0;
     }
     // The points fine on k axes take their weights from neighbours fine on fewer, so the
     // classes go in order; within a class each point writes its own slots.
-    const auto n = static_cast<std::int64_t>(a.rows);
     for (int k = 1; k <= fine.dimension; ++k) {
 #pragma omp parallel for schedule(static)
-        for (std::int64_t row = 0; row < n; ++row) {
+        for (std::int64_t row = 0; row < a.n; ++row) {
             const Coordinates c = fine.coordinates(row);
             const unsigned mask = fine_axes(c, coarsening);
             if (std::popcount(mask) != k) continue;
             double diagonal = 0, sum = 0;
-            std::pair<std::int64_t, double> terms[27];
+            std::pair<Coordinates, double> terms[64];
             int count = 0;
-            for (std::int32_t e = a.row_ptr[row]; e < a.row_ptr[row + 1]; ++e) {
-                const Coordinates d = fine.coordinates(a.col[e]);
-                const double value = a.values[static_cast<std::size_t>(e)];
-                Coordinates h = c;
-                bool moves = false;
-                for (std::size_t axis = 0; axis < 3; ++axis) {
-                    if ((mask >> axis) & 1u) {
-                        h[axis] = d[axis];
-                        moves = moves || d[axis] != c[axis];
-                    }
-                }
-                if (!moves || value > 0) {
-                    diagonal += value;
-                } else if (count < 27) {
-                    terms[count++] = {fine.row(h[0], h[1], h[2]), value};
-                    sum += value;
-                }
-            }
+            for_each_entry(a, steps, fine, row, c,
+                           [&](std::int64_t, double value, const Coordinates& s) {
+                               Coordinates h = c;
+                               bool moves = false;
+                               for (std::size_t axis = 0; axis < 3; ++axis) {
+                                   if (((mask >> axis) & 1u) != 0 && s[axis] != 0) {
+                                       h[axis] += s[axis];
+                                       moves = true;
+                                   }
+                               }
+                               if (!moves || value > 0 || count == 64) {
+                                   diagonal += value;
+                               } else {
+                                   terms[count++] = {h, value};
+                                   sum += value;
+                               }
+                           });
             if (count == 0) continue;            // no coupling to interpolate from
             if (diagonal <= 0) diagonal = -sum;  // weights that sum to 1
             for (int t = 0; t < count; ++t) {
                 const double scale = -terms[t].second / diagonal;
-                const Coordinates h = fine.coordinates(terms[t].first);
-                for_each_coarse_neighbour(h, fine, coarsening, [&](std::int64_t point, int slot) {
-                    const double weight_h = w[static_cast<std::size_t>(slot * nc + point)];
-                    if (weight_h == 0.0) return;
-                    // c's slot relative to the same coarse point.
-                    int offset[3] = {0, 0, 0};
-                    for (std::size_t axis = 0; axis < 3; ++axis) {
-                        const AxisCoarsening& ax = coarsening.axes[axis];
-                        const std::int64_t at =
-                            ax.first + ax.step * coarse.coordinates(point)[axis];
-                        offset[axis] = static_cast<int>(c[axis] - at);
-                    }
-                    const int own = transfer_slot(fine.dimension, offset[0], offset[1], offset[2]);
-                    w[static_cast<std::size_t>(own * nc + point)] += scale * weight_h;
-                });
+                for_each_coarse_neighbour(
+                    terms[t].first, fine, coarsening,
+                    [&](std::int64_t point, const Coordinates& at_coarse, int slot) {
+                        const double weight_h = w[static_cast<std::size_t>(slot * nc + point)];
+                        if (weight_h == 0.0) return;
+                        // c's slot relative to the same coarse point.
+                        int offset[3];
+                        for (std::size_t axis = 0; axis < 3; ++axis) {
+                            const AxisCoarsening& ax = coarsening.axes[axis];
+                            offset[axis] =
+                                static_cast<int>(c[axis] - (ax.first + ax.step * at_coarse[axis]));
+                        }
+                        const int own =
+                            transfer_slot(fine.dimension, offset[0], offset[1], offset[2]);
+                        w[static_cast<std::size_t>(own * nc + point)] += scale * weight_h;
+                    });
             }
         }
     }
-    // P as a matrix, row by row.
-    CsrData<double>& p = result.p;
+    return w;
+}
+
+CsrData<double> interpolation_matrix(const std::vector<double>& weights, const GridBox& fine,
+                                     const BoxCoarsening& coarsening) {
+    const std::int64_t nc = coarsening.coarse.size();
+    CsrData<double> p;
     p.rows = static_cast<std::int32_t>(fine.size());
     p.cols = static_cast<std::int32_t>(nc);
     p.row_ptr.assign(1, 0);
     std::vector<std::pair<std::int32_t, double>> row;
     for (std::int64_t f = 0; f < fine.size(); ++f) {
         row.clear();
-        for_each_coarse_neighbour(
-            fine.coordinates(f), fine, coarsening, [&](std::int64_t point, int slot) {
-                const double value = w[static_cast<std::size_t>(slot * nc + point)];
-                if (value != 0.0) {
-                    row.emplace_back(static_cast<std::int32_t>(point), value);
-                }
-            });
+        for_each_coarse_neighbour(fine.coordinates(f), fine, coarsening,
+                                  [&](std::int64_t point, const Coordinates&, int slot) {
+                                      const double value =
+                                          weights[static_cast<std::size_t>(slot * nc + point)];
+                                      if (value != 0.0)
+                                          row.emplace_back(static_cast<std::int32_t>(point), value);
+                                  });
         std::sort(row.begin(), row.end());
         for (const auto& [column, value] : row) {
             p.col.push_back(column);
             p.values.push_back(value);
         }
         p.row_ptr.push_back(static_cast<std::int32_t>(p.col.size()));
+    }
+    return p;
+}
+
+DiaData<double> galerkin_operator(const DiaData<double>& a, const GridBox& fine,
+                                  const BoxCoarsening& coarsening,
+                                  const std::vector<double>& weights) {
+    const GridBox& coarse = coarsening.coarse;
+    const std::int64_t nc = coarse.size();
+    const int dimension = fine.dimension;
+    // The coarse stencil's steps (those the coarse box has room for) and their DIA offsets; in
+    // a box of 2 points along an axis two steps may share an offset (they never meet in one
+    // row), so each step maps to the diagonal of its offset.
+    std::map<std::int64_t, int> offsets;
+    int step_diagonal[27];
+    std::fill(std::begin(step_diagonal), std::end(step_diagonal), -1);
+    for (int sz = -1; sz <= 1; ++sz) {
+        for (int sy = -1; sy <= 1; ++sy) {
+            for (int sx = -1; sx <= 1; ++sx) {
+                const int s[3] = {sx, sy, sz};
+                bool fits = true;
+                for (std::size_t axis = 0; axis < 3; ++axis) {
+                    fits = fits && (s[axis] == 0 || coarse.points[axis] > 1);
+                }
+                if (!fits) continue;
+                offsets.emplace(sx + coarse.points[0] * (sy + coarse.points[1] * sz), 0);
+            }
+        }
+    }
+    DiaData<double> result;
+    result.n = nc;
+    for (auto& [offset, diagonal] : offsets) {
+        diagonal = result.num_diagonals();
+        result.offsets.push_back(static_cast<int>(offset));
+    }
+    for (int sz = -1; sz <= 1; ++sz) {
+        for (int sy = -1; sy <= 1; ++sy) {
+            for (int sx = -1; sx <= 1; ++sx) {
+                const auto found =
+                    offsets.find(sx + coarse.points[0] * (sy + coarse.points[1] * sz));
+                if (found != offsets.end()) {
+                    step_diagonal[(sx + 1) + 3 * (sy + 1) + 9 * (sz + 1)] = found->second;
+                }
+            }
+        }
+    }
+    result.values.assign(static_cast<std::size_t>(result.num_diagonals() * nc), 0.0);
+    const DiagonalSteps steps(a, fine);
+#pragma omp parallel for schedule(static)
+    for (std::int64_t point = 0; point < nc; ++point) {
+        const Coordinates at_coarse = coarse.coordinates(point);
+        Coordinates at{};
+        int reach[3];
+        for (std::size_t axis = 0; axis < 3; ++axis) {
+            const AxisCoarsening& ax = coarsening.axes[axis];
+            at[axis] = ax.first + ax.step * at_coarse[axis];
+            reach[axis] = ax.step == 2 ? 1 : 0;
+        }
+        double sums[27] = {};
+        // R = P^T: the fine points f that coarse point I's weights reach ...
+        for (int fz = -reach[2]; fz <= reach[2]; ++fz) {
+            for (int fy = -reach[1]; fy <= reach[1]; ++fy) {
+                for (int fx = -reach[0]; fx <= reach[0]; ++fx) {
+                    const Coordinates f{at[0] + fx, at[1] + fy, at[2] + fz};
+                    bool inside = true;
+                    for (std::size_t axis = 0; axis < 3; ++axis) {
+                        inside = inside && f[axis] >= 0 && f[axis] < fine.points[axis];
+                    }
+                    if (!inside) continue;
+                    const double w_f = weights[static_cast<std::size_t>(
+                        transfer_slot(dimension, fx, fy, fz) * nc + point)];
+                    if (w_f == 0.0) continue;
+                    // ... times A's row f, times P's rows g of its stencil.
+                    const std::int64_t row = fine.row(f[0], f[1], f[2]);
+                    for_each_entry(
+                        a, steps, fine, row, f,
+                        [&](std::int64_t, double value, const Coordinates& s) {
+                            const Coordinates g{f[0] + s[0], f[1] + s[1], f[2] + s[2]};
+                            for_each_coarse_neighbour(
+                                g, fine, coarsening,
+                                [&](std::int64_t column, const Coordinates& c, int slot) {
+                                    const double w_g =
+                                        weights[static_cast<std::size_t>(slot * nc + column)];
+                                    const int step = static_cast<int>(c[0] - at_coarse[0] + 1) +
+                                                     3 * static_cast<int>(c[1] - at_coarse[1] + 1) +
+                                                     9 * static_cast<int>(c[2] - at_coarse[2] + 1);
+                                    sums[step] += w_f * value * w_g;
+                                });
+                        });
+                }
+            }
+        }
+        for (int step = 0; step < 27; ++step) {
+            if (sums[step] == 0.0 || step_diagonal[step] < 0) continue;
+            result.at(step_diagonal[step], point) = sums[step];
+        }
     }
     return result;
 }

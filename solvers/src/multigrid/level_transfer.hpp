@@ -1,10 +1,13 @@
 #pragma once
-// How one level of a box hierarchy passes to the next: which axes coarsen, where the coarse
-// points lie, and the operator-dependent interpolation P between them (host, double).
+// How one level of a box hierarchy passes to the next (host, double, on the OpenMP threads):
+// which axes coarsen and where the coarse points lie, the operator-dependent interpolation P,
+// and the Galerkin operator P^T A P, all computed point by point on the box (no general sparse
+// products: each coarse row is summed from the fine stencils around it).
 #include <array>
 #include <vector>
 
 #include "simrun/solvers/matrices/csr_data.hpp"
+#include "simrun/solvers/matrices/dia_data.hpp"
 #include "simrun/solvers/multigrid/grid_box.hpp"
 
 namespace simrun::solvers::multigrid {
@@ -21,33 +24,37 @@ struct BoxCoarsening {
     bool coarsens() const { return axes[0].step * axes[1].step * axes[2].step > 1; }
 };
 
-// Checks that every entry of `a` couples a point of `box` to itself or a neighbour (at most
-// one step along each axis); throws std::invalid_argument naming the first entry that does
-// not. Returns whether every coupling lies along one axis (a 5- or 7-point pattern), where
-// two colours make Gauss-Seidel exact; otherwise it needs 2^dimension.
-bool check_box_couplings(const CsrData<double>& a, const GridBox& box);
+// Checks that every nonzero entry of `a` couples a point of `box` to itself or a neighbour (at
+// most one step along each axis); throws std::invalid_argument naming the first entry that
+// does not. Returns whether every coupling lies along one axis (a 5- or 7-point pattern),
+// where two colours make Gauss-Seidel exact; otherwise it needs 2^dimension.
+bool check_box_couplings(const DiaData<double>& a, const GridBox& box);
 
 // The axes with at least 3 points whose coupling (the sum of |a_ij| over entries that step
 // along the axis) is at least a quarter of the strongest such axis are coarsened. Per axis the
 // coarse points start at fine point 0 or 1, whichever makes the box's ends coarse where their
 // rows keep their coupling (identity rows, or a collapsed inward weight above 3/4, as at a
 // Neumann side) and fine where they lost it (an eliminated Dirichlet side).
-BoxCoarsening choose_coarsening(const CsrData<double>& a, const GridBox& box);
+BoxCoarsening choose_coarsening(const DiaData<double>& a, const GridBox& box);
 
-// The interpolation from coarse to fine.
-struct Interpolation {
-    // By coarse point, 3^dimension slots each (BoxTransferView's layout).
-    std::vector<double> weights;
-    // The same as a fine x coarse matrix.
-    CsrData<double> p;
-};
+// Black-box interpolation, by coarse point in BoxTransferView's layout (3^dimension slots):
+// coarse points take their value; a point that is fine on the axes F takes
+// -sum_h c_h P_h / c_0 over its neighbours h one step away along F, with the stencil summed
+// over the other axes (c_0 collects the couplings that stay on the point's lines, and positive
+// off-diagonal couplings, which interpolation does not follow).
+std::vector<double> operator_interpolation(const DiaData<double>& a, const GridBox& fine,
+                                           const BoxCoarsening& coarsening);
 
-// Black-box interpolation: coarse points take their value; a point that is fine on the axes F
-// takes -sum_h c_h P_h / c_0 over its neighbours h one step away along F, with the stencil
-// summed over the other axes (c_0 collects the couplings that stay on the point's lines, and
-// positive off-diagonal couplings, which interpolation does not follow).
-Interpolation operator_interpolation(const CsrData<double>& a, const GridBox& fine,
+// P as a fine x coarse matrix (for checks against general sparse products).
+CsrData<double> interpolation_matrix(const std::vector<double>& weights, const GridBox& fine,
                                      const BoxCoarsening& coarsening);
+
+// P^T A P on the coarse box, in DIA with the coarse box's 3^dimension neighbour offsets:
+// coarse row I sums w(f, I) a_fg w(g, J) over the fine points f its weights reach and their
+// stencils' points g.
+DiaData<double> galerkin_operator(const DiaData<double>& a, const GridBox& fine,
+                                  const BoxCoarsening& coarsening,
+                                  const std::vector<double>& weights);
 
 int transfer_slots(int dimension);
 

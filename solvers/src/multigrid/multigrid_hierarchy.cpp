@@ -11,7 +11,6 @@
 #include "simrun/solvers/base/vector_ops.hpp"
 #include "simrun/solvers/matrices/conversions.hpp"
 #include "simrun/solvers/matrices/dia_matrix.hpp"
-#include "simrun/solvers/matrices/sparse_product.hpp"
 
 namespace simrun::solvers {
 
@@ -38,10 +37,12 @@ template <typename T>
 struct MultigridHierarchy<T>::Level {
     GridBox box;
     BoxShape shape{};
-    // The level's operator and its inverse diagonal (all levels but the coarsest).
+    // The level's operator (all levels but the coarsest), and its inverse diagonal for the
+    // Chebyshev smoother.
     std::unique_ptr<DiaMatrix<T>> a;
     Array<T> inverse_diagonal;
     int colours = 2;
+    int main = 0;                // the diagonal of offset 0
     double chebyshev_upper = 0;  // Gershgorin bound of the spectrum of D^-1 A
     // To the next coarser level.
     BoxTransferView<T> transfer{};
@@ -67,29 +68,42 @@ Array<T> upload(const std::shared_ptr<const Backend>& backend, const std::vector
 }
 
 // max_i sum_j |a_ij| / a_ii, checking that every a_ii is positive.
-double gershgorin_of_scaled(const CsrData<double>& a, std::vector<double>& inverse_diagonal,
+double gershgorin_of_scaled(const DiaData<double>& a, std::vector<double>& inverse_diagonal,
                             const GridBox& box, std::size_t level) {
+    const int main = a.find_diagonal(0);
+    inverse_diagonal.assign(static_cast<std::size_t>(a.n), 0.0);
     double bound = 0;
-    inverse_diagonal.assign(static_cast<std::size_t>(a.rows), 0.0);
-    for (std::int32_t i = 0; i < a.rows; ++i) {
-        double diagonal = 0, sum = 0;
-        for (std::int32_t k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k) {
-            const double value = a.values[static_cast<std::size_t>(k)];
-            if (a.col[k] == i) diagonal = value;
-            sum += std::abs(value);
+    std::int64_t first_bad = a.n;
+#pragma omp parallel for schedule(static) reduction(max : bound) reduction(min : first_bad)
+    for (std::int64_t i = 0; i < a.n; ++i) {
+        const double diagonal = main >= 0 ? a.at(main, i) : 0.0;
+        double sum = 0;
+        for (int d = 0; d < a.num_diagonals(); ++d) {
+            const std::int64_t j = i + a.offsets[static_cast<std::size_t>(d)];
+            if (j >= 0 && j < a.n) sum += std::abs(a.at(d, i));
         }
         if (!(diagonal > 0) || !std::isfinite(diagonal)) {
-            const auto c = box.coordinates(i);
-            throw std::invalid_argument(
-                "multigrid: level " + std::to_string(level) + " (" + box.describe() + ") row " +
-                std::to_string(i) + " at (" + std::to_string(c[0]) + ", " + std::to_string(c[1]) +
-                ", " + std::to_string(c[2]) + ") has diagonal entry " + std::to_string(diagonal) +
-                "; the smoothers need positive diagonal entries");
+            first_bad = std::min(first_bad, i);
+            continue;
         }
         inverse_diagonal[static_cast<std::size_t>(i)] = 1.0 / diagonal;
         bound = std::max(bound, sum / diagonal);
     }
+    if (first_bad < a.n) {
+        const auto c = box.coordinates(first_bad);
+        throw std::invalid_argument("multigrid: level " + std::to_string(level) + " (" +
+                                    box.describe() + ") row " + std::to_string(first_bad) +
+                                    " at (" + std::to_string(c[0]) + ", " + std::to_string(c[1]) +
+                                    ", " + std::to_string(c[2]) + ") has diagonal entry " +
+                                    std::to_string(main >= 0 ? a.at(main, first_bad) : 0.0) +
+                                    "; the smoothers need positive diagonal entries");
+    }
     return bound;
+}
+
+template <typename To, typename From>
+DiaData<To> convert_dia(const DiaData<From>& a) {
+    return DiaData<To>{a.n, a.offsets, std::vector<To>(a.values.begin(), a.values.end())};
 }
 
 }  // namespace
@@ -105,7 +119,7 @@ MultigridHierarchy<T>::MultigridHierarchy(std::shared_ptr<const Backend> backend
                                     " rows but the box " + box.describe() + " has " +
                                     std::to_string(box.size()) + " points");
     }
-    CsrData<double> a = convert_values<double>(to_csr(fine));
+    DiaData<double> a = convert_dia<double>(fine);
     GridBox level_box = box;
     for (std::size_t level = 0;; ++level) {
         auto current = std::make_unique<Level>();
@@ -124,7 +138,7 @@ MultigridHierarchy<T>::MultigridHierarchy(std::shared_ptr<const Backend> backend
                     "multigrid: the box " + level_box.describe() + " cannot be coarsened below " +
                     std::to_string(level_box.size()) + " points, too many to solve directly");
             }
-            const multigrid::CoarsestInverse coarsest = multigrid::invert_coarsest(a);
+            const multigrid::CoarsestInverse coarsest = multigrid::invert_coarsest(to_csr(a));
             current->inverse = upload<T>(backend_, coarsest.inverse.values);
             current->inverse_view = {coarsest.inverse.rows, coarsest.inverse.cols,
                                      current->inverse.data()};
@@ -138,8 +152,11 @@ MultigridHierarchy<T>::MultigridHierarchy(std::shared_ptr<const Backend> backend
         }
         std::vector<double> inverse_diagonal;
         current->chebyshev_upper = gershgorin_of_scaled(a, inverse_diagonal, level_box, level);
-        current->inverse_diagonal = upload<T>(backend_, inverse_diagonal);
-        current->a = std::make_unique<DiaMatrix<T>>(backend_, to_dia(convert_values<T>(a), 64));
+        if (parameters_.smoother == MultigridSmoother::chebyshev) {
+            current->inverse_diagonal = upload<T>(backend_, inverse_diagonal);
+        }
+        current->a = make_level_operator(convert_dia<T>(a));
+        current->main = a.find_diagonal(0);
         const auto n = static_cast<std::size_t>(level_box.size());
         current->r = Array<T>(backend_, n);
         if (parameters_.smoother == MultigridSmoother::chebyshev) {
@@ -150,9 +167,9 @@ MultigridHierarchy<T>::MultigridHierarchy(std::shared_ptr<const Backend> backend
             current->b = Array<T>(backend_, n);
             current->x = Array<T>(backend_, n);
         }
-        const multigrid::Interpolation interpolation =
+        const std::vector<double> weights =
             multigrid::operator_interpolation(a, level_box, coarsening);
-        current->weights = upload<T>(backend_, interpolation.weights);
+        current->weights = upload<T>(backend_, weights);
         BoxTransferView<T>& t = current->transfer;
         t.fine = current->shape;
         t.coarse = shape_of(coarsening.coarse);
@@ -163,13 +180,25 @@ MultigridHierarchy<T>::MultigridHierarchy(std::shared_ptr<const Backend> backend
         t.weights = current->weights.data();
         summaries_.push_back({level_box, current->a->view().num_diagonals, current->colours});
         levels_.push_back(std::move(current));
-        a = galerkin_product(a, interpolation.p);
+        a = multigrid::galerkin_operator(a, level_box, coarsening, weights);
         level_box = coarsening.coarse;
     }
 }
 
 template <typename T>
 MultigridHierarchy<T>::~MultigridHierarchy() = default;
+
+template <typename T>
+std::unique_ptr<DiaMatrix<T>> MultigridHierarchy<T>::make_level_operator(
+    const DiaData<T>& a) const {
+    // Constant coefficients (the fine level of a constant-coefficient grid problem) keep the
+    // stencil storage: a mask byte per row instead of the diagonals' values.
+    try {
+        return std::make_unique<DiaMatrix<T>>(backend_, a, DiaStorage::stencil);
+    } catch (const std::invalid_argument&) {
+        return std::make_unique<DiaMatrix<T>>(backend_, a, DiaStorage::general);
+    }
+}
 
 template <typename T>
 std::string MultigridHierarchy<T>::describe() const {
@@ -206,9 +235,8 @@ void MultigridHierarchy<T>::smooth(Level& level, const T* b, T* x, int sweeps, b
     if (parameters_.smoother == MultigridSmoother::red_black_gauss_seidel) {
         for (int sweep = 0; sweep < sweeps; ++sweep) {
             for (int c = 0; c < level.colours; ++c) {
-                kernels.box_colour_sweep(*backend_, a, level.shape, level.colours,
-                                         forward ? c : level.colours - 1 - c,
-                                         level.inverse_diagonal.data(), b, x);
+                kernels.box_colour_sweep(*backend_, a, level.main, level.shape, level.colours,
+                                         forward ? c : level.colours - 1 - c, b, x);
             }
         }
         return;

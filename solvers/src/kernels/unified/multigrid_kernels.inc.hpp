@@ -57,34 +57,36 @@ inline std::int64_t colour_slots(const BoxShape& box, int num_colours, int colou
     return count;
 }
 
-// x_i += inv_diag_i (b_i - (A x)_i) at the point of one slot of a colour.
+// x_i += (b_i - (A x)_i) / a_ii at the point of one slot of a colour.
 template <typename T, typename Rows>
 struct ColourSweepPoints {
     Rows rows;
+    DiaView<T> a;  // for a_ii
+    int main;
     BoxShape box;
     int num_colours;
     int colour;
-    const T* inv_diag;
     const T* b;
     T* x;
     SIMRUN_HOST_DEVICE void operator()(std::size_t slot) const {
         const std::int64_t i =
             colour_point(box, num_colours, colour, static_cast<std::int64_t>(slot));
         if (i < 0) return;
-        x[i] += inv_diag[i] * (b[i] - row_product(rows, i, VectorEntries<T>{x}));
+        const T diagonal = a.row_masks != nullptr ? a.constants[main] : a.values[main * a.n + i];
+        x[i] += (b[i] - row_product(rows, i, VectorEntries<T>{x})) / diagonal;
     }
 };
 
-// Traffic: per point of the colour, its row of A, b_i, inv_diag_i, x_i read and written, its
-// neighbours' x gathered.
+// Traffic: per point of the colour, its row of A, b_i, x_i read and written, its neighbours'
+// x gathered.
 template <typename T>
-void box_colour_sweep(const Backend& backend, const DiaView<T>& a, BoxShape box, int num_colours,
-                      int colour, const T* inv_diag, const T* b, T* x) {
+void box_colour_sweep(const Backend& backend, const DiaView<T>& a, int main, BoxShape box,
+                      int num_colours, int colour, const T* b, T* x) {
     const auto slots = static_cast<std::size_t>(colour_slots(box, num_colours, colour));
     with_diagonal_count(a, [&](const auto& rows) {
         using Rows = std::decay_t<decltype(rows)>;
         parallel_for(backend, slots,
-                     ColourSweepPoints<T, Rows>{rows, box, num_colours, colour, inv_diag, b, x});
+                     ColourSweepPoints<T, Rows>{rows, a, main, box, num_colours, colour, b, x});
     });
 }
 

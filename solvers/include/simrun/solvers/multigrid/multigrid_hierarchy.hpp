@@ -11,7 +11,8 @@
 // weights -a_ij / a_ii of the stencil collapsed onto the axes it lies between, which are the
 // (bi/tri)linear weights for constant coefficients and follow the flux across a coefficient
 // jump. Restriction is P^T (full weighting for constant coefficients) and the coarse operator
-// is the Galerkin product P^T A P, kept in DIA with at most 3^dimension diagonals. The coarsest
+// is the Galerkin product P^T A P, summed point by point on the box and kept in DIA with at
+// most 3^dimension diagonals (the stencil storage where the coefficients are constant). The coarsest
 // level is solved by a dense inverse.
 //
 // The cycle runs on the back-end (multigrid kernels of the kernel table); no host round trip.
@@ -21,6 +22,7 @@
 
 #include "simrun/solvers/base/array.hpp"
 #include "simrun/solvers/matrices/dia_data.hpp"
+#include "simrun/solvers/matrices/dia_matrix.hpp"
 #include "simrun/solvers/multigrid/grid_box.hpp"
 #include "simrun/solvers/multigrid/multigrid_parameters.hpp"
 
@@ -55,6 +57,7 @@ public:
 
 private:
     struct Level;
+    std::unique_ptr<DiaMatrix<T>> make_level_operator(const DiaData<T>& a) const;
     void run_cycle(std::size_t level, const T* b, T* x, MultigridCycle cycle) const;
     void smooth(Level& level, const T* b, T* x, int sweeps, bool forward) const;
 
