@@ -28,6 +28,7 @@
 #include "simrun/solvers/base/backend.hpp"
 #include "simrun/solvers/base/vector_ops.hpp"
 #include "simrun/solvers/matrices/conversions.hpp"
+#include "simrun/solvers/multigrid/multigrid_hierarchy.hpp"
 #include "simrun/solvers/selection/linear_system_solver.hpp"
 #include "simrun/solvers/selection/matrix_properties.hpp"
 
@@ -109,6 +110,28 @@ struct MatrixUnderTest {
     std::vector<double> b;
     std::optional<solvers::GridBox> grid;
 };
+
+// Seconds per cycle spent on each level of the multigrid hierarchy of `a` on `grid` (its own
+// work between synchronisations, MultigridHierarchy::time_levels), finest first, after one
+// untimed cycle.
+template <typename T>
+json multigrid_levels(const std::shared_ptr<const solvers::Backend>& backend,
+                      const solvers::CsrData<T>& a, const solvers::GridBox& grid,
+                      const std::vector<T>& b, int cycles) {
+    const solvers::MultigridHierarchy<T> hierarchy(backend, solvers::to_dia(a), grid, {});
+    const auto b_device = solvers::Array<T>::from_host(backend, b);
+    solvers::Array<T> x(backend, b.size());
+    solvers::fill(x, T(0));
+    hierarchy.cycle(b_device, x);
+    const std::vector<double> seconds = hierarchy.time_levels(b_device, x, cycles);
+    json levels = json::array();
+    for (std::size_t l = 0; l < seconds.size(); ++l) {
+        levels.push_back({{"box", hierarchy.levels()[l].box.describe()},
+                          {"diagonals", hierarchy.levels()[l].num_diagonals},
+                          {"seconds_per_cycle", seconds[l]}});
+    }
+    return levels;
+}
 
 // Times one case: simrun's solver (LinearSystemSolver with the method, preconditioner and
 // format named explicitly; its set-up timed apart), then on CUDA for CG the cuSPARSE baseline
@@ -208,6 +231,7 @@ json run_case(const Context& context, const MatrixUnderTest& matrix, solvers::Me
         j["bytes_per_iteration"] = 0.0;
         j["achieved_gbps"] = 0.0;
         j["floor_ratio"] = 0.0;
+        j["levels"] = multigrid_levels(backend, a, *matrix.grid, b, context.repeats);
     }
     const bool cuda_cg = backend->kind() == solvers::BackendKind::cuda &&
                          method == solvers::Method::cg && iterations > 0;
@@ -472,6 +496,14 @@ int run_bench(const BenchOptions& options) {
                              ? run_case<double>(context, matrix, method, spec)
                              : run_case<float>(context, matrix, method, spec);
                 std::printf("%s\n", table_row(c).c_str());
+                if (c.contains("levels")) {
+                    for (const json& level : c["levels"]) {
+                        std::printf("    level %-12s %2d diagonals  %.3e s per cycle\n",
+                                    level["box"].get<std::string>().c_str(),
+                                    level["diagonals"].get<int>(),
+                                    level["seconds_per_cycle"].get<double>());
+                    }
+                }
                 std::fflush(stdout);
                 results["cases"].push_back(std::move(c));
             } catch (const std::invalid_argument& e) {

@@ -109,6 +109,18 @@ int run_simulation(const Arguments& arguments) {
                 static_cast<long long>(summary.max_iterations), summary.seconds,
                 1e3 * summary.seconds_per_step());
         }
+        if (summary.removed_constant) {
+            std::printf(
+                "note: Neumann conditions on every side fix u only up to a constant: the "
+                "solution of zero mean is written");
+            if (*summary.removed_constant > 1e-8) {
+                std::printf(
+                    "; %.3g of the right-hand side was removed: the source and the "
+                    "boundary fluxes do not balance (their weighted sum is not zero)",
+                    *summary.removed_constant);
+            }
+            std::printf("\n");
+        }
         if (!simulation.pvd_path().empty()) {
             std::printf("output: %s\n", simulation.pvd_path().string().c_str());
         }

@@ -18,6 +18,9 @@
 #include "simrun/solvers/matrices/sparse_product.hpp"
 #include "simrun/solvers/methods/conjugate_gradient.hpp"
 #include "simrun/solvers/multigrid/multigrid_preconditioner.hpp"
+#include "simrun/solvers/selection/linear_system_solver.hpp"
+#include "simrun/solvers/selection/matrix_properties.hpp"
+#include "simrun/solvers/selection/solver_selection.hpp"
 #include "support/random_data.hpp"
 #include "support/test_backend.hpp"
 #include "support/test_matrices.hpp"
@@ -303,6 +306,58 @@ TEST(MultigridPcg, ChebyshevSmootherAndOtherCycles) {
     MultigridParameters f;
     f.cycle = MultigridCycle::f;
     EXPECT_LE(mg_pcg_iterations(a, box_of({m, m, 1}, 2), f), 10);
+}
+
+// A pure Neumann operator (no flux through any side, no shift) is singular with the constants
+// as null space. Asked to (remove_constant_null_space), the solve removes the constant part of
+// an incompatible b, says how much it was, and returns the solution of zero mean: with
+// multigrid on the box and with CG + Jacobi. (Not asked, such a b has no solution and no
+// method claims one: HardCases.InconsistentSingularSystemIsNotReportedConverged.)
+TEST(MultigridPcg, PureNeumannIsSolvedForTheSolutionOfZeroMean) {
+    const auto backend = test_backend();
+    SIMRUN_SKIP_WITHOUT_BACKEND(backend);
+    const std::int32_t m = 65;
+    const double h = 1.0 / m;
+    const auto csr =
+        testing::box_diffusion_matrix({m, m, 1}, 2, {h, h, 1}, unit_coefficient, all_neumann);
+    const auto b_host = testing::random_vector<double>(static_cast<std::size_t>(csr.rows), 5, -0.5,
+                                                       1.5);  // mean about 0.5
+    double sum = 0, norm = 0;
+    for (const double v : b_host) sum += v, norm += v * v;
+    const double n = static_cast<double>(b_host.size());
+    std::vector<double> compatible(b_host);
+    for (double& v : compatible) v -= sum / n;
+    const MatrixProperties properties = analyze(csr);
+    ASSERT_TRUE(properties.zero_row_sums);
+    for (const bool with_grid : {true, false}) {
+        SolverRequest request;
+        request.remove_constant_null_space = true;
+        if (with_grid) request.grid = box_of({m, m, 1}, 2);
+        const SolverPlan plan = plan_solver(properties, request);
+        EXPECT_TRUE(plan.remove_constant);
+        EXPECT_EQ(plan.first.preconditioner,
+                  with_grid ? PreconditionerKind::multigrid : PreconditionerKind::jacobi);
+        EXPECT_NE(plan.first.reason.find("solution of zero mean"), std::string::npos);
+        MethodParameters parameters;
+        parameters.criteria.max_iterations = 2000;
+        const LinearSystemSolver<double> solver(backend, to_dia(csr), plan, parameters);
+        const auto b = Array<double>::from_host(backend, b_host);
+        Array<double> x(backend, b_host.size());
+        fill(x, 0.0);
+        const SolveReport report = solver.solve(b, x);
+        ASSERT_TRUE(report.converged()) << report.result().summary();
+        ASSERT_TRUE(report.removed_constant.has_value());
+        EXPECT_NEAR(*report.removed_constant, std::abs(sum) / std::sqrt(n) / std::sqrt(norm),
+                    1e-12);
+        const auto solution = x.to_host();
+        double mean = 0, largest = 0;
+        for (const double v : solution) mean += v / n, largest = std::max(largest, std::abs(v));
+        EXPECT_LE(std::abs(mean), 1e-12 * largest);
+        EXPECT_LE(testing::relative_residual(csr, compatible, solution), 1.01e-8);
+        if (with_grid) {
+            EXPECT_LE(report.total_iterations(), 12);
+        }
+    }
 }
 
 TEST(MultigridCycle, AloneReducesTheResidualTenfoldPerCycle) {

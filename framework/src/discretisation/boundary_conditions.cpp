@@ -96,13 +96,6 @@ bool BoundaryConditions::depends_on_time() const {
     return false;
 }
 
-bool BoundaryConditions::fixes_level() const {
-    for (const auto& s : sides_) {
-        if (s.type != BoundaryType::neumann) return true;
-    }
-    return false;
-}
-
 std::vector<std::uint8_t> BoundaryConditions::dirichlet_nodes(const Grid& grid) const {
     std::vector<std::uint8_t> fixed(static_cast<std::size_t>(grid.num_points()), 0);
     const auto n = grid.points();

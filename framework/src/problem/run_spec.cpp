@@ -196,12 +196,6 @@ RunSpec parse_run_spec(const Config& config) {
                                 "' is steady; use scheme = "
                                 "\"steady\" (or leave [time] out)");
     }
-    if (spec.time.steady() && !spec.boundary->fixes_level()) {
-        config.section("boundary")
-            .fail("left",
-                  "a steady problem with Neumann conditions on every side is singular (u is "
-                  "fixed only up to a constant): make one side dirichlet or robin");
-    }
     spec.solver = parse_solver(config.section("solver"));
     spec.output = parse_output(config.section("output"));
     if (spec.output.basename.empty()) spec.output.basename = spec.problem_type;

@@ -183,6 +183,10 @@ RunSummary Simulation::run() {
     };
     auto check = [&](const std::optional<solvers::SolveReport>& report, std::int64_t step) {
         if (!report) return;
+        if (report->removed_constant) {
+            summary.removed_constant =
+                std::max(summary.removed_constant.value_or(0.0), *report->removed_constant);
+        }
         summary.total_iterations += report->total_iterations();
         summary.max_iterations = std::max(summary.max_iterations, report->total_iterations());
         summary.fallbacks += static_cast<std::int64_t>(report->attempts.size()) - 1;

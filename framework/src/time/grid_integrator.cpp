@@ -102,15 +102,32 @@ void GridIntegrator::copy_state(std::span<double> u) const { u_.copy_to_host(u);
 std::unique_ptr<solvers::LinearSystemSolver<double>> GridIntegrator::make_solver(
     solvers::DiaData<double> matrix, const SolverParameters& solver) {
     properties_ = solvers::analyze(matrix);
+    // Neumann conditions on every side of a steady problem leave u fixed only up to a
+    // constant: the solver layer solves a symmetric such system for the solution of zero mean;
+    // a nonsymmetric one (convection) has a range it cannot name.
+    if (properties_.zero_row_sums && !properties_.symmetric) {
+        throw InputError(
+            "key 'boundary': a steady problem with convection and Neumann conditions on every "
+            "side is singular (u is fixed only up to a constant): make one side dirichlet or "
+            "robin");
+    }
     // The rows are the grid's nodes, x fastest: multigrid may coarsen them as a box.
     solvers::SolverRequest request = solver.request;
+    // A PDE with Neumann conditions on every side fixes u only up to a constant: its data are
+    // meant up to the operator's range.
+    request.remove_constant_null_space = true;
     request.grid =
         solvers::GridBox{grid_.dimension(), {grid_.points(0), grid_.points(1), grid_.points(2)}};
     const solvers::SolverPlan plan = solvers::plan_solver(properties_, request);
     solvers::MethodParameters parameters;
     parameters.criteria = solver.criteria;
-    return std::make_unique<solvers::LinearSystemSolver<double>>(backend_, std::move(matrix), plan,
-                                                                 parameters);
+    auto linear_solver = std::make_unique<solvers::LinearSystemSolver<double>>(
+        backend_, std::move(matrix), plan, parameters);
+    // The rows are scaled by the row scale (halved per folded side, quadrature weights): what
+    // makes a pure Neumann system compatible is the source's weighted mean, removed in those
+    // weights.
+    if (plan.remove_constant) linear_solver->set_constant_removal_weights(op_.row_scale());
+    return linear_solver;
 }
 
 solvers::Array<double> GridIntegrator::node_weights(double value_free, double value_fixed,

@@ -139,8 +139,39 @@ const IterativeSolver<T>& LinearSystemSolver<T>::method(std::size_t index) const
 }
 
 template <typename T>
+void LinearSystemSolver<T>::set_constant_removal_weights(std::span<const T> weights) {
+    const std::size_t n = operator_->size();
+    if (weights.size() != n) {
+        throw DimensionMismatch("set_constant_removal_weights: " + std::to_string(weights.size()) +
+                                " weights for " + std::to_string(n) + " rows");
+    }
+    double sum = 0;
+    for (const T w : weights) sum += static_cast<double>(w);
+    if (sum == 0) throw std::invalid_argument("set_constant_removal_weights: the weights sum to 0");
+    removal_weights_ = Array<T>::from_host(backend_, weights);
+}
+
+template <typename T>
 SolveReport LinearSystemSolver<T>::solve(const Array<T>& b, Array<T>& x) const {
     SolveReport report;
+    // A singular system with the constants as null space is solved on the rest: b' = b - c w
+    // with 1'b' = 0, which A x = b' can meet (the range of symmetric A is orthogonal to 1).
+    const Array<T>* rhs = &b;
+    if (plan_.remove_constant) {
+        if (ones_.size() != b.size()) {
+            ones_ = Array<T>(backend_, b.size());
+            fill(ones_, T(1));
+            projected_ = Array<T>(backend_, b.size());
+        }
+        const Array<T>& w = removal_weights_.size() == b.size() ? removal_weights_ : ones_;
+        const double c = static_cast<double>(dot(b, ones_)) / static_cast<double>(dot(w, ones_));
+        copy(b, projected_);
+        axpy(static_cast<T>(-c), w, projected_);
+        const double norm = static_cast<double>(norm2(b));
+        report.removed_constant =
+            norm > 0 ? std::abs(c) * static_cast<double>(norm2(w)) / norm : 0.0;
+        rhs = &projected_;
+    }
     // Keep the initial guess for fallbacks and for a non-finite outcome (one buffer, reused).
     if (initial_.size() != x.size()) initial_ = Array<T>(backend_, x.size());
     copy(x, initial_);
@@ -148,14 +179,20 @@ SolveReport LinearSystemSolver<T>::solve(const Array<T>& b, Array<T>& x) const {
     for (std::size_t index = 0; index <= plan_.fallbacks.size(); ++index) {
         if (index > 0) copy(initial, x);
         const SolverStep& step = index == 0 ? plan_.first : plan_.fallbacks[index - 1];
-        SolveResult result = method(index).solve(b, x);
-        if (result.converged()) confirm(index, b, x, result);
+        SolveResult result = method(index).solve(*rhs, x);
+        if (result.converged()) confirm(index, *rhs, x, result);
         report.attempts.push_back({step, std::move(result)});
         if (report.converged() || report.result().status == SolveStatus::stagnated) break;
     }
     // A method that met NaN or Inf may have left them in x: give back the initial guess, never
     // a non-finite "solution".
     if (report.result().status == SolveStatus::non_finite) copy(initial, x);
+    // The solution of zero mean (x is fixed only up to a constant).
+    if (plan_.remove_constant) {
+        const T mean =
+            static_cast<T>(static_cast<double>(dot(x, ones_)) / static_cast<double>(x.size()));
+        axpy(-mean, ones_, x);
+    }
     return report;
 }
 

@@ -71,15 +71,18 @@ MatrixProperties analyze(const CsrData<T>& a, double symmetry_tolerance) {
     p.strictly_dominant = true;
     p.worst_dominance_ratio = std::numeric_limits<double>::infinity();
     p.min_row_length = a.rows > 0 ? std::numeric_limits<std::int32_t>::max() : 0;
+    p.zero_row_sums = a.rows > 0;
     for (std::int32_t i = 0; i < a.rows; ++i) {
-        double diagonal = 0.0, off = 0.0;
+        double diagonal = 0.0, off = 0.0, sum = 0.0;
         for (std::int32_t k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k) {
+            sum += static_cast<double>(a.values[k]);
             if (a.col[k] == i) {
                 diagonal += static_cast<double>(a.values[k]);
             } else {
                 off += std::abs(static_cast<double>(a.values[k]));
             }
         }
+        if (!(std::abs(sum) <= 1e-12 * (std::abs(diagonal) + off))) p.zero_row_sums = false;
         if (diagonal == 0.0) ++p.zero_diagonal_rows;
         if (!(diagonal > 0.0)) p.positive_diagonal = false;
         if (std::abs(diagonal) < off) p.weakly_dominant = false;
@@ -111,6 +114,7 @@ struct RowMeasures {
     bool weakly_dominant = true;
     bool strictly_dominant = true;
     bool has_main_diagonal = true;  // a nonzero main diagonal entry in every row
+    bool zero_row_sums = true;
 
     void merge(const RowMeasures& o) {
         nnz += o.nnz;
@@ -124,6 +128,7 @@ struct RowMeasures {
         weakly_dominant = weakly_dominant && o.weakly_dominant;
         strictly_dominant = strictly_dominant && o.strictly_dominant;
         has_main_diagonal = has_main_diagonal && o.has_main_diagonal;
+        zero_row_sums = zero_row_sums && o.zero_row_sums;
     }
 };
 
@@ -168,7 +173,7 @@ MatrixProperties analyze(const DiaData<T>& a, double symmetry_tolerance) {
         RowMeasures part;
 #pragma omp for schedule(static) nowait
         for (std::int64_t i = 0; i < n; ++i) {
-            double diagonal = 0.0, off = 0.0;
+            double diagonal = 0.0, off = 0.0, sum = 0.0;
             std::int32_t length = 0;
             for (int d = 0; d < diagonals; ++d) {
                 const T value = entry(d, i);
@@ -181,6 +186,7 @@ MatrixProperties analyze(const DiaData<T>& a, double symmetry_tolerance) {
                 part.asymmetry = std::max(part.asymmetry, std::abs(v - mirrored));
                 if (value == T(0)) continue;
                 ++length;
+                sum += v;
                 part.largest = std::max(part.largest, std::abs(v));
                 if (d == main) {
                     diagonal += v;
@@ -189,6 +195,7 @@ MatrixProperties analyze(const DiaData<T>& a, double symmetry_tolerance) {
                 }
             }
             part.nnz += length;
+            if (!(std::abs(sum) <= 1e-12 * (std::abs(diagonal) + off))) part.zero_row_sums = false;
             if (diagonal == 0.0) ++part.zero_diagonal_rows;
             if (main < 0 || entry(main, i) == T(0)) part.has_main_diagonal = false;
             if (!(diagonal > 0.0)) part.positive_diagonal = false;
@@ -216,6 +223,7 @@ MatrixProperties analyze(const DiaData<T>& a, double symmetry_tolerance) {
     p.min_row_length = n > 0 ? total.min_row_length : 0;
     p.max_row_length = total.max_row_length;
     p.mean_row_length = n > 0 ? static_cast<double>(p.nnz) / static_cast<double>(n) : 0.0;
+    p.zero_row_sums = n > 0 && total.zero_row_sums;
     p.constant_coefficients =
         n > 0 && p.num_diagonals <= 8 && total.has_main_diagonal &&
         std::all_of(constant.begin(), constant.end(), [](std::uint8_t c) { return c != 0; });
@@ -235,7 +243,7 @@ std::string MatrixProperties::describe() const {
                   : zero_diagonal_rows > 0 ? "zero diagonal entries"
                                            : "diagonal not all positive",
                   dominance, worst_dominance_ratio);
-    return text;
+    return std::string(text) + (zero_row_sums ? ", rows sum to zero (singular: A 1 = 0)" : "");
 }
 
 template MatrixProperties analyze(const CsrData<float>&, double);

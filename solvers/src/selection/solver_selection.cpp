@@ -260,6 +260,12 @@ SolverPlan plan_solver(const MatrixProperties& p, const SolverRequest& request) 
     plan.first.reason = first.reason;
     plan.grid = request.grid;
     plan.multigrid = request.multigrid;
+    plan.remove_constant = request.remove_constant_null_space && p.zero_row_sums && p.symmetric;
+    if (plan.remove_constant) {
+        plan.first.reason +=
+            "; singular with the constants as null space (A 1 = 0): solved for b without its "
+            "mean, the solution of zero mean returned";
+    }
     return plan;
 }
 

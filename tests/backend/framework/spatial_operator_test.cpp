@@ -298,7 +298,6 @@ all = { type = "robin", coefficient = 0.5, value = "0" }
     EXPECT_EQ(bc.side(Side::top).type, BoundaryType::robin);
     EXPECT_DOUBLE_EQ(bc.side(Side::bottom).coefficient, 0.5);
     EXPECT_TRUE(bc.depends_on_time());
-    EXPECT_TRUE(bc.fixes_level());
     std::vector<double> u(25, 7.0);
     bc.fill_dirichlet(grid, 0.0, u);
     EXPECT_DOUBLE_EQ(u[static_cast<std::size_t>(grid.index(0, 2))], 1.5);

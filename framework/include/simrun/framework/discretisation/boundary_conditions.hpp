@@ -46,9 +46,6 @@ public:
     int num_sides() const { return static_cast<int>(sides_.size()); }
     const SideCondition& side(Side side) const { return sides_[static_cast<std::size_t>(side)]; }
     bool depends_on_time() const;
-    // Whether some side fixes the level of u (Dirichlet or Robin): a steady problem with
-    // Neumann conditions only is singular.
-    bool fixes_level() const;
 
     // 1 at the nodes where u = g is imposed (on a Dirichlet side), 0 elsewhere.
     std::vector<std::uint8_t> dirichlet_nodes(const Grid& grid) const;

@@ -12,12 +12,14 @@
 // (bi/tri)linear weights for constant coefficients and follow the flux across a coefficient
 // jump. Restriction is P^T (full weighting for constant coefficients) and the coarse operator
 // is the Galerkin product P^T A P, summed point by point on the box and kept in DIA with at
-// most 3^dimension diagonals (the stencil storage where the coefficients are constant). The coarsest
-// level is solved by a dense inverse.
+// most 3^dimension diagonals (the stencil storage where the coefficients are constant). The
+// coarsest level is solved by a dense inverse.
 //
-// The cycle runs on the back-end (multigrid kernels of the kernel table); no host round trip.
+// The cycle runs on the back-end (multigrid kernels of the kernel table) as one recorded unit
+// (a CUDA graph on the GPU); no host round trip.
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "simrun/solvers/base/array.hpp"
@@ -42,7 +44,12 @@ public:
     MultigridHierarchy& operator=(const MultigridHierarchy&) = delete;
 
     // x = x + one cycle's correction for A x = b (b and x on the back-end, the box's size).
+    // Not thread-safe (the cycle uses the hierarchy's work vectors).
     void cycle(const Array<T>& b, Array<T>& x) const;
+    // Runs `cycles` cycles as cycle() does, timing each level's own work (smoothing, residual,
+    // transfers; the coarsest level's solve) between synchronisations: seconds per cycle per
+    // level, finest first. For the benchmark; slower than cycle() by the synchronisations.
+    std::vector<double> time_levels(const Array<T>& b, Array<T>& x, int cycles) const;
 
     struct LevelSummary {
         GridBox box;
@@ -58,13 +65,18 @@ public:
 private:
     struct Level;
     std::unique_ptr<DiaMatrix<T>> make_level_operator(const DiaData<T>& a) const;
-    void run_cycle(std::size_t level, const T* b, T* x, MultigridCycle cycle) const;
+    void run_cycle(std::size_t level, const T* b, T* x, MultigridCycle cycle,
+                   std::vector<double>* seconds) const;
+    void check_sizes(const Array<T>& b, const Array<T>& x) const;
     void smooth(Level& level, const T* b, T* x, int sweeps, bool forward) const;
 
     std::shared_ptr<const Backend> backend_;
     MultigridParameters parameters_;
     std::vector<std::unique_ptr<Level>> levels_;
     std::vector<LevelSummary> summaries_;
+    // The cycle recorded once for the vectors it was last asked of.
+    mutable std::unique_ptr<RecordedWork> recorded_;
+    mutable std::pair<const void*, const void*> recorded_for_{nullptr, nullptr};
 };
 
 }  // namespace simrun::solvers

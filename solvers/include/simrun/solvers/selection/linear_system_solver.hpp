@@ -4,6 +4,7 @@
 // later solves (a time loop solves with one matrix many times).
 #include <memory>
 #include <optional>
+#include <span>
 #include <vector>
 
 #include "simrun/solvers/matrices/csr_data.hpp"
@@ -28,6 +29,10 @@ struct SolveReport {
     const SolverStep& step() const { return attempts.back().step; }
     bool converged() const { return result().converged(); }
     std::int64_t total_iterations() const;
+    // For a singular system with the constants as its null space (SolverPlan::remove_constant):
+    // the share of b the solve removed to make it compatible, ||c w|| / ||b|| (0 for
+    // compatible data; see set_constant_removal_weights).
+    std::optional<double> removed_constant;
 };
 
 template <typename T>
@@ -51,6 +56,12 @@ public:
     // misses the tolerance the method restarts from x (at most twice), and a last miss ends the
     // solve as stagnated (no fallback reaches below the precision's limit either).
     SolveReport solve(const Array<T>& b, Array<T>& x) const;
+    // For SolverPlan::remove_constant: b is made compatible (1'b = 0) as b - c w with
+    // c = 1'b / 1'w; w = 1 unless given here. A discretisation whose rows are scaled by
+    // quadrature weights (halved at a folded boundary) passes those, so that what is removed is
+    // the mean of the source, not a spurious source along the boundary. Throws
+    // DimensionMismatch for the wrong size, std::invalid_argument when 1'w = 0.
+    void set_constant_removal_weights(std::span<const T> weights);
 
     const SolverPlan& plan() const { return plan_; }
     const LinearOperator<T>& matrix() const { return *operator_; }
@@ -80,6 +91,8 @@ private:
     mutable std::vector<std::unique_ptr<Built>> built_;     // per step of the chain
     mutable Array<T> initial_;                              // the initial guess of a solve
     mutable Array<T> residual_;                             // b - A x, recomputed
+    // For remove_constant: 1, the weights w (1 when none were given), and b - c w.
+    mutable Array<T> ones_, removal_weights_, projected_;
 };
 
 }  // namespace simrun::solvers

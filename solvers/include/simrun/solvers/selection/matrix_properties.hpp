@@ -25,6 +25,9 @@ struct MatrixProperties {
     // A grid stencil: at most 8 diagonals, each holding one value wherever it is nonzero, and
     // the main diagonal nonzero in every row (the stencil format's condition).
     bool constant_coefficients = false;
+    // Every row sums to zero (|sum_j a_ij| <= 1e-12 sum_j |a_ij|): A 1 = 0, so A is singular
+    // with the constants in its null space (a pure Neumann problem's operator).
+    bool zero_row_sums = false;
 
     // One line, e.g. "960 rows, 15844 nonzeros, 5 diagonals, symmetric, positive diagonal,
     // weakly diagonally dominant (worst row ratio 1)".

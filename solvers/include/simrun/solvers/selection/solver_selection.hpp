@@ -65,6 +65,11 @@ struct SolverRequest {
     // multigrid needs.
     std::optional<GridBox> grid;
     MultigridParameters multigrid;
+    // The caller means b only up to the range of A when A is symmetric with the constants as
+    // null space (a pure Neumann problem, whose data may not balance): the solve then removes
+    // b's constant part (SolverPlan::remove_constant). Off, such a system with a b outside the
+    // range is reported as not converging, as any system without a solution.
+    bool remove_constant_null_space = false;
 
     // From the words of the input file and the command line: "auto" or a name of the enum's
     // list (enum_names). Throws std::invalid_argument naming the accepted words.
@@ -88,6 +93,10 @@ struct SolverPlan {
     // For the steps with multigrid: the box and the cycle (symmetric for CG).
     std::optional<GridBox> grid;
     MultigridParameters multigrid;
+    // A symmetric matrix whose rows sum to zero (a pure Neumann operator): singular, the
+    // constants its null space. The solve removes b's constant part (the data's incompatible
+    // share), solves on the rest, and returns the solution of zero mean.
+    bool remove_constant = false;
 };
 
 // Throws std::invalid_argument for an unknown name or a combination that cannot work (a
