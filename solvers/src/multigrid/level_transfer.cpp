@@ -382,22 +382,53 @@ DiaData<double> galerkin_operator(const DiaData<double>& a, const GridBox& fine,
                     const double w_f = weights[static_cast<std::size_t>(
                         transfer_slot(dimension, fx, fy, fz) * nc + point)];
                     if (w_f == 0.0) continue;
-                    // ... times A's row f, times P's rows g of its stencil.
+                    // ... times A's row f, times P's rows g of its stencil. g lies delta
+                    // = (f - at(I)) + s from coarse point I's fine point, per axis within 2:
+                    // on a coarse line (delta even) it is coarse point I + delta / 2's, else
+                    // between I + (delta - 1) / 2 (one step above it) and I + (delta + 1) / 2
+                    // (one below); no division by the box's sizes.
                     const std::int64_t row = fine.row(f[0], f[1], f[2]);
+                    const int from_centre[3] = {fx, fy, fz};
                     for_each_entry(
                         a, steps, fine, row, f,
                         [&](std::int64_t, double value, const Coordinates& s) {
-                            const Coordinates g{f[0] + s[0], f[1] + s[1], f[2] + s[2]};
-                            for_each_coarse_neighbour(
-                                g, fine, coarsening,
-                                [&](std::int64_t column, const Coordinates& c, int slot) {
-                                    const double w_g =
-                                        weights[static_cast<std::size_t>(slot * nc + column)];
-                                    const int step = static_cast<int>(c[0] - at_coarse[0] + 1) +
-                                                     3 * static_cast<int>(c[1] - at_coarse[1] + 1) +
-                                                     9 * static_cast<int>(c[2] - at_coarse[2] + 1);
-                                    sums[step] += w_f * value * w_g;
-                                });
+                            int count[3], dj[3][2], off[3][2];
+                            for (std::size_t axis = 0; axis < 3; ++axis) {
+                                const int delta = from_centre[axis] + static_cast<int>(s[axis]);
+                                count[axis] = 0;
+                                const auto add = [&](int j_step, int offset) {
+                                    const std::int64_t j = at_coarse[axis] + j_step;
+                                    if (j < 0 || j >= coarse.points[axis]) return;
+                                    dj[axis][count[axis]] = j_step;
+                                    off[axis][count[axis]] = offset;
+                                    ++count[axis];
+                                };
+                                if (coarsening.axes[axis].step == 1) {
+                                    add(delta, 0);
+                                } else if (delta % 2 == 0) {
+                                    add(delta / 2, 0);
+                                } else {
+                                    add((delta - 1) / 2, 1);
+                                    add((delta + 1) / 2, -1);
+                                }
+                            }
+                            const double w_fa = w_f * value;
+                            for (int p = 0; p < count[0]; ++p) {
+                                for (int q = 0; q < count[1]; ++q) {
+                                    for (int r = 0; r < count[2]; ++r) {
+                                        const std::int64_t column =
+                                            point + dj[0][p] +
+                                            coarse.points[0] *
+                                                (dj[1][q] + coarse.points[1] * dj[2][r]);
+                                        const int slot = transfer_slot(dimension, off[0][p],
+                                                                       off[1][q], off[2][r]);
+                                        const double w_g =
+                                            weights[static_cast<std::size_t>(slot * nc + column)];
+                                        sums[(dj[0][p] + 1) + 3 * (dj[1][q] + 1) +
+                                             9 * (dj[2][r] + 1)] += w_fa * w_g;
+                                    }
+                                }
+                            }
                         });
                 }
             }
