@@ -64,6 +64,13 @@ double predicted_jacobi_iterations(const MatrixProperties& p, const GridBox& box
     return 0.5 * std::sqrt(kappa) * std::log(2e8);
 }
 
+// What a multigrid-preconditioned iteration costs in Jacobi-preconditioned ones, measured: on
+// the H100 at 1024^2, 0.48 ms against 0.035 ms for the fused CG + Jacobi iteration (14x); on
+// 2 CPU cores about 9x. With about 10 multigrid iterations at any size, multigrid pays past
+// about 120 predicted Jacobi iterations.
+constexpr double multigrid_iterations = 10.0;
+constexpr double multigrid_iteration_cost = 12.0;
+
 // Whether multigrid pays for this matrix (see the rules in the header), and why.
 std::optional<std::string> multigrid_pays(Method method, const MatrixProperties& p,
                                           const std::optional<GridBox>& grid) {
@@ -71,12 +78,14 @@ std::optional<std::string> multigrid_pays(Method method, const MatrixProperties&
     if (method == Method::bicgstab && !p.weakly_dominant) return std::nullopt;
     if (method != Method::cg && method != Method::bicgstab) return std::nullopt;
     const double jacobi = predicted_jacobi_iterations(p, *grid);
-    if (jacobi <= 50.0) return std::nullopt;
-    char text[256];
+    if (jacobi <= multigrid_iterations * multigrid_iteration_cost) return std::nullopt;
+    char text[320];
     std::snprintf(text, sizeof text,
                   "multigrid: the rows are the %s box and %s + jacobi would need ~%.0f "
-                  "iterations to 1e-8, multigrid about 10 at any size (each ~4 jacobi ones)",
-                  grid->describe().c_str(), to_string(method).c_str(), jacobi);
+                  "iterations to 1e-8, multigrid about %.0f at any size (each costing ~%.0f "
+                  "jacobi ones)",
+                  grid->describe().c_str(), to_string(method).c_str(), jacobi, multigrid_iterations,
+                  multigrid_iteration_cost);
     return std::string(text);
 }
 

@@ -5,10 +5,12 @@
 //
 // Rules (auto):
 // - symmetric with positive diagonal => CG. Preconditioner: multigrid where the rows come from
-//   a box and CG + Jacobi is predicted to need more than 50 iterations to 1e-8 (about
+//   a box and CG + Jacobi is predicted to need more than 120 iterations to 1e-8 (about
 //   (1/2) sqrt(kappa) ln(2e8), kappa estimated from the diagonal dominance, or for merely
 //   weak dominance from the box's longest edge as for the Laplacian): a multigrid iteration
-//   costs about four Jacobi ones and about 10 of them suffice at any size. Otherwise Jacobi
+//   costs about 12 fused Jacobi ones (measured) and about 10 of them suffice at any size, so a
+//   heat step of dt = 10 h^2 / alpha (~86 predicted, fewer warm-started) stays with Jacobi and
+//   steady problems get multigrid. Otherwise Jacobi
 //   when the matrix is diagonally dominant (it scales well and costs one pass), multicolour
 //   SSOR otherwise (rows far from dominance gain most from Gauss-Seidel coupling).
 // - otherwise => BiCGStab with multigrid on the same terms when the matrix is diagonally
