@@ -68,6 +68,8 @@ void print_header(const Simulation& simulation, const std::string* restart, doub
     if (const solvers::SolverPlan* plan = simulation.integrator().plan()) {
         std::printf("  solver   %s\n", plan->first.reason.c_str());
         std::printf("  format   %s\n", plan->format_reason.c_str());
+        const std::string details = simulation.integrator().preconditioner_details();
+        if (!details.empty()) std::printf("  cycle    %s\n", details.c_str());
     } else {
         std::printf("  solver   none: explicit scheme\n");
     }

@@ -75,6 +75,7 @@ struct Outcome {
     std::string backend;
     std::string backend_reason;
     solvers::SolverPlan plan;
+    std::string preconditioner_details;  // the multigrid hierarchy, where there is one
 };
 
 template <typename T>
@@ -105,6 +106,7 @@ Outcome solve_in(const solvers::CsrData<double>& a, const solvers::MatrixPropert
 
     const auto solve_start = Clock::now();
     outcome.report = solver.solve(bb, x);
+    outcome.preconditioner_details = solver.preconditioner_details();
     backend->synchronize();
     outcome.solve_seconds = seconds_since(solve_start);
     const std::vector<T> x_t = x.to_host();
@@ -198,6 +200,9 @@ int run_solve(const SolveOptions& o) {
         j["compensated_dots"] = o.compensated;
         j["reason"] = outcome.plan.first.reason;
         j["format_reason"] = outcome.plan.format_reason;
+        if (!outcome.preconditioner_details.empty()) {
+            j["multigrid"] = outcome.preconditioner_details;
+        }
         j["status"] = std::string(solvers::to_string(result.status));
         j["iterations"] = iterations;
         j["relative_residual"] = relative_residual;
@@ -238,6 +243,9 @@ int run_solve(const SolveOptions& o) {
                     std::string(solvers::name_of(o.precision)).c_str());
         std::printf("solver   %s\n", outcome.plan.first.reason.c_str());
         std::printf("format   %s\n", outcome.plan.format_reason.c_str());
+        if (!outcome.preconditioner_details.empty()) {
+            std::printf("cycle    %s\n", outcome.preconditioner_details.c_str());
+        }
         for (const auto& attempt : outcome.report.attempts) {
             std::printf("attempt  %s: %s\n", attempt.step.name().c_str(),
                         attempt.result.summary().c_str());

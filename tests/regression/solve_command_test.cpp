@@ -173,6 +173,10 @@ TEST(SolveCommand, GridMakesMultigridApply) {
             std::string::npos)
             << j["reason"];
         EXPECT_LE(j["iterations"].get<int>(), 12) << name;
+        // The hierarchy is reported: its finest level is the box.
+        EXPECT_NE(j["multigrid"].get<std::string>().find("levels: " + std::string(grid) + " -> "),
+                  std::string::npos)
+            << j["multigrid"];
         EXPECT_LE(j["relative_residual"].get<double>(), 1e-8) << name;
     }
     // Without --grid the same matrix gets Jacobi.

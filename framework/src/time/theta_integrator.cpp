@@ -43,6 +43,9 @@ public:
     }
 
     const solvers::SolverPlan* plan() const override { return &solver_->plan(); }
+    std::string preconditioner_details() const override {
+        return solver_->preconditioner_details();
+    }
     const solvers::MatrixProperties* matrix_properties() const override { return &properties_; }
 
 private:

@@ -139,6 +139,14 @@ const IterativeSolver<T>& LinearSystemSolver<T>::method(std::size_t index) const
 }
 
 template <typename T>
+std::string LinearSystemSolver<T>::preconditioner_details() const {
+    method(0);
+    const auto* multigrid =
+        dynamic_cast<const MultigridPreconditioner<T>*>(built_[0]->preconditioner.get());
+    return multigrid != nullptr ? multigrid->hierarchy().describe() : std::string();
+}
+
+template <typename T>
 void LinearSystemSolver<T>::set_constant_removal_weights(std::span<const T> weights) {
     const std::size_t n = operator_->size();
     if (weights.size() != n) {

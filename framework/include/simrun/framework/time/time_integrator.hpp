@@ -34,6 +34,8 @@ public:
     virtual double time() const = 0;
     // The solver plan, or nullptr when no linear system is solved (explicit Euler).
     virtual const solvers::SolverPlan* plan() const = 0;
+    // LinearSystemSolver::preconditioner_details of the solver; empty without one.
+    virtual std::string preconditioner_details() const { return {}; }
     virtual const solvers::MatrixProperties* matrix_properties() const { return nullptr; }
 };
 

@@ -64,6 +64,10 @@ public:
     void set_constant_removal_weights(std::span<const T> weights);
 
     const SolverPlan& plan() const { return plan_; }
+    // What the first step's preconditioner is made of, where there is more to say than its
+    // name: for multigrid its hierarchy ("8 levels: 2049x2049 -> ... -> 15x15 (direct),
+    // V(1,1) symmetric red-black Gauss-Seidel"); empty otherwise.
+    std::string preconditioner_details() const;
     const LinearOperator<T>& matrix() const { return *operator_; }
     const std::shared_ptr<const Backend>& backend() const { return backend_; }
 
