@@ -23,6 +23,25 @@ std::string point_text(const GridBox& box, std::int64_t row) {
     return text + ")";
 }
 
+// Calls f(step, DIA offset) for each step to a neighbour the box has room for (none along an
+// axis of one point), x fastest.
+template <typename F>
+void for_each_box_step(const GridBox& box, F&& f) {
+    const std::int64_t nx = box.points[0], nxy = nx * box.points[1];
+    for (std::int64_t sz = -1; sz <= 1; ++sz) {
+        for (std::int64_t sy = -1; sy <= 1; ++sy) {
+            for (std::int64_t sx = -1; sx <= 1; ++sx) {
+                const Coordinates step{sx, sy, sz};
+                bool fits = true;
+                for (std::size_t axis = 0; axis < 3; ++axis) {
+                    fits = fits && (step[axis] == 0 || box.points[axis] > 1);
+                }
+                if (fits) f(step, sx + nx * sy + nxy * sz);
+            }
+        }
+    }
+}
+
 // Each diagonal's step in the box, where every DIA offset is one step and one only (the box
 // has at least 3 points along each axis it uses): the entries' steps are then known without
 // the columns' coordinates. Otherwise (`decoded` false) they are computed entry by entry.
@@ -31,25 +50,14 @@ struct DiagonalSteps {
     std::vector<Coordinates> steps;
 
     DiagonalSteps(const DiaData<double>& a, const GridBox& box) {
-        const std::int64_t nx = box.points[0], nxy = nx * box.points[1];
         for (const int offset : a.offsets) {
             int found = 0;
             Coordinates step{};
-            for (int sz = -1; sz <= 1; ++sz) {
-                for (int sy = -1; sy <= 1; ++sy) {
-                    for (int sx = -1; sx <= 1; ++sx) {
-                        const int s[3] = {sx, sy, sz};
-                        bool fits = true;
-                        for (std::size_t axis = 0; axis < 3; ++axis) {
-                            fits = fits && (s[axis] == 0 || box.points[axis] > 1);
-                        }
-                        if (fits && sx + nx * sy + nxy * sz == offset) {
-                            ++found;
-                            step = {sx, sy, sz};
-                        }
-                    }
-                }
-            }
+            for_each_box_step(box, [&](const Coordinates& s, std::int64_t s_offset) {
+                if (s_offset != offset) return;
+                ++found;
+                step = s;
+            });
             decoded = decoded && found == 1;
             steps.push_back(step);
         }
@@ -324,38 +332,19 @@ DiaData<double> galerkin_operator(const DiaData<double>& a, const GridBox& fine,
     // a box of 2 points along an axis two steps may share an offset (they never meet in one
     // row), so each step maps to the diagonal of its offset.
     std::map<std::int64_t, int> offsets;
-    int step_diagonal[27];
-    std::fill(std::begin(step_diagonal), std::end(step_diagonal), -1);
-    for (int sz = -1; sz <= 1; ++sz) {
-        for (int sy = -1; sy <= 1; ++sy) {
-            for (int sx = -1; sx <= 1; ++sx) {
-                const int s[3] = {sx, sy, sz};
-                bool fits = true;
-                for (std::size_t axis = 0; axis < 3; ++axis) {
-                    fits = fits && (s[axis] == 0 || coarse.points[axis] > 1);
-                }
-                if (!fits) continue;
-                offsets.emplace(sx + coarse.points[0] * (sy + coarse.points[1] * sz), 0);
-            }
-        }
-    }
+    for_each_box_step(coarse,
+                      [&](const Coordinates&, std::int64_t offset) { offsets.emplace(offset, 0); });
     DiaData<double> result;
     result.n = nc;
     for (auto& [offset, diagonal] : offsets) {
         diagonal = result.num_diagonals();
         result.offsets.push_back(static_cast<int>(offset));
     }
-    for (int sz = -1; sz <= 1; ++sz) {
-        for (int sy = -1; sy <= 1; ++sy) {
-            for (int sx = -1; sx <= 1; ++sx) {
-                const auto found =
-                    offsets.find(sx + coarse.points[0] * (sy + coarse.points[1] * sz));
-                if (found != offsets.end()) {
-                    step_diagonal[(sx + 1) + 3 * (sy + 1) + 9 * (sz + 1)] = found->second;
-                }
-            }
-        }
-    }
+    int step_diagonal[27];
+    std::fill(std::begin(step_diagonal), std::end(step_diagonal), -1);
+    for_each_box_step(coarse, [&](const Coordinates& step, std::int64_t offset) {
+        step_diagonal[(step[0] + 1) + 3 * (step[1] + 1) + 9 * (step[2] + 1)] = offsets.at(offset);
+    });
     result.values.assign(static_cast<std::size_t>(result.num_diagonals() * nc), 0.0);
     const DiagonalSteps steps(a, fine);
 #pragma omp parallel for schedule(static)

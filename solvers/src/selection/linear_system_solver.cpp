@@ -50,9 +50,12 @@ LinearSystemSolver<T>::LinearSystemSolver(std::shared_ptr<const Backend> backend
         host_ = to_csr(matrix);
         operator_ = make_operator(backend_, *host_, plan_.format);
     }
-    matrix = {};  // the back-end (or the CSR form) holds it now
     built_.resize(1 + plan_.fallbacks.size());
+    // The first step's set-up (a multigrid hierarchy) reads the host matrix while it is here,
+    // rather than copying it back from the back-end.
+    construction_matrix_ = &matrix;
     method(0);
+    construction_matrix_ = nullptr;
 }
 
 template <typename T>
@@ -106,10 +109,13 @@ const IterativeSolver<T>& LinearSystemSolver<T>::method(std::size_t index) const
             MultigridParameters multigrid = plan_.multigrid;
             multigrid.symmetric = step.method == Method::cg;
             const DiaMatrix<T>* dia = dia_operator();
+            const DiaData<T> copied = construction_matrix_ != nullptr ? DiaData<T>{}
+                                      : dia != nullptr                ? dia->host_data()
+                                                                      : to_dia(*host_);
             built->preconditioner = std::make_unique<MultigridPreconditioner<T>>(
                 std::make_shared<MultigridHierarchy<T>>(
-                    backend_, dia != nullptr ? dia->host_data() : to_dia(*host_), *plan_.grid,
-                    multigrid));
+                    backend_, construction_matrix_ != nullptr ? *construction_matrix_ : copied,
+                    *plan_.grid, multigrid));
             break;
         }
     }

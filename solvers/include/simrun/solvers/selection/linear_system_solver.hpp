@@ -95,6 +95,8 @@ private:
     mutable std::vector<std::unique_ptr<Built>> built_;     // per step of the chain
     mutable Array<T> initial_;                              // the initial guess of a solve
     mutable Array<T> residual_;                             // b - A x, recomputed
+    // The host DIA matrix while the constructor builds the first step, else null.
+    const DiaData<T>* construction_matrix_ = nullptr;
     // For remove_constant: 1, the weights w (1 when none were given), and b - c w.
     mutable Array<T> ones_, removal_weights_, projected_;
 };
