@@ -171,19 +171,24 @@ solvers::SolverRequest solve_request(const std::string& method, const std::strin
     return request;
 }
 
-// Every validation the run makes, up to its first step: the input, the memory the grid needs,
-// the operator and its explicit stability limit, the solver's plan and set-up (on the CPU,
-// whatever back-end the run will use). Nothing is written.
+// Every validation the run makes, up to its first step's data: the input, the memory the grid
+// needs, the operator, its analysis and explicit stability limit, the solver's plan, the
+// initial condition (check_simulation). The problem is never allocated whole, whatever the
+// grid; nothing is written.
 int run_check(const Arguments& arguments) {
-    RunOptions options;
-    options.backend = solvers::BackendChoice::cpu;
-    options.quiet = true;
-    options.write_output = false;
-    const Simulation simulation(parse_run_spec(load(arguments)), options);
-    const RunSpec& spec = simulation.spec();
+    const RunSpec spec = parse_run_spec(load(arguments));
+    const IntegratorCheck check = check_simulation(spec);
     std::printf(
         "%s: OK (%s, %s)\n", arguments.file.c_str(), spec.problem->description().c_str(),
         spec.time.steady() ? "steady" : (std::to_string(spec.time.steps) + " steps").c_str());
+    if (check.plan) {
+        std::printf("solver: %s\nformat: %s\n", check.plan->first.reason.c_str(),
+                    check.plan->format_reason.c_str());
+    }
+    if (check.explicit_limit) {
+        std::printf("explicit_euler: dt = %.6g, the largest step proved stable %.6g\n",
+                    spec.time.dt, *check.explicit_limit);
+    }
     return exit_success;
 }
 

@@ -103,11 +103,13 @@ public:
         return s;
     }
 
-    void initial_condition(const Grid& grid, std::span<double> u) const override {
-        framework::sample(grid, initial_, 0.0, u);
+    void initial_condition(const Grid& grid, framework::PlaneRange planes,
+                           std::span<double> u) const override {
+        framework::sample(grid, planes, initial_, 0.0, u);
     }
-    void source(const Grid& grid, double t, std::span<double> f) const override {
-        framework::sample(grid, source_, t, f);
+    void source(const Grid& grid, framework::PlaneRange planes, double t,
+                std::span<double> f) const override {
+        framework::sample(grid, planes, source_, t, f);
     }
     bool source_depends_on_time() const override { return source_.depends_on_time(); }
     const Expression* exact_solution() const override { return exact_ ? &*exact_ : nullptr; }

@@ -67,16 +67,18 @@ public:
         return framework::diffusion_stencil(alpha_, spacing.data(), grid.dimension());
     }
 
-    void initial_condition(const Grid& grid, std::span<double> u) const override {
+    void initial_condition(const Grid& grid, framework::PlaneRange planes,
+                           std::span<double> u) const override {
         if (image_) {
-            framework::sample_image(grid, *image_, range_[0], range_[1], u);
+            framework::sample_image(grid, planes, *image_, range_[0], range_[1], u);
         } else {
-            framework::sample(grid, *initial_, 0.0, u);
+            framework::sample(grid, planes, *initial_, 0.0, u);
         }
     }
 
-    void source(const Grid& grid, double t, std::span<double> f) const override {
-        framework::sample(grid, source_, t, f);
+    void source(const Grid& grid, framework::PlaneRange planes, double t,
+                std::span<double> f) const override {
+        framework::sample(grid, planes, source_, t, f);
     }
 
     bool source_depends_on_time() const override { return source_.depends_on_time(); }

@@ -80,11 +80,12 @@ public:
         return s;
     }
 
-    void initial_condition(const Grid&, std::span<double> u) const override {
+    void initial_condition(const Grid&, framework::PlaneRange, std::span<double> u) const override {
         std::fill(u.begin(), u.end(), 0.0);
     }
-    void source(const Grid& grid, double t, std::span<double> f) const override {
-        framework::sample(grid, source_, t, f);
+    void source(const Grid& grid, framework::PlaneRange planes, double t,
+                std::span<double> f) const override {
+        framework::sample(grid, planes, source_, t, f);
     }
     bool source_depends_on_time() const override { return false; }
     const Expression* exact_solution() const override { return exact_ ? &*exact_ : nullptr; }

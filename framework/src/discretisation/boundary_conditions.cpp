@@ -96,27 +96,30 @@ bool BoundaryConditions::depends_on_time() const {
     return false;
 }
 
-std::vector<std::uint8_t> BoundaryConditions::dirichlet_nodes(const Grid& grid) const {
-    std::vector<std::uint8_t> fixed(static_cast<std::size_t>(grid.num_points()), 0);
+std::vector<std::uint8_t> BoundaryConditions::dirichlet_nodes(const Grid& grid,
+                                                              PlaneRange planes) const {
+    std::vector<std::uint8_t> fixed(static_cast<std::size_t>(grid.num_points(planes)), 0);
     const auto n = grid.points();
-    for_each_node(grid, [&](std::int64_t i, std::int64_t j, std::int64_t k) {
+    const std::int64_t first = grid.first_node(planes);
+    for_each_node(grid, planes, [&](std::int64_t i, std::int64_t j, std::int64_t k) {
         const std::int64_t index[3] = {i, j, k};
         for (int s = 0; s < num_sides(); ++s) {
             const int axis = s / 2;
             const std::int64_t edge = s % 2 == 0 ? 0 : n[static_cast<std::size_t>(axis)] - 1;
             if (index[axis] == edge &&
                 sides_[static_cast<std::size_t>(s)].type == BoundaryType::dirichlet) {
-                fixed[static_cast<std::size_t>(grid.index(i, j, k))] = 1;
+                fixed[static_cast<std::size_t>(grid.index(i, j, k) - first)] = 1;
             }
         }
     });
     return fixed;
 }
 
-void BoundaryConditions::fill_dirichlet(const Grid& grid, double t,
+void BoundaryConditions::fill_dirichlet(const Grid& grid, PlaneRange planes, double t,
                                         std::span<double> values) const {
     const auto n = grid.points();
-    for_each_node(grid, [&](std::int64_t i, std::int64_t j, std::int64_t k) {
+    const std::int64_t first = grid.first_node(planes);
+    for_each_node(grid, planes, [&](std::int64_t i, std::int64_t j, std::int64_t k) {
         const std::int64_t index[3] = {i, j, k};
         // The last Dirichlet side in Side order that holds the node gives its value.
         for (int s = num_sides() - 1; s >= 0; --s) {
@@ -124,7 +127,7 @@ void BoundaryConditions::fill_dirichlet(const Grid& grid, double t,
             const int axis = s / 2;
             const std::int64_t edge = s % 2 == 0 ? 0 : n[static_cast<std::size_t>(axis)] - 1;
             if (index[axis] == edge && side.type == BoundaryType::dirichlet) {
-                values[static_cast<std::size_t>(grid.index(i, j, k))] = side.value(
+                values[static_cast<std::size_t>(grid.index(i, j, k) - first)] = side.value(
                     grid.coordinate(0, i), grid.coordinate(1, j), grid.coordinate(2, k), t);
                 break;
             }

@@ -1,5 +1,6 @@
 #include "simrun/framework/discretisation/grid.hpp"
 
+#include <algorithm>
 #include <limits>
 #include <stdexcept>
 #include <string>
@@ -41,6 +42,20 @@ bool Grid::is_boundary(std::int64_t i, std::int64_t j, std::int64_t k) const {
     bool boundary = i == 0 || i == points_[0] - 1 || j == 0 || j == points_[1] - 1;
     if (dimension_ == 3) boundary = boundary || k == 0 || k == points_[2] - 1;
     return boundary;
+}
+
+PlaneRange Grid::with_neighbours(PlaneRange planes) const {
+    return {std::max<std::int64_t>(0, planes.first - 1),
+            std::min(all_planes().last, planes.last + 1)};
+}
+
+std::vector<PlaneRange> Grid::plane_blocks(std::int64_t nodes) const {
+    const std::int64_t per_block = std::max<std::int64_t>(1, nodes / plane_size());
+    std::vector<PlaneRange> blocks;
+    for (std::int64_t first = 0; first < all_planes().last; first += per_block) {
+        blocks.push_back({first, std::min(all_planes().last, first + per_block)});
+    }
+    return blocks;
 }
 
 }  // namespace simrun::framework

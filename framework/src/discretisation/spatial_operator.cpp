@@ -28,9 +28,17 @@ std::vector<int> stencil_offsets(const Grid& grid) {
 
 SpatialOperator::SpatialOperator(const Grid& grid, const StencilFunction& stencil,
                                  const BoundaryConditions& boundary)
-    : grid_(grid), boundary_(boundary), dirichlet_(boundary.dirichlet_nodes(grid)) {
+    : SpatialOperator(grid, stencil, boundary, grid.all_planes()) {}
+
+SpatialOperator::SpatialOperator(const Grid& grid, const StencilFunction& stencil,
+                                 const BoundaryConditions& boundary, PlaneRange planes)
+    : grid_(grid),
+      boundary_(boundary),
+      planes_(planes),
+      first_node_(grid.first_node(planes)),
+      dirichlet_(boundary.dirichlet_nodes(grid, planes)) {
     const auto n = grid.points();
-    l_.n = grid.num_points();
+    l_.n = grid.num_points(planes);
     l_.offsets = stencil_offsets(grid);
     l_.values.assign(l_.offsets.size() * static_cast<std::size_t>(l_.n), 0.0);
     row_scale_.assign(static_cast<std::size_t>(l_.n), 1.0);
@@ -44,8 +52,8 @@ SpatialOperator::SpatialOperator(const Grid& grid, const StencilFunction& stenci
     std::vector<std::vector<GhostTerm>> ghosts(static_cast<std::size_t>(omp_get_max_threads()));
     std::vector<std::vector<Coupling>> couplings(ghosts.size());
     const int blocks = for_each_node_in_blocks(
-        grid, [&](std::int64_t i, std::int64_t j, std::int64_t k, int block) {
-            const std::int64_t row = grid.index(i, j, k);
+        grid, planes, [&](std::int64_t i, std::int64_t j, std::int64_t k, int block) {
+            const std::int64_t row = grid.index(i, j, k) - first_node_;
             if (dirichlet_[static_cast<std::size_t>(row)]) return;
             StencilCoefficients s = stencil(i, j, k);
             const std::int64_t index[3] = {i, j, k};
@@ -90,9 +98,15 @@ SpatialOperator::SpatialOperator(const Grid& grid, const StencilFunction& stenci
     }
 }
 
+PlaneRange SpatialOperator::complete_planes() const {
+    const PlaneRange all = grid_.all_planes();
+    return {planes_.first + (planes_.first > all.first ? 1 : 0),
+            planes_.last - (planes_.last < all.last ? 1 : 0)};
+}
+
 void SpatialOperator::add_boundary_forcing(double t, std::span<double> forcing) const {
     for (const GhostTerm& term : ghost_terms_) {
-        std::int64_t rest = term.node;
+        std::int64_t rest = term.node + first_node_;
         const std::int64_t i = rest % grid_.points(0);
         rest /= grid_.points(0);
         const std::int64_t j = rest % grid_.points(1);
@@ -132,108 +146,51 @@ bool SpatialOperator::boundary_forcing_depends_on_time() const {
 
 namespace {
 
-// The free-node part of L row by row, for the bound below: the diagonal l_ii and, per
-// off-diagonal, the pair (l_ij, (s_j / s_i) l_ji), s the row scale; couplings to fixed nodes
-// dropped.
-struct ExplicitRows {
-    std::vector<double> diagonal;              // l_ii per free row
-    std::vector<std::array<double, 2>> pairs;  // (l_ij, (s_j / s_i) l_ji), `width` per row
-    int width = 0;
+// One free row of L for the bound below: the diagonal l_ii and, per off-diagonal, the pair
+// (l_ij, (s_j / s_i) l_ji), s the row scale; couplings to fixed nodes are (0, 0).
+struct ExplicitRow {
+    double diagonal;
+    const std::array<double, 2>* pairs;
+    int width;
 
-    // max over free rows of cos(phi) l_ii + sum_j |e^{i phi} a_ij + e^{-i phi} b_ij| / 2 for the
-    // pairs (a, b), with
+    // cos(phi) l_ii + sum_j |e^{i phi} a_ij + e^{-i phi} b_ij| / 2 over the pairs (a, b), with
     // |e^{i phi} a + e^{-i phi} b|^2 = a^2 + b^2 + 2 a b cos(2 phi).
     double hermitian_bound(double phi) const {
-        const double c = std::cos(phi), c2 = std::cos(2 * phi);
-        const auto rows = static_cast<std::int64_t>(diagonal.size());
-        double largest = -std::numeric_limits<double>::infinity();
-#pragma omp parallel for schedule(static) reduction(max : largest) if (rows > 4096)
-        for (std::int64_t r = 0; r < rows; ++r) {
-            double sum = c * diagonal[static_cast<std::size_t>(r)];
-            for (int k = 0; k < width; ++k) {
-                const auto& [a, b] = pairs[static_cast<std::size_t>(r * width + k)];
-                sum += 0.5 * std::sqrt(std::max(0.0, a * a + b * b + 2 * a * b * c2));
-            }
-            largest = std::max(largest, sum);
+        const double c2 = std::cos(2 * phi);
+        double sum = std::cos(phi) * diagonal;
+        for (int k = 0; k < width; ++k) {
+            const auto& [a, b] = pairs[k];
+            sum += 0.5 * std::sqrt(std::max(0.0, a * a + b * b + 2 * a * b * c2));
         }
-        return largest;
+        return sum;
     }
-};
 
-}  // namespace
-
-// In the norm of the row scale (u -> S^1/2 u, in which diffusion is symmetric) the step is
-// G' = S^1/2 (I + dt L) S^-1/2, with numerical radius w(G') = max_phi lambda_max(H(phi)), H(phi)
-// the Hermitian part of e^{i phi} G'. Gershgorin on D^-1 H(phi) D with D = diag(s^1/2) (same
-// eigenvalues): lambda_max <= cos(phi) + dt S(phi), S(phi) the hermitian_bound of the pairs
-// above. So w(G') <= 1 when dt S(phi) <= 1 - cos(phi) for every phi in (0, pi] (S is even in
-// phi; at phi = 0 it is the largest row sum of L, <= 0 for a dissipative operator, and needs
-// no dt): dt <= min over phi with S(phi) > 0 of (1 - cos phi) / S(phi). For a symmetric S L
-// the pairs are equal and S(pi) gives 2 / max_i sum_j |l_ij|. The minimum is searched on 128
-// angles, denser near 0 where the convective limit sits, then refined by a golden-section
-// search around the best one; phi = pi (the diffusive limit) is sampled exactly.
-double SpatialOperator::largest_stable_explicit_step() const {
-    ExplicitRows rows;
-    std::vector<int> transpose(static_cast<std::size_t>(l_.num_diagonals()));
-    for (int d = 0; d < l_.num_diagonals(); ++d) {
-        transpose[static_cast<std::size_t>(d)] =
-            l_.find_diagonal(-l_.offsets[static_cast<std::size_t>(d)]);
-    }
-    const int centre = l_.find_diagonal(0);
-    rows.width = l_.num_diagonals() - (centre >= 0 ? 1 : 0);
-    // Rows alike in every coefficient bound alike: each distinct row is kept once (a constant-
-    // coefficient operator has a few dozen, whatever the grid).
-    std::unordered_set<std::string> seen;
-    std::vector<double> row;
-    for (std::int64_t i = 0; i < l_.n; ++i) {
-        if (dirichlet_[static_cast<std::size_t>(i)]) continue;
-        const std::size_t start = rows.pairs.size();
-        rows.diagonal.push_back(centre >= 0 ? l_.at(centre, i) : 0.0);
-        for (int d = 0; d < l_.num_diagonals(); ++d) {
-            if (d == centre) continue;
-            const std::int64_t j = i + l_.offsets[static_cast<std::size_t>(d)];
-            std::array<double, 2> pair{0.0, 0.0};
-            if (j >= 0 && j < l_.n && !dirichlet_[static_cast<std::size_t>(j)]) {
-                const double ratio = row_scale_[static_cast<std::size_t>(j)] /
-                                     row_scale_[static_cast<std::size_t>(i)];
-                const int t = transpose[static_cast<std::size_t>(d)];
-                pair = {l_.at(d, i), t >= 0 ? ratio * l_.at(t, j) : 0.0};
-            }
-            rows.pairs.push_back(pair);
-        }
-        row.assign(1, rows.diagonal.back());
-        for (std::size_t k = start; k < rows.pairs.size(); ++k) {
-            row.insert(row.end(), rows.pairs[k].begin(), rows.pairs[k].end());
-        }
-        if (!seen.emplace(reinterpret_cast<const char*>(row.data()), row.size() * sizeof(double))
-                 .second) {
-            rows.diagonal.pop_back();
-            rows.pairs.resize(start);
-        }
-    }
-    if (rows.diagonal.empty()) return std::numeric_limits<double>::infinity();
-    const auto limit_at = [&](double phi) {
-        const double s = rows.hermitian_bound(phi);
-        const double half = std::sin(phi / 2);  // 1 - cos(phi) = 2 sin^2(phi / 2), accurate near 0
-        return s > 0.0 ? 2 * half * half / s : std::numeric_limits<double>::infinity();
-    };
-    constexpr int samples = 128;
-    const double pi = std::acos(-1.0);
-    double best = std::numeric_limits<double>::infinity();
-    int best_k = samples;
-    for (int k = 1; k <= samples; ++k) {
-        const double x = static_cast<double>(k) / samples;
-        const double value = limit_at(pi * x * x);
-        if (value < best) {
-            best = value;
-            best_k = k;
-        }
-    }
-    if (best_k < samples) {  // an interior minimum: refine between the neighbouring samples
+    // min over phi in (0, pi] of (1 - cos phi) / hermitian_bound(phi) where the bound is
+    // positive: searched on 128 angles, denser near 0 where the convective limit sits, then
+    // refined by a golden-section search around the best one; phi = pi (the diffusive limit) is
+    // sampled exactly.
+    double largest_step() const {
+        const auto limit_at = [&](double phi) {
+            const double s = hermitian_bound(phi);
+            const double half = std::sin(phi / 2);  // 1 - cos(phi) = 2 sin^2(phi / 2)
+            return s > 0.0 ? 2 * half * half / s : std::numeric_limits<double>::infinity();
+        };
+        constexpr int samples = 128;
+        const double pi = std::acos(-1.0);
         const auto angle = [&](int k) {
             const double x = static_cast<double>(k) / samples;
             return pi * x * x;
         };
+        double best = std::numeric_limits<double>::infinity();
+        int best_k = samples;
+        for (int k = 1; k <= samples; ++k) {
+            const double value = limit_at(angle(k));
+            if (value < best) {
+                best = value;
+                best_k = k;
+            }
+        }
+        if (best_k == samples || !std::isfinite(best)) return best;
         double lo = angle(best_k - 1), hi = angle(best_k + 1);
         const double ratio = (std::sqrt(5.0) - 1.0) / 2.0;
         for (int iteration = 0; iteration < 40; ++iteration) {
@@ -246,8 +203,73 @@ double SpatialOperator::largest_stable_explicit_step() const {
                 lo = a;
             }
         }
+        return best;
     }
-    return best;
+};
+
+}  // namespace
+
+// In the norm of the row scale (u -> S^1/2 u, in which diffusion is symmetric) the step is
+// G' = S^1/2 (I + dt L) S^-1/2, with numerical radius w(G') = max_phi lambda_max(H(phi)), H(phi)
+// the Hermitian part of e^{i phi} G'. Gershgorin on D^-1 H(phi) D with D = diag(s^1/2) (same
+// eigenvalues): lambda_max <= cos(phi) + dt max_i S_i(phi), S_i the hermitian_bound of row i.
+// So w(G') <= 1 when dt S_i(phi) <= 1 - cos(phi) for every row i and phi in (0, pi] (S_i is even
+// in phi; at phi = 0 it is the row sum of L, <= 0 for a dissipative operator, and needs no dt):
+// dt <= min over rows of min over phi with S_i(phi) > 0 of (1 - cos phi) / S_i(phi) -- the
+// minimum over rows may be taken first, which makes the bound a minimum over rows of a number
+// per row. For a symmetric S L the pairs are equal and phi = pi gives 2 / max_i sum_j |l_ij|.
+double SpatialOperator::largest_stable_explicit_step() const {
+    std::vector<int> transpose(static_cast<std::size_t>(l_.num_diagonals()));
+    for (int d = 0; d < l_.num_diagonals(); ++d) {
+        transpose[static_cast<std::size_t>(d)] =
+            l_.find_diagonal(-l_.offsets[static_cast<std::size_t>(d)]);
+    }
+    const int centre = l_.find_diagonal(0);
+    const int width = l_.num_diagonals() - (centre >= 0 ? 1 : 0);
+    // Rows alike in every coefficient bound alike: each distinct row is kept once (a constant-
+    // coefficient operator has a few dozen, whatever the grid).
+    std::vector<double> diagonals;
+    std::vector<std::array<double, 2>> pairs;
+    std::unordered_set<std::string> seen;
+    std::vector<double> row;
+    const PlaneRange complete = complete_planes();
+    const std::int64_t begin = (complete.first - planes_.first) * grid_.plane_size();
+    const std::int64_t end = (complete.last - planes_.first) * grid_.plane_size();
+    for (std::int64_t i = begin; i < end; ++i) {
+        if (dirichlet_[static_cast<std::size_t>(i)]) continue;
+        const std::size_t start = pairs.size();
+        diagonals.push_back(centre >= 0 ? l_.at(centre, i) : 0.0);
+        for (int d = 0; d < l_.num_diagonals(); ++d) {
+            if (d == centre) continue;
+            const std::int64_t j = i + l_.offsets[static_cast<std::size_t>(d)];
+            std::array<double, 2> pair{0.0, 0.0};
+            if (j >= 0 && j < l_.n && !dirichlet_[static_cast<std::size_t>(j)]) {
+                const double ratio = row_scale_[static_cast<std::size_t>(j)] /
+                                     row_scale_[static_cast<std::size_t>(i)];
+                const int t = transpose[static_cast<std::size_t>(d)];
+                pair = {l_.at(d, i), t >= 0 ? ratio * l_.at(t, j) : 0.0};
+            }
+            pairs.push_back(pair);
+        }
+        row.assign(1, diagonals.back());
+        for (std::size_t k = start; k < pairs.size(); ++k) {
+            row.insert(row.end(), pairs[k].begin(), pairs[k].end());
+        }
+        if (!seen.emplace(reinterpret_cast<const char*>(row.data()), row.size() * sizeof(double))
+                 .second) {
+            diagonals.pop_back();
+            pairs.resize(start);
+        }
+    }
+    const auto rows = static_cast<std::int64_t>(diagonals.size());
+    double limit = std::numeric_limits<double>::infinity();
+#pragma omp parallel for schedule(dynamic, 64) reduction(min : limit) if (rows > 64)
+    for (std::int64_t r = 0; r < rows; ++r) {
+        const ExplicitRow explicit_row{diagonals[static_cast<std::size_t>(r)],
+                                       pairs.data() + r * width, width};
+        limit = std::min(limit, explicit_row.largest_step());
+    }
+    return limit;
 }
 
 namespace {

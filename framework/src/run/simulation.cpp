@@ -76,41 +76,99 @@ double estimated_run_bytes(const Grid& grid) {
     return per_node * static_cast<double>(grid.num_points());
 }
 
+void require_memory_for(const RunSpec& spec) {
+    if (const auto problem = solvers::memory_problem(estimated_run_bytes(*spec.grid))) {
+        throw InputError(spec.source_name, "grid",
+                         "a grid of " + std::to_string(spec.grid->num_points()) + " nodes " +
+                             *problem + "; use a coarser grid");
+    }
+}
+
+// Calls make(), turning the solver layer's refusal of the system the input asks for (a format
+// the matrix does not fit, a method its diagonal forbids) into an input error at [solver].
+template <typename Make>
+auto placing_solver_refusals(const RunSpec& spec, Make&& make) {
+    try {
+        return make();
+    } catch (const std::invalid_argument& e) {
+        throw InputError(spec.source_name, "solver", e.what());
+    }
+}
+
+// Calls make(), naming the input file in an InputError that names only a key (one found while
+// computing: non-finite data, an initial condition, an explicit step).
+template <typename Make>
+auto placing_input_errors(const RunSpec& spec, Make&& make) {
+    try {
+        return make();
+    } catch (const InputError& e) {
+        const std::string_view message = e.what();
+        if (!message.starts_with("key '")) throw;
+        throw InputError(spec.source_name + ": " + std::string(message));
+    }
+}
+
+// Throws InputError at the first node of `planes` (global numbering) where u is not finite.
+void require_finite_initial(const Grid& grid, PlaneRange planes, std::span<const double> u) {
+    for (std::size_t i = 0; i < u.size(); ++i) {
+        if (!std::isfinite(u[i])) {
+            const std::int64_t node = grid.first_node(planes) + static_cast<std::int64_t>(i);
+            throw InputError("key 'problem.initial': the initial condition is not finite at node " +
+                             std::to_string(node) + " (value " + std::to_string(u[i]) + ")");
+        }
+    }
+}
+
+// Blocks of planes for check_simulation: about 2^20 nodes each.
+constexpr std::int64_t check_block_nodes = std::int64_t{1} << 20;
+
 }  // namespace
+
+IntegratorCheck check_simulation(const RunSpec& spec) {
+    require_memory_for(spec);
+    return placing_input_errors(spec, [&] {
+        IntegratorCheck check = placing_solver_refusals(spec, [&] {
+            return check_time_integrator(*spec.grid, *spec.problem, *spec.boundary, spec.time,
+                                         spec.solver, check_block_nodes);
+        });
+        if (!spec.time.steady()) {
+            std::vector<double> u;
+            for (const PlaneRange block : spec.grid->plane_blocks(check_block_nodes)) {
+                u.assign(static_cast<std::size_t>(spec.grid->num_points(block)), 0.0);
+                spec.problem->initial_condition(*spec.grid, block, u);
+                require_finite_initial(*spec.grid, block, u);
+            }
+        }
+        if (check.first_step_error) std::rethrow_exception(check.first_step_error);
+        return check;
+    });
+}
 
 Simulation::Simulation(RunSpec spec, const RunOptions& options)
     : spec_(std::move(spec)), options_(options) {
     if (options_.output_directory) spec_.output.directory = *options_.output_directory;
-    if (const auto problem = solvers::memory_problem(estimated_run_bytes(*spec_.grid))) {
-        throw InputError(spec_.source_name, "grid",
-                         "a grid of " + std::to_string(spec_.grid->num_points()) + " nodes " +
-                             *problem + "; use a coarser grid");
-    }
+    require_memory_for(spec_);
     // The restart file is checked first: its errors are the user's, and cheap to find.
     if (options_.restart_file) {
         restart_ = read_restart_state(*options_.restart_file, *spec_.grid, spec_.time);
     }
     backend_ = solvers::make_backend(options_.backend);
-    try {
-        integrator_ = make_time_integrator(*spec_.grid, *spec_.problem, *spec_.boundary, spec_.time,
-                                           spec_.solver, backend_);
-    } catch (const std::invalid_argument& e) {
-        // The solver layer's refusal of the system the input asks for (a format the matrix
-        // does not fit, a method its diagonal forbids): an input error, placed at [solver].
-        throw InputError(spec_.source_name, "solver", e.what());
-    }
+    integrator_ = placing_input_errors(spec_, [&] {
+        return placing_solver_refusals(spec_, [&] {
+            return make_time_integrator(*spec_.grid, *spec_.problem, *spec_.boundary, spec_.time,
+                                        spec_.solver, backend_);
+        });
+    });
     if (restart_) {
         integrator_->set_state(restart_->u, restart_->step);
         restart_->u = {};
         return;
     }
     std::vector<double> u(static_cast<std::size_t>(spec_.grid->num_points()), 0.0);
-    if (!spec_.time.steady()) spec_.problem->initial_condition(*spec_.grid, u);
-    for (std::size_t i = 0; i < u.size(); ++i) {
-        if (!std::isfinite(u[i])) {
-            throw InputError("key 'problem.initial': the initial condition is not finite at node " +
-                             std::to_string(i) + " (value " + std::to_string(u[i]) + ")");
-        }
+    if (!spec_.time.steady()) {
+        spec_.problem->initial_condition(*spec_.grid, spec_.grid->all_planes(), u);
+        placing_input_errors(
+            spec_, [&] { require_finite_initial(*spec_.grid, spec_.grid->all_planes(), u); });
     }
     integrator_->set_state(u, 0);
 }
@@ -203,7 +261,7 @@ RunSummary Simulation::run() {
                            "; outputs up to the previous written step are complete");
     };
     if (spec_.time.steady()) {
-        const auto report = integrator_->advance();
+        const auto report = placing_input_errors(spec_, [&] { return integrator_->advance(); });
         check(report, 0);
         summary.steps = 1;
         submit(statistics_of(report), true, true);
@@ -215,7 +273,7 @@ RunSummary Simulation::run() {
     ProgressReporter progress(spec_.time.steps, ProgressReporter::mode_for_stderr(options_.quiet));
     try {
         for (std::int64_t step = integrator_->step() + 1; step <= spec_.time.steps; ++step) {
-            const auto report = integrator_->advance();
+            const auto report = placing_input_errors(spec_, [&] { return integrator_->advance(); });
             summary.steps += 1;
             check(report, step);
             progress.update(step, time(), report ? report->total_iterations() : 0);

@@ -15,26 +15,7 @@ namespace {
 class ExplicitEulerIntegrator final : public GridIntegrator {
 public:
     explicit ExplicitEulerIntegrator(const IntegratorSetup& setup) : GridIntegrator(setup) {
-        const double limit = op_.largest_stable_explicit_step();
-        if (dt_ > limit) {
-            char text[320];
-            if (!(limit > 0.0)) {
-                std::snprintf(text, sizeof text,
-                              "dt = %.6g: no explicit_euler step is proved stable for this "
-                              "operator (it is not dissipative); use an implicit scheme",
-                              dt_);
-            } else {
-                // The limit printed rounded down, so that giving it back is accepted.
-                const double scale = std::pow(10.0, 5.0 - std::floor(std::log10(limit)));
-                std::snprintf(text, sizeof text,
-                              "dt = %.6g is unstable for explicit_euler on this grid: the largest "
-                              "step proved stable is %.6g (the step's numerical radius stays "
-                              "within 1, which holds for convection as well as diffusion); use a "
-                              "smaller dt or an implicit scheme",
-                              dt_, std::floor(limit * scale) / scale);
-            }
-            throw InputError(InputError::format(setup.time.dt_place, "time.dt", text));
-        }
+        require_stable_explicit_step(setup.time, op_.largest_stable_explicit_step());
         l_ = std::make_unique<solvers::DiaMatrix<double>>(backend_, op_.release_matrix());
         lu_ = solvers::Array<double>(backend_, u_.size());
         data_term_ = solvers::Array<double>(backend_, u_.size());

@@ -13,9 +13,9 @@ namespace {
 
 // Throws InputError at `key` for the first node where `values` is not finite (among the nodes
 // `wanted` selects: free or Dirichlet), naming its coordinates and the time.
-void require_finite(const Grid& grid, std::span<const double> values,
+void require_finite(const Grid& grid, PlaneRange planes, std::span<const double> values,
                     const std::vector<std::uint8_t>& fixed, bool wanted_fixed, double t,
-                    const char* key, const char* what) {
+                    StepDataError::Stage stage, const char* key, const char* what) {
     const auto n = static_cast<std::int64_t>(values.size());
     std::int64_t first = n;
 #pragma omp parallel for schedule(static) reduction(min : first)
@@ -26,7 +26,8 @@ void require_finite(const Grid& grid, std::span<const double> values,
     }
     if (first == n) return;
     const std::int64_t nx = grid.points(0), ny = grid.points(1);
-    const std::int64_t index[3] = {first % nx, (first / nx) % ny, first / (nx * ny)};
+    const std::int64_t node = first + grid.first_node(planes);
+    const std::int64_t index[3] = {node % nx, (node / nx) % ny, node / (nx * ny)};
     std::string at = "(";
     for (int a = 0; a < grid.dimension(); ++a) {
         char number[32];
@@ -37,7 +38,7 @@ void require_finite(const Grid& grid, std::span<const double> values,
     char text[256];
     std::snprintf(text, sizeof text, "%s is %g at %s) at t = %.6g: no step is computed from it",
                   what, values[static_cast<std::size_t>(first)], at.c_str(), t);
-    throw InputError(std::string("key '") + key + "': " + text);
+    throw StepDataError(stage, std::string("key '") + key + "': " + text);
 }
 
 }  // namespace
@@ -49,7 +50,7 @@ StepData::StepData(const Grid& grid, const Problem& problem, const BoundaryCondi
       boundary_(boundary),
       op_(op),
       depends_on_time_(problem.source_depends_on_time() || boundary.depends_on_time()) {
-    const auto n = static_cast<std::size_t>(grid.num_points());
+    const auto n = static_cast<std::size_t>(grid.num_points(op.planes()));
     forcing_.resize(n);
     g_.resize(n);
     lg_.resize(n);
@@ -58,19 +59,22 @@ StepData::StepData(const Grid& grid, const Problem& problem, const BoundaryCondi
 void StepData::evaluate(double t) {
     if (evaluated_at_ && (*evaluated_at_ == t || !depends_on_time_)) return;
     const auto& fixed = op_.dirichlet();
-    problem_.source(grid_, t, forcing_);
-    require_finite(grid_, forcing_, fixed, false, t, "problem.source", "the source");
+    const PlaneRange planes = op_.planes();
+    problem_.source(grid_, planes, t, forcing_);
+    require_finite(grid_, planes, forcing_, fixed, false, t, StepDataError::source,
+                   "problem.source", "the source");
     const auto n = static_cast<std::int64_t>(forcing_.size());
 #pragma omp parallel for schedule(static)
     for (std::int64_t i = 0; i < n; ++i) {
         if (fixed[static_cast<std::size_t>(i)]) forcing_[static_cast<std::size_t>(i)] = 0.0;
     }
     op_.add_boundary_forcing(t, forcing_);
-    require_finite(grid_, forcing_, fixed, false, t, "boundary",
+    require_finite(grid_, planes, forcing_, fixed, false, t, StepDataError::ghost_value, "boundary",
                    "a Neumann or Robin boundary value");
     std::fill(g_.begin(), g_.end(), 0.0);
-    boundary_.fill_dirichlet(grid_, t, g_);
-    require_finite(grid_, g_, fixed, true, t, "boundary", "a Dirichlet boundary value");
+    boundary_.fill_dirichlet(grid_, planes, t, g_);
+    require_finite(grid_, planes, g_, fixed, true, t, StepDataError::dirichlet_value, "boundary",
+                   "a Dirichlet boundary value");
     op_.dirichlet_coupling(g_, lg_);
     evaluated_at_ = t;
 }
@@ -99,13 +103,43 @@ void GridIntegrator::set_state(std::span<const double> u, std::int64_t step) {
 
 void GridIntegrator::copy_state(std::span<double> u) const { u_.copy_to_host(u); }
 
-std::unique_ptr<solvers::LinearSystemSolver<double>> GridIntegrator::make_solver(
-    solvers::DiaData<double> matrix, const SolverParameters& solver) {
-    properties_ = solvers::analyze(matrix);
+SystemScaling system_scaling(const TimeParameters& time) {
+    if (time.steady()) return {0.0, 1.0};
+    return {1.0, time.theta * time.dt};
+}
+
+double first_data_time(const TimeParameters& time) {
+    const bool theta_scheme = !time.steady() && time.scheme != TimeScheme::explicit_euler;
+    return theta_scheme && time.theta == 1.0 ? time.dt : 0.0;
+}
+
+void require_stable_explicit_step(const TimeParameters& time, double limit) {
+    if (time.dt <= limit) return;
+    char text[320];
+    if (!(limit > 0.0)) {
+        std::snprintf(text, sizeof text,
+                      "dt = %.6g: no explicit_euler step is proved stable for this operator (it "
+                      "is not dissipative); use an implicit scheme",
+                      time.dt);
+    } else {
+        // The limit printed rounded down, so that giving it back is accepted.
+        const double scale = std::pow(10.0, 5.0 - std::floor(std::log10(limit)));
+        std::snprintf(text, sizeof text,
+                      "dt = %.6g is unstable for explicit_euler on this grid: the largest step "
+                      "proved stable is %.6g (the step's numerical radius stays within 1, which "
+                      "holds for convection as well as diffusion); use a smaller dt or an "
+                      "implicit scheme",
+                      time.dt, std::floor(limit * scale) / scale);
+    }
+    throw InputError(InputError::format(time.dt_place, "time.dt", text));
+}
+
+solvers::SolverPlan plan_grid_solver(const Grid& grid, const solvers::MatrixProperties& properties,
+                                     const SolverParameters& solver) {
     // Neumann conditions on every side of a steady problem leave u fixed only up to a
     // constant: the solver layer solves a symmetric such system for the solution of zero mean;
     // a nonsymmetric one (convection) has a range it cannot name.
-    if (properties_.zero_row_sums && !properties_.symmetric) {
+    if (properties.zero_row_sums && !properties.symmetric) {
         throw InputError(
             "key 'boundary': a steady problem with convection and Neumann conditions on every "
             "side is singular (u is fixed only up to a constant): make one side dirichlet or "
@@ -117,8 +151,14 @@ std::unique_ptr<solvers::LinearSystemSolver<double>> GridIntegrator::make_solver
     // meant up to the operator's range.
     request.remove_constant_null_space = true;
     request.grid =
-        solvers::GridBox{grid_.dimension(), {grid_.points(0), grid_.points(1), grid_.points(2)}};
-    const solvers::SolverPlan plan = solvers::plan_solver(properties_, request);
+        solvers::GridBox{grid.dimension(), {grid.points(0), grid.points(1), grid.points(2)}};
+    return solvers::plan_solver(properties, request);
+}
+
+std::unique_ptr<solvers::LinearSystemSolver<double>> GridIntegrator::make_solver(
+    solvers::DiaData<double> matrix, const SolverParameters& solver) {
+    properties_ = solvers::analyze(matrix);
+    const solvers::SolverPlan plan = plan_grid_solver(grid_, properties_, solver);
     solvers::MethodParameters parameters;
     parameters.criteria = solver.criteria;
     auto linear_solver = std::make_unique<solvers::LinearSystemSolver<double>>(

@@ -3,6 +3,7 @@
 // the state u on the back-end and the step index (t = step dt).
 #include <memory>
 
+#include "simrun/framework/config/input_error.hpp"
 #include "simrun/framework/time/time_integrator.hpp"
 
 namespace simrun::framework {
@@ -43,6 +44,38 @@ protected:
     solvers::Array<double> u_;
     solvers::MatrixProperties properties_;
 };
+
+// StepData::evaluate's refusal of a value that is not finite, with the stage of the evaluation
+// that found it (the stages run in this order over all nodes, so an error of an earlier stage
+// is met first wherever its node is).
+class StepDataError : public InputError {
+public:
+    enum Stage { source, ghost_value, dirichlet_value };
+    StepDataError(Stage stage, const std::string& message) : InputError(message), stage_(stage) {}
+    Stage stage() const { return stage_; }
+
+private:
+    Stage stage_;
+};
+
+// The system an implicit scheme solves each step: shift I - scale L on the free rows
+// (system_matrix): steady (0, 1), theta (1, theta dt).
+struct SystemScaling {
+    double shift;
+    double scale;
+};
+SystemScaling system_scaling(const TimeParameters& time);
+// The first time at which a run evaluates its StepData: dt for backward Euler, else 0.
+double first_data_time(const TimeParameters& time);
+// Throws InputError at time.dt when dt exceeds explicit Euler's largest stable step `limit`,
+// giving the limit (rounded down, so that giving it back is accepted).
+void require_stable_explicit_step(const TimeParameters& time, double limit);
+// The solver plan for a grid operator's system matrix with `properties`, as [solver] asks: the
+// grid's box named for multigrid, a pure Neumann system solved for the solution of zero mean.
+// Throws InputError for a singular nonsymmetric all-Neumann system, std::invalid_argument where
+// the solver layer refuses the request.
+solvers::SolverPlan plan_grid_solver(const Grid& grid, const solvers::MatrixProperties& properties,
+                                     const SolverParameters& solver);
 
 std::unique_ptr<TimeIntegrator> make_theta_integrator(const IntegratorSetup& setup);
 std::unique_ptr<TimeIntegrator> make_explicit_euler_integrator(const IntegratorSetup& setup);

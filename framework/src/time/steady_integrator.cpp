@@ -8,7 +8,8 @@ namespace {
 class SteadyIntegrator final : public GridIntegrator {
 public:
     explicit SteadyIntegrator(const IntegratorSetup& setup) : GridIntegrator(setup) {
-        solver_ = make_solver(release_system_matrix(op_, 0.0, 1.0), setup.solver);
+        const SystemScaling system = system_scaling(setup.time);
+        solver_ = make_solver(release_system_matrix(op_, system.shift, system.scale), setup.solver);
     }
 
     std::optional<solvers::SolveReport> advance() override {

@@ -18,7 +18,8 @@ public:
             l_ = std::make_unique<solvers::DiaMatrix<double>>(backend_, op_.matrix());
             lu_ = solvers::Array<double>(backend_, n);
         }
-        solver_ = make_solver(release_system_matrix(op_, 1.0, theta_ * dt_), setup.solver);
+        const SystemScaling system = system_scaling(setup.time);
+        solver_ = make_solver(release_system_matrix(op_, system.shift, system.scale), setup.solver);
         rhs_ = solvers::Array<double>(backend_, n);
         data_term_ = solvers::Array<double>(backend_, n);
         weights_ = node_weights(1.0, 0.0, true);

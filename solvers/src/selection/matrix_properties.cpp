@@ -100,9 +100,10 @@ MatrixProperties analyze(const CsrData<T>& a, double symmetry_tolerance) {
 
 namespace {
 
-// Per-row measures of a DIA matrix, merged over threads: every merge is a max, min, sum of
-// integers or logical and, so the result does not depend on how the rows are split.
+// Per-row measures of a DIA matrix, merged over threads and windows: every merge is a max, min,
+// sum of integers or logical and, so the result does not depend on how the rows are split.
 struct RowMeasures {
+    std::int64_t rows = 0;
     std::int64_t nnz = 0;
     std::int64_t zero_diagonal_rows = 0;
     double largest = 0.0;
@@ -117,6 +118,7 @@ struct RowMeasures {
     bool zero_row_sums = true;
 
     void merge(const RowMeasures& o) {
+        rows += o.rows;
         nnz += o.nnz;
         zero_diagonal_rows += o.zero_diagonal_rows;
         largest = std::max(largest, o.largest);
@@ -132,13 +134,44 @@ struct RowMeasures {
     }
 };
 
+// What the entries of one diagonal (one offset j - i) hold: any, and whether all are one value.
+struct DiagonalMeasures {
+    bool occupied = false;
+    bool constant = true;
+    double value = 0.0;  // the value of every entry while constant
+
+    void merge(const DiagonalMeasures& o) {
+        if (!o.occupied) return;
+        if (occupied) {
+            constant = constant && o.constant && value == o.value;
+        } else {
+            *this = o;
+        }
+    }
+};
+
 }  // namespace
+
+struct MatrixAnalysis::Measures {
+    RowMeasures rows;
+    std::map<std::int64_t, DiagonalMeasures> diagonals;  // by offset
+};
+
+MatrixAnalysis::MatrixAnalysis() : measures_(std::make_unique<Measures>()) {}
+MatrixAnalysis::~MatrixAnalysis() = default;
+MatrixAnalysis::MatrixAnalysis(MatrixAnalysis&&) noexcept = default;
+MatrixAnalysis& MatrixAnalysis::operator=(MatrixAnalysis&&) noexcept = default;
 
 // The same measures as the CSR analysis of to_csr(a) (entries outside the matrix and exact
 // zeros are not entries), row by row in diagonal order, without building the CSR form.
 template <typename T>
-MatrixProperties analyze(const DiaData<T>& a, double symmetry_tolerance) {
+void MatrixAnalysis::add(const DiaData<T>& a, std::int64_t begin, std::int64_t end) {
     check_dia("matrix analysis", a);
+    if (begin < 0 || end > a.n || begin > end) {
+        throw std::invalid_argument("matrix analysis: rows [" + std::to_string(begin) + ", " +
+                                    std::to_string(end) + ") outside a window of " +
+                                    std::to_string(a.n) + " rows");
+    }
     const int diagonals = a.num_diagonals();
     const std::int64_t n = a.n;
     // The index of the diagonal with offset -offsets[d] (the transposed entry's), or -1.
@@ -149,22 +182,23 @@ MatrixProperties analyze(const DiaData<T>& a, double symmetry_tolerance) {
         const std::int64_t j = i + a.offsets[d];
         return j >= 0 && j < n ? a.at(d, i) : T(0);
     };
-    // Per diagonal: whether it holds an entry, and whether all its entries are one value.
-    std::vector<std::uint8_t> occupied(static_cast<std::size_t>(diagonals), 0);
-    std::vector<std::uint8_t> constant(static_cast<std::size_t>(diagonals), 1);
+    // Per diagonal: whether it holds an entry in the rows, and whether all are one value.
     for (int d = 0; d < diagonals; ++d) {
-        std::int64_t first = 0;
-        while (first < n && entry(d, first) == T(0)) ++first;
-        if (first == n) continue;
-        occupied[d] = 1;
+        std::int64_t first = begin;
+        while (first < end && entry(d, first) == T(0)) ++first;
+        if (first == end) continue;
         const T value_first = entry(d, first);
         bool same = true;
 #pragma omp parallel for schedule(static) reduction(&& : same)
-        for (std::int64_t i = first + 1; i < n; ++i) {
+        for (std::int64_t i = first + 1; i < end; ++i) {
             const T value = entry(d, i);
             if (value != T(0) && !(value_first == value)) same = false;
         }
-        constant[d] = same ? 1 : 0;
+        DiagonalMeasures found;
+        found.occupied = true;
+        found.constant = same;
+        found.value = static_cast<double>(value_first);
+        measures_->diagonals[a.offsets[d]].merge(found);
     }
 
     RowMeasures total;
@@ -172,7 +206,7 @@ MatrixProperties analyze(const DiaData<T>& a, double symmetry_tolerance) {
     {
         RowMeasures part;
 #pragma omp for schedule(static) nowait
-        for (std::int64_t i = 0; i < n; ++i) {
+        for (std::int64_t i = begin; i < end; ++i) {
             double diagonal = 0.0, off = 0.0, sum = 0.0;
             std::int32_t length = 0;
             for (int d = 0; d < diagonals; ++d) {
@@ -194,6 +228,7 @@ MatrixProperties analyze(const DiaData<T>& a, double symmetry_tolerance) {
                     off += std::abs(v);
                 }
             }
+            part.rows += 1;
             part.nnz += length;
             if (!(std::abs(sum) <= 1e-12 * (std::abs(diagonal) + off))) part.zero_row_sums = false;
             if (diagonal == 0.0) ++part.zero_diagonal_rows;
@@ -208,11 +243,22 @@ MatrixProperties analyze(const DiaData<T>& a, double symmetry_tolerance) {
 #pragma omp critical
         total.merge(part);
     }
+    measures_->rows.merge(total);
+}
 
+MatrixProperties MatrixAnalysis::properties(double symmetry_tolerance) const {
+    const RowMeasures& total = measures_->rows;
+    const std::int64_t n = total.rows;
+    int occupied = 0;
+    bool constant = true;
+    for (const auto& [offset, diagonal] : measures_->diagonals) {
+        occupied += diagonal.occupied ? 1 : 0;
+        constant = constant && diagonal.constant;
+    }
     MatrixProperties p;
     p.rows = static_cast<std::int32_t>(n);
     p.nnz = total.nnz;
-    p.num_diagonals = static_cast<int>(std::count(occupied.begin(), occupied.end(), 1));
+    p.num_diagonals = occupied;
     p.asymmetry = total.largest > 0.0 ? total.asymmetry / total.largest : 0.0;
     p.symmetric = p.asymmetry <= symmetry_tolerance;
     p.positive_diagonal = n > 0 && total.positive_diagonal;
@@ -224,10 +270,15 @@ MatrixProperties analyze(const DiaData<T>& a, double symmetry_tolerance) {
     p.max_row_length = total.max_row_length;
     p.mean_row_length = n > 0 ? static_cast<double>(p.nnz) / static_cast<double>(n) : 0.0;
     p.zero_row_sums = n > 0 && total.zero_row_sums;
-    p.constant_coefficients =
-        n > 0 && p.num_diagonals <= 8 && total.has_main_diagonal &&
-        std::all_of(constant.begin(), constant.end(), [](std::uint8_t c) { return c != 0; });
+    p.constant_coefficients = n > 0 && p.num_diagonals <= 8 && total.has_main_diagonal && constant;
     return p;
+}
+
+template <typename T>
+MatrixProperties analyze(const DiaData<T>& a, double symmetry_tolerance) {
+    MatrixAnalysis analysis;
+    analysis.add(a, 0, a.n);
+    return analysis.properties(symmetry_tolerance);
 }
 
 std::string MatrixProperties::describe() const {
@@ -250,5 +301,7 @@ template MatrixProperties analyze(const CsrData<float>&, double);
 template MatrixProperties analyze(const CsrData<double>&, double);
 template MatrixProperties analyze(const DiaData<float>&, double);
 template MatrixProperties analyze(const DiaData<double>&, double);
+template void MatrixAnalysis::add(const DiaData<float>&, std::int64_t, std::int64_t);
+template void MatrixAnalysis::add(const DiaData<double>&, std::int64_t, std::int64_t);
 
 }  // namespace simrun::solvers

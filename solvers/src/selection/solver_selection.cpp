@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <stdexcept>
 
+#include "simrun/solvers/matrices/conversions.hpp"
+
 namespace simrun::solvers {
 
 std::string to_string(Method method) { return std::string(name_of(method)); }
@@ -260,6 +262,12 @@ SolverPlan plan_solver(const MatrixProperties& p, const SolverRequest& request) 
                 "format stencil needs constant coefficients (at most 8 diagonals, each with one "
                 "value wherever it is nonzero, the main diagonal nonzero in every row); use dia");
         }
+    }
+    if (plan.format == Format::dense && std::int64_t{p.rows} * p.rows > dense_max_entries) {
+        throw std::invalid_argument("format dense: " + std::to_string(p.rows) + " x " +
+                                    std::to_string(p.rows) + " entries exceed the " +
+                                    std::to_string(dense_max_entries) +
+                                    " the dense format holds; use dia, ell or csr");
     }
     if (plan.format != Format::dia && plan.format != Format::stencil && !fits_csr(p)) {
         throw std::invalid_argument("format " + std::string(to_string(plan.format)) + ": " +

@@ -3,8 +3,11 @@
 // on the arithmetic, nothing of that size is allocated).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
+#include <numeric>
+#include <random>
 #include <string>
 
 #include "simrun/framework/config/config.hpp"
@@ -36,6 +39,7 @@ void expect_same(const MatrixProperties& dia, const MatrixProperties& csr) {
     EXPECT_EQ(dia.max_row_length, csr.max_row_length);
     EXPECT_EQ(dia.mean_row_length, csr.mean_row_length);
     EXPECT_EQ(dia.constant_coefficients, csr.constant_coefficients);
+    EXPECT_EQ(dia.zero_row_sums, csr.zero_row_sums);
 }
 
 // Random matrices of every character the analysis tells apart: garbage in the slots outside
@@ -85,6 +89,47 @@ TEST(DiaAnalysis, AgreesWithTheCsrAnalysisOnRandomMatrices) {
         EXPECT_GT(n, 0);
         EXPECT_LT(n, count);
     }
+}
+
+// A matrix met in windows (consecutive rows with the couplings that leave them dropped, each
+// analysed on the rows whose couplings all stay inside) gives the whole matrix's analysis,
+// bit for bit, however it is split and in whatever order the parts come.
+TEST(DiaAnalysis, WindowsOfAMatrixAddUpToTheWholeAnalysis) {
+    std::mt19937 generator(5);
+    for (const auto& a : random_matrices()) {
+        int reach = 0;
+        for (int offset : a.offsets) reach = std::max(reach, std::abs(offset));
+        for (int split = 0; split < 4; ++split) {
+            std::vector<std::int64_t> cuts{0, a.n};
+            for (int c = 0; c < split * 2; ++c) {
+                cuts.push_back(std::uniform_int_distribution<std::int64_t>(0, a.n)(generator));
+            }
+            std::sort(cuts.begin(), cuts.end());
+            std::vector<std::size_t> order(cuts.size() - 1);
+            std::iota(order.begin(), order.end(), 0);
+            std::shuffle(order.begin(), order.end(), generator);
+            MatrixAnalysis analysis;
+            for (const std::size_t part : order) {
+                const std::int64_t begin = cuts[part], end = cuts[part + 1];
+                const std::int64_t first = std::max<std::int64_t>(0, begin - reach);
+                DiaData<double> window;
+                window.n = std::min(a.n, end + reach) - first;
+                window.offsets = a.offsets;
+                window.values.assign(a.offsets.size() * static_cast<std::size_t>(window.n), 0.0);
+                for (int d = 0; d < a.num_diagonals(); ++d) {
+                    for (std::int64_t r = 0; r < window.n; ++r) {
+                        const std::int64_t j = r + a.offsets[static_cast<std::size_t>(d)];
+                        if (j >= 0 && j < window.n) window.at(d, r) = a.at(d, first + r);
+                    }
+                }
+                analysis.add(window, begin - first, end - first);
+            }
+            expect_same(analysis.properties(), analyze(a));
+        }
+    }
+    MatrixAnalysis analysis;
+    const DiaData<double> a = testing::laplacian_2d(4);
+    EXPECT_THROW(analysis.add(a, 3, a.n + 1), std::invalid_argument);
 }
 
 TEST(DiaAnalysis, AgreesWithTheCsrAnalysisOnTheProblemMatrices) {

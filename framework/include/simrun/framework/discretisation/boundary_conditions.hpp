@@ -47,10 +47,19 @@ public:
     const SideCondition& side(Side side) const { return sides_[static_cast<std::size_t>(side)]; }
     bool depends_on_time() const;
 
-    // 1 at the nodes where u = g is imposed (on a Dirichlet side), 0 elsewhere.
-    std::vector<std::uint8_t> dirichlet_nodes(const Grid& grid) const;
-    // Writes g(t) at every Dirichlet node (other nodes untouched).
-    void fill_dirichlet(const Grid& grid, double t, std::span<double> values) const;
+    // 1 at the nodes of `planes` where u = g is imposed (on a Dirichlet side), 0 elsewhere;
+    // entry index - first_node(planes).
+    std::vector<std::uint8_t> dirichlet_nodes(const Grid& grid, PlaneRange planes) const;
+    // Writes g(t) at every Dirichlet node of `planes` (other nodes untouched), likewise.
+    void fill_dirichlet(const Grid& grid, PlaneRange planes, double t,
+                        std::span<double> values) const;
+    // The same on the whole grid.
+    std::vector<std::uint8_t> dirichlet_nodes(const Grid& grid) const {
+        return dirichlet_nodes(grid, grid.all_planes());
+    }
+    void fill_dirichlet(const Grid& grid, double t, std::span<double> values) const {
+        fill_dirichlet(grid, grid.all_planes(), t, values);
+    }
     // e.g. "left dirichlet, right neumann, bottom dirichlet, top robin (a = 2)"
     std::string describe() const;
 

@@ -7,10 +7,21 @@
 // one contiguous array of num_points() values.
 #include <array>
 #include <cstdint>
+#include <vector>
 
 namespace simrun::framework {
 
 enum class Side { left, right, bottom, top, front, back };  // -x, +x, -y, +y, -z, +z
+
+// A run of whole planes across a grid's slowest axis (y in 2D, z in 3D): planes first to
+// last - 1. Their nodes are contiguous in the grid's numbering, so a field on them is the slice
+// of the grid's field from the range's first node (Grid::first_node) on. A part of the grid that
+// can be assembled and checked on its own, in memory that does not grow with the grid.
+struct PlaneRange {
+    std::int64_t first = 0;
+    std::int64_t last = 0;
+    std::int64_t count() const { return last - first; }
+};
 
 class Grid {
 public:
@@ -41,6 +52,19 @@ public:
         return lower_[axis] + static_cast<double>(i) * spacing_[axis];
     }
     bool is_boundary(std::int64_t i, std::int64_t j, std::int64_t k = 0) const;
+
+    // The axis PlaneRange counts planes along (the slowest), and the nodes of one plane.
+    int slowest_axis() const { return dimension_ - 1; }
+    std::int64_t plane_size() const { return stride(slowest_axis()); }
+    PlaneRange all_planes() const { return {0, points_[slowest_axis()]}; }
+    std::int64_t first_node(PlaneRange planes) const { return planes.first * plane_size(); }
+    std::int64_t num_points(PlaneRange planes) const { return planes.count() * plane_size(); }
+    // `planes` widened by one plane on each side that has one: every node of `planes` has all
+    // its stencil neighbours in it.
+    PlaneRange with_neighbours(PlaneRange planes) const;
+    // Consecutive ranges covering the grid, each of at most `nodes` nodes (and at least one
+    // plane), in order.
+    std::vector<PlaneRange> plane_blocks(std::int64_t nodes) const;
 
 private:
     int dimension_;

@@ -7,19 +7,23 @@
 #include <algorithm>
 #include <cstdint>
 #include <exception>
+#include <utility>
 #include <vector>
 
 #include "simrun/framework/discretisation/grid.hpp"
 
 namespace simrun::framework {
 
-// Calls body(i, j, k, block) at every node, i ascending within a line; block in [0, blocks)
-// numbers the thread's block of lines. Returns blocks. An exception thrown by a call stops its
-// block and is rethrown (the first block's first) once every thread is done.
+// Calls body(i, j, k, block) at every node of `planes` (i, j, k the grid's indices), i ascending
+// within a line; block in [0, blocks) numbers the thread's block of lines. Returns blocks. An
+// exception thrown by a call stops its block and is rethrown (the first block's first) once
+// every thread is done.
 template <typename Body>
-int for_each_node_in_blocks(const Grid& grid, Body&& body) {
+int for_each_node_in_blocks(const Grid& grid, PlaneRange planes, Body&& body) {
     const std::int64_t nx = grid.points(0), ny = grid.points(1);
-    const std::int64_t lines = ny * grid.points(2);
+    const std::int64_t lines_per_plane = grid.dimension() == 2 ? 1 : ny;
+    const std::int64_t first_line = planes.first * lines_per_plane;
+    const std::int64_t lines = planes.count() * lines_per_plane;
     const int blocks = static_cast<int>(
         std::max<std::int64_t>(1, std::min<std::int64_t>(omp_get_max_threads(), lines)));
     std::vector<std::exception_ptr> errors(static_cast<std::size_t>(blocks));
@@ -27,8 +31,8 @@ int for_each_node_in_blocks(const Grid& grid, Body&& body) {
     {
         // The team may be smaller than asked: a thread then takes every blocks / team-th block.
         for (int block = omp_get_thread_num(); block < blocks; block += omp_get_num_threads()) {
-            const std::int64_t begin = lines * block / blocks;
-            const std::int64_t end = lines * (block + 1) / blocks;
+            const std::int64_t begin = first_line + lines * block / blocks;
+            const std::int64_t end = first_line + lines * (block + 1) / blocks;
             try {
                 for (std::int64_t line = begin; line < end; ++line) {
                     const std::int64_t j = line % ny, k = line / ny;
@@ -45,11 +49,20 @@ int for_each_node_in_blocks(const Grid& grid, Body&& body) {
     return blocks;
 }
 
-// Calls body(i, j, k) at every node, in parallel as above.
+template <typename Body>
+int for_each_node_in_blocks(const Grid& grid, Body&& body) {
+    return for_each_node_in_blocks(grid, grid.all_planes(), std::forward<Body>(body));
+}
+
+// Calls body(i, j, k) at every node of `planes` (or of the grid), in parallel as above.
+template <typename Body>
+void for_each_node(const Grid& grid, PlaneRange planes, Body&& body) {
+    for_each_node_in_blocks(
+        grid, planes, [&](std::int64_t i, std::int64_t j, std::int64_t k, int) { body(i, j, k); });
+}
 template <typename Body>
 void for_each_node(const Grid& grid, Body&& body) {
-    for_each_node_in_blocks(
-        grid, [&](std::int64_t i, std::int64_t j, std::int64_t k, int) { body(i, j, k); });
+    for_each_node(grid, grid.all_planes(), std::forward<Body>(body));
 }
 
 }  // namespace simrun::framework

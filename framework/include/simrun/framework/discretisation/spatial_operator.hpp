@@ -29,8 +29,19 @@ using StencilFunction =
 
 class SpatialOperator {
 public:
+    // L on the whole grid.
     SpatialOperator(const Grid& grid, const StencilFunction& stencil,
                     const BoundaryConditions& boundary);
+    // The rows of the nodes of `planes` (row r is node first_node(planes) + r; every vector
+    // below is indexed so): a node's couplings to nodes outside `planes` are not held, so the
+    // rows of a plane at an end of `planes` that is not the grid's are complete only in the
+    // part made from the neighbouring planes (complete_planes()).
+    SpatialOperator(const Grid& grid, const StencilFunction& stencil,
+                    const BoundaryConditions& boundary, PlaneRange planes);
+
+    PlaneRange planes() const { return planes_; }
+    // The planes whose rows hold every coupling L has (all of them for the whole grid).
+    PlaneRange complete_planes() const;
 
     // L; empty (n = 0) once released.
     const solvers::DiaData<double>& matrix() const { return l_; }
@@ -53,9 +64,11 @@ public:
     // (in the norm of the row scale, in which diffusion is symmetric) is at most 1, so
     // ||G^k|| <= 2 for every k (the power inequality). The numerical radius is bounded by
     // Gershgorin's theorem on the Hermitian part of e^{i phi} G for each angle phi (see the
-    // source). Infinite when no free node is coupled. For symmetric L this is 2 / max_i sum_j |l_ij|, the real-spectrum bound; for
-    // central convection it is the von Neumann limit (in 1D, c^2 <= 2 r), which a bound on the
-    // row sums alone overestimates once the eigenvalues are complex.
+    // source). Infinite when no free node is coupled. For symmetric L this is 2 / max_i sum_j
+    // |l_ij|, the real-spectrum bound; for central convection it is the von Neumann limit (in 1D,
+    // c^2 <= 2 r), which a bound on the row sums alone overestimates once the eigenvalues are
+    // complex. The bound is a minimum over rows, taken here over the complete rows: the minimum of
+    // the values of a grid's blocks of planes is the whole grid's, bit for bit.
     double largest_stable_explicit_step() const;
 
 private:
@@ -72,6 +85,8 @@ private:
 
     const Grid& grid_;
     const BoundaryConditions& boundary_;
+    PlaneRange planes_;
+    std::int64_t first_node_;  // the grid's index of row 0
     solvers::DiaData<double> l_;
     std::vector<std::uint8_t> dirichlet_;
     std::vector<double> row_scale_;

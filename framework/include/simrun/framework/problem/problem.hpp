@@ -31,10 +31,12 @@ public:
     // outside the grid are those of ghost nodes). Independent of time.
     virtual StencilCoefficients stencil(const Grid& grid, std::int64_t i, std::int64_t j,
                                         std::int64_t k) const = 0;
-    // u(x, 0) at every node (transient problems).
-    virtual void initial_condition(const Grid& grid, std::span<double> u) const = 0;
-    // f(x, t) at every node.
-    virtual void source(const Grid& grid, double t, std::span<double> f) const = 0;
+    // u(x, 0) at every node of `planes` (transient problems); u[index - first_node(planes)].
+    virtual void initial_condition(const Grid& grid, PlaneRange planes,
+                                   std::span<double> u) const = 0;
+    // f(x, t) at every node of `planes`, likewise.
+    virtual void source(const Grid& grid, PlaneRange planes, double t,
+                        std::span<double> f) const = 0;
     virtual bool source_depends_on_time() const = 0;
     // The exact solution when the input gives one (for verification), else nullptr.
     virtual const Expression* exact_solution() const { return nullptr; }

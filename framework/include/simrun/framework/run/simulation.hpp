@@ -92,4 +92,11 @@ private:
     std::filesystem::path pvd_path_, h5_path_;
 };
 
+// Every validation constructing a Simulation from `spec` makes (without a restart file), and
+// the first step's data, without allocating the problem: the memory the run needs, the
+// operator, its analysis, the solver's plan or the explicit stability limit
+// (check_time_integrator), the initial condition, all block by block in memory that does not
+// grow with the grid. Throws what the Simulation would throw, with the same messages.
+IntegratorCheck check_simulation(const RunSpec& spec);
+
 }  // namespace simrun::framework

@@ -3,6 +3,7 @@
 // behind one interface so the run loop is the same for all. Step n is at t = n dt: times are
 // computed from the step index, never accumulated, so a restarted run reproduces the same bits.
 #include <cstdint>
+#include <exception>
 #include <memory>
 #include <optional>
 #include <span>
@@ -48,7 +49,7 @@ public:
 
 // Evaluates the data of a step on the host: F(t) = f(t) + boundary forcing at free nodes (0 at
 // Dirichlet nodes), G(t) = g(t) at Dirichlet nodes (0 elsewhere), and L G(t), the coupling of
-// the free nodes to the Dirichlet values.
+// the free nodes to the Dirichlet values; on the nodes of the operator's planes.
 class StepData {
 public:
     StepData(const Grid& grid, const Problem& problem, const BoundaryConditions& boundary,
@@ -81,5 +82,22 @@ std::unique_ptr<TimeIntegrator> make_time_integrator(
     const Grid& grid, const Problem& problem, const BoundaryConditions& boundary,
     const TimeParameters& time, const SolverParameters& solver,
     std::shared_ptr<const solvers::Backend> backend);
+
+// What make_time_integrator decides and refuses, and the first step's data, found without
+// building the integrator: the operator is assembled, analysed and bounded over blocks of at
+// most about `block_nodes` nodes (whole planes, each with its neighbouring planes), so the
+// memory used does not grow with the grid. The properties, plan and stability limit equal the
+// integrator's, bit for bit. Throws what make_time_integrator throws; what the first step's
+// data would throw is returned, for the caller to raise where the run would meet it.
+struct IntegratorCheck {
+    std::optional<solvers::MatrixProperties> properties;  // of the system matrix (implicit)
+    std::optional<solvers::SolverPlan> plan;              // implicit schemes and steady
+    std::optional<double> explicit_limit;                 // explicit Euler's largest stable dt
+    std::exception_ptr first_step_error;  // StepData::evaluate's InputError, or none
+};
+IntegratorCheck check_time_integrator(const Grid& grid, const Problem& problem,
+                                      const BoundaryConditions& boundary,
+                                      const TimeParameters& time, const SolverParameters& solver,
+                                      std::int64_t block_nodes = std::int64_t{1} << 20);
 
 }  // namespace simrun::framework

@@ -33,9 +33,11 @@ EllData<T> to_ell(const CsrData<T>& csr);
 // Square matrices only. Throws when the matrix has more than max_diagonals distinct diagonals.
 template <typename T>
 DiaData<T> to_dia(const CsrData<T>& csr, int max_diagonals = 64);
+// The most entries (rows x cols) a dense matrix is made with: 2^24, 128 MB in double.
+inline constexpr std::int64_t dense_max_entries = std::int64_t{1} << 24;
 // Throws when rows * cols exceeds max_entries.
 template <typename T>
-DenseData<T> to_dense(const CsrData<T>& csr, std::int64_t max_entries = 1 << 24);
+DenseData<T> to_dense(const CsrData<T>& csr, std::int64_t max_entries = dense_max_entries);
 
 template <typename T>
 CsrData<T> transpose(const CsrData<T>& csr);

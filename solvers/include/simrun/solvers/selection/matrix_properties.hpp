@@ -1,6 +1,7 @@
 #pragma once
 // Measured properties of a square matrix, from which a solver is chosen (solver_selection.hpp).
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "simrun/solvers/matrices/csr_data.hpp"
@@ -39,5 +40,28 @@ template <typename T>
 MatrixProperties analyze(const CsrData<T>& matrix, double symmetry_tolerance = 1e-12);
 template <typename T>
 MatrixProperties analyze(const DiaData<T>& matrix, double symmetry_tolerance = 1e-12);
+
+// The analysis of a DIA matrix met in parts, for one too large to hold: each part is a window,
+// a DIA matrix holding consecutive rows of the whole with the whole's offsets (couplings that
+// leave the window dropped), of which add() measures rows [begin, end) -- rows whose entries
+// and transposed entries (a_ji, on row j) all lie in the window. Once every row of the whole
+// has been added once, in any order and any split, properties() equals analyze() of the whole,
+// bit for bit (every measure merges by max, min, integer sum or logical and).
+class MatrixAnalysis {
+public:
+    MatrixAnalysis();
+    ~MatrixAnalysis();
+    MatrixAnalysis(MatrixAnalysis&&) noexcept;
+    MatrixAnalysis& operator=(MatrixAnalysis&&) noexcept;
+
+    // Throws std::invalid_argument for a malformed window or rows outside it.
+    template <typename T>
+    void add(const DiaData<T>& window, std::int64_t begin, std::int64_t end);
+    MatrixProperties properties(double symmetry_tolerance = 1e-12) const;
+
+private:
+    struct Measures;
+    std::unique_ptr<Measures> measures_;
+};
 
 }  // namespace simrun::solvers

@@ -1,0 +1,64 @@
+// The validations of make_time_integrator, block by block: each block of planes is assembled
+// with its neighbouring planes (so its own rows are complete), turned into the system matrix
+// the scheme solves, and measured; the measures merge into the whole operator's (see
+// MatrixAnalysis and SpatialOperator::largest_stable_explicit_step), from which the plan is
+// made exactly as the integrator makes it.
+#include <algorithm>
+#include <exception>
+#include <limits>
+
+#include "grid_integrator.hpp"
+
+namespace simrun::framework {
+
+IntegratorCheck check_time_integrator(const Grid& grid, const Problem& problem,
+                                      const BoundaryConditions& boundary,
+                                      const TimeParameters& time, const SolverParameters& solver,
+                                      std::int64_t block_nodes) {
+    const StencilFunction stencil = [&](std::int64_t i, std::int64_t j, std::int64_t k) {
+        return problem.stencil(grid, i, j, k);
+    };
+    const bool explicit_scheme = time.scheme == TimeScheme::explicit_euler;
+    double limit = std::numeric_limits<double>::infinity();
+    solvers::MatrixAnalysis analysis;
+    // The data of the first step at the first time it evaluates them (later times may fail
+    // only later, as they would in the run). The error the run would meet is the earliest
+    // stage's, at its first node: the first block's among those of that stage.
+    const double t_first = first_data_time(time);
+    std::exception_ptr data_error;
+    int data_error_stage = StepDataError::dirichlet_value + 1;
+    for (const PlaneRange block : grid.plane_blocks(block_nodes)) {
+        SpatialOperator op(grid, stencil, boundary, grid.with_neighbours(block));
+        if (data_error_stage > StepDataError::source) {
+            try {
+                StepData(grid, problem, boundary, op).evaluate(t_first);
+            } catch (const StepDataError& e) {
+                if (e.stage() < data_error_stage) {
+                    data_error = std::current_exception();
+                    data_error_stage = e.stage();
+                }
+            }
+        }
+        if (explicit_scheme) {
+            limit = std::min(limit, op.largest_stable_explicit_step());
+            continue;
+        }
+        const SystemScaling system = system_scaling(time);
+        const std::int64_t begin = grid.first_node(block) - grid.first_node(op.planes());
+        const solvers::DiaData<double> matrix =
+            release_system_matrix(op, system.shift, system.scale);
+        analysis.add(matrix, begin, begin + grid.num_points(block));
+    }
+    IntegratorCheck check;
+    if (explicit_scheme) {
+        require_stable_explicit_step(time, limit);
+        check.explicit_limit = limit;
+    } else {
+        check.properties = analysis.properties();
+        check.plan = plan_grid_solver(grid, *check.properties, solver);
+    }
+    check.first_step_error = data_error;
+    return check;
+}
+
+}  // namespace simrun::framework
