@@ -51,11 +51,13 @@ inline std::string read_text(const std::filesystem::path& path) {
     return text.str();
 }
 
-// Runs `simrun ARGUMENTS` with `directory` as working directory. ARGUMENTS is shell text.
+// Runs `simrun ARGUMENTS` with `directory` as working directory. ARGUMENTS is shell text, and
+// so is ENVIRONMENT (assignments put before the command, e.g. "OMP_NUM_THREADS=1").
 inline CommandResult run_simrun(const std::string& arguments,
-                                const std::filesystem::path& directory) {
-    const std::string command = "cd '" + directory.string() + "' && '" SIMRUN_EXECUTABLE "' " +
-                                arguments + " > .stdout 2> .stderr";
+                                const std::filesystem::path& directory,
+                                const std::string& environment = "") {
+    const std::string command = "cd '" + directory.string() + "' && " + environment + " '" +
+                                SIMRUN_EXECUTABLE "' " + arguments + " > .stdout 2> .stderr";
     const int status = std::system(command.c_str());
     CommandResult result;
     result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;

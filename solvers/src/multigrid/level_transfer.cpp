@@ -128,35 +128,48 @@ bool check_box_couplings(const DiaData<double>& a, const GridBox& box) {
                                     " rows but the box " + box.describe() + " has " +
                                     std::to_string(box.size()) + " points");
     }
-    // Every entry's step from the coordinates: the check cannot assume what it checks.
-    DiagonalSteps exact(a, box);
+    // Every entry's step from the coordinates: the check cannot assume what it checks. Where
+    // each offset is one step of the box, an entry couples a neighbour exactly when its row's
+    // point plus that step lies in the box (otherwise the offset wraps round to another line);
+    // else each column's coordinates are computed.
+    const DiagonalSteps decoded(a, box);
+    DiagonalSteps exact = decoded;
     exact.decoded = false;
     std::int64_t first_bad = a.n;
     bool along_axes = true;
+    const std::int64_t lines = box.points[1] * box.points[2];
 #pragma omp parallel for schedule(static) reduction(min : first_bad) reduction(&& : along_axes)
-    for (std::int64_t i = 0; i < a.n; ++i) {
-        for_each_entry(a, exact, box, i, box.coordinates(i),
-                       [&](std::int64_t, double, const Coordinates& s) {
-                           int moves = 0;
-                           for (const std::int64_t step : s) {
-                               if (step < -1 || step > 1) first_bad = std::min(first_bad, i);
-                               moves += step != 0 ? 1 : 0;
-                           }
-                           along_axes = along_axes && moves <= 1;
-                       });
+    for (std::int64_t line = 0; line < lines; ++line) {
+        Coordinates c{0, line % box.points[1], line / box.points[1]};
+        for (c[0] = 0; c[0] < box.points[0]; ++c[0]) {
+            const std::int64_t i = c[0] + box.points[0] * line;
+            const auto visit = [&](std::int64_t, double, const Coordinates& s) {
+                int moves = 0;
+                for (std::size_t axis = 0; axis < 3; ++axis) {
+                    const std::int64_t to = c[axis] + s[axis];
+                    if (s[axis] < -1 || s[axis] > 1 || to < 0 || to >= box.points[axis]) {
+                        first_bad = std::min(first_bad, i);
+                    }
+                    moves += s[axis] != 0 ? 1 : 0;
+                }
+                along_axes = along_axes && moves <= 1;
+            };
+            for_each_entry(a, decoded.decoded ? decoded : exact, box, i, c, visit);
+        }
     }
     if (first_bad < a.n) {
-        for_each_entry(a, exact, box, first_bad, box.coordinates(first_bad),
-                       [&](std::int64_t j, double, const Coordinates& s) {
-                           for (const std::int64_t step : s) {
-                               if (step >= -1 && step <= 1) continue;
-                               throw std::invalid_argument(
-                                   "multigrid: " + point_text(box, first_bad) + " couples to " +
-                                   point_text(box, j) + ", which is not its neighbour in the " +
-                                   box.describe() +
-                                   " box: the rows are not the box's points, x fastest");
-                           }
-                       });
+        const Coordinates c = box.coordinates(first_bad);
+        for_each_entry(
+            a, exact, box, first_bad, c, [&](std::int64_t j, double, const Coordinates& s) {
+                const Coordinates cj = box.coordinates(j);
+                for (std::size_t axis = 0; axis < 3; ++axis) {
+                    if (s[axis] >= -1 && s[axis] <= 1 && cj[axis] == c[axis] + s[axis]) continue;
+                    throw std::invalid_argument(
+                        "multigrid: " + point_text(box, first_bad) + " couples to " +
+                        point_text(box, j) + ", which is not its neighbour in the " +
+                        box.describe() + " box: the rows are not the box's points, x fastest");
+                }
+            });
     }
     return along_axes;
 }
@@ -242,53 +255,60 @@ std::vector<double> operator_interpolation(const DiaData<double>& a, const GridB
         w[static_cast<std::size_t>(centre * nc + point)] = 1.0;
     }
     // The points fine on k axes take their weights from neighbours fine on fewer, so the
-    // classes go in order; within a class each point writes its own slots.
+    // classes go in order; within a class each point writes its own slots. By lines (fixed y,
+    // z), so no point's coordinates need a division.
+    const std::int64_t lines = fine.points[1] * fine.points[2];
     for (int k = 1; k <= fine.dimension; ++k) {
 #pragma omp parallel for schedule(static)
-        for (std::int64_t row = 0; row < a.n; ++row) {
-            const Coordinates c = fine.coordinates(row);
-            const unsigned mask = fine_axes(c, coarsening);
-            if (std::popcount(mask) != k) continue;
-            double diagonal = 0, sum = 0;
-            std::pair<Coordinates, double> terms[64];
-            int count = 0;
-            for_each_entry(a, steps, fine, row, c,
-                           [&](std::int64_t, double value, const Coordinates& s) {
-                               Coordinates h = c;
-                               bool moves = false;
-                               for (std::size_t axis = 0; axis < 3; ++axis) {
-                                   if (((mask >> axis) & 1u) != 0 && s[axis] != 0) {
-                                       h[axis] += s[axis];
-                                       moves = true;
+        for (std::int64_t line = 0; line < lines; ++line) {
+            Coordinates c{0, line % fine.points[1], line / fine.points[1]};
+            const int line_class = std::popcount(fine_axes(c, coarsening) & ~1u);  // y, z
+            if (line_class > k || line_class < k - 1) continue;
+            for (c[0] = 0; c[0] < fine.points[0]; ++c[0]) {
+                const std::int64_t row = c[0] + fine.points[0] * line;
+                const unsigned mask = fine_axes(c, coarsening);
+                if (std::popcount(mask) != k) continue;
+                double diagonal = 0, sum = 0;
+                std::pair<Coordinates, double> terms[64];
+                int count = 0;
+                for_each_entry(a, steps, fine, row, c,
+                               [&](std::int64_t, double value, const Coordinates& s) {
+                                   Coordinates h = c;
+                                   bool moves = false;
+                                   for (std::size_t axis = 0; axis < 3; ++axis) {
+                                       if (((mask >> axis) & 1u) != 0 && s[axis] != 0) {
+                                           h[axis] += s[axis];
+                                           moves = true;
+                                       }
                                    }
-                               }
-                               if (!moves || value > 0 || count == 64) {
-                                   diagonal += value;
-                               } else {
-                                   terms[count++] = {h, value};
-                                   sum += value;
-                               }
-                           });
-            if (count == 0) continue;            // no coupling to interpolate from
-            if (diagonal <= 0) diagonal = -sum;  // weights that sum to 1
-            for (int t = 0; t < count; ++t) {
-                const double scale = -terms[t].second / diagonal;
-                for_each_coarse_neighbour(
-                    terms[t].first, fine, coarsening,
-                    [&](std::int64_t point, const Coordinates& at_coarse, int slot) {
-                        const double weight_h = w[static_cast<std::size_t>(slot * nc + point)];
-                        if (weight_h == 0.0) return;
-                        // c's slot relative to the same coarse point.
-                        int offset[3];
-                        for (std::size_t axis = 0; axis < 3; ++axis) {
-                            const AxisCoarsening& ax = coarsening.axes[axis];
-                            offset[axis] =
-                                static_cast<int>(c[axis] - (ax.first + ax.step * at_coarse[axis]));
-                        }
-                        const int own =
-                            transfer_slot(fine.dimension, offset[0], offset[1], offset[2]);
-                        w[static_cast<std::size_t>(own * nc + point)] += scale * weight_h;
-                    });
+                                   if (!moves || value > 0 || count == 64) {
+                                       diagonal += value;
+                                   } else {
+                                       terms[count++] = {h, value};
+                                       sum += value;
+                                   }
+                               });
+                if (count == 0) continue;            // no coupling to interpolate from
+                if (diagonal <= 0) diagonal = -sum;  // weights that sum to 1
+                for (int t = 0; t < count; ++t) {
+                    const double scale = -terms[t].second / diagonal;
+                    for_each_coarse_neighbour(
+                        terms[t].first, fine, coarsening,
+                        [&](std::int64_t point, const Coordinates& at_coarse, int slot) {
+                            const double weight_h = w[static_cast<std::size_t>(slot * nc + point)];
+                            if (weight_h == 0.0) return;
+                            // c's slot relative to the same coarse point.
+                            int offset[3];
+                            for (std::size_t axis = 0; axis < 3; ++axis) {
+                                const AxisCoarsening& ax = coarsening.axes[axis];
+                                offset[axis] = static_cast<int>(
+                                    c[axis] - (ax.first + ax.step * at_coarse[axis]));
+                            }
+                            const int own =
+                                transfer_slot(fine.dimension, offset[0], offset[1], offset[2]);
+                            w[static_cast<std::size_t>(own * nc + point)] += scale * weight_h;
+                        });
+                }
             }
         }
     }
@@ -322,6 +342,82 @@ CsrData<double> interpolation_matrix(const std::vector<double>& weights, const G
     return p;
 }
 
+namespace {
+
+// Where the terms of a Galerkin row go, for a coarse point inside the box (at least one point
+// from each end of every coarsened axis): for each fine point f its weights reach (f at offset
+// fo from the coarse point's fine point) and each diagonal d of A (step s), the coarse points
+// J near g = f + s that P's row g reaches, as (coarse stencil step t, J's row offset from I,
+// P's weight slot of g at J). The same order as the general sum, so the same bits.
+struct GalerkinReaches {
+    struct Reach {
+        int step;             // (dx + 1) + 3 (dy + 1) + 9 (dz + 1)
+        std::int64_t column;  // J - I
+        int slot;
+    };
+    struct FinePoint {
+        int slot;             // fo's slot in I's weights
+        std::int64_t offset;  // f's row - the row of I's fine point
+    };
+    std::vector<FinePoint> fine_points;
+    std::vector<std::size_t> begin;  // reaches of (fine point p, diagonal d): begin[p * D + d]
+    std::vector<Reach> reaches;
+
+    GalerkinReaches(const DiaData<double>& a, const DiagonalSteps& steps, const GridBox& fine,
+                    const BoxCoarsening& coarsening) {
+        const GridBox& coarse = coarsening.coarse;
+        int reach[3];
+        for (std::size_t axis = 0; axis < 3; ++axis) {
+            reach[axis] = coarsening.axes[axis].step == 2 ? 1 : 0;
+        }
+        for (int fz = -reach[2]; fz <= reach[2]; ++fz) {
+            for (int fy = -reach[1]; fy <= reach[1]; ++fy) {
+                for (int fx = -reach[0]; fx <= reach[0]; ++fx) {
+                    fine_points.push_back({transfer_slot(fine.dimension, fx, fy, fz),
+                                           fx + fine.points[0] * (fy + fine.points[1] * fz)});
+                    const int from_centre[3] = {fx, fy, fz};
+                    for (int d = 0; d < a.num_diagonals(); ++d) {
+                        begin.push_back(reaches.size());
+                        const Coordinates& s = steps.steps[static_cast<std::size_t>(d)];
+                        int count[3], dj[3][2], off[3][2];
+                        for (std::size_t axis = 0; axis < 3; ++axis) {
+                            const int delta = from_centre[axis] + static_cast<int>(s[axis]);
+                            count[axis] = 0;
+                            const auto add = [&](int j_step, int offset) {
+                                dj[axis][count[axis]] = j_step;
+                                off[axis][count[axis]++] = offset;
+                            };
+                            if (coarsening.axes[axis].step == 1) {
+                                add(delta, 0);
+                            } else if (delta % 2 == 0) {
+                                add(delta / 2, 0);
+                            } else {
+                                add((delta - 1) / 2, 1);
+                                add((delta + 1) / 2, -1);
+                            }
+                        }
+                        for (int p = 0; p < count[0]; ++p) {
+                            for (int q = 0; q < count[1]; ++q) {
+                                for (int r = 0; r < count[2]; ++r) {
+                                    reaches.push_back(
+                                        {(dj[0][p] + 1) + 3 * (dj[1][q] + 1) + 9 * (dj[2][r] + 1),
+                                         dj[0][p] + coarse.points[0] *
+                                                        (dj[1][q] + coarse.points[1] * dj[2][r]),
+                                         transfer_slot(fine.dimension, off[0][p], off[1][q],
+                                                       off[2][r])});
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        begin.push_back(reaches.size());
+    }
+};
+
+}  // namespace
+
 DiaData<double> galerkin_operator(const DiaData<double>& a, const GridBox& fine,
                                   const BoxCoarsening& coarsening,
                                   const std::vector<double>& weights) {
@@ -347,9 +443,49 @@ DiaData<double> galerkin_operator(const DiaData<double>& a, const GridBox& fine,
     });
     result.values.assign(static_cast<std::size_t>(result.num_diagonals() * nc), 0.0);
     const DiagonalSteps steps(a, fine);
-#pragma omp parallel for schedule(static)
-    for (std::int64_t point = 0; point < nc; ++point) {
-        const Coordinates at_coarse = coarse.coordinates(point);
+    const GalerkinReaches table(a, steps, fine, coarsening);
+    const int diagonals = a.num_diagonals();
+    const auto store = [&](std::int64_t point, const double(&sums)[27]) {
+        for (int step = 0; step < 27; ++step) {
+            if (sums[step] == 0.0 || step_diagonal[step] < 0) continue;
+            result.at(step_diagonal[step], point) = sums[step];
+        }
+    };
+
+    // A coarse point at least one point from each end of every axis that has room: every
+    // term's fine and coarse points exist, and the table gives them.
+    const auto inside = [&](const Coordinates& at_coarse) {
+        for (std::size_t axis = 0; axis < 3; ++axis) {
+            if (coarse.points[axis] == 1) continue;
+            if (at_coarse[axis] < 1 || at_coarse[axis] > coarse.points[axis] - 2) return false;
+        }
+        return steps.decoded;
+    };
+    const auto tabled_row = [&](std::int64_t point, std::int64_t centre_row) {
+        double sums[27] = {};
+        for (std::size_t p = 0; p < table.fine_points.size(); ++p) {
+            const GalerkinReaches::FinePoint& f = table.fine_points[p];
+            const double w_f = weights[static_cast<std::size_t>(f.slot * nc + point)];
+            if (w_f == 0.0) continue;
+            const std::int64_t row = centre_row + f.offset;
+            for (int d = 0; d < diagonals; ++d) {
+                const double value = a.at(d, row);
+                if (value == 0.0) continue;
+                const double w_fa = w_f * value;
+                const std::size_t first = table.begin[p * static_cast<std::size_t>(diagonals) + d];
+                const std::size_t last =
+                    table.begin[p * static_cast<std::size_t>(diagonals) + d + 1];
+                for (std::size_t k = first; k < last; ++k) {
+                    const GalerkinReaches::Reach& reach = table.reaches[k];
+                    sums[reach.step] +=
+                        w_fa *
+                        weights[static_cast<std::size_t>(reach.slot * nc + point + reach.column)];
+                }
+            }
+        }
+        store(point, sums);
+    };
+    const auto general_row = [&](std::int64_t point, const Coordinates& at_coarse) {
         Coordinates at{};
         int reach[3];
         for (std::size_t axis = 0; axis < 3; ++axis) {
@@ -363,11 +499,11 @@ DiaData<double> galerkin_operator(const DiaData<double>& a, const GridBox& fine,
             for (int fy = -reach[1]; fy <= reach[1]; ++fy) {
                 for (int fx = -reach[0]; fx <= reach[0]; ++fx) {
                     const Coordinates f{at[0] + fx, at[1] + fy, at[2] + fz};
-                    bool inside = true;
+                    bool within = true;
                     for (std::size_t axis = 0; axis < 3; ++axis) {
-                        inside = inside && f[axis] >= 0 && f[axis] < fine.points[axis];
+                        within = within && f[axis] >= 0 && f[axis] < fine.points[axis];
                     }
-                    if (!inside) continue;
+                    if (!within) continue;
                     const double w_f = weights[static_cast<std::size_t>(
                         transfer_slot(dimension, fx, fy, fz) * nc + point)];
                     if (w_f == 0.0) continue;
@@ -422,9 +558,27 @@ DiaData<double> galerkin_operator(const DiaData<double>& a, const GridBox& fine,
                 }
             }
         }
-        for (int step = 0; step < 27; ++step) {
-            if (sums[step] == 0.0 || step_diagonal[step] < 0) continue;
-            result.at(step_diagonal[step], point) = sums[step];
+        store(point, sums);
+    };
+
+    // By coarse lines (fixed y, z), so no point's coordinates need a division.
+    const std::int64_t lines = coarse.points[1] * coarse.points[2];
+#pragma omp parallel for schedule(static)
+    for (std::int64_t line = 0; line < lines; ++line) {
+        Coordinates at_coarse{0, line % coarse.points[1], line / coarse.points[1]};
+        for (at_coarse[0] = 0; at_coarse[0] < coarse.points[0]; ++at_coarse[0]) {
+            const std::int64_t point = at_coarse[0] + coarse.points[0] * line;
+            if (!inside(at_coarse)) {
+                general_row(point, at_coarse);
+                continue;
+            }
+            std::int64_t centre_row = 0;
+            for (int axis = 2; axis >= 0; --axis) {
+                const AxisCoarsening& ax = coarsening.axes[static_cast<std::size_t>(axis)];
+                centre_row = centre_row * fine.points[static_cast<std::size_t>(axis)] + ax.first +
+                             ax.step * at_coarse[static_cast<std::size_t>(axis)];
+            }
+            tabled_row(point, centre_row);
         }
     }
     return result;

@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <optional>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 #include "base/kernel_table.hpp"
 #include "multigrid/coarsest_inverse.hpp"
@@ -38,9 +40,10 @@ template <typename T>
 struct MultigridHierarchy<T>::Level {
     GridBox box;
     BoxShape shape{};
-    // The level's operator (all levels but the coarsest), and its inverse diagonal for the
-    // Chebyshev smoother.
-    std::unique_ptr<DiaMatrix<T>> a;
+    // The level's operator (all levels but the coarsest; owned, or the caller's on the finest
+    // level), and its inverse diagonal for the Chebyshev smoother.
+    std::unique_ptr<DiaMatrix<T>> owned_a;
+    const DiaMatrix<T>* a = nullptr;
     Array<T> inverse_diagonal;
     int colours = 2;
     int main = 0;                // the diagonal of offset 0
@@ -112,7 +115,8 @@ DiaData<To> convert_dia(const DiaData<From>& a) {
 template <typename T>
 MultigridHierarchy<T>::MultigridHierarchy(std::shared_ptr<const Backend> backend,
                                           const DiaData<T>& fine, const GridBox& box,
-                                          const MultigridParameters& parameters)
+                                          const MultigridParameters& parameters,
+                                          const DiaMatrix<T>* fine_operator)
     : backend_(std::move(backend)), parameters_(parameters) {
     parameters_.validate();
     if (fine.n != box.size()) {
@@ -120,9 +124,24 @@ MultigridHierarchy<T>::MultigridHierarchy(std::shared_ptr<const Backend> backend
                                     " rows but the box " + box.describe() + " has " +
                                     std::to_string(box.size()) + " points");
     }
-    DiaData<double> a = convert_dia<double>(fine);
+    if (fine_operator != nullptr && static_cast<std::int64_t>(fine_operator->size()) != fine.n) {
+        throw std::invalid_argument("multigrid: the fine operator has " +
+                                    std::to_string(fine_operator->size()) + " rows, the matrix " +
+                                    std::to_string(fine.n));
+    }
+    // The level's operator in double: the fine matrix itself when T is double (no copy), then
+    // each Galerkin product.
+    std::optional<DiaData<double>> owned;
+    if constexpr (!std::is_same_v<T, double>) owned = convert_dia<double>(fine);
+    const DiaData<double>* level_matrix = nullptr;
+    if constexpr (std::is_same_v<T, double>) {
+        level_matrix = &fine;
+    } else {
+        level_matrix = &*owned;
+    }
     GridBox level_box = box;
     for (std::size_t level = 0;; ++level) {
+        const DiaData<double>& a = *level_matrix;
         auto current = std::make_unique<Level>();
         current->box = level_box;
         current->shape = shape_of(level_box);
@@ -156,7 +175,16 @@ MultigridHierarchy<T>::MultigridHierarchy(std::shared_ptr<const Backend> backend
         if (parameters_.smoother == MultigridSmoother::chebyshev) {
             current->inverse_diagonal = upload<T>(backend_, inverse_diagonal);
         }
-        current->a = make_level_operator(convert_dia<T>(a));
+        if (level == 0 && fine_operator != nullptr) {
+            current->a = fine_operator;
+        } else {
+            if constexpr (std::is_same_v<T, double>) {
+                current->owned_a = make_level_operator(a);
+            } else {
+                current->owned_a = make_level_operator(convert_dia<T>(a));
+            }
+            current->a = current->owned_a.get();
+        }
         current->main = a.find_diagonal(0);
         const auto n = static_cast<std::size_t>(level_box.size());
         current->r = Array<T>(backend_, n);
@@ -181,7 +209,8 @@ MultigridHierarchy<T>::MultigridHierarchy(std::shared_ptr<const Backend> backend
         t.weights = current->weights.data();
         summaries_.push_back({level_box, current->a->view().num_diagonals, current->colours});
         levels_.push_back(std::move(current));
-        a = multigrid::galerkin_operator(a, level_box, coarsening, weights);
+        owned = multigrid::galerkin_operator(a, level_box, coarsening, weights);
+        level_matrix = &*owned;
         level_box = coarsening.coarse;
     }
 }

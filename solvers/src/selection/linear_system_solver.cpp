@@ -112,10 +112,11 @@ const IterativeSolver<T>& LinearSystemSolver<T>::method(std::size_t index) const
             const DiaData<T> copied = construction_matrix_ != nullptr ? DiaData<T>{}
                                       : dia != nullptr                ? dia->host_data()
                                                                       : to_dia(*host_);
+            // The finest level is the solver's own operator (built_ is destroyed before it).
             built->preconditioner = std::make_unique<MultigridPreconditioner<T>>(
                 std::make_shared<MultigridHierarchy<T>>(
                     backend_, construction_matrix_ != nullptr ? *construction_matrix_ : copied,
-                    *plan_.grid, multigrid));
+                    *plan_.grid, multigrid, dia));
             break;
         }
     }

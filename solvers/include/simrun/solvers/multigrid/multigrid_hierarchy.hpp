@@ -36,9 +36,12 @@ public:
     // Builds the levels of `fine`, a matrix on the points of `box`. Throws std::invalid_argument
     // when the matrix is not the box's size, couples a point to one that is not its neighbour
     // in the box (saying which), has a zero or negative diagonal entry (the smoothers divide by
-    // it), or the parameters are out of range.
+    // it), or the parameters are out of range. `fine_operator`, when given, is `fine` already on
+    // the back-end (a solver's own operator, which must outlive the hierarchy): the finest
+    // level uses it instead of uploading a copy.
     MultigridHierarchy(std::shared_ptr<const Backend> backend, const DiaData<T>& fine,
-                       const GridBox& box, const MultigridParameters& parameters);
+                       const GridBox& box, const MultigridParameters& parameters,
+                       const DiaMatrix<T>* fine_operator = nullptr);
     ~MultigridHierarchy();
     MultigridHierarchy(const MultigridHierarchy&) = delete;
     MultigridHierarchy& operator=(const MultigridHierarchy&) = delete;
