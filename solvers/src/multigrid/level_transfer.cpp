@@ -344,6 +344,24 @@ CsrData<double> interpolation_matrix(const std::vector<double>& weights, const G
 
 namespace {
 
+// Along one axis, the coarse points whose P weights reach fine point g, g lying delta fine
+// points from coarse point I's (|delta| <= 2): on a coarse line (delta even, or the axis kept)
+// coarse point I + delta / 2 at slot offset 0; else I + (delta - 1) / 2 (g one step above it,
+// offset 1) and I + (delta + 1) / 2 (one below, offset -1). No division by the box's sizes.
+// Returns how many (1 or 2), as steps from I (dj) and slot offsets (off).
+int coarse_reaches(int delta, int step, int (&dj)[2], int (&off)[2]) {
+    if (step == 1 || delta % 2 == 0) {
+        dj[0] = step == 1 ? delta : delta / 2;
+        off[0] = 0;
+        return 1;
+    }
+    dj[0] = (delta - 1) / 2;
+    off[0] = 1;
+    dj[1] = (delta + 1) / 2;
+    off[1] = -1;
+    return 2;
+}
+
 // Where the terms of a Galerkin row go, for a coarse point inside the box (at least one point
 // from each end of every coarsened axis): for each fine point f its weights reach (f at offset
 // fo from the coarse point's fine point) and each diagonal d of A (step s), the coarse points
@@ -381,20 +399,9 @@ struct GalerkinReaches {
                         const Coordinates& s = steps.steps[static_cast<std::size_t>(d)];
                         int count[3], dj[3][2], off[3][2];
                         for (std::size_t axis = 0; axis < 3; ++axis) {
-                            const int delta = from_centre[axis] + static_cast<int>(s[axis]);
-                            count[axis] = 0;
-                            const auto add = [&](int j_step, int offset) {
-                                dj[axis][count[axis]] = j_step;
-                                off[axis][count[axis]++] = offset;
-                            };
-                            if (coarsening.axes[axis].step == 1) {
-                                add(delta, 0);
-                            } else if (delta % 2 == 0) {
-                                add(delta / 2, 0);
-                            } else {
-                                add((delta - 1) / 2, 1);
-                                add((delta + 1) / 2, -1);
-                            }
+                            count[axis] =
+                                coarse_reaches(from_centre[axis] + static_cast<int>(s[axis]),
+                                               coarsening.axes[axis].step, dj[axis], off[axis]);
                         }
                         for (int p = 0; p < count[0]; ++p) {
                             for (int q = 0; q < count[1]; ++q) {
@@ -507,11 +514,7 @@ DiaData<double> galerkin_operator(const DiaData<double>& a, const GridBox& fine,
                     const double w_f = weights[static_cast<std::size_t>(
                         transfer_slot(dimension, fx, fy, fz) * nc + point)];
                     if (w_f == 0.0) continue;
-                    // ... times A's row f, times P's rows g of its stencil. g lies delta
-                    // = (f - at(I)) + s from coarse point I's fine point, per axis within 2:
-                    // on a coarse line (delta even) it is coarse point I + delta / 2's, else
-                    // between I + (delta - 1) / 2 (one step above it) and I + (delta + 1) / 2
-                    // (one below); no division by the box's sizes.
+                    // ... times A's row f, times P's rows g of its stencil (coarse_reaches).
                     const std::int64_t row = fine.row(f[0], f[1], f[2]);
                     const int from_centre[3] = {fx, fy, fz};
                     for_each_entry(
@@ -519,22 +522,16 @@ DiaData<double> galerkin_operator(const DiaData<double>& a, const GridBox& fine,
                         [&](std::int64_t, double value, const Coordinates& s) {
                             int count[3], dj[3][2], off[3][2];
                             for (std::size_t axis = 0; axis < 3; ++axis) {
-                                const int delta = from_centre[axis] + static_cast<int>(s[axis]);
+                                int all_dj[2], all_off[2];
+                                const int all =
+                                    coarse_reaches(from_centre[axis] + static_cast<int>(s[axis]),
+                                                   coarsening.axes[axis].step, all_dj, all_off);
                                 count[axis] = 0;
-                                const auto add = [&](int j_step, int offset) {
-                                    const std::int64_t j = at_coarse[axis] + j_step;
-                                    if (j < 0 || j >= coarse.points[axis]) return;
-                                    dj[axis][count[axis]] = j_step;
-                                    off[axis][count[axis]] = offset;
-                                    ++count[axis];
-                                };
-                                if (coarsening.axes[axis].step == 1) {
-                                    add(delta, 0);
-                                } else if (delta % 2 == 0) {
-                                    add(delta / 2, 0);
-                                } else {
-                                    add((delta - 1) / 2, 1);
-                                    add((delta + 1) / 2, -1);
+                                for (int e = 0; e < all; ++e) {  // those inside the coarse box
+                                    const std::int64_t j = at_coarse[axis] + all_dj[e];
+                                    if (j < 0 || j >= coarse.points[axis]) continue;
+                                    dj[axis][count[axis]] = all_dj[e];
+                                    off[axis][count[axis]++] = all_off[e];
                                 }
                             }
                             const double w_fa = w_f * value;
