@@ -85,6 +85,27 @@ TYPED_TEST(CudaVersusCpu, ElementwiseKernels) {
     expect_close(run(this->gpu), run(this->cpu), 16 * this->eps);
 }
 
+// The conversion to the other precision rounds (or widens) each value exactly as a cast does,
+// on both back-ends alike: bit for bit.
+TYPED_TEST(CudaVersusCpu, CopyToTheOtherPrecision) {
+    using T = TypeParam;
+    using Other = OtherPrecision<T>;
+    SIMRUN_REQUIRE_GPU(this->gpu);
+    const std::size_t n = 1 << 20 | 77;
+    const auto x = random_vector<T>(n, 14);
+    auto run = [&](const std::shared_ptr<const Backend>& b) {
+        const auto xa = Array<T>::from_host(b, x);
+        Array<Other> ya(b, n);
+        b->template kernels<T>().copy_to_other(*b, n, xa.data(), ya.data());
+        return ya.to_host();
+    };
+    const std::vector<Other> on_gpu = run(this->gpu), on_cpu = run(this->cpu);
+    for (std::size_t i = 0; i < n; ++i) {
+        ASSERT_EQ(on_gpu[i], static_cast<Other>(x[i])) << i;
+        ASSERT_EQ(on_cpu[i], static_cast<Other>(x[i])) << i;
+    }
+}
+
 TYPED_TEST(CudaVersusCpu, DotProduct) {
     using T = TypeParam;
     SIMRUN_REQUIRE_GPU(this->gpu);
@@ -704,7 +725,8 @@ TYPED_TEST(CudaVersusCpu, MultigridKernels) {
 }
 
 // A whole multigrid-preconditioned CG solve of the 2D Laplacian on the GPU takes the CPU's
-// iterations (within one) and meets the tolerance in b - A x recomputed on the host.
+// iterations (within one) and meets the tolerance in b - A x recomputed on the host, with the
+// cycle in either precision (the other one's through the conversions).
 TYPED_TEST(CudaVersusCpu, MultigridPreconditionedCg) {
     using T = TypeParam;
     SIMRUN_REQUIRE_GPU(this->gpu);
@@ -712,28 +734,34 @@ TYPED_TEST(CudaVersusCpu, MultigridPreconditionedCg) {
     const double tolerance = std::is_same_v<T, float> ? 1e-5 : 1e-10;
     const DiaData<T> a = convert_dia<T>(testing::laplacian_2d(m));
     const auto rhs = random_vector<T>(static_cast<std::size_t>(m * m), 98);
-    auto run = [&](const std::shared_ptr<const Backend>& backend) {
-        const DiaMatrix<T> matrix(backend, a);
-        const auto hierarchy = std::make_shared<const MultigridHierarchy<T>>(
-            backend, a, GridBox{2, {m, m, 1}}, MultigridParameters{});
-        const MultigridPreconditioner<T> preconditioner(hierarchy);
-        MethodParameters parameters;
-        parameters.criteria.relative_tolerance = tolerance;
-        const ConjugateGradient<T> cg(matrix, &preconditioner, parameters);
-        auto b = Array<T>::from_host(backend, rhs);
-        Array<T> x(backend, rhs.size());
-        fill(x, T(0));
-        const SolveResult result = cg.solve(b, x);
-        EXPECT_TRUE(result.converged()) << result.summary();
-        return std::make_pair(result.iterations, x.to_host());
-    };
-    const auto [gpu_iterations, gpu_x] = run(this->gpu);
-    const auto [cpu_iterations, cpu_x] = run(this->cpu);
-    EXPECT_NEAR(static_cast<double>(gpu_iterations), static_cast<double>(cpu_iterations), 1.0);
-    // The recurrence residual the solve stopped on and the true one differ by rounding only:
-    // allow twice the tolerance.
-    const std::vector<double> x(gpu_x.begin(), gpu_x.end()), b(rhs.begin(), rhs.end());
-    EXPECT_LE(testing::relative_residual(to_csr(testing::laplacian_2d(m)), b, x), 2 * tolerance);
+    for (const Precision cycle : {Precision::double_precision, Precision::single_precision}) {
+        SCOPED_TRACE(name_of(cycle));
+        auto run = [&](const std::shared_ptr<const Backend>& backend) {
+            const DiaMatrix<T> matrix(backend, a);
+            MultigridParameters multigrid;
+            multigrid.precision = cycle;
+            const auto made =
+                make_multigrid_preconditioner<T>(backend, a, GridBox{2, {m, m, 1}}, multigrid);
+            const MultigridPreconditioner<T>& preconditioner = *made;
+            MethodParameters parameters;
+            parameters.criteria.relative_tolerance = tolerance;
+            const ConjugateGradient<T> cg(matrix, &preconditioner, parameters);
+            auto b = Array<T>::from_host(backend, rhs);
+            Array<T> x(backend, rhs.size());
+            fill(x, T(0));
+            const SolveResult result = cg.solve(b, x);
+            EXPECT_TRUE(result.converged()) << result.summary();
+            return std::make_pair(result.iterations, x.to_host());
+        };
+        const auto [gpu_iterations, gpu_x] = run(this->gpu);
+        const auto [cpu_iterations, cpu_x] = run(this->cpu);
+        EXPECT_NEAR(static_cast<double>(gpu_iterations), static_cast<double>(cpu_iterations), 1.0);
+        // The recurrence residual the solve stopped on and the true one differ by rounding only:
+        // allow twice the tolerance.
+        const std::vector<double> x(gpu_x.begin(), gpu_x.end()), b(rhs.begin(), rhs.end());
+        EXPECT_LE(testing::relative_residual(to_csr(testing::laplacian_2d(m)), b, x),
+                  2 * tolerance);
+    }
 }
 
 }  // namespace

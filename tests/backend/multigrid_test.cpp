@@ -194,9 +194,8 @@ std::int64_t mg_pcg_iterations(const CsrData<double>& a, const GridBox& box,
     const auto backend = test_backend();
     const DiaData<double> dia = to_dia(a);
     const DiaMatrix<double> matrix(backend, dia);
-    const auto hierarchy =
-        std::make_shared<const MultigridHierarchy<double>>(backend, dia, box, parameters);
-    const MultigridPreconditioner<double> m(hierarchy);
+    const auto preconditioner = make_multigrid_preconditioner(backend, dia, box, parameters);
+    const MultigridPreconditioner<double>& m = *preconditioner;
     MethodParameters method;
     method.criteria.relative_tolerance = 1e-8;
     method.criteria.max_iterations = 200;
@@ -206,9 +205,8 @@ std::int64_t mg_pcg_iterations(const CsrData<double>& a, const GridBox& box,
     auto x = Array<double>(backend, b_host.size());
     fill(x, 0.0);
     const SolveResult result = cg.solve(b, x);
-    EXPECT_TRUE(result.converged()) << hierarchy->describe() << ": " << result.summary();
-    EXPECT_LE(testing::relative_residual(a, b_host, x.to_host()), 1.001e-8)
-        << hierarchy->describe();
+    EXPECT_TRUE(result.converged()) << m.describe() << ": " << result.summary();
+    EXPECT_LE(testing::relative_residual(a, b_host, x.to_host()), 1.001e-8) << m.describe();
     return result.iterations;
 }
 

@@ -18,6 +18,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <regex>
 #include <string>
 #include <utility>
@@ -271,6 +272,11 @@ INSTANTIATE_TEST_SUITE_P(
                  "[output]",
                  "[solver.multigrid]\ncycle = \"k\"\n[output]",
                  {"solver.multigrid.cycle", "v, w, f"}},
+        BadInput{"UnknownMultigridPrecision",
+                 "",
+                 "[output]",
+                 "[solver.multigrid]\nprecision = \"half\"\n[output]",
+                 {"solver.multigrid.precision", "double, float"}},
         BadInput{"MissingImage",
                  "",
                  "initial = \"exp(-40*((x-0.5)^2 + (y-0.4)^2))\"",
@@ -304,6 +310,34 @@ TEST(CommandLine, PureNeumannPoissonIsSolvedForZeroMeanAndConvectionRefused) {
     EXPECT_NE(result.err.find("convection and Neumann conditions on every side is singular"),
               std::string::npos)
         << result.err;
+}
+
+// The multigrid cycle computes in float by default inside a double CG, and in double on
+// request: the run says which, and both reach the input's tolerance in b - A x within one
+// iteration of each other.
+TEST(CommandLine, MultigridCycleInEitherPrecisionReachesTheTolerance) {
+    TemporaryDirectory dir;
+    std::map<std::string, int> iterations;
+    for (const std::string precision : {"float", "double"}) {
+        const auto result = run_simrun(std::string(SIMRUN_SOURCE_DIR) +
+                                           "/inputs/poisson.toml --backend cpu --set grid.nx=257 "
+                                           "--set grid.ny=257 --set solver.rtol=1e-9 "
+                                           "--set output.vtk=false --set output.hdf5=false "
+                                           "--set solver.multigrid.precision=\"" +
+                                           precision + "\"",
+                                       dir.path());
+        ASSERT_EQ(result.exit_code, 0) << precision << ": " << result.err;
+        EXPECT_EQ(result.out.find("symmetric red-black Gauss-Seidel in float") != std::string::npos,
+                  precision == "float")
+            << result.out;
+        std::smatch match;
+        ASSERT_TRUE(
+            std::regex_search(result.out, match, std::regex("; ([0-9]+) solver iterations")))
+            << result.out;
+        iterations[precision] = std::stoi(match[1]);
+    }
+    EXPECT_LE(std::abs(iterations["float"] - iterations["double"]), 1);
+    EXPECT_LE(iterations["float"], 12);
 }
 
 TEST(CommandLine, MissingInputFile) {

@@ -5,6 +5,7 @@
 // traffic comment of each kernel is the minimum it must move; implementations state theirs.
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 #include "base/bicgstab_device_state.hpp"
 #include "base/cg_device_state.hpp"
@@ -69,11 +70,18 @@ SIMRUN_HOST_DEVICE inline int coarse_neighbours_on_axis(std::int64_t f, int step
     return count;
 }
 
+// The other precision of the two a back-end computes in: double for float, float for double.
+template <typename T>
+using OtherPrecision = std::conditional_t<std::is_same_v<T, double>, float, double>;
+
 template <typename T>
 struct KernelTable {
     // ---- element-wise (written once for both back-ends) ----
     // x = value. Traffic: n writes.
     void (*fill)(const Backend&, std::size_t n, T value, T* x);
+    // y = x rounded (or widened) to the other precision. Traffic: n reads, n writes (of the
+    // other precision's size).
+    void (*copy_to_other)(const Backend&, std::size_t n, const T* x, OtherPrecision<T>* y);
     // y = y + alpha x. Traffic: 2n reads, n writes.
     void (*axpy)(const Backend&, std::size_t n, T alpha, const T* x, T* y);
     // y = x + beta y. Traffic: 2n reads, n writes.

@@ -118,27 +118,44 @@ MultigridHierarchy<T>::MultigridHierarchy(std::shared_ptr<const Backend> backend
                                           const MultigridParameters& parameters,
                                           const DiaMatrix<T>* fine_operator)
     : backend_(std::move(backend)), parameters_(parameters) {
+    if (fine_operator != nullptr && static_cast<std::int64_t>(fine_operator->size()) != fine.n) {
+        throw std::invalid_argument("multigrid: the fine operator has " +
+                                    std::to_string(fine_operator->size()) + " rows, the matrix " +
+                                    std::to_string(fine.n));
+    }
+    // Set up in double: the fine matrix itself when it is double (no copy).
+    if constexpr (std::is_same_v<T, double>) {
+        build(fine, box, fine_operator);
+    } else {
+        build(convert_dia<double>(fine), box, fine_operator);
+    }
+}
+
+template <typename T>
+MultigridHierarchy<T>::MultigridHierarchy(
+    std::shared_ptr<const Backend> backend,
+    const DiaData<std::conditional_t<std::is_same_v<T, double>, float, double>>& fine,
+    const GridBox& box, const MultigridParameters& parameters)
+    : backend_(std::move(backend)), parameters_(parameters) {
+    if constexpr (std::is_same_v<T, double>) {
+        build(convert_dia<double>(fine), box, nullptr);
+    } else {
+        build(fine, box, nullptr);
+    }
+}
+
+template <typename T>
+void MultigridHierarchy<T>::build(const DiaData<double>& fine, const GridBox& box,
+                                  const DiaMatrix<T>* fine_operator) {
     parameters_.validate();
     if (fine.n != box.size()) {
         throw std::invalid_argument("multigrid: the matrix has " + std::to_string(fine.n) +
                                     " rows but the box " + box.describe() + " has " +
                                     std::to_string(box.size()) + " points");
     }
-    if (fine_operator != nullptr && static_cast<std::int64_t>(fine_operator->size()) != fine.n) {
-        throw std::invalid_argument("multigrid: the fine operator has " +
-                                    std::to_string(fine_operator->size()) + " rows, the matrix " +
-                                    std::to_string(fine.n));
-    }
-    // The level's operator in double: the fine matrix itself when T is double (no copy), then
-    // each Galerkin product.
+    // Each level's operator: the fine matrix, then each Galerkin product.
     std::optional<DiaData<double>> owned;
-    if constexpr (!std::is_same_v<T, double>) owned = convert_dia<double>(fine);
-    const DiaData<double>* level_matrix = nullptr;
-    if constexpr (std::is_same_v<T, double>) {
-        level_matrix = &fine;
-    } else {
-        level_matrix = &*owned;
-    }
+    const DiaData<double>* level_matrix = &fine;
     GridBox level_box = box;
     for (std::size_t level = 0;; ++level) {
         const DiaData<double>& a = *level_matrix;

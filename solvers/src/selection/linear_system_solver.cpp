@@ -112,11 +112,10 @@ const IterativeSolver<T>& LinearSystemSolver<T>::method(std::size_t index) const
             const DiaData<T> copied = construction_matrix_ != nullptr ? DiaData<T>{}
                                       : dia != nullptr                ? dia->host_data()
                                                                       : to_dia(*host_);
-            // The finest level is the solver's own operator (built_ is destroyed before it).
-            built->preconditioner = std::make_unique<MultigridPreconditioner<T>>(
-                std::make_shared<MultigridHierarchy<T>>(
-                    backend_, construction_matrix_ != nullptr ? *construction_matrix_ : copied,
-                    *plan_.grid, multigrid, dia));
+            // The finest level is the solver's own operator (built_ is destroyed first).
+            built->preconditioner = make_multigrid_preconditioner<T>(
+                backend_, construction_matrix_ != nullptr ? *construction_matrix_ : copied,
+                *plan_.grid, multigrid, dia);
             break;
         }
     }
@@ -150,7 +149,7 @@ std::string LinearSystemSolver<T>::preconditioner_details() const {
     method(0);
     const auto* multigrid =
         dynamic_cast<const MultigridPreconditioner<T>*>(built_[0]->preconditioner.get());
-    return multigrid != nullptr ? multigrid->hierarchy().describe() : std::string();
+    return multigrid != nullptr ? multigrid->describe() : std::string();
 }
 
 template <typename T>

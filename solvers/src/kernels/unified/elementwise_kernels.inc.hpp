@@ -9,6 +9,13 @@ void fill(const Backend& backend, std::size_t n, T value, T* x) {
 }
 
 template <typename T>
+void copy_to_other(const Backend& backend, std::size_t n, const T* x, OtherPrecision<T>* y) {
+    parallel_for(backend, n, [=] SIMRUN_HOST_DEVICE(std::size_t i) {
+        y[i] = static_cast<OtherPrecision<T>>(x[i]);
+    });
+}
+
+template <typename T>
 void axpy(const Backend& backend, std::size_t n, T alpha, const T* x, T* y) {
     parallel_for(backend, n, [=] SIMRUN_HOST_DEVICE(std::size_t i) { y[i] += alpha * x[i]; });
 }

@@ -19,6 +19,7 @@
 // (a CUDA graph on the GPU); no host round trip.
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -42,6 +43,12 @@ public:
     MultigridHierarchy(std::shared_ptr<const Backend> backend, const DiaData<T>& fine,
                        const GridBox& box, const MultigridParameters& parameters,
                        const DiaMatrix<T>* fine_operator = nullptr);
+    // The same from a matrix in the other precision (a double solve's matrix for a float
+    // cycle); the finest level's operator is made here.
+    MultigridHierarchy(
+        std::shared_ptr<const Backend> backend,
+        const DiaData<std::conditional_t<std::is_same_v<T, double>, float, double>>& fine,
+        const GridBox& box, const MultigridParameters& parameters);
     ~MultigridHierarchy();
     MultigridHierarchy(const MultigridHierarchy&) = delete;
     MultigridHierarchy& operator=(const MultigridHierarchy&) = delete;
@@ -64,9 +71,13 @@ public:
     // Gauss-Seidel".
     std::string describe() const;
     const MultigridParameters& parameters() const { return parameters_; }
+    const std::shared_ptr<const Backend>& backend() const { return backend_; }
+    // The points of the finest level (the size of b and x).
+    std::size_t size() const { return static_cast<std::size_t>(summaries_.front().box.size()); }
 
 private:
     struct Level;
+    void build(const DiaData<double>& fine, const GridBox& box, const DiaMatrix<T>* fine_operator);
     std::unique_ptr<DiaMatrix<T>> make_level_operator(const DiaData<T>& a) const;
     void run_cycle(std::size_t level, const T* b, T* x, MultigridCycle cycle,
                    std::vector<double>* seconds) const;

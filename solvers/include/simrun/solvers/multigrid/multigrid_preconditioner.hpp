@@ -2,8 +2,11 @@
 // One multigrid cycle as a preconditioner: z = M r is the cycle's correction from z = 0. With
 // as many sweeps after the coarse correction as before, M is symmetric positive definite for
 // SPD A (forward colour order before, backward after), so it serves CG; BiCGStab takes it for
-// nonsymmetric A.
+// nonsymmetric A. The cycle may compute in the other precision than the method (float inside
+// a double solve): r is rounded to it and z widened back, two passes over the vectors that
+// save half of every pass of the cycle.
 #include <memory>
+#include <string>
 
 #include "simrun/solvers/multigrid/multigrid_hierarchy.hpp"
 #include "simrun/solvers/preconditioners/preconditioner.hpp"
@@ -13,14 +16,31 @@ namespace simrun::solvers {
 template <typename T>
 class MultigridPreconditioner final : public Preconditioner<T> {
 public:
-    explicit MultigridPreconditioner(std::shared_ptr<const MultigridHierarchy<T>> hierarchy)
-        : hierarchy_(std::move(hierarchy)) {}
+    using Other = std::conditional_t<std::is_same_v<T, double>, float, double>;
+
+    // The cycle in T.
+    explicit MultigridPreconditioner(std::shared_ptr<const MultigridHierarchy<T>> hierarchy);
+    // The cycle in the other precision.
+    explicit MultigridPreconditioner(std::shared_ptr<const MultigridHierarchy<Other>> hierarchy);
+    ~MultigridPreconditioner() override;
+
     std::string name() const override { return "multigrid"; }
     void apply(const Array<T>& r, Array<T>& z) const override;
-    const MultigridHierarchy<T>& hierarchy() const { return *hierarchy_; }
+    // The hierarchy's description, with the precision of the cycle where it is not T's.
+    std::string describe() const;
 
 private:
-    std::shared_ptr<const MultigridHierarchy<T>> hierarchy_;
+    std::shared_ptr<const MultigridHierarchy<T>> same_;
+    std::shared_ptr<const MultigridHierarchy<Other>> other_;
+    mutable Array<Other> r_other_, z_other_;  // r and z in the cycle's precision
 };
+
+// One cycle on `fine`, a matrix on the points of `box`, as a preconditioner for a solve in T,
+// its hierarchy computing in parameters.precision. `fine_operator` as MultigridHierarchy's (used
+// where the cycle computes in T). Throws what MultigridHierarchy throws.
+template <typename T>
+std::unique_ptr<MultigridPreconditioner<T>> make_multigrid_preconditioner(
+    std::shared_ptr<const Backend> backend, const DiaData<T>& fine, const GridBox& box,
+    const MultigridParameters& parameters, const DiaMatrix<T>* fine_operator = nullptr);
 
 }  // namespace simrun::solvers
