@@ -29,6 +29,7 @@
 #include "simrun/solvers/base/vector_ops.hpp"
 #include "simrun/solvers/matrices/conversions.hpp"
 #include "simrun/solvers/multigrid/multigrid_hierarchy.hpp"
+#include "simrun/solvers/multigrid/multigrid_preconditioner.hpp"
 #include "simrun/solvers/selection/linear_system_solver.hpp"
 #include "simrun/solvers/selection/matrix_properties.hpp"
 
@@ -241,7 +242,11 @@ json run_case(const Context& context, const MatrixUnderTest& matrix, solvers::Me
         j["bytes_per_iteration"] = 0.0;
         j["achieved_gbps"] = 0.0;
         j["floor_ratio"] = 0.0;
-        j["levels"] = plan.multigrid.precision == solvers::Precision::single_precision
+        const solvers::Precision cycle = solvers::cycle_precision(
+            plan.multigrid, backend->kind(),
+            std::is_same_v<T, double> ? solvers::Precision::double_precision
+                                      : solvers::Precision::single_precision);
+        j["levels"] = cycle == solvers::Precision::single_precision
                           ? multigrid_levels<float>(backend, a, *matrix.grid, b, context.repeats)
                           : multigrid_levels<double>(backend, a, *matrix.grid, b, context.repeats);
     }

@@ -46,7 +46,8 @@ Config load(const Arguments& arguments) {
     return config;
 }
 
-void print_header(const Simulation& simulation, const std::string* restart, double setup_seconds) {
+void print_header(const Simulation& simulation, const std::string* restart, double setup_seconds,
+                  double input_seconds) {
     const Grid& grid = simulation.grid();
     const RunSpec& spec = simulation.spec();
     std::string size = std::to_string(grid.points(0)) + " x " + std::to_string(grid.points(1));
@@ -74,7 +75,11 @@ void print_header(const Simulation& simulation, const std::string* restart, doub
         std::printf("  solver   none: explicit scheme\n");
     }
     for (const auto& note : spec.problem->notes(grid)) std::printf("  note     %s\n", note.c_str());
-    std::printf("  set-up   %.3f s (assembly, matrix analysis, solver set-up)\n", setup_seconds);
+    const SetupTimes times = simulation.integrator().setup_times();
+    std::printf(
+        "  set-up   %.3f s: input %.3f s, assembly %.3f s, matrix analysis %.3f s, solver "
+        "set-up %.3f s\n",
+        setup_seconds, input_seconds, times.assembly, times.analysis, times.solver);
     if (restart) {
         std::printf("  restart  from step %lld (t = %.6g) of %s\n",
                     static_cast<long long>(simulation.integrator().step()), simulation.time(),
@@ -90,12 +95,15 @@ int run_simulation(const Arguments& arguments) {
     options.quiet = arguments.quiet;
     if (!arguments.restart.empty()) options.restart_file = arguments.restart;
     const auto start = std::chrono::steady_clock::now();
-    Simulation simulation(parse_run_spec(load(arguments)), options);
+    RunSpec spec = parse_run_spec(load(arguments));
+    const double input_seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    Simulation simulation(std::move(spec), options);
     const double setup_seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (!arguments.quiet) {
         print_header(simulation, arguments.restart.empty() ? nullptr : &arguments.restart,
-                     setup_seconds);
+                     setup_seconds, input_seconds);
     }
     const RunSummary summary = simulation.run();
     if (!arguments.quiet) {

@@ -157,8 +157,15 @@ solvers::SolverPlan plan_grid_solver(const Grid& grid, const solvers::MatrixProp
 
 std::unique_ptr<solvers::LinearSystemSolver<double>> GridIntegrator::make_solver(
     solvers::DiaData<double> matrix, const SolverParameters& solver) {
+    const auto seconds_since = [](std::chrono::steady_clock::time_point start) {
+        return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    };
+    setup_times_.assembly = seconds_since(constructed_);
+    const auto analysis_start = std::chrono::steady_clock::now();
     properties_ = solvers::analyze(matrix);
     const solvers::SolverPlan plan = plan_grid_solver(grid_, properties_, solver);
+    setup_times_.analysis = seconds_since(analysis_start);
+    const auto solver_start = std::chrono::steady_clock::now();
     solvers::MethodParameters parameters;
     parameters.criteria = solver.criteria;
     auto linear_solver = std::make_unique<solvers::LinearSystemSolver<double>>(
@@ -167,6 +174,8 @@ std::unique_ptr<solvers::LinearSystemSolver<double>> GridIntegrator::make_solver
     // makes a pure Neumann system compatible is the source's weighted mean, removed in those
     // weights.
     if (plan.remove_constant) linear_solver->set_constant_removal_weights(op_.row_scale());
+    backend_->synchronize();
+    setup_times_.solver = seconds_since(solver_start);
     return linear_solver;
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 // What the integrators share: the spatial operator with its boundary folding, the step data,
 // the state u on the back-end and the step index (t = step dt).
+#include <chrono>
 #include <memory>
 
 #include "simrun/framework/config/input_error.hpp"
@@ -34,6 +35,10 @@ protected:
     // each times the row scale when `scaled`.
     solvers::Array<double> node_weights(double value_free, double value_fixed, bool scaled) const;
 
+    SetupTimes setup_times() const override { return setup_times_; }
+
+    std::chrono::steady_clock::time_point constructed_ = std::chrono::steady_clock::now();
+    SetupTimes setup_times_;
     const Grid& grid_;
     const BoundaryConditions& boundary_;
     std::shared_ptr<const solvers::Backend> backend_;

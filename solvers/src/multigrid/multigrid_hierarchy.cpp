@@ -65,9 +65,22 @@ BoxShape shape_of(const GridBox& box) {
     return {box.dimension, {box.points[0], box.points[1], box.points[2]}};
 }
 
+// The values in To, converted on every core.
+template <typename To, typename From>
+std::vector<To> converted_values(const std::vector<From>& values) {
+    std::vector<To> converted(values.size());
+    const auto n = static_cast<std::int64_t>(values.size());
+#pragma omp parallel for schedule(static)
+    for (std::int64_t i = 0; i < n; ++i) {
+        converted[static_cast<std::size_t>(i)] =
+            static_cast<To>(values[static_cast<std::size_t>(i)]);
+    }
+    return converted;
+}
+
 template <typename T>
 Array<T> upload(const std::shared_ptr<const Backend>& backend, const std::vector<double>& values) {
-    std::vector<T> converted(values.begin(), values.end());
+    const std::vector<T> converted = converted_values<T>(values);
     return Array<T>::from_host(backend, converted);
 }
 
@@ -107,7 +120,7 @@ double gershgorin_of_scaled(const DiaData<double>& a, std::vector<double>& inver
 
 template <typename To, typename From>
 DiaData<To> convert_dia(const DiaData<From>& a) {
-    return DiaData<To>{a.n, a.offsets, std::vector<To>(a.values.begin(), a.values.end())};
+    return DiaData<To>{a.n, a.offsets, converted_values<To>(a.values)};
 }
 
 }  // namespace

@@ -43,12 +43,20 @@ std::string MultigridPreconditioner<T>::describe() const {
     return other_->describe() + " in " + (std::is_same_v<Other, float> ? "float" : "double");
 }
 
+Precision cycle_precision(const MultigridParameters& parameters, BackendKind kind,
+                          Precision solve) {
+    return parameters.precision.value_or(kind == BackendKind::cuda ? Precision::single_precision
+                                                                   : solve);
+}
+
 template <typename T>
 std::unique_ptr<MultigridPreconditioner<T>> make_multigrid_preconditioner(
     std::shared_ptr<const Backend> backend, const DiaData<T>& fine, const GridBox& box,
     const MultigridParameters& parameters, const DiaMatrix<T>* fine_operator) {
     using Other = typename MultigridPreconditioner<T>::Other;
-    if ((parameters.precision == Precision::double_precision) == std::is_same_v<T, double>) {
+    const Precision solve =
+        std::is_same_v<T, double> ? Precision::double_precision : Precision::single_precision;
+    if (cycle_precision(parameters, backend->kind(), solve) == solve) {
         return std::make_unique<MultigridPreconditioner<T>>(std::make_shared<MultigridHierarchy<T>>(
             std::move(backend), fine, box, parameters, fine_operator));
     }

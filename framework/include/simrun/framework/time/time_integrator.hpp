@@ -22,6 +22,14 @@
 
 namespace simrun::framework {
 
+// Where the set-up of an integrator went, in seconds: assembling the operator (and the
+// system matrix), analysing it, and building the solver (uploads, a multigrid hierarchy).
+struct SetupTimes {
+    double assembly = 0.0;
+    double analysis = 0.0;
+    double solver = 0.0;
+};
+
 class TimeIntegrator {
 public:
     virtual ~TimeIntegrator() = default;
@@ -38,6 +46,7 @@ public:
     // LinearSystemSolver::preconditioner_details of the solver; empty without one.
     virtual std::string preconditioner_details() const { return {}; }
     virtual const solvers::MatrixProperties* matrix_properties() const { return nullptr; }
+    virtual SetupTimes setup_times() const { return {}; }
 };
 
 // A step's field is no longer finite (an unstable or overflowing explicit step). The message

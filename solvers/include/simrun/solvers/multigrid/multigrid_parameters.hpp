@@ -40,11 +40,12 @@ struct MultigridParameters {
     // is a symmetric operator (what CG needs); false keeps the forward order, which contracts
     // more per cycle (for BiCGStab and the cycle as a solver on its own).
     bool symmetric = true;
-    // The precision the cycle computes in. Float by default: half the memory traffic of
-    // double, and the Krylov method around the cycle keeps its own precision (the cycle only
-    // has to reduce the error by about 10x; its rounding at 1e-7 does not show in the
-    // iterations). Double for a cycle as exact as a double solve.
-    Precision precision = Precision::single_precision;
+    // The precision the cycle computes in; none: float on a GPU, where the cycle is bound by
+    // memory traffic and float halves it (the Krylov method around the cycle keeps its own
+    // precision: the cycle only has to reduce the error by about 10x, and its rounding at 1e-7
+    // does not show in the iterations), the solve's own on the CPU (where float gained
+    // nothing measurable and its conversions cost set-up time).
+    std::optional<Precision> precision;
 
     struct Problem {
         const char* key;  // "pre_sweeps", "post_sweeps", "coarsest_size" or "max_levels"

@@ -35,8 +35,12 @@ private:
     mutable Array<Other> r_other_, z_other_;  // r and z in the cycle's precision
 };
 
+// The precision a cycle computes in for a solve in `solve` on a back-end of `kind`:
+// parameters.precision, or where it names none float on a GPU and `solve` on the CPU.
+Precision cycle_precision(const MultigridParameters& parameters, BackendKind kind, Precision solve);
+
 // One cycle on `fine`, a matrix on the points of `box`, as a preconditioner for a solve in T,
-// its hierarchy computing in parameters.precision. `fine_operator` as MultigridHierarchy's (used
+// its hierarchy computing in cycle_precision(). `fine_operator` as MultigridHierarchy's (used
 // where the cycle computes in T). Throws what MultigridHierarchy throws.
 template <typename T>
 std::unique_ptr<MultigridPreconditioner<T>> make_multigrid_preconditioner(
