@@ -228,6 +228,31 @@ void expect_iterations_independent_of_h(int dimension, std::initializer_list<std
     EXPECT_LE(most - fewest, spread);
 }
 
+// A double operator turned float on the back-end (a float cycle's finest level) holds each
+// value rounded as a cast rounds it, in the same storage, and back again.
+TEST(MultigridPcg, AnOperatorConvertedOnTheBackEndIsTheRoundedMatrix) {
+    SIMRUN_SKIP_WITHOUT_BACKEND(test_backend());
+    const auto backend = test_backend();
+    const DiaData<double> varied = testing::random_dia<double>(3000, {-50, -1, 0, 1, 50}, 31);
+    const DiaData<double> stencil = testing::laplacian_2d(40);
+    for (const auto& [data, storage] :
+         {std::pair{varied, DiaStorage::general}, std::pair{stencil, DiaStorage::stencil}}) {
+        const DiaMatrix<double> twice(backend, data, storage);
+        const DiaMatrix<float> once(twice);
+        EXPECT_EQ(once.is_stencil(), storage == DiaStorage::stencil);
+        const DiaData<float> rounded = once.host_data();
+        const DiaData<double> expanded = twice.host_data();
+        ASSERT_EQ(rounded.offsets, expanded.offsets);
+        ASSERT_EQ(rounded.values.size(), expanded.values.size());
+        for (std::size_t k = 0; k < rounded.values.size(); ++k) {
+            ASSERT_EQ(rounded.values[k], static_cast<float>(expanded.values[k])) << k;
+        }
+        const DiaMatrix<double> widened(once);
+        EXPECT_EQ(widened.host_data().values,
+                  std::vector<double>(rounded.values.begin(), rounded.values.end()));
+    }
+}
+
 TEST(MultigridPcg, PoissonIterationsDoNotGrowWithTheGrid2d) {
     SIMRUN_SKIP_WITHOUT_BACKEND(test_backend());
     expect_iterations_independent_of_h(2, {31, 63, 127, 255}, 10, 2);

@@ -92,6 +92,23 @@ DiaMatrix<T>::DiaMatrix(std::shared_ptr<const Backend> backend, const DiaData<T>
 }
 
 template <typename T>
+template <typename U>
+requires(!std::is_same_v<U, T>) DiaMatrix<T>::DiaMatrix(const DiaMatrix<U>& other)
+    : StoredMatrix<T>(other.backend(), static_cast<std::int64_t>(other.size())),
+      host_offsets_(other.host_offsets_),
+      host_constants_(other.host_constants_.begin(), other.host_constants_.end()) {
+    if (other.is_stencil()) {
+        row_masks_ = other.row_masks_.clone();
+        return;
+    }
+    values_ = Array<T>(this->backend_, other.values_.size());
+    if (values_.size() > 0) {
+        this->backend_->template kernels<U>().copy_to_other(*this->backend_, values_.size(),
+                                                            other.values_.data(), values_.data());
+    }
+}
+
+template <typename T>
 void DiaMatrix<T>::apply(const Array<T>& x, Array<T>& y) const {
     if (x.size() != this->size() || y.size() != this->size()) {
         throw DimensionMismatch("DIA SpMV: matrix has " + std::to_string(this->rows_) +
@@ -152,5 +169,7 @@ DiaData<T> DiaMatrix<T>::host_data() const {
 
 template class DiaMatrix<float>;
 template class DiaMatrix<double>;
+template DiaMatrix<float>::DiaMatrix(const DiaMatrix<double>&);
+template DiaMatrix<double>::DiaMatrix(const DiaMatrix<float>&);
 
 }  // namespace simrun::solvers

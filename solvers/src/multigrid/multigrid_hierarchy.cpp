@@ -145,21 +145,29 @@ MultigridHierarchy<T>::MultigridHierarchy(std::shared_ptr<const Backend> backend
 }
 
 template <typename T>
-MultigridHierarchy<T>::MultigridHierarchy(
-    std::shared_ptr<const Backend> backend,
-    const DiaData<std::conditional_t<std::is_same_v<T, double>, float, double>>& fine,
-    const GridBox& box, const MultigridParameters& parameters)
+MultigridHierarchy<T>::MultigridHierarchy(std::shared_ptr<const Backend> backend,
+                                          const DiaData<OtherValue>& fine, const GridBox& box,
+                                          const MultigridParameters& parameters,
+                                          const DiaMatrix<OtherValue>* fine_operator)
     : backend_(std::move(backend)), parameters_(parameters) {
+    if (fine_operator != nullptr && static_cast<std::int64_t>(fine_operator->size()) != fine.n) {
+        throw std::invalid_argument("multigrid: the fine operator has " +
+                                    std::to_string(fine_operator->size()) + " rows, the matrix " +
+                                    std::to_string(fine.n));
+    }
+    auto converted =
+        fine_operator != nullptr ? std::make_unique<DiaMatrix<T>>(*fine_operator) : nullptr;
     if constexpr (std::is_same_v<T, double>) {
-        build(convert_dia<double>(fine), box, nullptr);
+        build(convert_dia<double>(fine), box, nullptr, std::move(converted));
     } else {
-        build(fine, box, nullptr);
+        build(fine, box, nullptr, std::move(converted));
     }
 }
 
 template <typename T>
 void MultigridHierarchy<T>::build(const DiaData<double>& fine, const GridBox& box,
-                                  const DiaMatrix<T>* fine_operator) {
+                                  const DiaMatrix<T>* fine_operator,
+                                  std::unique_ptr<DiaMatrix<T>> fine_owned) {
     parameters_.validate();
     if (fine.n != box.size()) {
         throw std::invalid_argument("multigrid: the matrix has " + std::to_string(fine.n) +
@@ -207,6 +215,9 @@ void MultigridHierarchy<T>::build(const DiaData<double>& fine, const GridBox& bo
         }
         if (level == 0 && fine_operator != nullptr) {
             current->a = fine_operator;
+        } else if (level == 0 && fine_owned) {
+            current->owned_a = std::move(fine_owned);
+            current->a = current->owned_a.get();
         } else {
             if constexpr (std::is_same_v<T, double>) {
                 current->owned_a = make_level_operator(a);

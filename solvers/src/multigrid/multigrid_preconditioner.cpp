@@ -60,8 +60,8 @@ std::unique_ptr<MultigridPreconditioner<T>> make_multigrid_preconditioner(
         return std::make_unique<MultigridPreconditioner<T>>(std::make_shared<MultigridHierarchy<T>>(
             std::move(backend), fine, box, parameters, fine_operator));
     }
-    return std::make_unique<MultigridPreconditioner<T>>(
-        std::make_shared<MultigridHierarchy<Other>>(std::move(backend), fine, box, parameters));
+    return std::make_unique<MultigridPreconditioner<T>>(std::make_shared<MultigridHierarchy<Other>>(
+        std::move(backend), fine, box, parameters, fine_operator));
 }
 
 template std::unique_ptr<MultigridPreconditioner<float>> make_multigrid_preconditioner(

@@ -9,6 +9,7 @@
 // D values: the 5-point Laplacian's CG moves 81 bytes per row instead of 120.
 #include <cstdint>
 #include <memory>
+#include <type_traits>
 #include <vector>
 
 #include "simrun/solvers/base/array.hpp"
@@ -31,6 +32,10 @@ public:
     // stencil storage is asked of a matrix without constant coefficients (saying where).
     DiaMatrix(std::shared_ptr<const Backend> backend, const DiaData<T>& data,
               DiaStorage storage = DiaStorage::general);
+    // The same matrix in T, rounded (or widened) on the back-end, in the same storage: no host
+    // copy (a float multigrid level made from a double solve's operator).
+    template <typename U>
+    requires(!std::is_same_v<U, T>) explicit DiaMatrix(const DiaMatrix<U>& other);
 
     void apply(const Array<T>& x, Array<T>& y) const override;
     std::optional<RowMatrixView<T>> row_view() const override { return view(); }
@@ -46,6 +51,9 @@ public:
     bool is_stencil() const { return !host_constants_.empty(); }
 
 private:
+    template <typename>
+    friend class DiaMatrix;
+
     std::vector<int> host_offsets_;
     Array<T> values_;  // general storage
     // Stencil storage: one value per diagonal (passed in the view) and one mask per row.

@@ -44,11 +44,12 @@ public:
                        const GridBox& box, const MultigridParameters& parameters,
                        const DiaMatrix<T>* fine_operator = nullptr);
     // The same from a matrix in the other precision (a double solve's matrix for a float
-    // cycle); the finest level's operator is made here.
-    MultigridHierarchy(
-        std::shared_ptr<const Backend> backend,
-        const DiaData<std::conditional_t<std::is_same_v<T, double>, float, double>>& fine,
-        const GridBox& box, const MultigridParameters& parameters);
+    // cycle); the finest level's operator is `fine_operator` converted on the back-end where
+    // it is given, else made here.
+    using OtherValue = std::conditional_t<std::is_same_v<T, double>, float, double>;
+    MultigridHierarchy(std::shared_ptr<const Backend> backend, const DiaData<OtherValue>& fine,
+                       const GridBox& box, const MultigridParameters& parameters,
+                       const DiaMatrix<OtherValue>* fine_operator = nullptr);
     ~MultigridHierarchy();
     MultigridHierarchy(const MultigridHierarchy&) = delete;
     MultigridHierarchy& operator=(const MultigridHierarchy&) = delete;
@@ -77,7 +78,10 @@ public:
 
 private:
     struct Level;
-    void build(const DiaData<double>& fine, const GridBox& box, const DiaMatrix<T>* fine_operator);
+    // The finest level's operator is `fine_operator` (the caller's) or `fine_owned` where one
+    // is given, else made from `fine`.
+    void build(const DiaData<double>& fine, const GridBox& box, const DiaMatrix<T>* fine_operator,
+               std::unique_ptr<DiaMatrix<T>> fine_owned = nullptr);
     std::unique_ptr<DiaMatrix<T>> make_level_operator(const DiaData<T>& a) const;
     void run_cycle(std::size_t level, const T* b, T* x, MultigridCycle cycle,
                    std::vector<double>* seconds) const;

@@ -40,8 +40,9 @@ private:
 Precision cycle_precision(const MultigridParameters& parameters, BackendKind kind, Precision solve);
 
 // One cycle on `fine`, a matrix on the points of `box`, as a preconditioner for a solve in T,
-// its hierarchy computing in cycle_precision(). `fine_operator` as MultigridHierarchy's (used
-// where the cycle computes in T). Throws what MultigridHierarchy throws.
+// its hierarchy computing in cycle_precision(). `fine_operator`, `fine` on the back-end where
+// the caller has it: the finest level itself where the cycle computes in T, converted on the
+// back-end otherwise. Throws what MultigridHierarchy throws.
 template <typename T>
 std::unique_ptr<MultigridPreconditioner<T>> make_multigrid_preconditioner(
     std::shared_ptr<const Backend> backend, const DiaData<T>& fine, const GridBox& box,
