@@ -112,26 +112,41 @@ struct MatrixUnderTest {
     std::optional<solvers::GridBox> grid;
 };
 
-// Seconds per cycle spent on each level of the multigrid hierarchy of `a` on `grid` (its own
-// work between synchronisations, MultigridHierarchy::time_levels), finest first, after one
-// untimed cycle; the cycle in C, the precision the solve's cycle computes in.
+// The cycle of the multigrid hierarchy of `a` on `grid`, in C (the precision the solve's
+// cycle computes in): its minimum traffic (MultigridHierarchy::bytes_per_cycle) per fine-grid
+// unknown, its time per cycle as the solve runs it (the recorded cycle, `cycles` of them after
+// one untimed, by DeviceTimer), that time against the traffic's floor at the run's bandwidth,
+// and the seconds per cycle of each level's own work timed between synchronisations
+// (MultigridHierarchy::time_levels), finest first.
 template <typename C, typename T>
-json multigrid_levels(const std::shared_ptr<const solvers::Backend>& backend,
-                      const solvers::CsrData<T>& a, const solvers::GridBox& grid,
-                      const std::vector<T>& b, int cycles) {
+json multigrid_cycle(const std::shared_ptr<const solvers::Backend>& backend,
+                     const solvers::CsrData<T>& a, const solvers::GridBox& grid,
+                     const std::vector<T>& b, int cycles, double bandwidth_gbps) {
     const solvers::MultigridHierarchy<C> hierarchy(backend, solvers::to_dia(a), grid, {});
     const auto b_device = solvers::Array<C>::from_host(backend, std::vector<C>(b.begin(), b.end()));
     solvers::Array<C> x(backend, b.size());
     solvers::fill(x, C(0));
     hierarchy.cycle(b_device, x);
-    const std::vector<double> seconds = hierarchy.time_levels(b_device, x, cycles);
+    solvers::DeviceTimer timer(*backend);
+    timer.start();
+    for (int c = 0; c < std::max(cycles, 1); ++c) hierarchy.cycle(b_device, x);
+    const double seconds = timer.stop_seconds() / std::max(cycles, 1);
+    const double bytes = hierarchy.bytes_per_cycle();
+    const double floor_seconds = bytes / (bandwidth_gbps * 1e9);
+    const std::vector<double> level_seconds = hierarchy.time_levels(b_device, x, cycles);
     json levels = json::array();
-    for (std::size_t l = 0; l < seconds.size(); ++l) {
+    for (std::size_t l = 0; l < level_seconds.size(); ++l) {
         levels.push_back({{"box", hierarchy.levels()[l].box.describe()},
                           {"diagonals", hierarchy.levels()[l].num_diagonals},
-                          {"seconds_per_cycle", seconds[l]}});
+                          {"seconds_per_cycle", level_seconds[l]}});
     }
-    return levels;
+    return {{"precision", std::is_same_v<C, double> ? "double" : "float"},
+            {"bytes_per_cycle", bytes},
+            {"bytes_per_unknown", bytes / static_cast<double>(a.rows)},
+            {"seconds", seconds},
+            {"floor_seconds", floor_seconds},
+            {"floor_ratio", seconds / floor_seconds},
+            {"levels", levels}};
 }
 
 // Times one case: simrun's solver (LinearSystemSolver with the method, preconditioner and
@@ -237,8 +252,8 @@ json run_case(const Context& context, const MatrixUnderTest& matrix, solvers::Me
     if (device_bytes_per_unknown) j["device_bytes_per_unknown"] = *device_bytes_per_unknown;
 
     if (preconditioned) {
-        // A preconditioned iteration has no plain-CG floor: its time is the figure (the cycle's
-        // own floor is not modelled yet).
+        // A preconditioned iteration has no plain-CG floor: its time is the figure, and the
+        // cycle's own floor is reported with the cycle.
         j["bytes_per_iteration"] = 0.0;
         j["achieved_gbps"] = 0.0;
         j["floor_ratio"] = 0.0;
@@ -246,9 +261,11 @@ json run_case(const Context& context, const MatrixUnderTest& matrix, solvers::Me
             plan.multigrid, backend->kind(),
             std::is_same_v<T, double> ? solvers::Precision::double_precision
                                       : solvers::Precision::single_precision);
-        j["levels"] = cycle == solvers::Precision::single_precision
-                          ? multigrid_levels<float>(backend, a, *matrix.grid, b, context.repeats)
-                          : multigrid_levels<double>(backend, a, *matrix.grid, b, context.repeats);
+        j["cycle"] = cycle == solvers::Precision::single_precision
+                         ? multigrid_cycle<float>(backend, a, *matrix.grid, b, context.repeats,
+                                                  context.bandwidth_gbps)
+                         : multigrid_cycle<double>(backend, a, *matrix.grid, b, context.repeats,
+                                                   context.bandwidth_gbps);
     }
     const bool cuda_cg = backend->kind() == solvers::BackendKind::cuda &&
                          method == solvers::Method::cg && iterations > 0;
@@ -513,8 +530,14 @@ int run_bench(const BenchOptions& options) {
                              ? run_case<double>(context, matrix, method, spec)
                              : run_case<float>(context, matrix, method, spec);
                 std::printf("%s\n", table_row(c).c_str());
-                if (c.contains("levels")) {
-                    for (const json& level : c["levels"]) {
+                if (c.contains("cycle")) {
+                    const json& cycle = c["cycle"];
+                    std::printf(
+                        "    cycle in %s: %.3e s, %.0f bytes per unknown, %.2fx its floor\n",
+                        cycle["precision"].get<std::string>().c_str(),
+                        cycle["seconds"].get<double>(), cycle["bytes_per_unknown"].get<double>(),
+                        cycle["floor_ratio"].get<double>());
+                    for (const json& level : cycle["levels"]) {
                         std::printf("    level %-12s %2d diagonals  %.3e s per cycle\n",
                                     level["box"].get<std::string>().c_str(),
                                     level["diagonals"].get<int>(),

@@ -228,6 +228,27 @@ void expect_iterations_independent_of_h(int dimension, std::initializer_list<std
     EXPECT_LE(most - fewest, spread);
 }
 
+// The cycle's minimum traffic, counted by hand for two levels: the 7 x 7 Laplacian in
+// stencil storage (49 rows, a mask byte each) over a 3 x 3 coarsest level, in double.
+// Per sweep 49 + 3 * 49 * 8 = 1225 bytes (masks, b and x read, x written), two sweeps and the
+// residual (also 1225); restriction 49 * 8 + 9 * 8 + 81 * 8 (r, the coarse b, 9 weights per
+// coarse point) = 1112; the coarse x zeroed, 72; interpolation 2 * 49 * 8 + 72 + 648 = 1504;
+// the coarsest level's dense inverse (81 + 18) * 8 = 792. A W-cycle visits it twice.
+TEST(MultigridCycle, BytesPerCycleCountTheKernelsAsTheCycleVisitsThem) {
+    SIMRUN_SKIP_WITHOUT_BACKEND(test_backend());
+    MultigridParameters parameters;
+    parameters.coarsest_size = 16;
+    parameters.precision = Precision::double_precision;
+    const DiaData<double> a = testing::laplacian_2d(7);
+    const MultigridHierarchy<double> v(test_backend(), a, box_of({7, 7, 1}, 2), parameters);
+    ASSERT_EQ(v.levels().size(), 2u);
+    const double own = 3 * 1225 + 1112 + 72 + 1504;
+    EXPECT_DOUBLE_EQ(v.bytes_per_cycle(), own + 792);
+    parameters.cycle = MultigridCycle::w;
+    const MultigridHierarchy<double> w(test_backend(), a, box_of({7, 7, 1}, 2), parameters);
+    EXPECT_DOUBLE_EQ(w.bytes_per_cycle(), own + 2 * 792);
+}
+
 // A double operator turned float on the back-end (a float cycle's finest level) holds each
 // value rounded as a cast rounds it, in the same storage, and back again.
 TEST(MultigridPcg, AnOperatorConvertedOnTheBackEndIsTheRoundedMatrix) {

@@ -103,6 +103,14 @@ TEST(BenchCommand, QuickCpuRunReportsEveryCaseWithSaneNumbers) {
             EXPECT_LE(c["relative_residual"].get<double>(), 1e-8);
             EXPECT_GT(c["setup_seconds"].get<double>(), 0.0);
             EXPECT_EQ(c["floor_ratio"].get<double>(), 0.0);
+            // The cycle on its own: its bytes per unknown (a V(1,1) moves at least ~100 on
+            // the finest level alone in double), its time and floor.
+            const auto& cycle = c["cycle"];
+            EXPECT_GT(cycle["bytes_per_unknown"].get<double>(), 100.0);
+            EXPECT_LT(cycle["bytes_per_unknown"].get<double>(), 1000.0);
+            EXPECT_GT(cycle["seconds"].get<double>(), 0.0);
+            EXPECT_GT(cycle["floor_ratio"].get<double>(), 0.0);
+            EXPECT_GE(cycle["levels"].size(), 2u);
             continue;
         }
         methods.insert(c["method"].get<std::string>());

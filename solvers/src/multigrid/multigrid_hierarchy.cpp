@@ -405,6 +405,47 @@ void MultigridHierarchy<T>::run_cycle(std::size_t l, const T* b, T* x, Multigrid
     end();
 }
 
+// Level l's traffic and that of the levels below as the cycle visits them (as run_cycle does).
+template <typename T>
+double MultigridHierarchy<T>::level_bytes(std::size_t l, MultigridCycle cycle) const {
+    const Level& level = *levels_[l];
+    const auto value = static_cast<double>(sizeof(T));
+    const double n = static_cast<double>(level.box.size());
+    if (l + 1 == levels_.size()) {  // y = A^-1 b, dense: n^2 values, b read, x written
+        return (n * n + 2 * n) * value;
+    }
+    const DiaView<T> a = level.a->view();
+    // One pass over the matrix: a mask byte per row (stencil storage) or its diagonals.
+    const double matrix = a.row_masks != nullptr ? n : n * a.num_diagonals * value;
+    const double coarse = static_cast<double>(levels_[l + 1]->box.size());
+    const double weights = coarse * multigrid::transfer_slots(level.box.dimension) * value;
+    // A sweep (all colours) or a Chebyshev step: the matrix, b and x read, x written (the
+    // Chebyshev step adds its residual pass and its direction: 4n reads, 2n writes).
+    const double sweep = parameters_.smoother == MultigridSmoother::red_black_gauss_seidel
+                             ? matrix + 3 * n * value
+                             : (matrix + 3 * n * value) + 6 * n * value;
+    const double own = (parameters_.pre_sweeps + parameters_.post_sweeps) * sweep +
+                       (matrix + 3 * n * value)                       // r = b - A x
+                       + (n * value + coarse * value + weights)       // restrict
+                       + coarse * value                               // the coarse x set to 0
+                       + (2 * n * value + coarse * value + weights);  // x += P x_coarse
+    switch (cycle) {
+        case MultigridCycle::v:
+            return own + level_bytes(l + 1, MultigridCycle::v);
+        case MultigridCycle::w:
+            return own + 2 * level_bytes(l + 1, MultigridCycle::w);
+        case MultigridCycle::f:
+            return own + level_bytes(l + 1, MultigridCycle::f) +
+                   level_bytes(l + 1, MultigridCycle::v);
+    }
+    return own;
+}
+
+template <typename T>
+double MultigridHierarchy<T>::bytes_per_cycle() const {
+    return level_bytes(0, parameters_.cycle);
+}
+
 template <typename T>
 std::vector<double> MultigridHierarchy<T>::time_levels(const Array<T>& b, Array<T>& x,
                                                        int cycles) const {

@@ -62,6 +62,11 @@ public:
     // level, finest first. For the benchmark; slower than cycle() by the synchronisations.
     std::vector<double> time_levels(const Array<T>& b, Array<T>& x, int cycles) const;
 
+    // The bytes one cycle must move at least: each kernel's stated minimum traffic (the
+    // level's matrix, stencil masks or values, once per pass; each vector it reads or writes
+    // once), summed over the levels as the cycle visits them. The benchmark's floor for a cycle.
+    double bytes_per_cycle() const;
+
     struct LevelSummary {
         GridBox box;
         int num_diagonals;  // of the level's operator (0 for the coarsest's dense inverse)
@@ -87,6 +92,7 @@ private:
                    std::vector<double>* seconds) const;
     void check_sizes(const Array<T>& b, const Array<T>& x) const;
     void smooth(Level& level, const T* b, T* x, int sweeps, bool forward) const;
+    double level_bytes(std::size_t level, MultigridCycle cycle) const;
 
     std::shared_ptr<const Backend> backend_;
     MultigridParameters parameters_;
