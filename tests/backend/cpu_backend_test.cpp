@@ -2,6 +2,7 @@
 // long-double loops, known solutions, and the outcome statuses of CG.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -12,6 +13,7 @@
 #include "simrun/solvers/base/vector_ops.hpp"
 #include "simrun/solvers/matrices/dia_matrix.hpp"
 #include "simrun/solvers/methods/conjugate_gradient.hpp"
+#include "simrun/solvers/selection/matrix_properties.hpp"
 #include "support/random_data.hpp"
 
 namespace simrun::solvers {
@@ -118,20 +120,61 @@ TEST(CpuBackend, HostBuffersAreAlignedAndChunkedCopiesMoveEveryValue) {
     cpu->release_host(host);
 }
 
+// A grid operator with Dirichlet sides: identity rows beside a main diagonal of 4 stay in the
+// stencil storage (flagged in their mask byte; products as the general storage's in the test
+// below), with their 1 in the diagonal and the host copy; with 8 diagonals no mask bit is left
+// for the flag, and the storage is refused.
+TEST(DiaMatrix, IdentityRowsStayInTheStencilStorage) {
+    auto cpu = make_cpu_backend();
+    const auto a = testing::laplacian_2d_dirichlet_rows(29);
+    const auto n = static_cast<std::size_t>(a.n);
+    const DiaMatrix<double> stencil(cpu, a, DiaStorage::stencil);
+    ASSERT_TRUE(stencil.is_stencil());
+    const auto diagonal = stencil.diagonal().to_host();
+    EXPECT_EQ(diagonal[0], 1.0);       // a corner: Dirichlet
+    EXPECT_EQ(diagonal[29 + 1], 4.0);  // an inner point
+    EXPECT_EQ(stencil.host_data().values, a.values);
+    // The float copy made on the back-end keeps the flags.
+    const DiaMatrix<float> narrow(stencil);
+    EXPECT_EQ(narrow.diagonal().to_host()[0], 1.0f);
+
+    DiaData<double> wide = a;  // 8 diagonals, the extra ones holding one entry each
+    for (const int offset : {-2, 2, 3}) {
+        wide.offsets.push_back(offset);
+        wide.values.resize(wide.values.size() + n, 0.0);
+    }
+    std::vector<std::pair<int, std::size_t>> order;
+    for (std::size_t d = 0; d < wide.offsets.size(); ++d) order.push_back({wide.offsets[d], d});
+    std::sort(order.begin(), order.end());
+    DiaData<double> sorted{wide.n, {}, {}};
+    for (const auto& [offset, d] : order) {
+        sorted.offsets.push_back(offset);
+        sorted.values.insert(sorted.values.end(), wide.values.begin() + d * n,
+                             wide.values.begin() + (d + 1) * n);
+    }
+    for (const int offset : {-2, 2, 3}) sorted.at(sorted.find_diagonal(offset), 29 * 5 + 5) = -0.5;
+    EXPECT_TRUE(analyze(a).constant_coefficients);
+    EXPECT_FALSE(analyze(sorted).constant_coefficients);
+    EXPECT_THROW(DiaMatrix<double>(cpu, sorted, DiaStorage::stencil), std::invalid_argument);
+}
+
 TEST(DiaMatrix, ConstantCoefficientsAreStoredAsAStencil) {
     auto cpu = make_cpu_backend();
+    for (const auto& matrix :
+         {testing::laplacian_2d(37), testing::laplacian_2d_dirichlet_rows(29)}) {
+        const auto n = static_cast<std::size_t>(matrix.n);
+        const DiaMatrix<double> stencil(cpu, matrix, DiaStorage::stencil);
+        const DiaMatrix<double> general(cpu, matrix, DiaStorage::general);
+        EXPECT_TRUE(stencil.is_stencil());
+        EXPECT_FALSE(general.is_stencil());
+        const auto x = Array<double>::from_host(cpu, random_vector<double>(n, 8));
+        Array<double> y1(cpu, n), y2(cpu, n);
+        stencil.apply(x, y1);
+        general.apply(x, y2);
+        EXPECT_EQ(y1.to_host(), y2.to_host());
+        EXPECT_EQ(stencil.diagonal().to_host(), general.diagonal().to_host());
+    }
     const auto laplacian = testing::laplacian_2d(37);
-    const auto n = static_cast<std::size_t>(laplacian.n);
-    const DiaMatrix<double> stencil(cpu, laplacian, DiaStorage::stencil);
-    const DiaMatrix<double> general(cpu, laplacian, DiaStorage::general);
-    EXPECT_TRUE(stencil.is_stencil());
-    EXPECT_FALSE(general.is_stencil());
-    const auto x = Array<double>::from_host(cpu, random_vector<double>(n, 8));
-    Array<double> y1(cpu, n), y2(cpu, n);
-    stencil.apply(x, y1);
-    general.apply(x, y2);
-    EXPECT_EQ(y1.to_host(), y2.to_host());
-    EXPECT_EQ(stencil.diagonal().to_host(), general.diagonal().to_host());
 
     // Not constant coefficients: one off-diagonal value differs, or a main diagonal entry
     // is zero, or there are more than 8 diagonals.

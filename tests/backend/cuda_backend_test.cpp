@@ -223,25 +223,31 @@ void expect_fused_cg_steps_agree(const FusedCgRun<T>& gpu, const FusedCgRun<T>& 
     EXPECT_NEAR(gpu.after.history[3], cpu.after.history[3], residual * (gamma + alpha_error));
 }
 
-// Constant coefficients kept as a stencil (a value per diagonal, a mask byte per row) give
-// the same products as the general storage, on the GPU as on the CPU.
+// Constant coefficients kept as a stencil (a value per diagonal, a mask byte per row; identity
+// rows flagged, as a grid with Dirichlet sides has them) give the same products and diagonal
+// as the general storage, on the GPU as on the CPU.
 TYPED_TEST(CudaVersusCpu, StencilDiaSpmv) {
     using T = TypeParam;
     SIMRUN_REQUIRE_GPU(this->gpu);
-    const auto data = convert_dia<T>(testing::laplacian_2d(700));
-    const auto n = static_cast<std::size_t>(data.n);
-    const auto x = random_vector<T>(n, 33);
-    auto run = [&](const std::shared_ptr<const Backend>& b, DiaStorage storage) {
-        const DiaMatrix<T> a(b, data, storage);
-        EXPECT_EQ(a.is_stencil(), storage == DiaStorage::stencil);
-        auto xa = Array<T>::from_host(b, x);
-        Array<T> y(b, n);
-        a.apply(xa, y);
-        return y.to_host();
-    };
-    const auto on_gpu = run(this->gpu, DiaStorage::stencil);
-    expect_close(on_gpu, run(this->cpu, DiaStorage::stencil), 16 * this->eps);
-    EXPECT_EQ(on_gpu, run(this->gpu, DiaStorage::general));  // same products, same order
+    for (const auto& matrix :
+         {testing::laplacian_2d(700), testing::laplacian_2d_dirichlet_rows(613)}) {
+        const auto data = convert_dia<T>(matrix);
+        const auto n = static_cast<std::size_t>(data.n);
+        const auto x = random_vector<T>(n, 33);
+        auto run = [&](const std::shared_ptr<const Backend>& b, DiaStorage storage) {
+            const DiaMatrix<T> a(b, data, storage);
+            EXPECT_EQ(a.is_stencil(), storage == DiaStorage::stencil);
+            auto xa = Array<T>::from_host(b, x);
+            Array<T> y(b, n);
+            a.apply(xa, y);
+            return std::make_pair(y.to_host(), a.diagonal().to_host());
+        };
+        const auto on_gpu = run(this->gpu, DiaStorage::stencil);
+        expect_close(on_gpu.first, run(this->cpu, DiaStorage::stencil).first, 16 * this->eps);
+        const auto general = run(this->gpu, DiaStorage::general);
+        EXPECT_EQ(on_gpu.first, general.first);  // same products, same order
+        EXPECT_EQ(on_gpu.second, general.second);
+    }
 }
 
 TYPED_TEST(CudaVersusCpu, FusedCgKernelsInEveryRowFormat) {

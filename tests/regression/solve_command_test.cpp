@@ -179,10 +179,11 @@ TEST(SolveCommand, GridMakesMultigridApply) {
             << j["multigrid"];
         EXPECT_LE(j["relative_residual"].get<double>(), 1e-8) << name;
     }
-    // Without --grid the same matrix gets Jacobi.
+    // Without --grid the same matrix gets plain CG (constant coefficients: Jacobi would only
+    // scale).
     int exit_code = -1;
     const auto j = solve_json(matrices + "lap2D_5pt_n100.mtx --backend cpu", dir, &exit_code);
-    EXPECT_EQ(j["preconditioner"], "jacobi");
+    EXPECT_EQ(j["preconditioner"], "none");
 
     auto result = run_simrun("solve " + matrices + "lap2D_5pt_n100.mtx --grid 100x99", dir.path());
     EXPECT_EQ(result.exit_code, 2);

@@ -16,8 +16,20 @@ struct Stencil {
     std::vector<std::uint8_t> masks;  // per row: bit d set when the row has diagonal d
 };
 
-// The stencil of a DIA matrix with constant coefficients (see dia_matrix.hpp); throws
-// std::invalid_argument saying why the matrix has none.
+// Whether row i of `a` is an identity row: its one entry is a 1 on the main diagonal.
+template <typename T>
+bool identity_row(const DiaData<T>& a, int main, std::int64_t i) {
+    if (a.at(main, i) != T(1)) return false;
+    for (int d = 0; d < a.num_diagonals(); ++d) {
+        const std::int64_t j = i + a.offsets[static_cast<std::size_t>(d)];
+        if (d != main && j >= 0 && j < a.n && a.at(d, i) != T(0)) return false;
+    }
+    return true;
+}
+
+// The stencil of a DIA matrix with constant coefficients (see dia_matrix.hpp; identity rows
+// aside, flagged by stencil_unit_row); throws std::invalid_argument saying why the matrix has
+// none.
 template <typename T>
 Stencil<T> constant_coefficients(const DiaData<T>& a) {
     const int diagonals = a.num_diagonals();
@@ -32,11 +44,21 @@ Stencil<T> constant_coefficients(const DiaData<T>& a) {
     if (main < 0) throw refuse("no main diagonal");
     Stencil<T> stencil{std::vector<T>(static_cast<std::size_t>(diagonals), T(0)),
                        std::vector<std::uint8_t>(static_cast<std::size_t>(a.n), 0)};
+    // Identity rows hold their 1 apart from the main diagonal's constant.
+    std::vector<std::uint8_t> identity(static_cast<std::size_t>(a.n), 0);
+    bool any_identity = false;
+#pragma omp parallel for schedule(static) reduction(|| : any_identity)
+    for (std::int64_t i = 0; i < a.n; ++i) {
+        if (identity_row(a, main, i)) {
+            identity[static_cast<std::size_t>(i)] = 1;
+            any_identity = true;
+        }
+    }
     for (int d = 0; d < diagonals; ++d) {
         T& constant = stencil.constants[static_cast<std::size_t>(d)];
         for (std::int64_t i = 0; i < a.n; ++i) {
             const std::int64_t j = i + a.offsets[static_cast<std::size_t>(d)];
-            if (j < 0 || j >= a.n) continue;
+            if (j < 0 || j >= a.n || identity[static_cast<std::size_t>(i)]) continue;
             const T value = a.at(d, i);
             const auto at = [&] {
                 return " at row " + std::to_string(i) + ", offset " + std::to_string(a.offsets[d]);
@@ -49,6 +71,22 @@ Stencil<T> constant_coefficients(const DiaData<T>& a) {
             if (value != constant) throw refuse("another value" + at());  // (or NaN)
             stencil.masks[static_cast<std::size_t>(i)] |= static_cast<std::uint8_t>(1u << d);
         }
+    }
+    if (!any_identity) return stencil;
+    T& main_constant = stencil.constants[static_cast<std::size_t>(main)];
+    if (main_constant == T(0)) main_constant = T(1);  // identity rows alone
+    // An identity row whose 1 is the main diagonal's constant needs no flag.
+    const unsigned flag = main_constant == T(1) ? 0u : stencil_unit_row;
+    if (flag != 0 && diagonals >= 8) {
+        throw refuse("identity rows beside a main diagonal of " +
+                     std::to_string(static_cast<double>(main_constant)) +
+                     " need a spare mask bit, which 8 diagonals leave none of");
+    }
+    const auto unit_mask = static_cast<std::uint8_t>((1u << main) | flag);
+#pragma omp parallel for schedule(static)
+    for (std::int64_t i = 0; i < a.n; ++i) {
+        if (identity[static_cast<std::size_t>(i)])
+            stencil.masks[static_cast<std::size_t>(i)] = unit_mask;
     }
     return stencil;
 }
@@ -125,10 +163,12 @@ Array<T> DiaMatrix<T>::diagonal() const {
     for (std::size_t d = 0; d < host_offsets_.size(); ++d) {
         if (host_offsets_[d] == 0) main = static_cast<int>(d);
     }
-    if (main < 0 || is_stencil()) {  // a stencil has its main diagonal in every row
-        const T value = main < 0 ? T(0) : host_constants_[static_cast<std::size_t>(main)];
-        this->backend_->template kernels<T>().fill(*this->backend_, this->size(), value,
+    if (main < 0) {
+        this->backend_->template kernels<T>().fill(*this->backend_, this->size(), T(0),
                                                    diagonal.data());
+    } else if (is_stencil()) {  // the constant, or 1 in identity rows
+        this->backend_->template kernels<T>().dia_diagonal(*this->backend_, view(), main,
+                                                           diagonal.data());
     } else if (this->rows_ > 0) {
         this->backend_->copy(diagonal.data(),
                              values_.data() + static_cast<std::size_t>(main) * this->size(),
@@ -161,7 +201,8 @@ DiaData<T> DiaMatrix<T>::host_data() const {
         const T constant = host_constants_[static_cast<std::size_t>(d)];
 #pragma omp parallel for schedule(static)
         for (std::int64_t i = 0; i < data.n; ++i) {
-            if ((masks[static_cast<std::size_t>(i)] >> d) & 1u) data.at(d, i) = constant;
+            const unsigned mask = masks[static_cast<std::size_t>(i)];
+            if ((mask >> d) & 1u) data.at(d, i) = (mask & stencil_unit_row) ? T(1) : constant;
         }
     }
     return data;

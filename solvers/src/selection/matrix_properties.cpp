@@ -14,22 +14,42 @@
 namespace simrun::solvers {
 namespace {
 
+// Whether the stencil storage can hold identity rows beside a main diagonal of `main_value`
+// (no flag needed when it is 1; the flag takes the eighth mask bit).
+bool identity_rows_fit(std::int64_t identity_rows, int num_diagonals, double main_value) {
+    return identity_rows == 0 || main_value == 1.0 || num_diagonals <= 7;
+}
+
 // See MatrixProperties::constant_coefficients.
 template <typename T>
 bool has_constant_coefficients(const CsrData<T>& a, int num_diagonals) {
     if (num_diagonals > 8 || a.rows == 0) return false;
     std::map<std::int64_t, T> values;  // offset j - i -> its one value
+    std::int64_t identity_rows = 0;
     for (std::int32_t i = 0; i < a.rows; ++i) {
         bool has_diagonal = false;
+        std::int32_t entries = 0;
+        T diagonal = T(0);
         for (std::int32_t k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k) {
             if (a.values[k] == T(0)) continue;
+            ++entries;
+            if (a.col[k] == i) diagonal = a.values[k];
             has_diagonal = has_diagonal || a.col[k] == i;
+        }
+        if (!has_diagonal) return false;
+        if (entries == 1 && diagonal == T(1)) {  // an identity row, held apart
+            ++identity_rows;
+            continue;
+        }
+        for (std::int32_t k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k) {
+            if (a.values[k] == T(0)) continue;
             const auto [entry, added] = values.emplace(std::int64_t{a.col[k]} - i, a.values[k]);
             if (!added && !(entry->second == a.values[k])) return false;
         }
-        if (!has_diagonal) return false;
     }
-    return true;
+    const auto main = values.find(0);
+    return identity_rows_fit(identity_rows, num_diagonals,
+                             main == values.end() ? 1.0 : static_cast<double>(main->second));
 }
 
 }  // namespace
@@ -116,9 +136,11 @@ struct RowMeasures {
     bool strictly_dominant = true;
     bool has_main_diagonal = true;  // a nonzero main diagonal entry in every row
     bool zero_row_sums = true;
+    std::int64_t identity_rows = 0;  // rows whose one entry is a 1 on the main diagonal
 
     void merge(const RowMeasures& o) {
         rows += o.rows;
+        identity_rows += o.identity_rows;
         nnz += o.nnz;
         zero_diagonal_rows += o.zero_diagonal_rows;
         largest = std::max(largest, o.largest);
@@ -134,15 +156,18 @@ struct RowMeasures {
     }
 };
 
-// What the entries of one diagonal (one offset j - i) hold: any, and whether all are one value.
+// What the entries of one diagonal (one offset j - i) hold: any, and whether all are one value
+// (on the main diagonal, the identity rows' 1 aside: `identity_only` while no other row was
+// seen).
 struct DiagonalMeasures {
     bool occupied = false;
     bool constant = true;
     double value = 0.0;  // the value of every entry while constant
+    bool identity_only = false;
 
     void merge(const DiagonalMeasures& o) {
-        if (!o.occupied) return;
-        if (occupied) {
+        if (!o.occupied || (occupied && o.identity_only)) return;
+        if (occupied && !identity_only) {
             constant = constant && o.constant && value == o.value;
         } else {
             *this = o;
@@ -182,20 +207,39 @@ void MatrixAnalysis::add(const DiaData<T>& a, std::int64_t begin, std::int64_t e
         const std::int64_t j = i + a.offsets[d];
         return j >= 0 && j < n ? a.at(d, i) : T(0);
     };
-    // Per diagonal: whether it holds an entry in the rows, and whether all are one value.
+    // Whether row i is an identity row (its one entry a 1 on the main diagonal).
+    const auto identity = [&](std::int64_t i) {
+        if (main < 0 || entry(main, i) != T(1)) return false;
+        for (int d = 0; d < diagonals; ++d) {
+            if (d != main && entry(d, i) != T(0)) return false;
+        }
+        return true;
+    };
+    // Per diagonal: whether it holds an entry in the rows, and whether all are one value (on
+    // the main diagonal, identity rows aside).
     for (int d = 0; d < diagonals; ++d) {
+        const auto counted = [&](std::int64_t i) {
+            return entry(d, i) != T(0) && !(d == main && identity(i));
+        };
         std::int64_t first = begin;
-        while (first < end && entry(d, first) == T(0)) ++first;
-        if (first == end) continue;
+        while (first < end && !counted(first)) ++first;
+        DiagonalMeasures found;
+        found.occupied = true;
+        if (first == end) {
+            if (d != main) continue;
+            // Only identity rows (or none: then the main diagonal is missing, as has_main_diagonal
+            // records).
+            found.identity_only = true;
+            found.value = 1.0;
+            measures_->diagonals[a.offsets[d]].merge(found);
+            continue;
+        }
         const T value_first = entry(d, first);
         bool same = true;
 #pragma omp parallel for schedule(static) reduction(&& : same)
         for (std::int64_t i = first + 1; i < end; ++i) {
-            const T value = entry(d, i);
-            if (value != T(0) && !(value_first == value)) same = false;
+            if (counted(i) && !(value_first == entry(d, i))) same = false;
         }
-        DiagonalMeasures found;
-        found.occupied = true;
         found.constant = same;
         found.value = static_cast<double>(value_first);
         measures_->diagonals[a.offsets[d]].merge(found);
@@ -230,6 +274,7 @@ void MatrixAnalysis::add(const DiaData<T>& a, std::int64_t begin, std::int64_t e
             }
             part.rows += 1;
             part.nnz += length;
+            if (length == 1 && main >= 0 && entry(main, i) == T(1)) ++part.identity_rows;
             if (!(std::abs(sum) <= 1e-12 * (std::abs(diagonal) + off))) part.zero_row_sums = false;
             if (diagonal == 0.0) ++part.zero_diagonal_rows;
             if (main < 0 || entry(main, i) == T(0)) part.has_main_diagonal = false;
@@ -270,7 +315,11 @@ MatrixProperties MatrixAnalysis::properties(double symmetry_tolerance) const {
     p.max_row_length = total.max_row_length;
     p.mean_row_length = n > 0 ? static_cast<double>(p.nnz) / static_cast<double>(n) : 0.0;
     p.zero_row_sums = n > 0 && total.zero_row_sums;
-    p.constant_coefficients = n > 0 && p.num_diagonals <= 8 && total.has_main_diagonal && constant;
+    const auto main = measures_->diagonals.find(0);
+    const double main_value = main == measures_->diagonals.end() ? 1.0 : main->second.value;
+    p.constant_coefficients = n > 0 && p.num_diagonals <= 8 && total.has_main_diagonal &&
+                              constant &&
+                              identity_rows_fit(total.identity_rows, p.num_diagonals, main_value);
     return p;
 }
 

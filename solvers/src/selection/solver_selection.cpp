@@ -108,6 +108,11 @@ SolverStep choose_preconditioner(Method method, const MatrixProperties& p,
     } else if (method == Method::cg && !p.weakly_dominant && fits_csr(p)) {
         step.preconditioner = PreconditionerKind::ssor;
         step.reason = "ssor: far from diagonal dominance, Gauss-Seidel coupling helps most";
+    } else if (p.constant_coefficients) {
+        step.preconditioner = PreconditionerKind::none;
+        step.reason =
+            "no preconditioner: constant coefficients put one value on the diagonal (identity "
+            "rows aside), so jacobi would only scale the residual";
     } else {
         step.preconditioner = PreconditionerKind::jacobi;
         step.reason = p.weakly_dominant ? "jacobi: diagonally dominant, diagonal scaling suffices"

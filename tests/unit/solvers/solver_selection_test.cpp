@@ -5,6 +5,7 @@
 
 #include <cmath>
 
+#include "simrun/solvers/matrices/conversions.hpp"
 #include "simrun/solvers/selection/matrix_properties.hpp"
 
 namespace simrun::solvers {
@@ -44,13 +45,16 @@ TEST(MatrixProperties, DetectsNonsymmetryAndLostDominance) {
     EXPECT_DOUBLE_EQ(indefinite.worst_dominance_ratio, 0.5);
 }
 
-TEST(SolverSelection, LaplacianGetsJacobiCgInTheStencilFormat) {
+// Constant coefficients: one value on the diagonal, so Jacobi would only scale the residual
+// (CG's iterates do not change) and costs a pass: no preconditioner.
+TEST(SolverSelection, LaplacianGetsPlainCgInTheStencilFormat) {
     const auto plan = plan_solver(analyze(tridiagonal(10, -1, 2, -1)), {});
     EXPECT_EQ(plan.first.method, Method::cg);
-    EXPECT_EQ(plan.first.preconditioner, PreconditionerKind::jacobi);
+    EXPECT_EQ(plan.first.preconditioner, PreconditionerKind::none);
     EXPECT_EQ(plan.format, Format::stencil) << plan.format_reason;
     EXPECT_NE(plan.format_reason.find("constant coefficients"), std::string::npos);
-    EXPECT_NE(plan.first.reason.find("cg + jacobi"), std::string::npos);
+    EXPECT_NE(plan.first.reason.find("cg + none"), std::string::npos) << plan.first.reason;
+    EXPECT_NE(plan.first.reason.find("jacobi would only scale"), std::string::npos);
     EXPECT_NE(plan.first.reason.find("SPD"), std::string::npos) << plan.first.reason;
     EXPECT_NE(plan.format_reason.find("3 diagonals"), std::string::npos) << plan.format_reason;
     // Fallback chain: BiCGStab, then BiCG; no Gauss-Seidel (only weakly dominant).
@@ -66,12 +70,15 @@ TEST(SolverSelection, VariableCoefficientsGetDiaAndCannotBeAStencil) {
     EXPECT_FALSE(p.constant_coefficients);
     EXPECT_TRUE(analyze(tridiagonal(10, -1, 2, -1)).constant_coefficients);
     EXPECT_EQ(plan_solver(p, {}).format, Format::dia);
+    EXPECT_EQ(plan_solver(p, {}).first.preconditioner, PreconditionerKind::jacobi);
     EXPECT_THROW(plan_solver(p, SolverRequest::parse("auto", "auto", "stencil")),
                  std::invalid_argument);
 }
 
 TEST(SolverSelection, NonsymmetricGetsBiCgStabAndDominantGetsGaussSeidelLast) {
-    const auto plan = plan_solver(analyze(tridiagonal(10, -1.5, 3, -0.5)), {});
+    auto a = tridiagonal(10, -1.5, 3, -0.5);
+    a.at(1, 4) = 3.5;  // variable coefficients: Jacobi scales the rows differently
+    const auto plan = plan_solver(analyze(a), {});
     EXPECT_EQ(plan.first.method, Method::bicgstab);
     EXPECT_EQ(plan.first.preconditioner, PreconditionerKind::jacobi);
     EXPECT_NE(plan.first.reason.find("nonsymmetric"), std::string::npos);
@@ -139,6 +146,38 @@ TEST(SolverSelection, UnevenRowsGetCsrAndEvenRowsEll) {
     }
     const auto plan = plan_solver(analyze(arrow), {});
     EXPECT_EQ(plan.format, Format::csr) << plan.format_reason;
+}
+
+// A grid's Dirichlet nodes are identity rows beside a main diagonal of another value: they stay
+// out of the constant-coefficient test (the stencil storage flags them), in the DIA analysis, its
+// merge over windows, and the CSR analysis alike.
+TEST(SolverSelection, IdentityRowsKeepAStencilConstant) {
+    DiaData<double> a = tridiagonal(12, -1, 2, -1);
+    for (const std::int64_t i : {std::int64_t{0}, std::int64_t{11}}) {
+        a.at(0, i) = 0.0;
+        a.at(1, i) = 1.0;
+        a.at(2, i) = 0.0;
+    }
+    a.at(0, 1) = 0.0;   // row 1's coupling to row 0
+    a.at(2, 10) = 0.0;  // row 10's to row 11
+    const MatrixProperties p = analyze(a);
+    EXPECT_TRUE(p.constant_coefficients);
+    EXPECT_EQ(p.num_diagonals, 3);
+    EXPECT_TRUE(analyze(to_csr(a)).constant_coefficients);
+    const auto plan = plan_solver(p, {});
+    EXPECT_EQ(plan.format, Format::stencil);
+    EXPECT_EQ(plan.first.preconditioner, PreconditionerKind::none);
+    // Windows holding only identity rows merge as neutral.
+    for (const std::int64_t split : {1, 2, 6, 11}) {
+        MatrixAnalysis windows;
+        windows.add(a, 0, split);
+        windows.add(a, split, a.n);
+        EXPECT_TRUE(windows.properties().constant_coefficients) << split;
+    }
+    // An identity row beside a different inner row is still one too many values.
+    a.at(1, 5) = 2.5;
+    EXPECT_FALSE(analyze(a).constant_coefficients);
+    EXPECT_FALSE(analyze(to_csr(a)).constant_coefficients);
 }
 
 }  // namespace

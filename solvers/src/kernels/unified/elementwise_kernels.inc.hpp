@@ -8,6 +8,15 @@ void fill(const Backend& backend, std::size_t n, T value, T* x) {
     parallel_for(backend, n, [=] SIMRUN_HOST_DEVICE(std::size_t i) { x[i] = value; });
 }
 
+// d_i = A(i, i), A's entry on its diagonal `main` (offset 0). Traffic: n values (or n masks)
+// read, n written.
+template <typename T>
+void dia_diagonal(const Backend& backend, const DiaView<T>& a, int main, T* d) {
+    parallel_for(backend, static_cast<std::size_t>(a.n), [=] SIMRUN_HOST_DEVICE(std::size_t i) {
+        d[i] = dia_entry(a, main, static_cast<std::int64_t>(i));
+    });
+}
+
 template <typename T>
 void copy_to_other(const Backend& backend, std::size_t n, const T* x, OtherPrecision<T>* y) {
     parallel_for(backend, n, [=] SIMRUN_HOST_DEVICE(std::size_t i) {

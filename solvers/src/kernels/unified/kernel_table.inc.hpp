@@ -6,6 +6,7 @@ template <typename T>
 const KernelTable<T>& kernel_table() {
     static const KernelTable<T> table{
         .fill = &fill<T>,
+        .dia_diagonal = &dia_diagonal<T>,
         .copy_to_other = &copy_to_other<T>,
         .axpy = &axpy<T>,
         .xpby = &xpby<T>,

@@ -91,7 +91,7 @@ struct ColourSweepPoints {
         const std::int64_t i =
             colour_point(box, num_colours, colour, static_cast<std::int64_t>(slot));
         if (i < 0) return;
-        const T diagonal = a.row_masks != nullptr ? a.constants[main] : a.values[main * a.n + i];
+        const T diagonal = dia_entry(a, main, i);
         x[i] += (b[i] - row_product(rows, i, VectorEntries<T>{x})) / diagonal;
     }
 };

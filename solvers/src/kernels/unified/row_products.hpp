@@ -6,18 +6,34 @@
 #include <cstdint>
 #include <variant>
 
-#include "simrun/solvers/base/host_device.hpp"
 #include "base/kernel_table.hpp"
+#include "simrun/solvers/base/host_device.hpp"
 
 namespace simrun::solvers {
 
-// Term d of DIA row i (zero when the row lacks it): the stencil's constant where the row's mask
+// The entry of diagonal d in a stencil row with this mask: the diagonal's constant, 1 in an
+// identity row (whose mask holds the main diagonal alone), 0 where the row lacks it.
+template <typename T>
+SIMRUN_HOST_DEVICE inline T stencil_entry(const DiaView<T>& a, unsigned mask, int d) {
+    if (!((mask >> d) & 1u)) return T(0);
+    return (mask & stencil_unit_row) ? T(1) : a.constants[d];
+}
+
+// Entry d of DIA row i, in either storage (zero where the row lacks it).
+template <typename T>
+SIMRUN_HOST_DEVICE inline T dia_entry(const DiaView<T>& a, int d, std::int64_t i) {
+    if (a.row_masks != nullptr) return stencil_entry(a, a.row_masks[i], d);
+    const std::int64_t j = i + a.offsets[d];
+    return j >= 0 && j < a.n ? a.values[d * a.n + i] : T(0);
+}
+
+// Term d of DIA row i (zero when the row lacks it): the stencil's entry where the row's mask
 // has bit d, or the stored value when column i + offsets[d] lies in the matrix.
 template <typename T, typename X>
 SIMRUN_HOST_DEVICE inline T dia_term(const DiaView<T>& a, unsigned mask, int d, std::int64_t i,
                                      const X& x) {
     const std::int64_t j = i + a.offsets[d];
-    if (a.row_masks != nullptr) return ((mask >> d) & 1u) ? a.constants[d] * x(j) : T(0);
+    if (a.row_masks != nullptr) return ((mask >> d) & 1u) ? stencil_entry(a, mask, d) * x(j) : T(0);
     return j >= 0 && j < a.n ? a.values[d * a.n + i] * x(j) : T(0);
 }
 

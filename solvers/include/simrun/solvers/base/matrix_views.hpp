@@ -11,10 +11,14 @@ namespace simrun::solvers {
 // DIA: values[d * n + i] = A(i, i + offsets[d]); columns outside [0, n) are ignored.
 // Constant-coefficient storage (a stencil, values null): A(i, i + offsets[d]) = constants[d]
 // where bit d of row_masks[i] is set, else 0 (bits are clear for columns outside [0, n)), so
-// the matrix costs one byte per row instead of num_diagonals values. The offsets and constants
-// travel in the view itself (kernel parameters: no memory load before the gathers).
+// the matrix costs one byte per row instead of num_diagonals values. A row whose mask also has
+// the bit stencil_unit_row is an identity row (its one entry, on the main diagonal, is 1: a
+// grid's Dirichlet node), which keeps a grid operator with Dirichlet sides in this storage;
+// the bit is free for stencils of at most 7 diagonals. The offsets and constants travel in the
+// view itself (kernel parameters: no memory load before the gathers).
 inline constexpr int max_dia_diagonals = 64;
 inline constexpr int max_stencil_diagonals = 8;
+inline constexpr unsigned stencil_unit_row = 0x80u;
 
 template <typename T>
 struct DiaView {

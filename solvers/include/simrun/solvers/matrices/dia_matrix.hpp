@@ -5,7 +5,9 @@
 // A matrix with constant coefficients (a grid stencil: each diagonal holds one value wherever
 // it is not zero, the main diagonal one nonzero value in every row, at most 8 diagonals) can
 // be stored as that stencil: one value per diagonal and one byte per row saying which diagonals
-// the row has (the boundary rows lack some). The SpMV then reads 1 byte per row instead of
+// the row has (the boundary rows lack some). Identity rows (a single 1 on the main diagonal, as
+// a grid's Dirichlet nodes have) may stand beside any main-diagonal value where the stencil has
+// at most 7 diagonals: their byte says so. The SpMV then reads 1 byte per row instead of
 // D values: the 5-point Laplacian's CG moves 81 bytes per row instead of 120.
 #include <cstdint>
 #include <memory>

@@ -15,6 +15,8 @@
 //   SSOR otherwise (rows far from dominance gain most from Gauss-Seidel coupling).
 // - otherwise => BiCGStab with multigrid on the same terms when the matrix is diagonally
 //   dominant (diffusion dominates), else Jacobi (none when a diagonal entry is zero).
+// - none in place of Jacobi where the coefficients are constant (a grid stencil, identity rows
+//   aside): one value on the diagonal makes Jacobi a scaling that changes no iterate.
 // - fallbacks: CG => BiCGStab (CG met p'Ap <= 0: not SPD after all); BiCGStab => BiCG (with
 //   Jacobi in place of multigrid, which has no transpose here);
 //   then, on a strictly diagonally dominant matrix, Gauss-Seidel (which must converge there).
