@@ -697,6 +697,11 @@ TYPED_TEST(CudaVersusCpu, MultigridKernels) {
     const auto x = random_vector<T>(static_cast<std::size_t>(n), 95);
     const auto weights = random_vector<T>(static_cast<std::size_t>(27 * nc), 96);
     const auto coarse_values = random_vector<T>(static_cast<std::size_t>(nc), 97);
+    const auto class_table = random_vector<T>(5 * max_transfer_slots, 98);
+    std::vector<std::uint8_t> point_classes(static_cast<std::size_t>(nc));
+    for (std::size_t i = 0; i < point_classes.size(); ++i) {
+        point_classes[i] = static_cast<std::uint8_t>((i * 7 + i / 5) % 5);
+    }
     auto run = [&](const std::shared_ptr<const Backend>& backend) {
         const auto& k = backend->template kernels<T>();
         const DiaMatrix<T> m7(backend, a7), m27(backend, a27);
@@ -717,11 +722,19 @@ TYPED_TEST(CudaVersusCpu, MultigridKernels) {
         k.box_restrict(*backend, t, r.data(), restricted.data());
         auto c = Array<T>::from_host(backend, coarse_values);
         k.box_interpolate_add(*backend, t, c.data(), x7.data());
+        // The same transfers with the weights in classes (a random class per coarse point).
+        auto classes = Array<std::uint8_t>::from_host(backend, point_classes);
+        auto table = Array<T>::from_host(backend, class_table);
+        BoxTransferView<T> classed{fine,    coarse,         {2, 2, 1},   {1, 0, 0},
+                                   nullptr, classes.data(), table.data()};
+        auto restricted_classed = Array<T>(backend, static_cast<std::size_t>(nc));
+        k.box_restrict(*backend, classed, r.data(), restricted_classed.data());
+        k.box_interpolate_add(*backend, classed, c.data(), x27.data());
         auto direction = Array<T>::from_host(backend, b);
         k.chebyshev_step(*backend, static_cast<std::size_t>(n), T(0.4), T(1.3), d.data(), r.data(),
                          direction.data(), x27.data());
         std::vector<T> out = r.to_host();
-        for (const Array<T>* part : {&x7, &x27, &restricted, &direction}) {
+        for (const Array<T>* part : {&x7, &x27, &restricted, &restricted_classed, &direction}) {
             const auto values = part->to_host();
             out.insert(out.end(), values.begin(), values.end());
         }

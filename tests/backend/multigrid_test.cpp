@@ -12,6 +12,7 @@
 #include <memory>
 #include <string>
 
+#include "base/kernel_table.hpp"
 #include "multigrid/level_transfer.hpp"
 #include "simrun/solvers/base/vector_ops.hpp"
 #include "simrun/solvers/matrices/conversions.hpp"
@@ -81,6 +82,80 @@ TEST(MultigridTransfer, ConstantCoefficientsWithDirichletSidesGiveBilinearWeight
         const int walls = (c[0] == 0 || c[0] == 6 ? 1 : 0) + (c[1] == 0 || c[1] == 6 ? 1 : 0);
         EXPECT_DOUBLE_EQ(sum, walls == 0 ? 1.0 : walls == 1 ? 0.5 : 0.25) << "fine point " << f;
     }
+}
+
+// A constant-coefficient operator's interpolation takes a few weight sets (inner points, sides,
+// corners): its classes hold every weight exactly, and the transfers give the same results
+// with the classes as with the weights. Coefficients that vary from point to point take too
+// many sets for classes.
+TEST(MultigridTransfer, WeightClassesHoldTheWeightsOfConstantCoefficients) {
+    SIMRUN_SKIP_WITHOUT_BACKEND(test_backend());
+    const GridBox fine = box_of({41, 37, 1}, 2);
+    const auto a = to_dia(testing::box_diffusion_matrix({41, 37, 1}, 2, {0.025, 0.027, 1},
+                                                        unit_coefficient, all_dirichlet));
+    const auto coarsening = multigrid::choose_coarsening(a, fine);
+    const auto weights = multigrid::operator_interpolation(a, fine, coarsening);
+    const std::int64_t nc = coarsening.coarse.size();
+    const auto classes = multigrid::weight_classes(weights, nc, 9);
+    ASSERT_TRUE(classes.has_value());
+    // Dirichlet sides: the bilinear weights at every coarse point (the wall's zero beyond).
+    EXPECT_EQ(classes->table.size(), std::size_t{max_transfer_slots});
+    // Neumann sides keep their ends as coarse points, which interpolate only inwards: inner
+    // points, 4 sides and 4 corners.
+    const auto neumann = to_dia(testing::box_diffusion_matrix({41, 37, 1}, 2, {0.025, 0.027, 1},
+                                                              unit_coefficient, all_neumann, 1.0));
+    const auto n_coarsening = multigrid::choose_coarsening(neumann, fine);
+    const auto n_classes =
+        multigrid::weight_classes(multigrid::operator_interpolation(neumann, fine, n_coarsening),
+                                  n_coarsening.coarse.size(), 9);
+    ASSERT_TRUE(n_classes.has_value());
+    EXPECT_EQ(n_classes->table.size(), std::size_t{9 * max_transfer_slots});
+    for (std::int64_t i = 0; i < nc; ++i) {
+        for (int slot = 0; slot < 9; ++slot) {
+            ASSERT_EQ(classes->table[classes->of_point[i] * max_transfer_slots + slot],
+                      weights[static_cast<std::size_t>(slot * nc + i)])
+                << "coarse point " << i << ", slot " << slot;
+        }
+    }
+    // The kernels with either layout.
+    const auto backend = test_backend();
+    const auto& k = backend->kernels<double>();
+    const auto w = Array<double>::from_host(backend, weights);
+    const auto of_point = Array<std::uint8_t>::from_host(backend, classes->of_point);
+    const auto table = Array<double>::from_host(backend, classes->table);
+    BoxTransferView<double> t{{2, {41, 37, 1}},
+                              {2, {coarsening.coarse.points[0], coarsening.coarse.points[1], 1}},
+                              {coarsening.axes[0].step, coarsening.axes[1].step, 1},
+                              {coarsening.axes[0].first, coarsening.axes[1].first, 0},
+                              w.data()};
+    BoxTransferView<double> classed = t;
+    classed.weights = nullptr;
+    classed.weight_class = of_point.data();
+    classed.class_weights = table.data();
+    const auto fine_values = Array<double>::from_host(
+        backend, testing::random_vector<double>(static_cast<std::size_t>(fine.size()), 5));
+    const auto coarse_values = Array<double>::from_host(
+        backend, testing::random_vector<double>(static_cast<std::size_t>(nc), 6));
+    Array<double> r1(backend, static_cast<std::size_t>(nc)),
+        r2(backend, static_cast<std::size_t>(nc));
+    k.box_restrict(*backend, t, fine_values.data(), r1.data());
+    k.box_restrict(*backend, classed, fine_values.data(), r2.data());
+    EXPECT_EQ(r1.to_host(), r2.to_host());
+    auto f1 = fine_values.clone();
+    auto f2 = fine_values.clone();
+    k.box_interpolate_add(*backend, t, coarse_values.data(), f1.data());
+    k.box_interpolate_add(*backend, classed, coarse_values.data(), f2.data());
+    EXPECT_EQ(f1.to_host(), f2.to_host());
+
+    const auto varying = [](double x, double y, double) {
+        return 1.0 + 0.5 * std::sin(37.0 * x) * std::cos(23.0 * y);
+    };
+    const auto b = to_dia(
+        testing::box_diffusion_matrix({41, 37, 1}, 2, {0.025, 0.027, 1}, varying, all_dirichlet));
+    const auto b_coarsening = multigrid::choose_coarsening(b, fine);
+    EXPECT_FALSE(multigrid::weight_classes(multigrid::operator_interpolation(b, fine, b_coarsening),
+                                           b_coarsening.coarse.size(), 9)
+                     .has_value());
 }
 
 TEST(MultigridTransfer, NeumannSidesKeepTheirEndsAndInterpolateConstantsExactly) {
@@ -231,8 +306,8 @@ void expect_iterations_independent_of_h(int dimension, std::initializer_list<std
 // The cycle's minimum traffic, counted by hand for two levels: the 7 x 7 Laplacian in
 // stencil storage (49 rows, a mask byte each) over a 3 x 3 coarsest level, in double.
 // Per sweep 49 + 3 * 49 * 8 = 1225 bytes (masks, b and x read, x written), two sweeps and the
-// residual (also 1225); restriction 49 * 8 + 9 * 8 + 81 * 8 (r, the coarse b, 9 weights per
-// coarse point) = 1112; the coarse x zeroed, 72; interpolation 2 * 49 * 8 + 72 + 648 = 1504;
+// residual (also 1225); restriction 49 * 8 + 9 * 8 + 9 (r, the coarse b, a weight class byte
+// per coarse point) = 473; the coarse x zeroed, 72; interpolation 2 * 49 * 8 + 72 + 9 = 865;
 // the coarsest level's dense inverse (81 + 18) * 8 = 792. A W-cycle visits it twice.
 TEST(MultigridCycle, BytesPerCycleCountTheKernelsAsTheCycleVisitsThem) {
     SIMRUN_SKIP_WITHOUT_BACKEND(test_backend());
@@ -242,7 +317,7 @@ TEST(MultigridCycle, BytesPerCycleCountTheKernelsAsTheCycleVisitsThem) {
     const DiaData<double> a = testing::laplacian_2d(7);
     const MultigridHierarchy<double> v(test_backend(), a, box_of({7, 7, 1}, 2), parameters);
     ASSERT_EQ(v.levels().size(), 2u);
-    const double own = 3 * 1225 + 1112 + 72 + 1504;
+    const double own = 3 * 1225 + 473 + 72 + 865;
     EXPECT_DOUBLE_EQ(v.bytes_per_cycle(), own + 792);
     parameters.cycle = MultigridCycle::w;
     const MultigridHierarchy<double> w(test_backend(), a, box_of({7, 7, 1}, 2), parameters);

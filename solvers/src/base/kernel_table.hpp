@@ -30,7 +30,14 @@ struct BoxShape {
 // interpolation, is stored by coarse point: weights[s * coarse.size() + I] is the weight of
 // coarse point I at the fine point s away from where it lies, s running over {-1, 0, 1} on the
 // coarsened axes (slot (sx + 1) + 3 (sy + 1) + 9 (sz + 1), axes beyond the dimension left out).
-// Restriction is R = P^T.
+// Restriction is R = P^T. Where the coarse points' weights take few distinct sets (a constant-
+// coefficient operator: the inner points alike, the sides and corners each alike), they are
+// kept as classes instead: weight_class[I] names coarse point I's set, class_weights[c *
+// max_transfer_slots + s] its weight in slot s (weights is then null), so the transfers read a
+// byte per coarse point instead of 3^dimension values.
+inline constexpr int max_transfer_slots = 27;
+inline constexpr int max_transfer_classes = 256;
+
 template <typename T>
 struct BoxTransferView {
     BoxShape fine;
@@ -38,7 +45,18 @@ struct BoxTransferView {
     int step[3];
     int first[3];
     const T* weights;
+    const std::uint8_t* weight_class = nullptr;
+    const T* class_weights = nullptr;
 };
+
+// The weight of coarse point I (of nc) in slot s, in either layout.
+template <typename T>
+SIMRUN_HOST_DEVICE inline T transfer_weight(const BoxTransferView<T>& t, int slot,
+                                            std::int64_t point, std::int64_t nc) {
+    return t.weight_class != nullptr
+               ? t.class_weights[t.weight_class[point] * max_transfer_slots + slot]
+               : t.weights[slot * nc + point];
+}
 
 // The slot of offset (sx, sy, sz) in a transfer's weights.
 SIMRUN_HOST_DEVICE inline int transfer_slot(int dimension, int sx, int sy, int sz) {

@@ -4,6 +4,8 @@
 // and the Galerkin operator P^T A P, all computed point by point on the box (no general sparse
 // products: each coarse row is summed from the fine stencils around it).
 #include <array>
+#include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "simrun/solvers/matrices/csr_data.hpp"
@@ -57,5 +59,18 @@ DiaData<double> galerkin_operator(const DiaData<double>& a, const GridBox& fine,
                                   const std::vector<double>& weights);
 
 int transfer_slots(int dimension);
+
+// The coarse points' weight sets (weights in operator_interpolation's layout, `slots` per
+// point) as classes in BoxTransferView's layout: of_point[I] the class of coarse point I,
+// table[c * max_transfer_slots + s] class c's weight in slot s. Nothing where the points take
+// more than max_transfer_classes distinct sets (coefficients that vary from point to point).
+// Sets are compared value by value; the points are classified on every core, each thread
+// comparing a point with its predecessor's class first.
+struct WeightClasses {
+    std::vector<std::uint8_t> of_point;
+    std::vector<double> table;
+};
+std::optional<WeightClasses> weight_classes(const std::vector<double>& weights,
+                                            std::int64_t coarse_points, int slots);
 
 }  // namespace simrun::solvers::multigrid

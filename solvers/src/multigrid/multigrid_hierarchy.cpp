@@ -48,9 +48,11 @@ struct MultigridHierarchy<T>::Level {
     int colours = 2;
     int main = 0;                // the diagonal of offset 0
     double chebyshev_upper = 0;  // Gershgorin bound of the spectrum of D^-1 A
-    // To the next coarser level.
+    // To the next coarser level: the weights, or their classes.
     BoxTransferView<T> transfer{};
     Array<T> weights;
+    Array<std::uint8_t> weight_class;
+    Array<T> class_weights;
     // Work vectors: the residual (and the Chebyshev direction); on coarse levels the right
     // side and the correction.
     Array<T> r, d, b, x;
@@ -239,15 +241,24 @@ void MultigridHierarchy<T>::build(const DiaData<double>& fine, const GridBox& bo
         }
         const std::vector<double> weights =
             multigrid::operator_interpolation(a, level_box, coarsening);
-        current->weights = upload<T>(backend_, weights);
         BoxTransferView<T>& t = current->transfer;
+        if (auto classes =
+                multigrid::weight_classes(weights, coarsening.coarse.size(),
+                                          multigrid::transfer_slots(level_box.dimension))) {
+            current->weight_class = Array<std::uint8_t>::from_host(backend_, classes->of_point);
+            current->class_weights = upload<T>(backend_, classes->table);
+            t.weight_class = current->weight_class.data();
+            t.class_weights = current->class_weights.data();
+        } else {
+            current->weights = upload<T>(backend_, weights);
+        }
         t.fine = current->shape;
         t.coarse = shape_of(coarsening.coarse);
         for (std::size_t axis = 0; axis < 3; ++axis) {
             t.step[axis] = coarsening.axes[axis].step;
             t.first[axis] = coarsening.axes[axis].first;
         }
-        t.weights = current->weights.data();
+        t.weights = current->weights.size() > 0 ? current->weights.data() : nullptr;
         summaries_.push_back({level_box, current->a->view().num_diagonals, current->colours});
         levels_.push_back(std::move(current));
         owned = multigrid::galerkin_operator(a, level_box, coarsening, weights);
@@ -418,7 +429,10 @@ double MultigridHierarchy<T>::level_bytes(std::size_t l, MultigridCycle cycle) c
     // One pass over the matrix: a mask byte per row (stencil storage) or its diagonals.
     const double matrix = a.row_masks != nullptr ? n : n * a.num_diagonals * value;
     const double coarse = static_cast<double>(levels_[l + 1]->box.size());
-    const double weights = coarse * multigrid::transfer_slots(level.box.dimension) * value;
+    // The weights of the coarse points, or a class byte each.
+    const double weights = level.transfer.weight_class != nullptr
+                               ? coarse
+                               : coarse * multigrid::transfer_slots(level.box.dimension) * value;
     // A sweep (all colours) or a Chebyshev step: the matrix, b and x read, x written (the
     // Chebyshev step adds its residual pass and its direction: 4n reads, 2n writes).
     const double sweep = parameters_.smoother == MultigridSmoother::red_black_gauss_seidel

@@ -128,8 +128,9 @@ SIMRUN_HOST_DEVICE inline void box_coordinates(const BoxShape& box, std::int64_t
     }
 }
 
-// coarse_I = sum_s w(I, s) fine_{at(I) + s}. Traffic: 3^d weights + 1 write per coarse point,
-// the fine vector (each fine value read by up to 2^d coarse points, through the cache).
+// coarse_I = sum_s w(I, s) fine_{at(I) + s}. Traffic: 3^d weights (or a class byte) + 1 write
+// per coarse point, the fine vector (each fine value read by up to 2^d coarse points, through
+// the cache).
 template <typename T>
 void box_restrict(const Backend& backend, const BoxTransferView<T>& t, const T* fine, T* coarse) {
     const std::int64_t nc = t.coarse.size();
@@ -154,7 +155,7 @@ void box_restrict(const Backend& backend, const BoxTransferView<T>& t, const T* 
                     const std::int64_t i = at[0] + sx;
                     if (i < 0 || i >= t.fine.points[0]) continue;
                     const int slot = transfer_slot(t.fine.dimension, sx, sy, sz);
-                    sum += t.weights[slot * nc + point] *
+                    sum += transfer_weight(t, slot, point, nc) *
                            fine[i + t.fine.points[0] * (j + t.fine.points[1] * k)];
                 }
             }
@@ -164,7 +165,7 @@ void box_restrict(const Backend& backend, const BoxTransferView<T>& t, const T* 
 }
 
 // fine_f += sum over the coarse points I near f of w(I, f - at(I)) coarse_I. Traffic: fine read
-// and written; per fine point up to 2^d coarse values and weights gathered.
+// and written; per fine point up to 2^d coarse values and weights (or class bytes) gathered.
 template <typename T>
 void box_interpolate_add(const Backend& backend, const BoxTransferView<T>& t, const T* coarse,
                          T* fine) {
@@ -191,7 +192,7 @@ void box_interpolate_add(const Backend& backend, const BoxTransferView<T>& t, co
                             t.coarse.points[0] * (index[1][b] + t.coarse.points[1] * index[2][c]);
                         const int slot = transfer_slot(t.fine.dimension, offset[0][a], offset[1][b],
                                                        offset[2][c]);
-                        sum += t.weights[slot * nc + point] * coarse[point];
+                        sum += transfer_weight(t, slot, point, nc) * coarse[point];
                     }
                 }
             }
