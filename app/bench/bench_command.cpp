@@ -136,8 +136,12 @@ json multigrid_cycle(const std::shared_ptr<const solvers::Backend>& backend,
     const std::vector<double> level_seconds = hierarchy.time_levels(b_device, x, cycles);
     json levels = json::array();
     for (std::size_t l = 0; l < level_seconds.size(); ++l) {
+        const auto storage = hierarchy.levels()[l].storage;
         levels.push_back({{"box", hierarchy.levels()[l].box.describe()},
                           {"diagonals", hierarchy.levels()[l].num_diagonals},
+                          {"storage", storage == solvers::DiaStorage::stencil   ? "stencil"
+                                      : storage == solvers::DiaStorage::classes ? "classes"
+                                                                                : "dia"},
                           {"seconds_per_cycle", level_seconds[l]}});
     }
     return {{"precision", std::is_same_v<C, double> ? "double" : "float"},
@@ -538,9 +542,10 @@ int run_bench(const BenchOptions& options) {
                         cycle["seconds"].get<double>(), cycle["bytes_per_unknown"].get<double>(),
                         cycle["floor_ratio"].get<double>());
                     for (const json& level : cycle["levels"]) {
-                        std::printf("    level %-12s %2d diagonals  %.3e s per cycle\n",
+                        std::printf("    level %-12s %2d diagonals %-8s %.3e s per cycle\n",
                                     level["box"].get<std::string>().c_str(),
                                     level["diagonals"].get<int>(),
+                                    level["storage"].get<std::string>().c_str(),
                                     level["seconds_per_cycle"].get<double>());
                     }
                 }

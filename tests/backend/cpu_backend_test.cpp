@@ -120,6 +120,20 @@ TEST(CpuBackend, HostBuffersAreAlignedAndChunkedCopiesMoveEveryValue) {
     cpu->release_host(host);
 }
 
+// a and b (the same matrix in two storages) give the same A x, bit for bit (the same nonzero
+// products added in the same order), and the same diagonal.
+template <typename T>
+void expect_same_products(const std::shared_ptr<const Backend>& cpu, const DiaMatrix<T>& a,
+                          const DiaMatrix<T>& b, unsigned seed) {
+    const std::size_t n = a.size();
+    const auto x = Array<T>::from_host(cpu, random_vector<T>(n, seed));
+    Array<T> y1(cpu, n), y2(cpu, n);
+    a.apply(x, y1);
+    b.apply(x, y2);
+    EXPECT_EQ(y1.to_host(), y2.to_host());
+    EXPECT_EQ(a.diagonal().to_host(), b.diagonal().to_host());
+}
+
 // A grid operator with Dirichlet sides: identity rows beside a main diagonal of 4 stay in the
 // stencil storage (flagged in their mask byte; products as the general storage's in the test
 // below), with their 1 in the diagonal and the host copy; with 8 diagonals no mask bit is left
@@ -158,21 +172,41 @@ TEST(DiaMatrix, IdentityRowsStayInTheStencilStorage) {
     EXPECT_THROW(DiaMatrix<double>(cpu, sorted, DiaStorage::stencil), std::invalid_argument);
 }
 
+// Row classes: a matrix with few kinds of rows (here the 5-point Laplacian with Dirichlet
+// rows, and the same with random values on one line) gives the general storage's products,
+// diagonal and host copy, in double and rounded to float; one with more than 256 kinds of rows
+// is refused.
+TEST(DiaMatrix, RowClassesHoldMatricesWithFewKindsOfRows) {
+    auto cpu = make_cpu_backend();
+    auto lined = testing::laplacian_2d_dirichlet_rows(31);
+    const auto line = random_vector<double>(31, 12, 1.0, 2.0);
+    for (std::int64_t i = 0; i < 31; ++i) lined.at(3, 31 * 7 + i) = -line[i];
+    for (const auto& a : {testing::laplacian_2d_dirichlet_rows(31), lined}) {
+        const DiaMatrix<double> classes(cpu, a, DiaStorage::classes);
+        const DiaMatrix<double> general(cpu, a, DiaStorage::general);
+        EXPECT_EQ(classes.storage(), DiaStorage::classes);
+        expect_same_products(cpu, classes, general, 13);
+        EXPECT_EQ(classes.host_data().values, a.values);
+        const DiaMatrix<float> narrow(classes), narrow_general(general);
+        EXPECT_EQ(narrow.storage(), DiaStorage::classes);
+        expect_same_products(cpu, narrow, narrow_general, 14);
+    }
+    auto varied = testing::laplacian_2d(40);
+    const auto values = random_vector<double>(static_cast<std::size_t>(varied.n), 15, 4.0, 5.0);
+    for (std::int64_t i = 0; i < varied.n; ++i)
+        varied.at(2, i) = values[static_cast<std::size_t>(i)];
+    EXPECT_THROW(DiaMatrix<double>(cpu, varied, DiaStorage::classes), std::invalid_argument);
+}
+
 TEST(DiaMatrix, ConstantCoefficientsAreStoredAsAStencil) {
     auto cpu = make_cpu_backend();
     for (const auto& matrix :
          {testing::laplacian_2d(37), testing::laplacian_2d_dirichlet_rows(29)}) {
-        const auto n = static_cast<std::size_t>(matrix.n);
         const DiaMatrix<double> stencil(cpu, matrix, DiaStorage::stencil);
         const DiaMatrix<double> general(cpu, matrix, DiaStorage::general);
         EXPECT_TRUE(stencil.is_stencil());
         EXPECT_FALSE(general.is_stencil());
-        const auto x = Array<double>::from_host(cpu, random_vector<double>(n, 8));
-        Array<double> y1(cpu, n), y2(cpu, n);
-        stencil.apply(x, y1);
-        general.apply(x, y2);
-        EXPECT_EQ(y1.to_host(), y2.to_host());
-        EXPECT_EQ(stencil.diagonal().to_host(), general.diagonal().to_host());
+        expect_same_products(cpu, stencil, general, 8);
     }
     const auto laplacian = testing::laplacian_2d(37);
 

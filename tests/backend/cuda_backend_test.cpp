@@ -224,8 +224,8 @@ void expect_fused_cg_steps_agree(const FusedCgRun<T>& gpu, const FusedCgRun<T>& 
 }
 
 // Constant coefficients kept as a stencil (a value per diagonal, a mask byte per row; identity
-// rows flagged, as a grid with Dirichlet sides has them) give the same products and diagonal
-// as the general storage, on the GPU as on the CPU.
+// rows flagged, as a grid with Dirichlet sides has them) or as row classes give the same
+// products and diagonal as the general storage, on the GPU as on the CPU.
 TYPED_TEST(CudaVersusCpu, StencilDiaSpmv) {
     using T = TypeParam;
     SIMRUN_REQUIRE_GPU(this->gpu);
@@ -236,17 +236,19 @@ TYPED_TEST(CudaVersusCpu, StencilDiaSpmv) {
         const auto x = random_vector<T>(n, 33);
         auto run = [&](const std::shared_ptr<const Backend>& b, DiaStorage storage) {
             const DiaMatrix<T> a(b, data, storage);
-            EXPECT_EQ(a.is_stencil(), storage == DiaStorage::stencil);
+            EXPECT_EQ(a.storage(), storage);
             auto xa = Array<T>::from_host(b, x);
             Array<T> y(b, n);
             a.apply(xa, y);
             return std::make_pair(y.to_host(), a.diagonal().to_host());
         };
-        const auto on_gpu = run(this->gpu, DiaStorage::stencil);
-        expect_close(on_gpu.first, run(this->cpu, DiaStorage::stencil).first, 16 * this->eps);
         const auto general = run(this->gpu, DiaStorage::general);
-        EXPECT_EQ(on_gpu.first, general.first);  // same products, same order
-        EXPECT_EQ(on_gpu.second, general.second);
+        for (const DiaStorage storage : {DiaStorage::stencil, DiaStorage::classes}) {
+            const auto on_gpu = run(this->gpu, storage);
+            expect_close(on_gpu.first, run(this->cpu, storage).first, 16 * this->eps);
+            EXPECT_EQ(on_gpu.first, general.first);  // same products, same order
+            EXPECT_EQ(on_gpu.second, general.second);
+        }
     }
 }
 

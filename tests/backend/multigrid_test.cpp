@@ -158,6 +158,33 @@ TEST(MultigridTransfer, WeightClassesHoldTheWeightsOfConstantCoefficients) {
                      .has_value());
 }
 
+// The Galerkin levels of a constant-coefficient operator have a few kinds of rows: they are kept
+// as row classes (a byte per row), the finest level as a stencil; variable coefficients keep
+// their values.
+TEST(MultigridHierarchy, ConstantCoefficientLevelsAreStencilsOrRowClasses) {
+    SIMRUN_SKIP_WITHOUT_BACKEND(test_backend());
+    MultigridParameters parameters;
+    parameters.coarsest_size = 16;
+    const MultigridHierarchy<double> constant(test_backend(),
+                                              testing::laplacian_2d_dirichlet_rows(65),
+                                              box_of({65, 65, 1}, 2), parameters);
+    ASSERT_GE(constant.levels().size(), 3u);
+    EXPECT_EQ(constant.levels()[0].storage, DiaStorage::stencil);
+    for (std::size_t l = 1; l + 1 < constant.levels().size(); ++l) {
+        EXPECT_EQ(constant.levels()[l].storage, DiaStorage::classes) << "level " << l;
+        EXPECT_EQ(constant.levels()[l].num_diagonals, 9);
+    }
+    const auto varying = [](double x, double y, double) {
+        return 1.0 + 0.5 * std::sin(37.0 * x) * std::cos(23.0 * y);
+    };
+    const auto a = to_dia(testing::box_diffusion_matrix({65, 65, 1}, 2, {1.0 / 64, 1.0 / 64, 1},
+                                                        varying, all_dirichlet));
+    const MultigridHierarchy<double> variable(test_backend(), a, box_of({65, 65, 1}, 2),
+                                              parameters);
+    EXPECT_EQ(variable.levels()[0].storage, DiaStorage::general);
+    EXPECT_EQ(variable.levels()[1].storage, DiaStorage::general);
+}
+
 TEST(MultigridTransfer, NeumannSidesKeepTheirEndsAndInterpolateConstantsExactly) {
     // 9 nodes per axis with no-flux sides: the ends are coarse (5 x 5) and P 1 = 1 everywhere.
     const GridBox fine = box_of({9, 9, 1}, 2);

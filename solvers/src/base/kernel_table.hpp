@@ -36,7 +36,6 @@ struct BoxShape {
 // max_transfer_slots + s] its weight in slot s (weights is then null), so the transfers read a
 // byte per coarse point instead of 3^dimension values.
 inline constexpr int max_transfer_slots = 27;
-inline constexpr int max_transfer_classes = 256;
 
 template <typename T>
 struct BoxTransferView {

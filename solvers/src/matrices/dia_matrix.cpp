@@ -6,6 +6,7 @@
 #include <string>
 
 #include "base/kernel_table.hpp"
+#include "matrices/value_classes.hpp"
 
 namespace simrun::solvers {
 namespace {
@@ -120,10 +121,25 @@ DiaMatrix<T>::DiaMatrix(std::shared_ptr<const Backend> backend, const DiaData<T>
                                         " rows");
         }
     }
+    storage_ = storage;
     if (storage == DiaStorage::stencil) {
         Stencil<T> stencil = constant_coefficients(data);
         host_constants_ = std::move(stencil.constants);
         row_masks_ = Array<std::uint8_t>::from_host(this->backend_, stencil.masks);
+    } else if (storage == DiaStorage::classes) {
+        const int diagonals = data.num_diagonals();
+        const auto classes =
+            classify_values<T>(data.n, diagonals, diagonals, [&](int d, std::int64_t i) {
+                const std::int64_t j = i + data.offsets[static_cast<std::size_t>(d)];
+                return j >= 0 && j < data.n ? data.at(d, i) : T(0);
+            });
+        if (!classes) {
+            throw std::invalid_argument("row-class storage needs at most " +
+                                        std::to_string(max_value_classes) +
+                                        " distinct rows; the matrix has more");
+        }
+        row_classes_ = Array<std::uint8_t>::from_host(this->backend_, classes->of_point);
+        class_values_ = Array<T>::from_host(this->backend_, classes->table);
     } else {
         values_ = Array<T>::from_host(this->backend_, data.values);
     }
@@ -134,15 +150,24 @@ template <typename U>
 requires(!std::is_same_v<U, T>) DiaMatrix<T>::DiaMatrix(const DiaMatrix<U>& other)
     : StoredMatrix<T>(other.backend(), static_cast<std::int64_t>(other.size())),
       host_offsets_(other.host_offsets_),
+      storage_(other.storage_),
       host_constants_(other.host_constants_.begin(), other.host_constants_.end()) {
+    // The values rounded (or widened) on the back-end.
+    const auto converted = [&](const Array<U>& from) {
+        Array<T> to(this->backend_, from.size());
+        if (to.size() > 0) {
+            this->backend_->template kernels<U>().copy_to_other(*this->backend_, to.size(),
+                                                                from.data(), to.data());
+        }
+        return to;
+    };
     if (other.is_stencil()) {
         row_masks_ = other.row_masks_.clone();
-        return;
-    }
-    values_ = Array<T>(this->backend_, other.values_.size());
-    if (values_.size() > 0) {
-        this->backend_->template kernels<U>().copy_to_other(*this->backend_, values_.size(),
-                                                            other.values_.data(), values_.data());
+    } else if (other.storage_ == DiaStorage::classes) {
+        row_classes_ = other.row_classes_.clone();
+        class_values_ = converted(other.class_values_);
+    } else {
+        values_ = converted(other.values_);
     }
 }
 
@@ -166,7 +191,7 @@ Array<T> DiaMatrix<T>::diagonal() const {
     if (main < 0) {
         this->backend_->template kernels<T>().fill(*this->backend_, this->size(), T(0),
                                                    diagonal.data());
-    } else if (is_stencil()) {  // the constant, or 1 in identity rows
+    } else if (storage_ != DiaStorage::general) {  // from the masks or the classes
         this->backend_->template kernels<T>().dia_diagonal(*this->backend_, view(), main,
                                                            diagonal.data());
     } else if (this->rows_ > 0) {
@@ -183,6 +208,11 @@ DiaView<T> DiaMatrix<T>::view() const {
         this->rows_, static_cast<int>(host_offsets_.size()), {}, values_.data(), row_masks_.data()};
     std::copy(host_offsets_.begin(), host_offsets_.end(), view.offsets);
     std::copy(host_constants_.begin(), host_constants_.end(), view.constants);
+    if (storage_ == DiaStorage::classes) {
+        view.values = nullptr;
+        view.row_classes = row_classes_.data();
+        view.class_values = class_values_.data();
+    }
     return view;
 }
 
@@ -191,12 +221,25 @@ DiaData<T> DiaMatrix<T>::host_data() const {
     DiaData<T> data;
     data.n = this->rows_;
     data.offsets = host_offsets_;
-    if (!is_stencil()) {
+    if (storage_ == DiaStorage::general) {
         data.values = values_.to_host();
         return data;
     }
-    const std::vector<std::uint8_t> masks = row_masks_.to_host();
     data.values.assign(host_offsets_.size() * static_cast<std::size_t>(data.n), T(0));
+    if (storage_ == DiaStorage::classes) {
+        const std::vector<std::uint8_t> classes = row_classes_.to_host();
+        const std::vector<T> table = class_values_.to_host();
+        const auto diagonals = static_cast<std::size_t>(data.num_diagonals());
+        for (int d = 0; d < data.num_diagonals(); ++d) {
+#pragma omp parallel for schedule(static)
+            for (std::int64_t i = 0; i < data.n; ++i) {
+                data.at(d, i) = table[classes[static_cast<std::size_t>(i)] * diagonals +
+                                      static_cast<std::size_t>(d)];
+            }
+        }
+        return data;
+    }
+    const std::vector<std::uint8_t> masks = row_masks_.to_host();
     for (int d = 0; d < data.num_diagonals(); ++d) {
         const T constant = host_constants_[static_cast<std::size_t>(d)];
 #pragma omp parallel for schedule(static)

@@ -1,7 +1,5 @@
 #include "multigrid/level_transfer.hpp"
 
-#include <omp.h>
-
 #include <algorithm>
 #include <bit>
 #include <cmath>
@@ -12,6 +10,7 @@
 #include <utility>
 
 #include "base/kernel_table.hpp"
+#include "matrices/value_classes.hpp"
 
 namespace simrun::solvers::multigrid {
 namespace {
@@ -126,84 +125,10 @@ int transfer_slots(int dimension) { return dimension == 1 ? 3 : dimension == 2 ?
 
 std::optional<WeightClasses> weight_classes(const std::vector<double>& weights,
                                             std::int64_t coarse_points, int slots) {
-    const std::int64_t nc = coarse_points;
-    WeightClasses classes;
-    classes.of_point.resize(static_cast<std::size_t>(nc));
-    // Each thread's distinct sets (`slots` values each) for its part [begin, end) of the points.
-    const int threads = omp_get_max_threads();
-    std::vector<std::vector<double>> sets(static_cast<std::size_t>(threads));
-    std::vector<std::int64_t> bounds(static_cast<std::size_t>(threads) + 1, nc);
-    bool too_many = false;
-#pragma omp parallel num_threads(threads) reduction(|| : too_many)
-    {
-        const int t = omp_get_thread_num(), parts = omp_get_num_threads();
-        const std::int64_t begin = nc * t / parts, end = nc * (t + 1) / parts;
-        bounds[static_cast<std::size_t>(t)] = begin;
-        std::vector<double>& own = sets[static_cast<std::size_t>(t)];
-        double point[max_transfer_slots];
-        int last = -1;
-        for (std::int64_t i = begin; i < end && !too_many; ++i) {
-            for (int slot = 0; slot < slots; ++slot) {
-                point[slot] = weights[static_cast<std::size_t>(slot * nc + i)];
-            }
-            const auto same = [&](int c) {
-                return std::equal(point, point + slots, own.begin() + c * slots);
-            };
-            const int count = static_cast<int>(own.size()) / slots;
-            int found = last >= 0 && same(last) ? last : -1;
-            for (int c = 0; c < count && found < 0; ++c) {
-                if (same(c)) found = c;
-            }
-            if (found < 0) {
-                if (count == max_transfer_classes) {
-                    too_many = true;
-                    break;
-                }
-                own.insert(own.end(), point, point + slots);
-                found = count;
-            }
-            classes.of_point[static_cast<std::size_t>(i)] = static_cast<std::uint8_t>(found);
-            last = found;
-        }
-    }
-    if (too_many) return std::nullopt;
-    // The threads' classes merged in thread order, and each point renamed to its merged class.
-    std::vector<std::vector<std::uint8_t>> renamed(static_cast<std::size_t>(threads));
-    std::vector<double> merged;
-    for (int t = 0; t < threads; ++t) {
-        const std::vector<double>& own = sets[static_cast<std::size_t>(t)];
-        for (std::size_t c = 0; c < own.size() / static_cast<std::size_t>(slots); ++c) {
-            const auto first = own.begin() + static_cast<std::ptrdiff_t>(c) * slots;
-            std::size_t m = 0;
-            const std::size_t count = merged.size() / static_cast<std::size_t>(slots);
-            while (m < count &&
-                   !std::equal(first, first + slots,
-                               merged.begin() + static_cast<std::ptrdiff_t>(m) * slots)) {
-                ++m;
-            }
-            if (m == count) {
-                if (count == max_transfer_classes) return std::nullopt;
-                merged.insert(merged.end(), first, first + slots);
-            }
-            renamed[static_cast<std::size_t>(t)].push_back(static_cast<std::uint8_t>(m));
-        }
-    }
-#pragma omp parallel for schedule(static, 1)
-    for (int t = 0; t < threads; ++t) {
-        const auto& names = renamed[static_cast<std::size_t>(t)];
-        for (std::int64_t i = bounds[static_cast<std::size_t>(t)];
-             i < bounds[static_cast<std::size_t>(t) + 1]; ++i) {
-            auto& c = classes.of_point[static_cast<std::size_t>(i)];
-            c = names[c];
-        }
-    }
-    const std::size_t count = merged.size() / static_cast<std::size_t>(slots);
-    classes.table.assign(count * max_transfer_slots, 0.0);
-    for (std::size_t c = 0; c < count; ++c) {
-        std::copy_n(merged.begin() + static_cast<std::ptrdiff_t>(c) * slots, slots,
-                    classes.table.begin() + static_cast<std::ptrdiff_t>(c) * max_transfer_slots);
-    }
-    return classes;
+    return classify_values<double>(
+        coarse_points, slots, max_transfer_slots, [&](int slot, std::int64_t i) {
+            return weights[static_cast<std::size_t>(slot * coarse_points + i)];
+        });
 }
 
 bool check_box_couplings(const DiaData<double>& a, const GridBox& box) {

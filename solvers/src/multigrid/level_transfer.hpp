@@ -8,6 +8,7 @@
 #include <optional>
 #include <vector>
 
+#include "matrices/value_classes.hpp"
 #include "simrun/solvers/matrices/csr_data.hpp"
 #include "simrun/solvers/matrices/dia_data.hpp"
 #include "simrun/solvers/multigrid/grid_box.hpp"
@@ -63,13 +64,10 @@ int transfer_slots(int dimension);
 // The coarse points' weight sets (weights in operator_interpolation's layout, `slots` per
 // point) as classes in BoxTransferView's layout: of_point[I] the class of coarse point I,
 // table[c * max_transfer_slots + s] class c's weight in slot s. Nothing where the points take
-// more than max_transfer_classes distinct sets (coefficients that vary from point to point).
+// more than max_value_classes distinct sets (coefficients that vary from point to point).
 // Sets are compared value by value; the points are classified on every core, each thread
 // comparing a point with its predecessor's class first.
-struct WeightClasses {
-    std::vector<std::uint8_t> of_point;
-    std::vector<double> table;
-};
+using WeightClasses = ValueClasses<double>;
 std::optional<WeightClasses> weight_classes(const std::vector<double>& weights,
                                             std::int64_t coarse_points, int slots);
 

@@ -259,7 +259,8 @@ void MultigridHierarchy<T>::build(const DiaData<double>& fine, const GridBox& bo
             t.first[axis] = coarsening.axes[axis].first;
         }
         t.weights = current->weights.size() > 0 ? current->weights.data() : nullptr;
-        summaries_.push_back({level_box, current->a->view().num_diagonals, current->colours});
+        summaries_.push_back(
+            {level_box, current->a->view().num_diagonals, current->colours, current->a->storage()});
         levels_.push_back(std::move(current));
         owned = multigrid::galerkin_operator(a, level_box, coarsening, weights);
         level_matrix = &*owned;
@@ -274,12 +275,15 @@ template <typename T>
 std::unique_ptr<DiaMatrix<T>> MultigridHierarchy<T>::make_level_operator(
     const DiaData<T>& a) const {
     // Constant coefficients (the fine level of a constant-coefficient grid problem) keep the
-    // stencil storage: a mask byte per row instead of the diagonals' values.
-    try {
-        return std::make_unique<DiaMatrix<T>>(backend_, a, DiaStorage::stencil);
-    } catch (const std::invalid_argument&) {
-        return std::make_unique<DiaMatrix<T>>(backend_, a, DiaStorage::general);
+    // stencil storage: a mask byte per row instead of the diagonals' values; few kinds of rows
+    // (the Galerkin levels of such a problem: inner rows, sides, corners) a class byte per row.
+    for (const DiaStorage storage : {DiaStorage::stencil, DiaStorage::classes}) {
+        try {
+            return std::make_unique<DiaMatrix<T>>(backend_, a, storage);
+        } catch (const std::invalid_argument&) {
+        }
     }
+    return std::make_unique<DiaMatrix<T>>(backend_, a, DiaStorage::general);
 }
 
 template <typename T>
@@ -426,8 +430,9 @@ double MultigridHierarchy<T>::level_bytes(std::size_t l, MultigridCycle cycle) c
         return (n * n + 2 * n) * value;
     }
     const DiaView<T> a = level.a->view();
-    // One pass over the matrix: a mask byte per row (stencil storage) or its diagonals.
-    const double matrix = a.row_masks != nullptr ? n : n * a.num_diagonals * value;
+    // One pass over the matrix: a mask or class byte per row, or its diagonals.
+    const double matrix =
+        a.row_masks != nullptr || a.row_classes != nullptr ? n : n * a.num_diagonals * value;
     const double coarse = static_cast<double>(levels_[l + 1]->box.size());
     // The weights of the coarse points, or a class byte each.
     const double weights = level.transfer.weight_class != nullptr

@@ -81,9 +81,16 @@ std::vector<T> LinearSystemSolver<T>::host_diagonal() const {
 template <typename T>
 std::unique_ptr<LinearOperator<T>> LinearSystemSolver<T>::make_transpose() const {
     if (const DiaMatrix<T>* dia = dia_operator()) {
-        return std::make_unique<DiaMatrix<T>>(
-            backend_, transpose(dia->host_data()),
-            dia->is_stencil() ? DiaStorage::stencil : DiaStorage::general);
+        // The transpose of a stencil with identity rows need not be a stencil (columns of
+        // the identity rows may hold other rows' couplings): general storage then.
+        DiaData<T> transposed = transpose(dia->host_data());
+        if (dia->is_stencil()) {
+            try {
+                return std::make_unique<DiaMatrix<T>>(backend_, transposed, DiaStorage::stencil);
+            } catch (const std::invalid_argument&) {
+            }
+        }
+        return std::make_unique<DiaMatrix<T>>(backend_, transposed, DiaStorage::general);
     }
     return make_operator(backend_, transpose(*host_), plan_.format);
 }

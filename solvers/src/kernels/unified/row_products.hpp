@@ -19,30 +19,50 @@ SIMRUN_HOST_DEVICE inline T stencil_entry(const DiaView<T>& a, unsigned mask, in
     return (mask & stencil_unit_row) ? T(1) : a.constants[d];
 }
 
-// Entry d of DIA row i, in either storage (zero where the row lacks it).
+// What a DIA row's terms are looked up by, read once per row: its mask (stencil storage), its
+// class (row-class storage), or nothing (general storage).
 template <typename T>
-SIMRUN_HOST_DEVICE inline T dia_entry(const DiaView<T>& a, int d, std::int64_t i) {
-    if (a.row_masks != nullptr) return stencil_entry(a, a.row_masks[i], d);
+SIMRUN_HOST_DEVICE inline unsigned dia_row_key(const DiaView<T>& a, std::int64_t i) {
+    return a.row_masks != nullptr     ? a.row_masks[i]
+           : a.row_classes != nullptr ? a.row_classes[i]
+                                      : 0u;
+}
+
+// Entry d of DIA row i with its key, in any storage (zero where the row lacks it).
+template <typename T>
+SIMRUN_HOST_DEVICE inline T dia_entry(const DiaView<T>& a, unsigned key, int d, std::int64_t i) {
+    if (a.row_masks != nullptr) return stencil_entry(a, key, d);
+    if (a.row_classes != nullptr) return a.class_values[key * a.num_diagonals + d];
     const std::int64_t j = i + a.offsets[d];
     return j >= 0 && j < a.n ? a.values[d * a.n + i] : T(0);
 }
 
+template <typename T>
+SIMRUN_HOST_DEVICE inline T dia_entry(const DiaView<T>& a, int d, std::int64_t i) {
+    return dia_entry(a, dia_row_key(a, i), d, i);
+}
+
 // Term d of DIA row i (zero when the row lacks it): the stencil's entry where the row's mask
-// has bit d, or the stored value when column i + offsets[d] lies in the matrix.
+// has bit d, the class's nonzero entry, or the stored value when column i + offsets[d] lies in
+// the matrix (x_j is read only then).
 template <typename T, typename X>
-SIMRUN_HOST_DEVICE inline T dia_term(const DiaView<T>& a, unsigned mask, int d, std::int64_t i,
+SIMRUN_HOST_DEVICE inline T dia_term(const DiaView<T>& a, unsigned key, int d, std::int64_t i,
                                      const X& x) {
     const std::int64_t j = i + a.offsets[d];
-    if (a.row_masks != nullptr) return ((mask >> d) & 1u) ? stencil_entry(a, mask, d) * x(j) : T(0);
+    if (a.row_masks != nullptr) return ((key >> d) & 1u) ? stencil_entry(a, key, d) * x(j) : T(0);
+    if (a.row_classes != nullptr) {
+        const T value = a.class_values[key * a.num_diagonals + d];
+        return value != T(0) ? value * x(j) : T(0);
+    }
     return j >= 0 && j < a.n ? a.values[d * a.n + i] * x(j) : T(0);
 }
 
-// Traffic per row: D values (or one mask byte) + x_j for each stored diagonal.
+// Traffic per row: D values (or one mask or class byte) + x_j for each stored diagonal.
 template <typename T, typename X>
 SIMRUN_HOST_DEVICE inline T row_product(const DiaView<T>& a, std::int64_t i, const X& x) {
-    const unsigned mask = a.row_masks != nullptr ? a.row_masks[i] : 0u;
+    const unsigned key = dia_row_key(a, i);
     T sum = 0;
-    for (int d = 0; d < a.num_diagonals; ++d) sum += dia_term(a, mask, d, i, x);
+    for (int d = 0; d < a.num_diagonals; ++d) sum += dia_term(a, key, d, i, x);
     return sum;
 }
 
@@ -55,10 +75,10 @@ struct FixedDiagonals {
 
 template <typename T, int D, typename X>
 SIMRUN_HOST_DEVICE inline T row_product(const FixedDiagonals<T, D>& f, std::int64_t i, const X& x) {
-    const unsigned mask = f.a.row_masks != nullptr ? f.a.row_masks[i] : 0u;
+    const unsigned key = dia_row_key(f.a, i);
     T sum = 0;
     SIMRUN_UNROLL
-    for (int d = 0; d < D; ++d) sum += dia_term(f.a, mask, d, i, x);
+    for (int d = 0; d < D; ++d) sum += dia_term(f.a, key, d, i, x);
     return sum;
 }
 

@@ -16,6 +16,10 @@ namespace simrun::solvers {
 // grid's Dirichlet node), which keeps a grid operator with Dirichlet sides in this storage;
 // the bit is free for stencils of at most 7 diagonals. The offsets and constants travel in the
 // view itself (kernel parameters: no memory load before the gathers).
+// Row-class storage (values and row_masks null): row i is class row_classes[i], whose entry on
+// diagonal d is class_values[row_classes[i] * num_diagonals + d] (zero for columns outside
+// [0, n)): a matrix with few kinds of rows, as a constant-coefficient Galerkin operator has
+// (inner rows, sides, corners), costs a byte per row and a small table.
 inline constexpr int max_dia_diagonals = 64;
 inline constexpr int max_stencil_diagonals = 8;
 inline constexpr unsigned stencil_unit_row = 0x80u;
@@ -28,6 +32,8 @@ struct DiaView {
     const T* values;                          // general storage
     const std::uint8_t* row_masks = nullptr;  // stencil storage
     T constants[max_stencil_diagonals] = {};
+    const std::uint8_t* row_classes = nullptr;  // row-class storage
+    const T* class_values = nullptr;
 };
 
 // Rows of a CSR matrix grouped by length for the GPU (seed 003): binned_rows lists every row,

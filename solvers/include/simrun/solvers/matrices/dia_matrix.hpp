@@ -21,17 +21,19 @@
 
 namespace simrun::solvers {
 
-// How the values are kept: one array per diagonal (general), or as a stencil (the matrix must
-// have constant coefficients).
-enum class DiaStorage { general, stencil };
+// How the values are kept: one array per diagonal (general), as a stencil (the matrix must
+// have constant coefficients), or as row classes (a byte per row naming its kind of row, and a
+// table of each kind's values: the matrix must have at most 256 distinct rows, as a constant-
+// coefficient multigrid level has).
+enum class DiaStorage { general, stencil, classes };
 
 template <typename T>
 class DiaMatrix final : public StoredMatrix<T> {
 public:
     // Copies host data to the back-end. Throws std::invalid_argument when values.size() is not
     // offsets.size() * n, offsets are not sorted and distinct, an offset is out of range, there
-    // are more than max_dia_diagonals, or
-    // stencil storage is asked of a matrix without constant coefficients (saying where).
+    // are more than max_dia_diagonals, stencil storage is asked of a matrix without constant
+    // coefficients (saying where), or row-class storage of one with more than 256 kinds of row.
     DiaMatrix(std::shared_ptr<const Backend> backend, const DiaData<T>& data,
               DiaStorage storage = DiaStorage::general);
     // The same matrix in T, rounded (or widened) on the back-end, in the same storage: no host
@@ -49,18 +51,23 @@ public:
     // The matrix back in host DIA form, copied from the back-end (stencil storage expanded; slots
     // outside the matrix zero), for the steps that need it after the host copy is gone.
     DiaData<T> host_data() const;
+    DiaStorage storage() const { return storage_; }
     // Whether the values are kept as a stencil.
-    bool is_stencil() const { return !host_constants_.empty(); }
+    bool is_stencil() const { return storage_ == DiaStorage::stencil; }
 
 private:
     template <typename>
     friend class DiaMatrix;
 
     std::vector<int> host_offsets_;
+    DiaStorage storage_ = DiaStorage::general;
     Array<T> values_;  // general storage
     // Stencil storage: one value per diagonal (passed in the view) and one mask per row.
     std::vector<T> host_constants_;
     Array<std::uint8_t> row_masks_;
+    // Row-class storage: each row's class, each class's values (class * diagonals + d).
+    Array<std::uint8_t> row_classes_;
+    Array<T> class_values_;
 };
 
 }  // namespace simrun::solvers

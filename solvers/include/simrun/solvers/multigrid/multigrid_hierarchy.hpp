@@ -71,6 +71,7 @@ public:
         GridBox box;
         int num_diagonals;  // of the level's operator (0 for the coarsest's dense inverse)
         int colours;        // of the Gauss-Seidel smoother
+        DiaStorage storage = DiaStorage::general;  // of the level's operator
     };
     const std::vector<LevelSummary>& levels() const { return summaries_; }
     // One line: "6 levels: 255x255 -> 127x127 -> ... -> 7x7 (direct), V(1,1), red-black
