@@ -128,6 +128,11 @@ TEST(CommandLine, RunWritesSeriesWhoseLastStepEqualsTheComputedField) {
     const auto result = run_simrun("run.toml --backend cpu", dir.path());
     ASSERT_EQ(result.exit_code, 0) << result.err;
     EXPECT_NE(result.out.find("5 steps"), std::string::npos) << result.out;
+    std::smatch per_step;
+    ASSERT_TRUE(std::regex_search(
+        result.out, per_step, std::regex("\\(([0-9.e+-]+) ms per step, solver ([0-9.e+-]+) ms\\)")))
+        << result.out;
+    EXPECT_LE(std::stod(per_step[2]), std::stod(per_step[1]));
     // Dirichlet sides are identity rows, which keep the constant-coefficient heat operator in
     // the stencil format with no Jacobi pass.
     EXPECT_NE(result.out.find("cg + none"), std::string::npos) << result.out;
@@ -334,10 +339,14 @@ TEST(CommandLine, MultigridCycleInEitherPrecisionReachesTheTolerance) {
                   precision == "float")
             << result.out;
         std::smatch match;
-        ASSERT_TRUE(
-            std::regex_search(result.out, match, std::regex("; ([0-9]+) solver iterations")))
+        ASSERT_TRUE(std::regex_search(
+            result.out, match,
+            std::regex("; ([0-9]+) solver iterations; ([0-9.]+) s \\(solver ([0-9.]+) s\\)")))
             << result.out;
         iterations[precision] = std::stoi(match[1]);
+        // The solver's share of the wait is part of it.
+        EXPECT_GT(std::stod(match[3]), 0.0);
+        EXPECT_LE(std::stod(match[3]), std::stod(match[2]));
     }
     EXPECT_LE(std::abs(iterations["float"] - iterations["double"]), 1);
     EXPECT_LE(iterations["float"], 12);

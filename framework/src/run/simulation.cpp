@@ -249,6 +249,7 @@ RunSummary Simulation::run() {
                 std::max(summary.removed_constant.value_or(0.0), *report->removed_constant);
         }
         summary.total_iterations += report->total_iterations();
+        summary.solver_seconds += report->seconds;
         summary.max_iterations = std::max(summary.max_iterations, report->total_iterations());
         summary.fallbacks += static_cast<std::int64_t>(report->attempts.size()) - 1;
         if (report->converged()) return;

@@ -1,5 +1,6 @@
 #include "simrun/solvers/selection/linear_system_solver.hpp"
 
+#include <chrono>
 #include <cmath>
 
 #include "methods/residual_monitor.hpp"
@@ -174,6 +175,7 @@ void LinearSystemSolver<T>::set_constant_removal_weights(std::span<const T> weig
 
 template <typename T>
 SolveReport LinearSystemSolver<T>::solve(const Array<T>& b, Array<T>& x) const {
+    const auto start = std::chrono::steady_clock::now();
     SolveReport report;
     // A singular system with the constants as null space is solved on the rest: b' = b - c w
     // with 1'b' = 0, which A x = b' can meet (the range of symmetric A is orthogonal to 1).
@@ -214,6 +216,9 @@ SolveReport LinearSystemSolver<T>::solve(const Array<T>& b, Array<T>& x) const {
             static_cast<T>(static_cast<double>(dot(x, ones_)) / static_cast<double>(x.size()));
         axpy(-mean, ones_, x);
     }
+    backend_->synchronize();
+    report.seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return report;
 }
 

@@ -42,6 +42,9 @@ struct RunSummary {
     // the end. The rest of the output's cost is setting up the files and writers' contention.
     double output_handover_seconds = 0.0;
     double output_wait_seconds = 0.0;
+    // Of `seconds`: the linear solves (SolveReport::seconds); the rest of a step forms its data
+    // and right-hand side.
+    double solver_seconds = 0.0;
     // A pure Neumann steady problem (u fixed only up to a constant): the largest share of a
     // right-hand side that was incompatible data and removed (SolveReport::removed_constant);
     // the solution written is the one of zero mean.

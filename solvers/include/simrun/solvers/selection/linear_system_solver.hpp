@@ -33,6 +33,8 @@ struct SolveReport {
     // the share of b the solve removed to make it compatible, ||c w|| / ||b|| (0 for
     // compatible data; see set_constant_removal_weights).
     std::optional<double> removed_constant;
+    // Wall time of the solve, every attempt and check included (the back-end synchronised).
+    double seconds = 0.0;
 };
 
 template <typename T>
