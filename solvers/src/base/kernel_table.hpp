@@ -64,27 +64,52 @@ SIMRUN_HOST_DEVICE inline int transfer_slot(int dimension, int sx, int sy, int s
 
 // The coarse points whose weights reach fine coordinate f along one axis of a transfer: the one
 // on f's line (offset 0), or the two around it (f one step above the lower, offset 1, and one
-// below the upper, offset -1), those inside the coarse box. Returns how many (1 or 2; 1 at
-// the box's ends).
-SIMRUN_HOST_DEVICE inline int coarse_neighbours_on_axis(std::int64_t f, int step, int first,
-                                                        std::int64_t coarse_points,
-                                                        std::int64_t (&index)[2],
-                                                        int (&offset)[2]) {
-    const std::int64_t u = f - first;
-    if (step == 1 || u % 2 == 0) {
-        index[0] = step == 1 ? u : u / 2;
-        offset[0] = 0;
-        return 1;
+// below the upper, offset -1), each valid where it lies inside the coarse box. Fixed slots, so
+// a kernel keeps them in registers (a count-indexed array went to local memory).
+struct AxisNeighbours {
+    std::int64_t index[2];
+    int offset[2];
+    bool valid[2];
+};
+
+SIMRUN_HOST_DEVICE inline AxisNeighbours coarse_neighbours_on_axis(std::int64_t f, int step,
+                                                                   int first,
+                                                                   std::int64_t coarse_points) {
+    const std::int64_t u = f - first;  // >= -1
+    if (step == 1 || u % 2 == 0) return {{step == 1 ? u : u / 2, 0}, {0, 0}, {true, false}};
+    const std::int64_t below = (u - 1) / 2;  // -1 below the first coarse point
+    return {{below, below + 1}, {1, -1}, {below >= 0, below + 1 < coarse_points}};
+}
+
+// Calls visit(coarse point, i, j, k, slot) for each coarse point (i, j, k) of `coarse` whose
+// weights reach the fine point with coordinates f, x neighbours outermost, lower first (the
+// order every transfer sums in). Unrolled: the neighbours stay in registers.
+template <typename Visit>
+SIMRUN_HOST_DEVICE inline void for_each_coarse_neighbour(const std::int64_t (&f)[3],
+                                                         const int (&step)[3],
+                                                         const int (&first)[3],
+                                                         const BoxShape& coarse, Visit&& visit) {
+    AxisNeighbours n[3];
+    SIMRUN_UNROLL
+    for (int axis = 0; axis < 3; ++axis) {
+        n[axis] = coarse_neighbours_on_axis(f[axis], step[axis], first[axis], coarse.points[axis]);
     }
-    const std::int64_t below = u < 0 ? -1 : (u - 1) / 2;
-    int count = 0;
-    for (std::int64_t q = below; q <= below + 1; ++q) {
-        if (q < 0 || q >= coarse_points) continue;
-        index[count] = q;
-        offset[count] = q == below ? 1 : -1;
-        ++count;
+    SIMRUN_UNROLL
+    for (int a = 0; a < 2; ++a) {
+        if (!n[0].valid[a]) continue;
+        SIMRUN_UNROLL
+        for (int b = 0; b < 2; ++b) {
+            if (!n[1].valid[b]) continue;
+            SIMRUN_UNROLL
+            for (int c = 0; c < 2; ++c) {
+                if (!n[2].valid[c]) continue;
+                const std::int64_t i = n[0].index[a], j = n[1].index[b], k = n[2].index[c];
+                visit(i + coarse.points[0] * (j + coarse.points[1] * k), i, j, k,
+                      transfer_slot(coarse.dimension, n[0].offset[a], n[1].offset[b],
+                                    n[2].offset[c]));
+            }
+        }
     }
-    return count;
 }
 
 // The other precision of the two a back-end computes in: double for float, float for double.

@@ -96,27 +96,21 @@ unsigned fine_axes(const Coordinates& c, const BoxCoarsening& coarsening) {
 }
 
 // Calls visit(coarse point, its coordinates, slot of c relative to it) for each coarse point
-// whose weights reach fine point c.
+// whose weights reach fine point c (as the transfer kernels visit them).
 template <typename Visit>
-void for_each_coarse_neighbour(const Coordinates& c, const GridBox& fine,
-                               const BoxCoarsening& coarsening, Visit&& visit) {
-    std::int64_t index[3][2];
-    int offset[3][2];
-    int count[3];
-    for (std::size_t axis = 0; axis < 3; ++axis) {
-        const AxisCoarsening& ax = coarsening.axes[axis];
-        count[axis] = coarse_neighbours_on_axis(
-            c[axis], ax.step, ax.first, coarsening.coarse.points[axis], index[axis], offset[axis]);
-    }
-    for (int a = 0; a < count[0]; ++a) {
-        for (int b = 0; b < count[1]; ++b) {
-            for (int k = 0; k < count[2]; ++k) {
-                visit(coarsening.coarse.row(index[0][a], index[1][b], index[2][k]),
-                      Coordinates{index[0][a], index[1][b], index[2][k]},
-                      transfer_slot(fine.dimension, offset[0][a], offset[1][b], offset[2][k]));
-            }
-        }
-    }
+void visit_coarse_neighbours(const Coordinates& c, const GridBox& fine,
+                             const BoxCoarsening& coarsening, Visit&& visit) {
+    const std::int64_t f[3] = {c[0], c[1], c[2]};
+    const int step[3] = {coarsening.axes[0].step, coarsening.axes[1].step, coarsening.axes[2].step};
+    const int first[3] = {coarsening.axes[0].first, coarsening.axes[1].first,
+                          coarsening.axes[2].first};
+    const GridBox& coarse = coarsening.coarse;
+    const BoxShape shape{fine.dimension, {coarse.points[0], coarse.points[1], coarse.points[2]}};
+    for_each_coarse_neighbour(
+        f, step, first, shape,
+        [&](std::int64_t point, std::int64_t i, std::int64_t j, std::int64_t k, int slot) {
+            visit(point, Coordinates{i, j, k}, slot);
+        });
 }
 
 }  // namespace
@@ -301,7 +295,7 @@ std::vector<double> operator_interpolation(const DiaData<double>& a, const GridB
                 if (diagonal <= 0) diagonal = -sum;  // weights that sum to 1
                 for (int t = 0; t < count; ++t) {
                     const double scale = -terms[t].second / diagonal;
-                    for_each_coarse_neighbour(
+                    visit_coarse_neighbours(
                         terms[t].first, fine, coarsening,
                         [&](std::int64_t point, const Coordinates& at_coarse, int slot) {
                             const double weight_h = w[static_cast<std::size_t>(slot * nc + point)];
@@ -334,13 +328,13 @@ CsrData<double> interpolation_matrix(const std::vector<double>& weights, const G
     std::vector<std::pair<std::int32_t, double>> row;
     for (std::int64_t f = 0; f < fine.size(); ++f) {
         row.clear();
-        for_each_coarse_neighbour(fine.coordinates(f), fine, coarsening,
-                                  [&](std::int64_t point, const Coordinates&, int slot) {
-                                      const double value =
-                                          weights[static_cast<std::size_t>(slot * nc + point)];
-                                      if (value != 0.0)
-                                          row.emplace_back(static_cast<std::int32_t>(point), value);
-                                  });
+        visit_coarse_neighbours(fine.coordinates(f), fine, coarsening,
+                                [&](std::int64_t point, const Coordinates&, int slot) {
+                                    const double value =
+                                        weights[static_cast<std::size_t>(slot * nc + point)];
+                                    if (value != 0.0)
+                                        row.emplace_back(static_cast<std::int32_t>(point), value);
+                                });
         std::sort(row.begin(), row.end());
         for (const auto& [column, value] : row) {
             p.col.push_back(column);

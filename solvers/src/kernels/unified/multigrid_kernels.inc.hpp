@@ -174,28 +174,12 @@ void box_interpolate_add(const Backend& backend, const BoxTransferView<T>& t, co
         backend, static_cast<std::size_t>(t.fine.size()), [=] SIMRUN_HOST_DEVICE(std::size_t p) {
             std::int64_t f[3];
             box_coordinates(t.fine, static_cast<std::int64_t>(p), f);
-            // Per axis the coarse points near f and f's offset from each.
-            std::int64_t index[3][2];
-            int offset[3][2];
-            int count[3];
-            for (int axis = 0; axis < 3; ++axis) {
-                count[axis] =
-                    coarse_neighbours_on_axis(f[axis], t.step[axis], t.first[axis],
-                                              t.coarse.points[axis], index[axis], offset[axis]);
-            }
             T sum = 0;
-            for (int a = 0; a < count[0]; ++a) {
-                for (int b = 0; b < count[1]; ++b) {
-                    for (int c = 0; c < count[2]; ++c) {
-                        const std::int64_t point =
-                            index[0][a] +
-                            t.coarse.points[0] * (index[1][b] + t.coarse.points[1] * index[2][c]);
-                        const int slot = transfer_slot(t.fine.dimension, offset[0][a], offset[1][b],
-                                                       offset[2][c]);
-                        sum += transfer_weight(t, slot, point, nc) * coarse[point];
-                    }
-                }
-            }
+            for_each_coarse_neighbour(
+                f, t.step, t.first, t.coarse,
+                [&](std::int64_t point, std::int64_t, std::int64_t, std::int64_t, int slot) {
+                    sum += transfer_weight(t, slot, point, nc) * coarse[point];
+                });
             fine[p] += sum;
         });
 }
