@@ -745,6 +745,57 @@ TYPED_TEST(CudaVersusCpu, MultigridKernels) {
     expect_close(run(this->gpu), run(this->cpu), 256 * this->eps);
 }
 
+// One red-black sweep of a random 5-point operator on a 2D box whose sides are not multiples of
+// the GPU's tiles (general storage: random values; row classes and the stencil: the Laplacian
+// with Dirichlet rows), two sweeps in either colour order: the GPU (both colours in one tiled
+// pass) gives the CPU's two passes, and its own two passes, to rounding.
+TYPED_TEST(CudaVersusCpu, RedBlackSweepFusesItsColours) {
+    using T = TypeParam;
+    SIMRUN_REQUIRE_GPU(this->gpu);
+    const std::int64_t nx = 301, ny = 77;
+    const BoxShape box{2, {nx, ny, 1}};
+    DiaData<T> random{nx * ny,
+                      {static_cast<int>(-nx), -1, 0, 1, static_cast<int>(nx)},
+                      random_vector<T>(static_cast<std::size_t>(5 * nx * ny), 71, -1.0, -0.1)};
+    const auto diagonal = random_vector<T>(static_cast<std::size_t>(random.n), 72, 4.5, 5.0);
+    for (std::int64_t i = 0; i < random.n; ++i) {
+        const std::int64_t x = i % nx, y = i / nx;
+        random.at(2, i) = diagonal[static_cast<std::size_t>(i)];
+        if (x == 0) random.at(1, i) = T(0);  // no coupling across the box's sides
+        if (x == nx - 1) random.at(3, i) = T(0);
+        if (y == 0) random.at(0, i) = T(0);
+        if (y == ny - 1) random.at(4, i) = T(0);
+    }
+    const DiaData<T> dirichlet = convert_dia<T>(testing::laplacian_2d_dirichlet_rows(nx, ny));
+    const auto b = random_vector<T>(static_cast<std::size_t>(nx * ny), 73);
+    const auto x0 = random_vector<T>(static_cast<std::size_t>(nx * ny), 74);
+    const std::pair<const DiaData<T>*, DiaStorage> cases[] = {{&random, DiaStorage::general},
+                                                              {&dirichlet, DiaStorage::classes},
+                                                              {&dirichlet, DiaStorage::stencil}};
+    for (const auto& [data, storage] : cases) {
+        SCOPED_TRACE(static_cast<int>(storage));
+        auto run = [&](const std::shared_ptr<const Backend>& backend, bool fused) {
+            const DiaMatrix<T> a(backend, *data, storage);
+            auto bb = Array<T>::from_host(backend, b);
+            auto x = Array<T>::from_host(backend, x0);
+            const auto& k = backend->template kernels<T>();
+            for (const int first : {0, 1}) {
+                if (fused) {
+                    k.box_red_black_sweep(*backend, a.view(), 2, box, first, bb.data(), x.data());
+                } else {
+                    k.box_colour_sweep(*backend, a.view(), 2, box, 2, first, bb.data(), x.data());
+                    k.box_colour_sweep(*backend, a.view(), 2, box, 2, 1 - first, bb.data(),
+                                       x.data());
+                }
+            }
+            return x.to_host();
+        };
+        const auto on_gpu = run(this->gpu, true);
+        expect_close(on_gpu, run(this->cpu, true), 64 * this->eps);
+        expect_close(on_gpu, run(this->gpu, false), 64 * this->eps);
+    }
+}
+
 // A whole multigrid-preconditioned CG solve of the 2D Laplacian on the GPU takes the CPU's
 // iterations (within one) and meets the tolerance in b - A x recomputed on the host, with the
 // cycle in either precision (the other one's through the conversions).

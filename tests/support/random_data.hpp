@@ -52,25 +52,30 @@ inline solvers::DiaData<double> laplacian_2d(std::int64_t m) {
     return a;
 }
 
-// The same Laplacian as a grid with Dirichlet sides assembles it: the box's boundary points are
-// identity rows, and the couplings of the inner points to them are dropped.
-inline solvers::DiaData<double> laplacian_2d_dirichlet_rows(std::int64_t m) {
-    solvers::DiaData<double> a = laplacian_2d(m);
-    const auto boundary = [m](std::int64_t i) {
-        const std::int64_t x = i % m, y = i / m;
-        return x == 0 || y == 0 || x == m - 1 || y == m - 1;
+// The 5-point Laplacian on an nx x ny box as a grid with Dirichlet sides assembles it: the
+// box's boundary points are identity rows, and the couplings of the inner points to them are
+// dropped.
+inline solvers::DiaData<double> laplacian_2d_dirichlet_rows(std::int64_t nx, std::int64_t ny) {
+    solvers::DiaData<double> a;
+    a.n = nx * ny;
+    a.offsets = {-static_cast<int>(nx), -1, 0, 1, static_cast<int>(nx)};
+    a.values.assign(5 * static_cast<std::size_t>(a.n), 0.0);
+    const auto boundary = [&](std::int64_t i) {
+        const std::int64_t x = i % nx, y = i / nx;
+        return x == 0 || y == 0 || x == nx - 1 || y == ny - 1;
     };
     for (std::int64_t i = 0; i < a.n; ++i) {
-        for (int d = 0; d < 5; ++d) {
-            const std::int64_t j = i + a.offsets[static_cast<std::size_t>(d)];
-            if (boundary(i)) {
-                a.at(d, i) = d == 2 ? 1.0 : 0.0;
-            } else if (d != 2 && boundary(j)) {
-                a.at(d, i) = 0.0;
-            }
+        a.at(2, i) = boundary(i) ? 1.0 : 4.0;
+        if (boundary(i)) continue;
+        for (const int d : {0, 1, 3, 4}) {
+            if (!boundary(i + a.offsets[static_cast<std::size_t>(d)])) a.at(d, i) = -1.0;
         }
     }
     return a;
+}
+
+inline solvers::DiaData<double> laplacian_2d_dirichlet_rows(std::int64_t m) {
+    return laplacian_2d_dirichlet_rows(m, m);
 }
 
 // y = A x with a plain dense-style loop in long double: the independent reference.

@@ -334,6 +334,11 @@ void MultigridHierarchy<T>::smooth(Level& level, const T* b, T* x, int sweeps, b
     const DiaView<T> a = level.a->view();
     if (parameters_.smoother == MultigridSmoother::red_black_gauss_seidel) {
         for (int sweep = 0; sweep < sweeps; ++sweep) {
+            if (level.colours == 2) {  // both colours in one call (one pass where fused)
+                kernels.box_red_black_sweep(*backend_, a, level.main, level.shape, forward ? 0 : 1,
+                                            b, x);
+                continue;
+            }
             for (int c = 0; c < level.colours; ++c) {
                 kernels.box_colour_sweep(*backend_, a, level.main, level.shape, level.colours,
                                          forward ? c : level.colours - 1 - c, b, x);

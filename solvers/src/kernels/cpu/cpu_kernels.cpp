@@ -27,6 +27,13 @@ void parallel_for(const Backend&, std::size_t n, F f) {
 #include "kernels/unified/elementwise_kernels.inc.hpp"
 #include "kernels/unified/multigrid_kernels.inc.hpp"
 
+// The reference: a pass per colour.
+template <typename T>
+void box_red_black_sweep(const Backend& backend, const DiaView<T>& a, int main, BoxShape box,
+                         int first, const T* b, T* x) {
+    box_colour_sweeps(backend, a, main, box, first, b, x);
+}
+
 // Reductions are summed in fixed chunks, then the chunk sums in chunk order, so the result is
 // the same for any number of threads.
 constexpr std::size_t reduction_chunk = 4096;

@@ -109,6 +109,16 @@ void box_colour_sweep(const Backend& backend, const DiaView<T>& a, int main, Box
     });
 }
 
+// One red-black Gauss-Seidel sweep of a box whose couplings lie along the axes: colour
+// `first` (0: (i + j + k) even), then the other, each its own pass (the reference; the CUDA
+// back-end fuses the two colours of a 2D box in one pass over tiles).
+template <typename T>
+void box_colour_sweeps(const Backend& backend, const DiaView<T>& a, int main, BoxShape box,
+                       int first, const T* b, T* x) {
+    box_colour_sweep(backend, a, main, box, 2, first, b, x);
+    box_colour_sweep(backend, a, main, box, 2, 1 - first, b, x);
+}
+
 template <typename I>
 SIMRUN_HOST_DEVICE inline void box_coordinates_in(const BoxShape& box, I point,
                                                   std::int64_t (&c)[3]) {
