@@ -78,32 +78,44 @@ __global__ void __launch_bounds__(block_size)
     red_black_tile_kernel(DiaView<T> a, int main, SweepTileSteps steps, std::int64_t nx,
                           std::int64_t ny, int first, const T* __restrict__ b, T* __restrict__ x) {
     __shared__ T xs[sweep_load_x * sweep_load_y];
-    const std::int64_t x0 = std::int64_t(blockIdx.x) * sweep_tile_x - 2;
+    const std::int64_t x0 = std::int64_t(blockIdx.x) * sweep_tile_x - 2;  // even
     const std::int64_t y0 = std::int64_t(blockIdx.y) * sweep_tile_y - 2;
-    for (int t = threadIdx.x; t < sweep_load_x * sweep_load_y; t += block_size) {
+    // Unrolled, so each thread has all its loads in flight at once.
+    constexpr int loads = (sweep_load_x * sweep_load_y + block_size - 1) / block_size;
+#pragma unroll
+    for (int k = 0; k < loads; ++k) {
+        const int t = threadIdx.x + k * block_size;
+        if (t >= sweep_load_x * sweep_load_y) break;
         const int lx = t % sweep_load_x, ly = t / sweep_load_x;
         const std::int64_t gx = x0 + lx, gy = y0 + ly;
         xs[t] = gx >= 0 && gx < nx && gy >= 0 && gy < ny ? x[gy * nx + gx] : T(0);
     }
     __syncthreads();
-    // The first colour over the tile and a halo of 1.
-    constexpr int inner_x = sweep_load_x - 2, inner_y = sweep_load_y - 2;
-    for (int t = threadIdx.x; t < inner_x * inner_y; t += block_size) {
-        const int lx = 1 + t % inner_x, ly = 1 + t / inner_x;
-        const std::int64_t gx = x0 + lx, gy = y0 + ly;
-        if (gx < 0 || gx >= nx || gy < 0 || gy >= ny || ((gx + gy) & 1) != first) continue;
-        sweep_update<T, D>(a, main, steps, gy * nx + gx, ly * sweep_load_x + lx, b, xs);
-    }
+    // The points of one colour in the local rows [row0, row0 + rows) and columns [col0, col0 +
+    // 2 per_row), per_row of them in each row: local column p + 2 m with p the row's parity
+    // for the colour (x0 is even, so a local column has its global column's parity).
+    const auto update_colour = [&](int colour, int row0, int rows, int col0, int per_row) {
+#pragma unroll 4
+        for (int t = threadIdx.x; t < rows * per_row; t += block_size) {
+            const int ly = row0 + t / per_row;
+            const std::int64_t gy = y0 + ly;
+            const int parity = static_cast<int>((colour + gy) & 1);
+            const int lx = parity + 2 * (t % per_row) + ((col0 - parity + 1) / 2) * 2;
+            const std::int64_t gx = x0 + lx;
+            if (gx < 0 || gx >= nx || gy < 0 || gy >= ny) continue;
+            sweep_update<T, D>(a, main, steps, gy * nx + gx, ly * sweep_load_x + lx, b, xs);
+        }
+    };
+    // The first colour over the tile and a halo of 1 (columns 1 .. load_x - 2: 65 a row), then
+    // the second over the tile (columns 2 .. tile_x + 1: 64 a row).
+    update_colour(first, 1, sweep_load_y - 2, 1, (sweep_load_x - 2) / 2);
     __syncthreads();
-    // The second colour over the tile.
-    for (int t = threadIdx.x; t < sweep_tile_x * sweep_tile_y; t += block_size) {
-        const int lx = 2 + t % sweep_tile_x, ly = 2 + t / sweep_tile_x;
-        const std::int64_t gx = x0 + lx, gy = y0 + ly;
-        if (gx >= nx || gy >= ny || ((gx + gy) & 1) == first) continue;
-        sweep_update<T, D>(a, main, steps, gy * nx + gx, ly * sweep_load_x + lx, b, xs);
-    }
+    update_colour(1 - first, 2, sweep_tile_y, 2, sweep_tile_x / 2);
     __syncthreads();
-    for (int t = threadIdx.x; t < sweep_tile_x * sweep_tile_y; t += block_size) {
+    constexpr int stores = sweep_tile_x * sweep_tile_y / block_size;
+#pragma unroll
+    for (int k = 0; k < stores; ++k) {
+        const int t = threadIdx.x + k * block_size;
         const int lx = 2 + t % sweep_tile_x, ly = 2 + t / sweep_tile_x;
         const std::int64_t gx = x0 + lx, gy = y0 + ly;
         if (gx < nx && gy < ny) x[gy * nx + gx] = xs[ly * sweep_load_x + lx];
