@@ -170,6 +170,11 @@ TEST(DiaMatrix, IdentityRowsStayInTheStencilStorage) {
     EXPECT_TRUE(analyze(a).constant_coefficients);
     EXPECT_FALSE(analyze(sorted).constant_coefficients);
     EXPECT_THROW(DiaMatrix<double>(cpu, sorted, DiaStorage::stencil), std::invalid_argument);
+    // The same with one of the extra diagonals stored but empty: 7 hold entries, 8 take mask
+    // bits, so the analysis does not promise the stencil either.
+    sorted.at(sorted.find_diagonal(3), 29 * 5 + 5) = 0.0;
+    EXPECT_FALSE(analyze(sorted).constant_coefficients);
+    EXPECT_THROW(DiaMatrix<double>(cpu, sorted, DiaStorage::stencil), std::invalid_argument);
 }
 
 // Row classes: a matrix with few kinds of rows (here the 5-point Laplacian with Dirichlet

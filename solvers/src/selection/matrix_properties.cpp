@@ -180,6 +180,9 @@ struct DiagonalMeasures {
 struct MatrixAnalysis::Measures {
     RowMeasures rows;
     std::map<std::int64_t, DiagonalMeasures> diagonals;  // by offset
+    // The most diagonals a window stores (empty ones included): the stencil storage gives each
+    // stored diagonal a mask bit, so the identity rows' flag needs one of them free.
+    int stored_diagonals = 0;
 };
 
 MatrixAnalysis::MatrixAnalysis() : measures_(std::make_unique<Measures>()) {}
@@ -192,6 +195,7 @@ MatrixAnalysis& MatrixAnalysis::operator=(MatrixAnalysis&&) noexcept = default;
 template <typename T>
 void MatrixAnalysis::add(const DiaData<T>& a, std::int64_t begin, std::int64_t end) {
     check_dia("matrix analysis", a);
+    measures_->stored_diagonals = std::max(measures_->stored_diagonals, a.num_diagonals());
     if (begin < 0 || end > a.n || begin > end) {
         throw std::invalid_argument("matrix analysis: rows [" + std::to_string(begin) + ", " +
                                     std::to_string(end) + ") outside a window of " +
@@ -317,9 +321,10 @@ MatrixProperties MatrixAnalysis::properties(double symmetry_tolerance) const {
     p.zero_row_sums = n > 0 && total.zero_row_sums;
     const auto main = measures_->diagonals.find(0);
     const double main_value = main == measures_->diagonals.end() ? 1.0 : main->second.value;
-    p.constant_coefficients = n > 0 && p.num_diagonals <= 8 && total.has_main_diagonal &&
-                              constant &&
-                              identity_rows_fit(total.identity_rows, p.num_diagonals, main_value);
+    p.constant_coefficients =
+        n > 0 && p.num_diagonals <= 8 && total.has_main_diagonal && constant &&
+        identity_rows_fit(total.identity_rows,
+                          std::max(p.num_diagonals, measures_->stored_diagonals), main_value);
     return p;
 }
 
