@@ -213,6 +213,18 @@ TEST(DiaMatrix, ConstantCoefficientsAreStoredAsAStencil) {
         EXPECT_FALSE(general.is_stencil());
         expect_same_products(cpu, stencil, general, 8);
     }
+    // Eight diagonals (offsets -4 .. 3): bit 7 is the last diagonal's, not an identity flag.
+    DiaData<double> eight{20, {-4, -3, -2, -1, 0, 1, 2, 3}, std::vector<double>(160, 0.0)};
+    for (int d = 0; d < 8; ++d) {
+        for (std::int64_t i = 0; i < 20; ++i) {
+            const std::int64_t j = i + eight.offsets[static_cast<std::size_t>(d)];
+            if (j >= 0 && j < 20) eight.at(d, i) = d == 4 ? 10.0 : -1.0;
+        }
+    }
+    ASSERT_TRUE(analyze(eight).constant_coefficients);
+    const DiaMatrix<double> eight_stencil(cpu, eight, DiaStorage::stencil);
+    expect_same_products(cpu, eight_stencil, DiaMatrix<double>(cpu, eight), 9);
+    EXPECT_EQ(eight_stencil.host_data().values, eight.values);
     const auto laplacian = testing::laplacian_2d(37);
 
     // Not constant coefficients: one off-diagonal value differs, or a main diagonal entry

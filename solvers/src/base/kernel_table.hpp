@@ -121,7 +121,7 @@ struct KernelTable {
     // ---- element-wise (written once for both back-ends) ----
     // x = value. Traffic: n writes.
     void (*fill)(const Backend&, std::size_t n, T value, T* x);
-    // d = the main diagonal of A (`main`: the index of offset 0), in either DIA storage.
+    // d = the main diagonal of A (`main`: the index of offset 0), in any DIA storage.
     // Traffic: n values (or n masks) read, n writes.
     void (*dia_diagonal)(const Backend&, const DiaView<T>& a, int main, T* d);
     // y = x rounded (or widened) to the other precision. Traffic: n reads, n writes (of the

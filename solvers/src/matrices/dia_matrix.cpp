@@ -245,7 +245,8 @@ DiaData<T> DiaMatrix<T>::host_data() const {
 #pragma omp parallel for schedule(static)
         for (std::int64_t i = 0; i < data.n; ++i) {
             const unsigned mask = masks[static_cast<std::size_t>(i)];
-            if ((mask >> d) & 1u) data.at(d, i) = (mask & stencil_unit_row) ? T(1) : constant;
+            const bool identity = data.num_diagonals() < 8 && (mask & stencil_unit_row);
+            if ((mask >> d) & 1u) data.at(d, i) = identity ? T(1) : constant;
         }
     }
     return data;

@@ -175,6 +175,7 @@ void LinearSystemSolver<T>::set_constant_removal_weights(std::span<const T> weig
 
 template <typename T>
 SolveReport LinearSystemSolver<T>::solve(const Array<T>& b, Array<T>& x) const {
+    backend_->synchronize();  // work queued before the solve is not the solve's
     const auto start = std::chrono::steady_clock::now();
     SolveReport report;
     // A singular system with the constants as null space is solved on the rest: b' = b - c w

@@ -231,6 +231,9 @@ void MatrixAnalysis::add(const DiaData<T>& a, std::int64_t begin, std::int64_t e
         found.occupied = true;
         if (first == end) {
             if (d != main) continue;
+            bool any_identity = false;
+            for (std::int64_t i = begin; i < end && !any_identity; ++i) any_identity = identity(i);
+            if (!any_identity) continue;  // no entry on the main diagonal at all
             // Only identity rows (or none: then the main diagonal is missing, as has_main_diagonal
             // records).
             found.identity_only = true;
@@ -321,10 +324,10 @@ MatrixProperties MatrixAnalysis::properties(double symmetry_tolerance) const {
     p.zero_row_sums = n > 0 && total.zero_row_sums;
     const auto main = measures_->diagonals.find(0);
     const double main_value = main == measures_->diagonals.end() ? 1.0 : main->second.value;
-    p.constant_coefficients =
-        n > 0 && p.num_diagonals <= 8 && total.has_main_diagonal && constant &&
-        identity_rows_fit(total.identity_rows,
-                          std::max(p.num_diagonals, measures_->stored_diagonals), main_value);
+    // The stencil storage gives every stored diagonal a mask bit, empty ones included.
+    const int mask_bits = std::max(p.num_diagonals, measures_->stored_diagonals);
+    p.constant_coefficients = n > 0 && mask_bits <= 8 && total.has_main_diagonal && constant &&
+                              identity_rows_fit(total.identity_rows, mask_bits, main_value);
     return p;
 }
 

@@ -108,11 +108,13 @@ SolverStep choose_preconditioner(Method method, const MatrixProperties& p,
     } else if (method == Method::cg && !p.weakly_dominant && fits_csr(p)) {
         step.preconditioner = PreconditionerKind::ssor;
         step.reason = "ssor: far from diagonal dominance, Gauss-Seidel coupling helps most";
-    } else if (p.constant_coefficients) {
+    } else if (p.constant_coefficients && p.positive_diagonal) {
+        // With identity rows (diagonal 1 beside the constant c > 0) Jacobi is not quite a
+        // scaling, but those rows are decoupled: they add at most the one eigenvalue 1.
         step.preconditioner = PreconditionerKind::none;
         step.reason =
-            "no preconditioner: constant coefficients put one value on the diagonal (identity "
-            "rows aside), so jacobi would only scale the residual";
+            "no preconditioner: constant coefficients put one positive value on the diagonal "
+            "(identity rows aside), so jacobi would only scale the residual";
     } else {
         step.preconditioner = PreconditionerKind::jacobi;
         step.reason = p.weakly_dominant ? "jacobi: diagonally dominant, diagonal scaling suffices"

@@ -16,7 +16,8 @@ namespace simrun::solvers {
 template <typename T>
 SIMRUN_HOST_DEVICE inline T stencil_entry(const DiaView<T>& a, unsigned mask, int d) {
     if (!((mask >> d) & 1u)) return T(0);
-    return (mask & stencil_unit_row) ? T(1) : a.constants[d];
+    // Bit 7 is the identity flag only where no eighth diagonal takes it.
+    return a.num_diagonals < 8 && (mask & stencil_unit_row) ? T(1) : a.constants[d];
 }
 
 // What a DIA row's terms are looked up by, read once per row: its mask (stencil storage), its

@@ -14,7 +14,7 @@ namespace simrun::solvers {
 // the matrix costs one byte per row instead of num_diagonals values. A row whose mask also has
 // the bit stencil_unit_row is an identity row (its one entry, on the main diagonal, is 1: a
 // grid's Dirichlet node), which keeps a grid operator with Dirichlet sides in this storage;
-// the bit is free for stencils of at most 7 diagonals. The offsets and constants travel in the
+// the bit means that only in stencils of at most 7 diagonals (with 8 it is diagonal 7's). The offsets and constants travel in the
 // view itself (kernel parameters: no memory load before the gathers).
 // Row-class storage (values and row_masks null): row i is class row_classes[i], whose entry on
 // diagonal d is class_values[row_classes[i] * num_diagonals + d] (zero for columns outside

@@ -24,8 +24,9 @@ struct MatrixProperties {
     std::int32_t max_row_length = 0;
     double mean_row_length = 0.0;
     // A grid stencil: at most 8 diagonals, each holding one value wherever it is nonzero, and
-    // the main diagonal nonzero in every row (the stencil format's condition); identity rows
-    // (a grid's Dirichlet nodes) aside where the stencil has at most 7 diagonals.
+    // the main diagonal nonzero in every row (the stencil format's condition; diagonals stored
+    // in a DIA input count, empty ones included); identity rows (a grid's Dirichlet nodes)
+    // aside where the stencil has at most 7 diagonals or its main diagonal is 1.
     bool constant_coefficients = false;
     // Every row sums to zero (|sum_j a_ij| <= 1e-12 sum_j |a_ij|): A 1 = 0, so A is singular
     // with the constants in its null space (a pure Neumann problem's operator).
