@@ -206,12 +206,17 @@ struct KernelTable {
     // each colour's pass touches every cache line of x and b (its points alternate).
     void (*box_colour_sweep)(const Backend&, const DiaView<T>& a, int main, BoxShape box,
                              int num_colours, int colour, const T* b, T* x);
-    // One red-black sweep (2 colours, couplings along the axes): colour `first` ((i + j + k)
-    // mod 2), then the other, as two box_colour_sweep passes would make it. Traffic: A's rows,
-    // b, x read and x written once where the colours are fused (the CUDA back-end on 2D boxes:
-    // tiles with a halo of 2 in shared memory), twice where they are not.
+    // One red-black sweep (2 colours, couplings along the axes) from x into x_out (another
+    // vector: the sweep reads every x before it writes): colour `first` ((i + j + k) mod 2),
+    // then the other, as two box_colour_sweep passes on a copy of x would make it. Traffic:
+    // A's rows, b and x read and x_out written once where the colours are fused (the CUDA
+    // back-end on 2D boxes: tiles with a halo of 2 in shared memory), else a copy and two
+    // passes.
     void (*box_red_black_sweep)(const Backend&, const DiaView<T>& a, int main, BoxShape box,
-                                int first, const T* b, T* x);
+                                int first, const T* b, const T* x, T* x_out);
+    // Whether box_red_black_sweep fuses the colours for this operator and box (where it does
+    // not, a pass per colour in place moves less).
+    bool (*fuses_red_black_sweep)(const DiaView<T>& a, BoxShape box);
     // coarse = P^T fine. Traffic: 3^dimension weights and a write per coarse point, the fine
     // vector once (its points shared by neighbouring coarse points through the cache).
     void (*box_restrict)(const Backend&, const BoxTransferView<T>& t, const T* fine, T* coarse);

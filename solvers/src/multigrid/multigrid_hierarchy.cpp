@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <string>
 #include <type_traits>
+#include <utility>
 
 #include "base/kernel_table.hpp"
 #include "multigrid/coarsest_inverse.hpp"
@@ -54,8 +55,9 @@ struct MultigridHierarchy<T>::Level {
     Array<std::uint8_t> weight_class;
     Array<T> class_weights;
     // Work vectors: the residual (and the Chebyshev direction); on coarse levels the right
-    // side and the correction.
-    Array<T> r, d, b, x;
+    // side and the correction; for two-colour Gauss-Seidel, the vector a sweep writes into
+    // (a sweep reads x and writes another vector; the iterate moves between the two).
+    Array<T> r, d, b, x, swept;
     // The coarsest level: its dense inverse.
     Array<T> inverse;
     DenseView<T> inverse_view{};
@@ -239,6 +241,11 @@ void MultigridHierarchy<T>::build(const DiaData<double>& fine, const GridBox& bo
             current->b = Array<T>(backend_, n);
             current->x = Array<T>(backend_, n);
         }
+        if (parameters_.smoother == MultigridSmoother::red_black_gauss_seidel &&
+            current->colours == 2 &&
+            backend_->kernels<T>().fuses_red_black_sweep(current->a->view(), current->shape)) {
+            current->swept = Array<T>(backend_, n);
+        }
         const std::vector<double> weights =
             multigrid::operator_interpolation(a, level_box, coarsening);
         BoxTransferView<T>& t = current->transfer;
@@ -329,22 +336,27 @@ void MultigridHierarchy<T>::cycle(const Array<T>& b, Array<T>& x) const {
 }
 
 template <typename T>
-void MultigridHierarchy<T>::smooth(Level& level, const T* b, T* x, int sweeps, bool forward) const {
+T* MultigridHierarchy<T>::smooth(Level& level, const T* b, T* x, T* spare, int sweeps,
+                                 bool forward) const {
     const KernelTable<T>& kernels = backend_->kernels<T>();
     const DiaView<T> a = level.a->view();
+    if (level.swept.size() > 0) {
+        // Both colours in one pass (fused on this back-end), from one vector into the other.
+        for (int sweep = 0; sweep < sweeps; ++sweep) {
+            kernels.box_red_black_sweep(*backend_, a, level.main, level.shape, forward ? 0 : 1, b,
+                                        x, spare);
+            std::swap(x, spare);
+        }
+        return x;
+    }
     if (parameters_.smoother == MultigridSmoother::red_black_gauss_seidel) {
         for (int sweep = 0; sweep < sweeps; ++sweep) {
-            if (level.colours == 2) {  // both colours in one call (one pass where fused)
-                kernels.box_red_black_sweep(*backend_, a, level.main, level.shape, forward ? 0 : 1,
-                                            b, x);
-                continue;
-            }
             for (int c = 0; c < level.colours; ++c) {
                 kernels.box_colour_sweep(*backend_, a, level.main, level.shape, level.colours,
                                          forward ? c : level.colours - 1 - c, b, x);
             }
         }
-        return;
+        return x;
     }
     // Chebyshev on [0.3 upper, upper] for D^-1 A: x += d_k with the three-term recurrence
     // d_k = rho_k rho_{k-1} d_{k-1} + (2 rho_k / delta) D^-1 r_k (Saad, Algorithm 12.1).
@@ -368,6 +380,7 @@ void MultigridHierarchy<T>::smooth(Level& level, const T* b, T* x, int sweeps, b
                                level.inverse_diagonal.data(), r, d, x);
         rho = rho_next;
     }
+    return x;
 }
 
 template <typename T>
@@ -394,9 +407,13 @@ void MultigridHierarchy<T>::run_cycle(std::size_t l, const T* b, T* x, Multigrid
         end();
         return;
     }
-    smooth(level, b, x, parameters_.pre_sweeps, true);
+    // The iterate moves between x and the level's swept vector as the sweeps write (where they
+    // write into another vector); it ends in x.
+    T* spare = level.swept.size() > 0 ? level.swept.data() : x;
+    T* current = smooth(level, b, x, spare, parameters_.pre_sweeps, true);
+    spare = current == x ? spare : x;
     T* r = level.r.data();
-    kernels.dia_residual(*backend_, level.a->view(), b, x, r);
+    kernels.dia_residual(*backend_, level.a->view(), b, current, r);
     Level& next = *levels_[l + 1];
     kernels.box_restrict(*backend_, level.transfer, r, next.b.data());
     kernels.fill(*backend_, next.x.size(), T(0), next.x.data());
@@ -418,10 +435,13 @@ void MultigridHierarchy<T>::run_cycle(std::size_t l, const T* b, T* x, Multigrid
             break;
     }
     begin();
-    kernels.box_interpolate_add(*backend_, level.transfer, next.x.data(), x);
+    kernels.box_interpolate_add(*backend_, level.transfer, next.x.data(), current);
     // Backward for a symmetric cycle; forward again otherwise (about 4 times the contraction of
     // the symmetric order for the 5-point Laplacian: 0.06 against 0.24 per V(1,1) cycle).
-    smooth(level, b, x, parameters_.post_sweeps, !parameters_.symmetric);
+    current = smooth(level, b, current, spare, parameters_.post_sweeps, !parameters_.symmetric);
+    if (current != x) {  // an odd number of sweeps in all
+        backend_->copy(x, current, static_cast<std::size_t>(level.box.size()) * sizeof(T));
+    }
     end();
 }
 

@@ -30,8 +30,13 @@ void parallel_for(const Backend&, std::size_t n, F f) {
 // The reference: a pass per colour.
 template <typename T>
 void box_red_black_sweep(const Backend& backend, const DiaView<T>& a, int main, BoxShape box,
-                         int first, const T* b, T* x) {
-    box_colour_sweeps(backend, a, main, box, first, b, x);
+                         int first, const T* b, const T* x, T* x_out) {
+    box_colour_sweeps(backend, a, main, box, first, b, x, x_out);
+}
+
+template <typename T>
+bool fuses_red_black_sweep(const DiaView<T>&, BoxShape) {
+    return false;
 }
 
 // Reductions are summed in fixed chunks, then the chunk sums in chunk order, so the result is

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cub/block/block_reduce.cuh>
+#include <optional>
 #include <type_traits>
 
 #include "cuda_backend.hpp"
@@ -47,10 +48,11 @@ void parallel_for(const Backend& backend, std::size_t n, F f) {
 // A block owns a tile of sweep_tile_x x sweep_tile_y points and loads x over the tile and a
 // halo of 2 into shared memory; it updates the first colour over the tile and a halo of 1 (the
 // halo's updates repeat the neighbouring tiles' own, value for value), then the second colour
-// over the tile, and writes the tile back. Traffic per point: x read (1.2x with the halo), b
-// and A's row (mask, class or values) read for the points updated (1.1x), x written once:
-// about half of two passes, which each touch every cache line of x and b. Tiles of 64 x 32
-// make many small blocks, so the last wave of a large box is nearly full (4096^2 at 128 x 32
+// over the tile, and writes the tile to x_out: a separate vector, since blocks run in any order
+// and a halo read from x must not see a neighbouring tile's writes. Traffic per point: x read (1.2x
+// with the halo), b and A's row (mask, class or values) read for the points updated (1.1x), x
+// written once: about half of two passes, which each touch every cache line of x and b. Tiles of 64
+// x 32 make many small blocks, so the last wave of a large box is nearly full (4096^2 at 128 x 32
 // was 4.03 waves of 8 blocks per multiprocessor on an H100).
 constexpr int sweep_tile_x = 64, sweep_tile_y = 32;
 constexpr int sweep_load_x = sweep_tile_x + 4, sweep_load_y = sweep_tile_y + 4;
@@ -78,7 +80,8 @@ __device__ void sweep_update(const DiaView<T>& a, int main, const SweepTileSteps
 template <typename T, int D>
 __global__ void __launch_bounds__(block_size)
     red_black_tile_kernel(DiaView<T> a, int main, SweepTileSteps steps, std::int64_t nx,
-                          std::int64_t ny, int first, const T* __restrict__ b, T* __restrict__ x) {
+                          std::int64_t ny, int first, const T* __restrict__ b,
+                          const T* __restrict__ x, T* __restrict__ x_out) {
     __shared__ T xs[sweep_load_x * sweep_load_y];
     const std::int64_t x0 = std::int64_t(blockIdx.x) * sweep_tile_x - 2;  // even
     const std::int64_t y0 = std::int64_t(blockIdx.y) * sweep_tile_y - 2;
@@ -120,37 +123,53 @@ __global__ void __launch_bounds__(block_size)
         const int t = threadIdx.x + k * block_size;
         const int lx = 2 + t % sweep_tile_x, ly = 2 + t / sweep_tile_x;
         const std::int64_t gx = x0 + lx, gy = y0 + ly;
-        if (gx < nx && gy < ny) x[gy * nx + gx] = xs[ly * sweep_load_x + lx];
+        if (gx < nx && gy < ny) x_out[gy * nx + gx] = xs[ly * sweep_load_x + lx];
     }
 }
 
-// Fused on a 2D box with a 5-point pattern (offsets 0, +-1, +-nx; nx >= 2); otherwise a pass
-// per colour.
+// The tile's steps per diagonal where the box is 2D with a 5-point pattern (offsets 0, +-1,
+// +-nx; nx >= 2) and its tiles fit the grid's y extent; nothing otherwise.
+template <typename T>
+std::optional<SweepTileSteps> sweep_tile_steps(const DiaView<T>& a, BoxShape box) {
+    const std::int64_t nx = box.points[0], ny = box.points[1];
+    if (box.points[2] != 1 || nx < 2 || a.num_diagonals != 5 || a.n != nx * ny ||
+        (ny + sweep_tile_y - 1) / sweep_tile_y > 65535) {
+        return std::nullopt;
+    }
+    SweepTileSteps steps{};
+    for (int d = 0; d < a.num_diagonals; ++d) {
+        const std::int64_t o = a.offsets[d];
+        if (o == 0 || o == 1 || o == -1) {
+            steps.step[d] = static_cast<int>(o);
+        } else if (o == nx || o == -nx) {
+            steps.step[d] = o > 0 ? sweep_load_x : -sweep_load_x;
+        } else {
+            return std::nullopt;
+        }
+    }
+    return steps;
+}
+
+template <typename T>
+bool fuses_red_black_sweep(const DiaView<T>& a, BoxShape box) {
+    return sweep_tile_steps(a, box).has_value();
+}
+
+// Fused where sweep_tile_steps allows; otherwise a copy and a pass per colour.
 template <typename T>
 void box_red_black_sweep(const Backend& backend, const DiaView<T>& a, int main, BoxShape box,
-                         int first, const T* b, T* x) {
+                         int first, const T* b, const T* x, T* x_out) {
     const std::int64_t nx = box.points[0], ny = box.points[1];
-    SweepTileSteps steps{};
-    bool tiled = box.points[2] == 1 && nx >= 2 && a.num_diagonals == 5 && a.n == nx * ny &&
-                 (ny + sweep_tile_y - 1) / sweep_tile_y <= 65535;
-    for (int d = 0; tiled && d < a.num_diagonals; ++d) {
-        const std::int64_t o = a.offsets[d];
-        steps.step[d] = o == 0     ? 0
-                        : o == 1   ? 1
-                        : o == -1  ? -1
-                        : o == nx  ? sweep_load_x
-                        : o == -nx ? -sweep_load_x
-                                   : 0;
-        tiled = o == 0 || o == 1 || o == -1 || o == nx || o == -nx;
-    }
+    const std::optional<SweepTileSteps> steps = sweep_tile_steps(a, box);
+    const bool tiled = steps.has_value();
     if (!tiled) {
-        box_colour_sweeps(backend, a, main, box, first, b, x);
+        box_colour_sweeps(backend, a, main, box, first, b, x, x_out);
         return;
     }
     const dim3 grid(static_cast<unsigned>((nx + sweep_tile_x - 1) / sweep_tile_x),
                     static_cast<unsigned>((ny + sweep_tile_y - 1) / sweep_tile_y));
-    red_black_tile_kernel<T, 5>
-        <<<grid, block_size, 0, as_cuda(backend).stream()>>>(a, main, steps, nx, ny, first, b, x);
+    red_black_tile_kernel<T, 5><<<grid, block_size, 0, as_cuda(backend).stream()>>>(
+        a, main, *steps, nx, ny, first, b, x, x_out);
     SIMRUN_CUDA_CHECK_LAUNCH(red_black_tile_kernel);
 }
 

@@ -30,6 +30,7 @@ const KernelTable<T>& kernel_table() {
         .dia_residual = &dia_residual<T>,
         .box_colour_sweep = &box_colour_sweep<T>,
         .box_red_black_sweep = &box_red_black_sweep<T>,
+        .fuses_red_black_sweep = &fuses_red_black_sweep<T>,
         .box_restrict = &box_restrict<T>,
         .box_interpolate_add = &box_interpolate_add<T>,
         .chebyshev_step = &chebyshev_step<T>,

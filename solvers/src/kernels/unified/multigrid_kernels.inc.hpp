@@ -109,14 +109,15 @@ void box_colour_sweep(const Backend& backend, const DiaView<T>& a, int main, Box
     });
 }
 
-// One red-black Gauss-Seidel sweep of a box whose couplings lie along the axes: colour
-// `first` (0: (i + j + k) even), then the other, each its own pass (the reference; the CUDA
-// back-end fuses the two colours of a 2D box in one pass over tiles).
+// One red-black Gauss-Seidel sweep of a box whose couplings lie along the axes from x into
+// x_out: x copied, then colour `first` (0: (i + j + k) even) and the other, each its own pass
+// (the reference; the CUDA back-end fuses the two colours of a 2D box in one pass over tiles).
 template <typename T>
 void box_colour_sweeps(const Backend& backend, const DiaView<T>& a, int main, BoxShape box,
-                       int first, const T* b, T* x) {
-    box_colour_sweep(backend, a, main, box, 2, first, b, x);
-    box_colour_sweep(backend, a, main, box, 2, 1 - first, b, x);
+                       int first, const T* b, const T* x, T* x_out) {
+    backend.copy(x_out, x, static_cast<std::size_t>(a.n) * sizeof(T));
+    box_colour_sweep(backend, a, main, box, 2, first, b, x_out);
+    box_colour_sweep(backend, a, main, box, 2, 1 - first, b, x_out);
 }
 
 template <typename I>

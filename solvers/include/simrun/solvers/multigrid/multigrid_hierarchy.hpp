@@ -92,7 +92,9 @@ private:
     void run_cycle(std::size_t level, const T* b, T* x, MultigridCycle cycle,
                    std::vector<double>* seconds) const;
     void check_sizes(const Array<T>& b, const Array<T>& x) const;
-    void smooth(Level& level, const T* b, T* x, int sweeps, bool forward) const;
+    // `sweeps` sweeps of the iterate in x; returns where it ends: x, or `spare` where the
+    // sweeps write into another vector (two-colour Gauss-Seidel moves it between the two).
+    T* smooth(Level& level, const T* b, T* x, T* spare, int sweeps, bool forward) const;
     double level_bytes(std::size_t level, MultigridCycle cycle) const;
 
     std::shared_ptr<const Backend> backend_;
