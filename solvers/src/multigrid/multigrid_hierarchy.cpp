@@ -468,11 +468,16 @@ double MultigridHierarchy<T>::level_bytes(std::size_t l, MultigridCycle cycle) c
     const double sweep = parameters_.smoother == MultigridSmoother::red_black_gauss_seidel
                              ? matrix + 3 * n * value
                              : (matrix + 3 * n * value) + 6 * n * value;
-    const double own = (parameters_.pre_sweeps + parameters_.post_sweeps) * sweep +
-                       (matrix + 3 * n * value)                       // r = b - A x
-                       + (n * value + coarse * value + weights)       // restrict
-                       + coarse * value                               // the coarse x set to 0
-                       + (2 * n * value + coarse * value + weights);  // x += P x_coarse
+    const double own =
+        (parameters_.pre_sweeps + parameters_.post_sweeps) * sweep +
+        (matrix + 3 * n * value)                      // r = b - A x
+        + (n * value + coarse * value + weights)      // restrict
+        + coarse * value                              // the coarse x set to 0
+        + (2 * n * value + coarse * value + weights)  // x += P x_coarse
+        // the iterate copied back to x after an odd number of swept sweeps
+        + (level.swept.size() > 0 && (parameters_.pre_sweeps + parameters_.post_sweeps) % 2 == 1
+               ? 2 * n * value
+               : 0.0);
     switch (cycle) {
         case MultigridCycle::v:
             return own + level_bytes(l + 1, MultigridCycle::v);
