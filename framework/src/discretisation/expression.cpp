@@ -128,6 +128,8 @@ Expression::Expression(std::string text, std::string key, std::string place)
                 uses_space_ = true;
             }
         }
+        // A constant is evaluated once: grids call it at every node.
+        if (is_constant()) constant_value_ = parser_->parser.Eval();
     } catch (const mu::Parser::exception_type& error) {
         throw InputError(place_, key_, describe(error, text_));
     }
@@ -140,7 +142,8 @@ Expression::Expression(const Expression& other)
       parser_(std::make_unique<Parser>(other.text_)),
       thread_parsers_(std::make_unique<ThreadParsers>()),
       uses_space_(other.uses_space_),
-      depends_on_time_(other.depends_on_time_) {}
+      depends_on_time_(other.depends_on_time_),
+      constant_value_(other.constant_value_) {}
 
 Expression& Expression::operator=(const Expression& other) {
     if (this != &other) {
@@ -173,6 +176,7 @@ double Expression::operator()(double x, double y, double z, double t) const {
         parser.t = t;
         return parser.parser.Eval();
     };
+    if (constant_value_) return *constant_value_;
     if (!omp_in_parallel()) return evaluate(*parser_);
     if (omp_get_level() == 1 &&
         static_cast<std::size_t>(omp_get_thread_num()) < thread_parsers_->parsers.size()) {

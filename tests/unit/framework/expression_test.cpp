@@ -86,6 +86,25 @@ TEST(Expression, ReportsDependenceOnTimeAndSpace) {
     EXPECT_EQ(constant.text(), "2*pi + e");
 }
 
+TEST(Expression, ConstantsGiveTheirValueEverywhereAndOnEveryThread) {
+    // A constant is evaluated once; its value is muParser's (2 pi + e, sqrt(2)/2 and a
+    // non-finite one), the same inside a parallel region and in copies.
+    const Expression constant("2*pi + e", "k");
+    const Expression root("sqrt(2)/2", "k");
+    const Expression infinite("1/0", "k");
+    const Expression copy = root;
+    EXPECT_DOUBLE_EQ(constant(0.3, -1, 7, 9), 2 * pi + std::numbers::e);
+    EXPECT_DOUBLE_EQ(root(0, 0, 0, 0), std::sqrt(2.0) / 2);
+    EXPECT_TRUE(std::isinf(infinite(1, 2, 3, 4)));
+    int mismatches = 0;
+#pragma omp parallel for reduction(+ : mismatches)
+    for (int i = 0; i < 1000; ++i) {
+        mismatches += constant(i, -i, 0.5 * i, i) != 2 * pi + std::numbers::e ? 1 : 0;
+        mismatches += copy(i, i, i, i) != std::sqrt(2.0) / 2 ? 1 : 0;
+    }
+    EXPECT_EQ(mismatches, 0);
+}
+
 TEST(Expression, CopyEvaluatesAfterTheOriginalIsDestroyed) {
     std::optional<Expression> original(std::in_place, "x + 10*y + 100*z + 1000*t", "k");
     const Expression copy = *original;

@@ -6,6 +6,7 @@
 // cosh, tanh, exp, log (natural), log10, log2, sqrt, abs, sign, rint, min, max, sum, avg).
 // Assignment ('=') is not allowed.
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "simrun/framework/config/input_error.hpp"
@@ -55,6 +56,7 @@ private:
     std::unique_ptr<ThreadParsers> thread_parsers_;
     bool uses_space_ = false;
     bool depends_on_time_ = false;
+    std::optional<double> constant_value_;  // where is_constant()
 };
 
 }  // namespace simrun::framework
