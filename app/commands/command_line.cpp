@@ -286,6 +286,8 @@ int run_command_line(int argc, char** argv) {
     solve->add_option("--max-iters", solve_options.max_iterations,
                       "Iteration limit (default: 2 n within [1000, 10000])");
     solve->add_option("--omega", solve_options.omega, "Relaxation weight for jacobi/sor/ssor (1)");
+    solve->add_option("--restart-length", solve_options.restart,
+                      "GMRES's restart length m: basis vectors per cycle (30; at most 128)");
     add_word_option(*solve, "--precision", solve_options.precision, "Floating-point type");
     add_word_option(*solve, "--backend", solve_options.backend, "Back-end");
     std::string solve_grid;

@@ -13,6 +13,7 @@
 #include "simrun/solvers/base/memory_budget.hpp"
 #include "simrun/solvers/matrices/conversions.hpp"
 #include "simrun/solvers/matrices/matrix_market.hpp"
+#include "simrun/solvers/methods/gmres.hpp"
 #include "simrun/solvers/selection/linear_system_solver.hpp"
 #include "simrun/solvers/selection/matrix_properties.hpp"
 
@@ -96,6 +97,7 @@ Outcome solve_in(const solvers::CsrData<double>& a, const solvers::MatrixPropert
     parameters.criteria = criteria(o, a.rows);
     parameters.compensated_dots = o.compensated;
     parameters.omega = o.omega;
+    parameters.restart = static_cast<int>(o.restart);  // checked in run_solve
     const solvers::LinearSystemSolver<T> solver(backend, solvers::convert_values<T>(a),
                                                 outcome.plan, parameters);
     const std::vector<T> b_t(b.begin(), b.end()), x0_t(x0.begin(), x0.end());
@@ -128,6 +130,11 @@ int run_solve(const SolveOptions& o) {
         const std::string option =
             problem->key == "max_iterations" ? "max-iters" : std::string(problem->key);
         throw InputError("--" + option + " " + problem->message);
+    }
+    if (o.restart < 1 || o.restart > solvers::max_gmres_restart) {
+        throw InputError("--restart-length must be in [1, " +
+                         std::to_string(solvers::max_gmres_restart) + "], got " +
+                         std::to_string(o.restart));
     }
 
     const auto read_start = Clock::now();

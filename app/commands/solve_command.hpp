@@ -21,6 +21,7 @@ struct SolveOptions {
     double atol = 0.0;
     std::optional<long long> max_iterations;  // absent: twice the size, within [1000, 10000]
     double omega = 1.0;
+    long long restart = 30;  // GMRES's restart length
     bool compensated = false;
     bool json = false;
 };

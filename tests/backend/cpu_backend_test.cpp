@@ -83,6 +83,70 @@ TYPED_TEST(CpuKernels, DotMatchesLongDoubleSumAndIsDeterministic) {
     }
 }
 
+TYPED_TEST(CpuKernels, KrylovBasisKernelsMatchLongDoubleSums) {
+    // GMRES's kernels: v_j . w for every basis vector and w . w in one pass; and
+    // out = beta w + sum c_j v_j.
+    using T = TypeParam;
+    const std::size_t n = 3 * 4096 + 11;
+    for (const int k : {1, 8, 9, max_krylov_vectors - 1}) {
+        std::vector<Array<T>> vectors;
+        std::vector<std::vector<T>> values;
+        KrylovBasis<T> basis{};
+        KrylovCoefficients<T> c{};
+        for (int j = 0; j < k; ++j) {
+            values.push_back(random_vector<T>(n, 100 + static_cast<std::uint32_t>(j)));
+            vectors.push_back(Array<T>::from_host(this->cpu, values.back()));
+            basis.vectors[j] = vectors.back().data();
+            c.values[j] = static_cast<T>(0.25 * (j % 7) - 0.7);
+        }
+        const auto w = random_vector<T>(n, 99);
+        auto wa = Array<T>::from_host(this->cpu, w);
+        const auto& kernels = this->cpu->template kernels<T>();
+        std::vector<T> dots(static_cast<std::size_t>(k) + 1);
+        kernels.basis_dots(*this->cpu, n, k, basis, wa.data(), dots.data());
+        for (int j = 0; j <= k; ++j) {
+            const std::vector<T>& v = j < k ? values[static_cast<std::size_t>(j)] : w;
+            long double reference = 0, magnitude = 0;
+            for (std::size_t i = 0; i < n; ++i) {
+                reference += static_cast<long double>(v[i]) * w[i];
+                magnitude += std::abs(static_cast<long double>(v[i]) * w[i]);
+            }
+            EXPECT_NEAR(static_cast<double>(dots[static_cast<std::size_t>(j)]),
+                        static_cast<double>(reference),
+                        this->tolerance() * static_cast<double>(magnitude))
+                << "k = " << k << ", vector " << j;
+        }
+        std::vector<T> again(dots.size());
+        kernels.basis_dots(*this->cpu, n, k, basis, wa.data(), again.data());
+        EXPECT_EQ(again, dots) << "k = " << k;
+
+        Array<T> out(this->cpu, n);
+        kernels.basis_combine(*this->cpu, n, k, basis, c, T(-1.5), wa.data(), out.data());
+        const auto combined = out.to_host();
+        for (std::size_t i = 0; i < n; ++i) {
+            long double reference = -1.5L * w[i], magnitude = 1.5L * std::abs(w[i]);
+            for (int j = 0; j < k; ++j) {
+                const long double term =
+                    static_cast<long double>(c.values[j]) * values[static_cast<std::size_t>(j)][i];
+                reference += term;
+                magnitude += std::abs(term);
+            }
+            ASSERT_NEAR(static_cast<double>(combined[i]), static_cast<double>(reference),
+                        this->tolerance() * static_cast<double>(magnitude))
+                << "k = " << k << ", row " << i;
+        }
+        // beta = 0 reads no w (a null pointer), and out may be w itself.
+        kernels.basis_combine(*this->cpu, n, k, basis, c, T(0), nullptr, out.data());
+        kernels.basis_combine(*this->cpu, n, 0, basis, c, T(2), out.data(), out.data());
+        const auto doubled = out.to_host();
+        for (std::size_t i = 0; i < n; i += 97) {
+            T sum = 0;
+            for (int j = 0; j < k; ++j) sum += c.values[j] * values[static_cast<std::size_t>(j)][i];
+            EXPECT_EQ(doubled[i], T(2) * sum) << "row " << i;
+        }
+    }
+}
+
 TYPED_TEST(CpuKernels, DiaSpmvMatchesReferenceOnRandomMatrix) {
     using T = TypeParam;
     const std::int64_t n = 1000;

@@ -122,6 +122,57 @@ TYPED_TEST(CudaVersusCpu, DotProduct) {
     }
 }
 
+TYPED_TEST(CudaVersusCpu, KrylovBasisKernels) {
+    // GMRES's batched products and combination, on a size that is not a multiple of any
+    // block and on bases that do and do not fill the last group of 8 vectors.
+    using T = TypeParam;
+    SIMRUN_REQUIRE_GPU(this->gpu);
+    const std::size_t n = (1 << 20) + 123;
+    for (const int k : {1, 8, 13, max_krylov_vectors - 1}) {
+        std::vector<std::vector<T>> values;
+        for (int j = 0; j < k; ++j) {
+            values.push_back(random_vector<T>(n, 200 + static_cast<std::uint32_t>(j)));
+        }
+        const auto w = random_vector<T>(n, 199);
+        KrylovCoefficients<T> c{};
+        for (int j = 0; j < k; ++j) c.values[j] = static_cast<T>(0.3 * (j % 5) - 0.55);
+        struct Outcome {
+            std::vector<T> dots, combined;
+        };
+        auto run = [&](const std::shared_ptr<const Backend>& b) {
+            std::vector<Array<T>> vectors;
+            KrylovBasis<T> basis{};
+            for (int j = 0; j < k; ++j) {
+                vectors.push_back(Array<T>::from_host(b, values[static_cast<std::size_t>(j)]));
+                basis.vectors[j] = vectors.back().data();
+            }
+            auto wa = Array<T>::from_host(b, w);
+            const auto& kernels = b->template kernels<T>();
+            Outcome outcome;
+            outcome.dots.resize(static_cast<std::size_t>(k) + 1);
+            kernels.basis_dots(*b, n, k, basis, wa.data(), outcome.dots.data());
+            std::vector<T> again(outcome.dots.size());
+            kernels.basis_dots(*b, n, k, basis, wa.data(), again.data());
+            EXPECT_EQ(again, outcome.dots) << "deterministic, k = " << k;
+            kernels.basis_combine(*b, n, k, basis, c, T(0.5), wa.data(), wa.data());
+            outcome.combined = wa.to_host();
+            return outcome;
+        };
+        const Outcome on_cpu = run(this->cpu), on_gpu = run(this->gpu);
+        for (int j = 0; j <= k; ++j) {
+            const std::vector<T>& v = j < k ? values[static_cast<std::size_t>(j)] : w;
+            double magnitude = 0;
+            for (std::size_t i = 0; i < n; ++i) magnitude += std::abs(double(v[i]) * double(w[i]));
+            // Both sums carry rounding errors of at most ~ log2(n) eps * sum |v_i w_i|.
+            EXPECT_NEAR(double(on_gpu.dots[static_cast<std::size_t>(j)]),
+                        double(on_cpu.dots[static_cast<std::size_t>(j)]),
+                        2 * 32 * this->eps * magnitude)
+                << "k = " << k << ", vector " << j;
+        }
+        expect_close(on_gpu.combined, on_cpu.combined, 4 * (k + 1) * this->eps);
+    }
+}
+
 TYPED_TEST(CudaVersusCpu, DiaSpmv) {
     using T = TypeParam;
     SIMRUN_REQUIRE_GPU(this->gpu);

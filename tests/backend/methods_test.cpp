@@ -13,6 +13,9 @@
 
 #include "simrun/solvers/base/vector_ops.hpp"
 #include "simrun/solvers/matrices/conversions.hpp"
+#include "simrun/solvers/matrices/matrix_factory.hpp"
+#include "simrun/solvers/methods/gmres.hpp"
+#include "simrun/solvers/methods/stationary_methods.hpp"
 #include "simrun/solvers/preconditioners/multicolour.hpp"
 #include "simrun/solvers/preconditioners/preconditioner.hpp"
 #include "simrun/solvers/selection/linear_system_solver.hpp"
@@ -46,9 +49,10 @@ struct MethodCase {
 };
 
 const std::vector<MethodCase> method_cases = {
-    {"jacobi", "none"},     {"sor", "none"},     {"cg", "none"},     {"cg", "jacobi"},
-    {"cg", "ssor"},         {"bicg", "none"},    {"bicg", "jacobi"}, {"bicgstab", "none"},
-    {"bicgstab", "jacobi"}, {"bicgstab", "ssor"}};
+    {"jacobi", "none"},     {"sor", "none"},      {"cg", "none"},     {"cg", "jacobi"},
+    {"cg", "ssor"},         {"bicg", "none"},     {"bicg", "jacobi"}, {"bicgstab", "none"},
+    {"bicgstab", "jacobi"}, {"bicgstab", "ssor"}, {"gmres", "none"},  {"gmres", "jacobi"},
+    {"gmres", "ssor"}};
 
 const std::vector<std::string> formats = {"dia", "ell", "csr", "coo", "dense"};
 
@@ -139,6 +143,22 @@ SolveReport solve_auto(const std::shared_ptr<const Backend>& backend, const CsrD
     return report;
 }
 
+// A solve by the named method and preconditioner in CSR, from x0 = 0.
+SolveReport solve_named(const std::shared_ptr<const Backend>& backend, const CsrData<double>& a,
+                        const std::vector<double>& b, const char* method,
+                        const char* preconditioner, const MethodParameters& parameters,
+                        std::vector<double>* x_out) {
+    const LinearSystemSolver<double> solver(
+        backend, a, plan_solver(analyze(a), SolverRequest::parse(method, preconditioner, "csr")),
+        parameters);
+    const auto bb = Array<double>::from_host(backend, b);
+    Array<double> x(backend, b.size());
+    fill(x, 0.0);
+    SolveReport report = solver.solve(bb, x);
+    *x_out = x.to_host();
+    return report;
+}
+
 TEST(Fallbacks, IndefiniteSymmetricMatrixFallsBackFromCg) {
     // Eigenvalues of the 10x10 Laplacian lie in (0, 8): a shift of 3 makes it indefinite
     // while keeping the diagonal (4 - 3) positive, so auto picks CG first.
@@ -159,6 +179,164 @@ TEST(Fallbacks, IndefiniteSymmetricMatrixFallsBackFromCg) {
     } else {
         EXPECT_GT(testing::relative_residual(a, b, x), 1e-10);
     }
+}
+
+TEST(Fallbacks, ConvectionThatDefeatsBiCgStabIsSolvedByTheChain) {
+    // An upwind M-matrix at cell Peclet 5 and central differences at cell Peclet 4 (not
+    // dominant): BiCGStab diverges on both from x0 = 0 (the matrices); the chain goes
+    // on until a method solves them.
+    const auto backend = test_backend();
+    SIMRUN_SKIP_WITHOUT_BACKEND(backend);
+    for (const bool upwind : {true, false}) {
+        SCOPED_TRACE(upwind ? "upwind, Peclet 5" : "central, Peclet 4");
+        const auto a = testing::convection_matrix(70, upwind ? 5.0 : 4.0, upwind);
+        EXPECT_EQ(analyze(a).chained_dominant, upwind);
+        const auto b = testing::multiply(a, std::vector<double>(4900, 1.0));
+        std::vector<double> x;
+        const SolveReport report = solve_auto(backend, a, b, &x, 5000);
+        ASSERT_TRUE(report.converged()) << report.result().summary();
+        EXPECT_LE(testing::relative_residual(a, b, x), 1e-10);
+        EXPECT_EQ(report.attempts.front().step.method, Method::bicgstab);
+        for (const auto& attempt : report.attempts) {
+            EXPECT_FALSE(attempt.step.reason.empty() && &attempt != &report.attempts.front());
+        }
+    }
+}
+
+TEST(Fallbacks, TheChainEndsWithGmresThenGaussSeidelWhereDominanceGuaranteesIt) {
+    const auto methods = [](const CsrData<double>& a) {
+        std::vector<Method> chain;
+        for (const SolverStep& step : plan_solver(analyze(a), {}).fallbacks) {
+            chain.push_back(step.method);
+        }
+        return chain;
+    };
+    // Weakly chained dominant (the rows beside the boundary strict, the others reaching them).
+    EXPECT_EQ(methods(testing::convection_matrix(10, 5.0, true)),
+              (std::vector<Method>{Method::bicg, Method::gmres, Method::sor}));
+    // Weakly dominant with no strictly dominant row (the Neumann Laplacian): no guarantee.
+    const auto neumann = testing::singular_matrix(20);
+    EXPECT_TRUE(analyze(neumann).weakly_dominant);
+    EXPECT_FALSE(analyze(neumann).chained_dominant);
+    EXPECT_EQ(methods(neumann),
+              (std::vector<Method>{Method::bicgstab, Method::bicg, Method::gmres}));
+    // Weakly dominant, with strict rows that a decoupled block cannot reach: reducible, and
+    // not chained (the Neumann block is singular).
+    testing::TripletBuilder t(23);
+    for (std::int32_t k = 0; k < neumann.rows; ++k) {
+        for (std::int32_t e = neumann.row_ptr[k]; e < neumann.row_ptr[k + 1]; ++e) {
+            t.add(k, neumann.col[e], neumann.values[static_cast<std::size_t>(e)]);
+        }
+    }
+    for (std::int32_t k = 20; k < 23; ++k) t.add(k, k, 3.0);
+    t.add(20, 21, 1.0);
+    EXPECT_FALSE(analyze(t.csr()).chained_dominant);
+    EXPECT_FALSE(analyze(t.csr()).strictly_dominant);
+}
+
+TEST(Gmres, FullGmresEndsWithinTheDimensionAndItsResidualNeverGrows) {
+    // GMRES with a basis as large as the system minimises ||b - A x|| over growing Krylov
+    // spaces: the residual cannot grow, and the n-th space holds the solution.
+    const auto backend = test_backend();
+    SIMRUN_SKIP_WITHOUT_BACKEND(backend);
+    const auto a = testing::convection_matrix(7, 3.0, false);  // 49 rows, nonsymmetric
+    const auto b = testing::random_vector<double>(49, 31);
+    MethodParameters parameters;
+    parameters.criteria.relative_tolerance = 1e-12;
+    parameters.restart = 64;
+    std::vector<double> x;
+    const SolveReport report = solve_named(backend, a, b, "gmres", "none", parameters, &x);
+    ASSERT_TRUE(report.converged()) << report.result().summary();
+    EXPECT_LE(report.result().iterations, 49);
+    const auto& history = report.result().residual_history;
+    for (std::size_t k = 1; k < history.size(); ++k) {
+        EXPECT_LE(history[k], history[k - 1] * (1 + 1e-12)) << "iteration " << k;
+    }
+    EXPECT_LE(testing::relative_residual(a, b, x), 2e-12);
+}
+
+TEST(Gmres, RestartedCyclesAndRightPreconditioningMonitorTheTrueResidual) {
+    // Rows scaled over 8 orders of magnitude: Jacobi fixes the scaling. Right preconditioning
+    // keeps the minimised residual b - A x itself, so the last monitored value is the true
+    // ||b - A x|| (a left-preconditioned D^-1 r would be off by the row scales).
+    const auto backend = test_backend();
+    SIMRUN_SKIP_WITHOUT_BACKEND(backend);
+    auto a = testing::convection_matrix(20, 2.0, true);
+    std::vector<double> scale(400);
+    for (std::int32_t i = 0; i < a.rows; ++i) {
+        scale[static_cast<std::size_t>(i)] = std::pow(10.0, (i % 9) - 4);
+        for (std::int32_t k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k) {
+            a.values[static_cast<std::size_t>(k)] *= scale[static_cast<std::size_t>(i)];
+        }
+    }
+    const auto b = testing::multiply(a, testing::random_vector<double>(400, 32));
+    for (const int restart : {5, 30}) {
+        SCOPED_TRACE("restart " + std::to_string(restart));
+        MethodParameters parameters;
+        parameters.criteria.relative_tolerance = 1e-10;
+        parameters.criteria.max_iterations = 5000;
+        parameters.restart = restart;
+        std::vector<double> x;
+        const SolveReport report = solve_named(backend, a, b, "gmres", "jacobi", parameters, &x);
+        ASSERT_TRUE(report.converged()) << report.result().summary();
+        const SolveResult& result = report.result();
+        EXPECT_EQ(result.residual_history.size(), static_cast<std::size_t>(result.iterations) + 1);
+        const double true_relative = testing::relative_residual(a, b, x);
+        EXPECT_LE(true_relative, 2e-10);
+        const double monitored = result.residual_history.back() / result.rhs_norm;
+        EXPECT_GT(monitored, 0.5 * true_relative);
+        EXPECT_LT(monitored, 2.0 * true_relative);
+    }
+}
+
+TEST(Gmres, SolvesAnIndefiniteSymmetricSystemAndRefusesABadRestartLength) {
+    const auto backend = test_backend();
+    SIMRUN_SKIP_WITHOUT_BACKEND(backend);
+    const auto a = testing::shifted_laplacian(10, 3.0);
+    const auto b = testing::random_vector<double>(100, 33);
+    MethodParameters parameters;
+    parameters.criteria.relative_tolerance = 1e-10;
+    parameters.criteria.max_iterations = 5000;
+    std::vector<double> x;
+    const SolveReport report = solve_named(backend, a, b, "gmres", "none", parameters, &x);
+    ASSERT_TRUE(report.converged()) << report.result().summary();
+    EXPECT_LE(testing::relative_residual(a, b, x), 2e-10);
+    const SolverPlan plan = plan_solver(analyze(a), SolverRequest::parse("gmres", "none", "csr"));
+    for (const int restart : {0, max_gmres_restart + 1}) {
+        parameters.restart = restart;
+        EXPECT_THROW(LinearSystemSolver<double>(backend, a, plan, parameters),
+                     std::invalid_argument);
+    }
+}
+
+TEST(ProgressWindow, AStallingMethodStopsAfterTheWindow) {
+    // Jacobi on the Neumann Laplacian with a b outside its range: the residual cannot fall
+    // below b's component along the null space, so the iterates stall there.
+    const auto backend = test_backend();
+    SIMRUN_SKIP_WITHOUT_BACKEND(backend);
+    const auto a = testing::singular_matrix(30);
+    const auto b = testing::random_vector<double>(30, 34, 0.5, 1.5);
+    MethodParameters parameters;
+    parameters.criteria.max_iterations = 100000;
+    parameters.criteria.progress_window = 100;
+    parameters.omega = 0.5;
+    const auto op = make_operator(backend, a, Format::csr);
+    const WeightedJacobi<double> jacobi(*op, diagonal_of(a), parameters);
+    const auto bb = Array<double>::from_host(backend, b);
+    Array<double> x(backend, 30);
+    fill(x, 0.0);
+    const SolveResult result = jacobi.solve(bb, x);
+    ASSERT_EQ(result.status, SolveStatus::no_progress) << result.summary();
+    EXPECT_LT(result.iterations, 100000);
+    // The rule that stopped it: the smallest residual of the last 100 iterations is not 1%
+    // below the smallest before them, while one iteration earlier it still was.
+    const auto& h = result.residual_history;
+    const auto smallest = [&](std::size_t last) {
+        return *std::min_element(h.begin(), h.begin() + static_cast<std::ptrdiff_t>(last) + 1);
+    };
+    const std::size_t k = h.size() - 1;
+    EXPECT_GE(smallest(k), 0.99 * smallest(k - 100));
+    EXPECT_LT(smallest(k - 1), 0.99 * smallest(k - 101));
 }
 
 TEST(HardCases, InconsistentSingularSystemIsNotReportedConverged) {
@@ -224,15 +402,10 @@ TEST(Precision, CompensatedDotsGiveTheSameSolution) {
         MethodParameters parameters;
         parameters.criteria.relative_tolerance = 1e-10;
         parameters.compensated_dots = compensated == 1;
-        const LinearSystemSolver<double> solver(
-            backend, a, plan_solver(analyze(a), SolverRequest::parse("cg", "none", "csr")),
-            parameters);
-        const auto bb = Array<double>::from_host(backend, b);
-        Array<double> x(backend, 400);
-        fill(x, 0.0);
-        const SolveReport report = solver.solve(bb, x);
+        std::vector<double> x;
+        const SolveReport report = solve_named(backend, a, b, "cg", "none", parameters, &x);
         ASSERT_TRUE(report.converged());
-        EXPECT_LE(testing::relative_residual(a, b, x.to_host()), 2e-10);
+        EXPECT_LE(testing::relative_residual(a, b, x), 2e-10);
         iterations[compensated] = report.result().iterations;
     }
     EXPECT_LE(std::abs(iterations[0] - iterations[1]), 2);

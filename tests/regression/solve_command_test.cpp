@@ -217,8 +217,14 @@ TEST(SolveCommand, BadInputExitsTwoWithTheLine) {
     EXPECT_EQ(result.exit_code, 2);
     EXPECT_NE(result.err.find("pcg"), std::string::npos) << result.err;
 
-    result = run_simrun("solve " + matrices + "nos3.mtx --solver gmres", dir.path());
+    result = run_simrun("solve " + matrices + "nos3.mtx --solver minres", dir.path());
     EXPECT_EQ(result.exit_code, 2);
+
+    result = run_simrun("solve " + matrices + "nos3.mtx --solver gmres --restart-length 129",
+                        dir.path());
+    EXPECT_EQ(result.exit_code, 2);
+    EXPECT_NE(result.err.find("--restart-length must be in [1, 128], got 129"), std::string::npos)
+        << result.err;
 
     // Enum options take exactly the words of their one list.
     result = run_simrun("solve " + matrices + "nos3.mtx --precision quad", dir.path());

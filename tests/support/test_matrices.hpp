@@ -79,6 +79,32 @@ inline solvers::CsrData<double> convection_diffusion_matrix(std::int32_t m, doub
     return t.csr();
 }
 
+// -lap(u) + c (u_x + u_y) on m x m interior nodes, h = 1 / (m + 1), at cell Peclet number
+// c h / 2 = peclet: first-order upwind differences (an M-matrix, weakly diagonally dominant,
+// the rows beside the boundary strictly) or central ones (not dominant once peclet > 1).
+inline solvers::CsrData<double> convection_matrix(std::int32_t m, double peclet, bool upwind) {
+    const std::int32_t n = m * m;
+    const double h = 1.0 / (m + 1), c = 2.0 * peclet / h;
+    TripletBuilder t(n);
+    for (std::int32_t i = 0; i < n; ++i) {
+        const std::int32_t x = i % m, y = i / m;
+        double centre = 4 / (h * h), low = -1 / (h * h), high = -1 / (h * h);
+        if (upwind) {
+            centre += 2 * c / h;
+            low -= c / h;
+        } else {
+            low -= c / (2 * h);
+            high += c / (2 * h);
+        }
+        t.add(i, i, centre);
+        if (x > 0) t.add(i, i - 1, low);
+        if (x < m - 1) t.add(i, i + 1, high);
+        if (y > 0) t.add(i, i - m, low);
+        if (y < m - 1) t.add(i, i + m, high);
+    }
+    return t.csr();
+}
+
 // Random sparse nonsymmetric matrix whose diagonal is twice its row's off-diagonal sum.
 inline solvers::CsrData<double> strongly_dominant_matrix(std::int32_t n, std::uint32_t seed) {
     std::mt19937 generator(seed);

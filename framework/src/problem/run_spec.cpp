@@ -9,6 +9,7 @@
 
 #include "simrun/framework/problem/problem_registry.hpp"
 #include "simrun/solvers/matrices/format.hpp"
+#include "simrun/solvers/methods/gmres.hpp"
 #include "simrun/solvers/selection/solver_selection.hpp"
 
 namespace simrun::framework {
@@ -132,6 +133,13 @@ SolverParameters parse_solver(const ConfigSection& section) {
     c.relative_tolerance = section.get<double>("rtol", c.relative_tolerance);
     c.absolute_tolerance = section.get<double>("atol", c.absolute_tolerance);
     c.max_iterations = section.get<std::int64_t>("max_iterations", c.max_iterations);
+    const auto restart = section.get<std::int64_t>("restart", s.restart);
+    if (restart < 1 || restart > solvers::max_gmres_restart) {
+        section.fail("restart", "GMRES's restart length must be in [1, " +
+                                    std::to_string(solvers::max_gmres_restart) + "], got " +
+                                    std::to_string(restart));
+    }
+    s.restart = static_cast<int>(restart);
     // The framework solves in double.
     if (const auto problem = solvers::find_problem(c, solvers::Precision::double_precision)) {
         section.fail(problem->key, problem->message);

@@ -168,6 +168,7 @@ std::unique_ptr<solvers::LinearSystemSolver<double>> GridIntegrator::make_solver
     const auto solver_start = std::chrono::steady_clock::now();
     solvers::MethodParameters parameters;
     parameters.criteria = solver.criteria;
+    parameters.restart = solver.restart;
     auto linear_solver = std::make_unique<solvers::LinearSystemSolver<double>>(
         backend_, std::move(matrix), plan, parameters);
     // The rows are scaled by the row scale (halved per folded side, quadrature weights): what

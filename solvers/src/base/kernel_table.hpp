@@ -112,6 +112,20 @@ SIMRUN_HOST_DEVICE inline void for_each_coarse_neighbour(const std::int64_t (&f)
     }
 }
 
+// A Krylov basis of separately stored vectors (GMRES), passed to the kernels by value: the
+// vectors' addresses, and one coefficient per vector where a kernel combines them.
+inline constexpr int max_krylov_vectors = 129;  // a restart length of up to 128
+
+template <typename T>
+struct KrylovBasis {
+    const T* vectors[max_krylov_vectors];
+};
+
+template <typename T>
+struct KrylovCoefficients {
+    T values[max_krylov_vectors];
+};
+
 // The other precision of the two a back-end computes in: double for float, float for double.
 template <typename T>
 using OtherPrecision = std::conditional_t<std::is_same_v<T, double>, float, double>;
@@ -151,6 +165,16 @@ struct KernelTable {
     T (*dot)(const Backend&, std::size_t n, const T* x, const T* y);
     // x . y with compensated (Neumaier) summation. Traffic: 2n reads.
     T (*dot_compensated)(const Backend&, std::size_t n, const T* x, const T* y);
+
+    // ---- Krylov bases (GMRES's Gram-Schmidt: one pass for all of a step's products) ----
+    // out[j] = v_j . w for j < k and out[k] = w . w, into host memory; deterministic, as dot.
+    // Traffic: (k + 1) n reads (w re-read from the cache per group of vectors).
+    void (*basis_dots)(const Backend&, std::size_t n, int k, const KrylovBasis<T>& basis,
+                       const T* w, T* out);
+    // out = beta w + sum_{j < k} c_j v_j (w not read when beta = 0; out may be w).
+    // Traffic: k n reads (+ n for w) + n writes.
+    void (*basis_combine)(const Backend&, std::size_t n, int k, const KrylovBasis<T>& basis,
+                          const KrylovCoefficients<T>& c, T beta, const T* w, T* out);
 
     // ---- sparse matrix-vector products y = A x ----
     // Traffic: num_diagonals * n values + x (~n, cached) + n writes.

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <vector>
 
 #include "base/kernel_table.hpp"
 #include "kernels/unified/iteration_decisions.hpp"
@@ -52,18 +53,22 @@ public:
         if (iteration == 0) {
             result_.initial_residual = residual;
             divergence_ = criteria_.divergence_limit * std::max(residual, result_.rhs_norm);
+            smallest_.clear();
         }
-        switch (residual_verdict(residual, target_, divergence_)) {
-            case ResidualVerdict::non_finite:
-                return finish(SolveStatus::non_finite);
-            case ResidualVerdict::converged:
-                return finish(SolveStatus::converged);
-            case ResidualVerdict::diverged:
-                return finish(SolveStatus::diverged);
-            case ResidualVerdict::go_on:
-                break;
-        }
-        return false;
+        smallest_.push_back(
+            smallest_.empty() || !(residual >= smallest_.back()) ? residual : smallest_.back());
+        return verdict(residual);
+    }
+
+    // Replaces the residual last recorded by b - A x recomputed at the same iterate (a
+    // restarted method's new start). Returns true when the method must stop, as stop_at.
+    bool revise(double residual) {
+        result_.final_residual = residual;
+        result_.residual_history.back() = residual;
+        const std::size_t last = smallest_.size() - 1;
+        smallest_[last] =
+            last == 0 || !(residual >= smallest_[last - 1]) ? residual : smallest_[last - 1];
+        return verdict(residual);
     }
 
     // Whether a residual norm meets the tolerance (without recording it).
@@ -81,6 +86,25 @@ public:
     }
 
 private:
+    bool verdict(double residual) {
+        switch (residual_verdict(residual, target_, divergence_)) {
+            case ResidualVerdict::non_finite:
+                return finish(SolveStatus::non_finite);
+            case ResidualVerdict::converged:
+                return finish(SolveStatus::converged);
+            case ResidualVerdict::diverged:
+                return finish(SolveStatus::diverged);
+            case ResidualVerdict::go_on:
+                break;
+        }
+        const auto window = static_cast<std::size_t>(criteria_.progress_window);
+        if (window > 0 && smallest_.size() > window &&
+            !(smallest_.back() < 0.99 * smallest_[smallest_.size() - 1 - window])) {
+            return finish(SolveStatus::no_progress);
+        }
+        return false;
+    }
+
     bool finish(SolveStatus status) {
         result_.status = status;
         return true;
@@ -90,6 +114,7 @@ private:
     SolveResult& result_;
     double target_;
     double divergence_ = 0.0;
+    std::vector<double> smallest_;  // smallest ||r|| up to each iteration
 };
 
 }  // namespace simrun::solvers

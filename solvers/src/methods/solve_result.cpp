@@ -45,6 +45,9 @@ std::string SolveResult::summary() const {
             " (b - A x recomputed; the method's own residual met the tolerance: the tolerance "
             "is below what this precision reaches on this system)";
     }
+    if (status == SolveStatus::no_progress) {
+        text += " (no progress over the window: stopped for the next method)";
+    }
     if (breakdown_value) {
         std::snprintf(line, sizeof line, " (%s = %.3e)", breakdown_quantity.c_str(),
                       *breakdown_value);

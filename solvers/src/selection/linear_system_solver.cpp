@@ -1,5 +1,6 @@
 #include "simrun/solvers/selection/linear_system_solver.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 
@@ -10,6 +11,7 @@
 #include "simrun/solvers/methods/bicg.hpp"
 #include "simrun/solvers/methods/bicgstab.hpp"
 #include "simrun/solvers/methods/conjugate_gradient.hpp"
+#include "simrun/solvers/methods/gmres.hpp"
 #include "simrun/solvers/methods/stationary_methods.hpp"
 #include "simrun/solvers/multigrid/multigrid_preconditioner.hpp"
 
@@ -128,24 +130,33 @@ const IterativeSolver<T>& LinearSystemSolver<T>::method(std::size_t index) const
         }
     }
     const Preconditioner<T>* m = built->preconditioner.get();
+    // A step with others after it is stopped when it stalls (solver_selection.hpp).
+    MethodParameters parameters = parameters_;
+    if (index < plan_.fallbacks.size()) {
+        parameters.criteria.progress_window =
+            std::max<std::int64_t>(200, parameters.criteria.max_iterations / 10);
+    }
     switch (step.method) {
         case Method::jacobi:
             built->method =
-                std::make_unique<WeightedJacobi<T>>(*operator_, host_diagonal(), parameters_);
+                std::make_unique<WeightedJacobi<T>>(*operator_, host_diagonal(), parameters);
             break;
         case Method::sor:
-            built->method = std::make_unique<MulticolourSor<T>>(backend_, host_csr(), parameters_);
+            built->method = std::make_unique<MulticolourSor<T>>(backend_, host_csr(), parameters);
             break;
         case Method::cg:
-            built->method = std::make_unique<ConjugateGradient<T>>(*operator_, m, parameters_);
+            built->method = std::make_unique<ConjugateGradient<T>>(*operator_, m, parameters);
             break;
         case Method::bicg:
             if (!transpose_) transpose_ = make_transpose();
             built->method =
-                std::make_unique<BiConjugateGradient<T>>(*operator_, *transpose_, m, parameters_);
+                std::make_unique<BiConjugateGradient<T>>(*operator_, *transpose_, m, parameters);
             break;
         case Method::bicgstab:
-            built->method = std::make_unique<BiCgStab<T>>(*operator_, m, parameters_);
+            built->method = std::make_unique<BiCgStab<T>>(*operator_, m, parameters);
+            break;
+        case Method::gmres:
+            built->method = std::make_unique<Gmres<T>>(*operator_, m, parameters);
             break;
     }
     built_[index] = std::move(built);

@@ -54,6 +54,30 @@ bool has_constant_coefficients(const CsrData<T>& a, int num_diagonals) {
 
 }  // namespace
 
+namespace {
+
+// Whether every row reaches one of `strict_rows` along nonzero entries (row i steps to column j
+// where a_ij != 0): a breadth-first search backwards from them, through A^T's rows.
+template <typename T>
+bool reaches_strict_rows(const CsrData<T>& at, std::vector<std::int32_t> queue) {
+    std::vector<char> reached(static_cast<std::size_t>(at.rows), 0);
+    for (const std::int32_t j : queue) reached[static_cast<std::size_t>(j)] = 1;
+    std::size_t count = queue.size();
+    for (std::size_t head = 0; head < queue.size(); ++head) {
+        const std::int32_t j = queue[head];
+        for (std::int32_t k = at.row_ptr[j]; k < at.row_ptr[j + 1]; ++k) {
+            const std::int32_t i = at.col[k];  // a_ij, stored as A^T's (j, i)
+            if (at.values[k] == T(0) || reached[static_cast<std::size_t>(i)] != 0) continue;
+            reached[static_cast<std::size_t>(i)] = 1;
+            queue.push_back(i);
+            ++count;
+        }
+    }
+    return count == static_cast<std::size_t>(at.rows);
+}
+
+}  // namespace
+
 template <typename T>
 MatrixProperties analyze(const CsrData<T>& a, double symmetry_tolerance) {
     if (a.rows != a.cols) {
@@ -92,6 +116,7 @@ MatrixProperties analyze(const CsrData<T>& a, double symmetry_tolerance) {
     p.worst_dominance_ratio = std::numeric_limits<double>::infinity();
     p.min_row_length = a.rows > 0 ? std::numeric_limits<std::int32_t>::max() : 0;
     p.zero_row_sums = a.rows > 0;
+    std::vector<std::int32_t> strict_rows;  // |a_ii| > sum_{j != i} |a_ij|
     for (std::int32_t i = 0; i < a.rows; ++i) {
         double diagonal = 0.0, off = 0.0, sum = 0.0;
         for (std::int32_t k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k) {
@@ -106,7 +131,11 @@ MatrixProperties analyze(const CsrData<T>& a, double symmetry_tolerance) {
         if (diagonal == 0.0) ++p.zero_diagonal_rows;
         if (!(diagonal > 0.0)) p.positive_diagonal = false;
         if (std::abs(diagonal) < off) p.weakly_dominant = false;
-        if (!(std::abs(diagonal) > off)) p.strictly_dominant = false;
+        if (!(std::abs(diagonal) > off)) {
+            p.strictly_dominant = false;
+        } else {
+            strict_rows.push_back(i);
+        }
         if (off > 0.0) {
             p.worst_dominance_ratio = std::min(p.worst_dominance_ratio, std::abs(diagonal) / off);
         }
@@ -115,6 +144,10 @@ MatrixProperties analyze(const CsrData<T>& a, double symmetry_tolerance) {
     }
     p.mean_row_length = a.rows > 0 ? static_cast<double>(p.nnz) / a.rows : 0.0;
     p.constant_coefficients = has_constant_coefficients(a, p.num_diagonals);
+    p.chained_dominant = p.strictly_dominant;
+    if (p.weakly_dominant && !p.strictly_dominant && !strict_rows.empty()) {
+        p.chained_dominant = reaches_strict_rows(at, std::move(strict_rows));
+    }
     return p;
 }
 
@@ -317,6 +350,7 @@ MatrixProperties MatrixAnalysis::properties(double symmetry_tolerance) const {
     p.zero_diagonal_rows = static_cast<std::int32_t>(total.zero_diagonal_rows);
     p.weakly_dominant = total.weakly_dominant;
     p.strictly_dominant = total.strictly_dominant;
+    p.chained_dominant = total.strictly_dominant;
     p.worst_dominance_ratio = total.worst_ratio;
     p.min_row_length = n > 0 ? total.min_row_length : 0;
     p.max_row_length = total.max_row_length;
@@ -340,9 +374,10 @@ MatrixProperties analyze(const DiaData<T>& a, double symmetry_tolerance) {
 
 std::string MatrixProperties::describe() const {
     char text[512];
-    const char* dominance = strictly_dominant ? "strictly diagonally dominant"
-                            : weakly_dominant ? "weakly diagonally dominant"
-                                              : "not diagonally dominant";
+    const char* dominance = strictly_dominant  ? "strictly diagonally dominant"
+                            : chained_dominant ? "weakly chained diagonally dominant"
+                            : weakly_dominant  ? "weakly diagonally dominant"
+                                               : "not diagonally dominant";
     std::snprintf(text, sizeof text,
                   "%d rows, %lld nonzeros, %d diagonals, %s, %s, %s (worst row ratio %.3g)", rows,
                   static_cast<long long>(nnz), num_diagonals,

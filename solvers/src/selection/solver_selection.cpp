@@ -252,10 +252,24 @@ SolverPlan plan_solver(const MatrixProperties& p, const SolverRequest& request) 
             {Method::bicg,
              safe == PreconditionerKind::multigrid ? PreconditionerKind::jacobi : safe,
              "BiCGStab failed: BiCG breaks down differently"});
-        if (p.strictly_dominant && fits_csr(p)) {
-            plan.fallbacks.push_back({Method::sor, PreconditionerKind::none,
-                                      "Krylov methods failed: Gauss-Seidel converges on a strictly "
-                                      "diagonally dominant matrix"});
+        plan.fallbacks.push_back(
+            {Method::gmres, first.preconditioner,
+             "BiCG failed: GMRES minimises the residual over its Krylov space, so it cannot "
+             "diverge or break down before the solution"});
+        if (p.chained_dominant) {
+            const char* dominance = p.strictly_dominant
+                                        ? "a strictly diagonally dominant matrix"
+                                        : "a weakly chained diagonally dominant matrix (every "
+                                          "row reaches a strictly dominant one)";
+            plan.fallbacks.push_back(
+                fits_csr(p) ? SolverStep{Method::sor, PreconditionerKind::none,
+                                         std::string("Krylov methods failed: Gauss-Seidel "
+                                                     "converges on ") +
+                                             dominance}
+                            : SolverStep{Method::jacobi, PreconditionerKind::none,
+                                         std::string("Krylov methods failed: Jacobi converges "
+                                                     "on ") +
+                                             dominance});
         }
     }
 

@@ -61,6 +61,34 @@ T dot(const Backend&, std::size_t n, const T* x, const T* y) {
     return total;
 }
 
+// v_j . w (j < k) and w . w: per fixed chunk all k + 1 sums, then the chunks' sums in chunk
+// order, so the result is the same for any number of threads. Traffic: (k + 1) n reads.
+template <typename T>
+void basis_dots(const Backend&, std::size_t n, int k, const KrylovBasis<T>& basis, const T* w,
+                T* out) {
+    const auto chunks = static_cast<std::int64_t>((n + reduction_chunk - 1) / reduction_chunk);
+    const auto sums = static_cast<std::size_t>(k + 1);
+    std::vector<T> partial(static_cast<std::size_t>(chunks) * sums);
+#pragma omp parallel for schedule(static)
+    for (std::int64_t c = 0; c < chunks; ++c) {
+        const std::size_t begin = static_cast<std::size_t>(c) * reduction_chunk;
+        const std::size_t end = std::min(n, begin + reduction_chunk);
+        for (std::size_t j = 0; j < sums; ++j) {
+            const T* v = j < static_cast<std::size_t>(k) ? basis.vectors[j] : w;
+            T sum = 0;
+            for (std::size_t i = begin; i < end; ++i) sum += v[i] * w[i];
+            partial[static_cast<std::size_t>(c) * sums + j] = sum;
+        }
+    }
+    for (std::size_t j = 0; j < sums; ++j) {
+        T total = 0;
+        for (std::int64_t c = 0; c < chunks; ++c) {
+            total += partial[static_cast<std::size_t>(c) * sums + j];
+        }
+        out[j] = total;
+    }
+}
+
 // Neumaier's compensated sum: (sum, compensation) carries the rounding error of each addition.
 template <typename T>
 struct CompensatedSum {

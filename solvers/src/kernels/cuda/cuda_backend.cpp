@@ -11,9 +11,8 @@ namespace cuda {
 CudaBackend::CudaBackend(int device) : device_(device) {
     SIMRUN_CUDA_CHECK(cudaSetDevice(device_));
     SIMRUN_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
-    SIMRUN_CUDA_CHECK(
-        cudaMalloc(&reduction_scratch_, 2 * (max_reduction_blocks + 1) * sizeof(double)));
-    SIMRUN_CUDA_CHECK(cudaMallocHost(&host_result_, 2 * sizeof(double)));
+    SIMRUN_CUDA_CHECK(cudaMalloc(&reduction_scratch_, reduction_scratch_doubles * sizeof(double)));
+    SIMRUN_CUDA_CHECK(cudaMallocHost(&host_result_, (max_krylov_vectors + 1) * sizeof(double)));
     for (auto& aux : aux_streams_) {
         SIMRUN_CUDA_CHECK(cudaStreamCreateWithFlags(&aux, cudaStreamNonBlocking));
     }
@@ -87,7 +86,9 @@ void CudaBackend::copy(void* destination, const void* source, std::size_t bytes)
 }
 
 const void* CudaBackend::fetch_result(const void* device_result, std::size_t bytes) const {
-    if (bytes > 2 * sizeof(double)) throw CudaError("fetch_result: at most 16 bytes");
+    if (bytes > (max_krylov_vectors + 1) * sizeof(double)) {
+        throw CudaError("fetch_result: at most max_krylov_vectors + 1 doubles");
+    }
     SIMRUN_CUDA_CHECK(
         cudaMemcpyAsync(host_result_, device_result, bytes, cudaMemcpyDeviceToHost, stream_));
     SIMRUN_CUDA_CHECK(cudaStreamSynchronize(stream_));

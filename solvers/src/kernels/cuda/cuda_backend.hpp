@@ -35,11 +35,14 @@ public:
 
     cudaStream_t stream() const { return stream_; }
     int device() const { return device_; }
-    // Device scratch of 2 (max_reduction_blocks + 1) doubles (room for a (sum, compensation)
-    // pair per block and one more).
+    // Device scratch of reduction_scratch_doubles: room for max_krylov_vectors + 1 sums per
+    // block of a reduction's first pass (a (sum, compensation) pair per block for one dot),
+    // and their totals.
+    static constexpr std::size_t reduction_scratch_doubles =
+        (max_krylov_vectors + 1) * std::size_t(max_reduction_blocks + 1);
     void* reduction_scratch() const { return reduction_scratch_; }
-    // Copies a reduction's result (at most 2 doubles) from device memory into the pinned
-    // result buffer on the stream, waits for it, and returns the buffer.
+    // Copies a reduction's results (at most max_krylov_vectors + 1 doubles) from device memory
+    // into the pinned result buffer on the stream, waits for them, and returns the buffer.
     const void* fetch_result(const void* device_result, std::size_t bytes) const;
 
     // Streams for work that may run beside stream(), created once. A fork records fork_event()

@@ -216,6 +216,80 @@ T dot(const Backend& backend, std::size_t n, const T* x, const T* y) {
     return *static_cast<const T*>(cuda.fetch_result(result, sizeof(T)));
 }
 
+// ---- Krylov bases ----
+// First pass of basis_dots: block (x, y) sums, over its grid-strided rows, the products of w
+// with a group of basis_dot_group vectors (group y; the vector after the basis is w itself),
+// reduced with CUB and stored at partials[j * gridDim.x + x] for vector j. Traffic: the
+// group's vectors once, w once per group (from L2 after the first).
+constexpr int basis_dot_group = 8;
+
+template <typename T>
+__global__ void __launch_bounds__(block_size)
+    basis_dot_partials_kernel(std::size_t n, int k, KrylovBasis<T> basis, const T* __restrict__ w,
+                              T* __restrict__ partials) {
+    using BlockReduce = cub::BlockReduce<T, block_size>;
+    __shared__ typename BlockReduce::TempStorage storage;
+    const int first = static_cast<int>(blockIdx.y) * basis_dot_group;
+    const int count = min(basis_dot_group, k + 1 - first);
+    const T* vectors[basis_dot_group];
+    T sums[basis_dot_group];
+#pragma unroll
+    for (int g = 0; g < basis_dot_group; ++g) {
+        vectors[g] = g < count ? (first + g < k ? basis.vectors[first + g] : w) : w;
+        sums[g] = 0;
+    }
+    for (std::size_t i = blockIdx.x * std::size_t(block_size) + threadIdx.x; i < n;
+         i += std::size_t(gridDim.x) * block_size) {
+        const T wi = w[i];
+#pragma unroll
+        for (int g = 0; g < basis_dot_group; ++g) {
+            if (g < count) sums[g] += vectors[g][i] * wi;
+        }
+    }
+#pragma unroll
+    for (int g = 0; g < basis_dot_group; ++g) {
+        if (g >= count) break;
+        const T total = BlockReduce(storage).Sum(sums[g]);
+        if (threadIdx.x == 0) partials[(first + g) * gridDim.x + blockIdx.x] = total;
+        __syncthreads();
+    }
+}
+
+// Second pass: block j adds vector j's partial sums in a fixed order.
+template <typename T>
+__global__ void basis_dot_totals_kernel(int blocks, const T* __restrict__ partials,
+                                        T* __restrict__ totals) {
+    using BlockReduce = cub::BlockReduce<T, block_size>;
+    __shared__ typename BlockReduce::TempStorage storage;
+    const T* mine = partials + std::size_t(blockIdx.x) * blocks;
+    T sum = 0;
+    for (int i = threadIdx.x; i < blocks; i += block_size) sum += mine[i];
+    const T total = BlockReduce(storage).Sum(sum);
+    if (threadIdx.x == 0) totals[blockIdx.x] = total;
+}
+
+// The grid depends on n and k only: the same bits every run. One round trip for all k + 1.
+template <typename T>
+void basis_dots(const Backend& backend, std::size_t n, int k, const KrylovBasis<T>& basis,
+                const T* w, T* out) {
+    const CudaBackend& cuda = as_cuda(backend);
+    if (n == 0) {
+        std::fill(out, out + k + 1, T(0));
+        return;
+    }
+    T* partials = static_cast<T*>(cuda.reduction_scratch());
+    T* totals = partials + std::size_t(k + 1) * max_reduction_blocks;
+    const unsigned blocks = grid_for(n, max_reduction_blocks);
+    const dim3 grid(blocks, static_cast<unsigned>((k + basis_dot_group) / basis_dot_group));
+    basis_dot_partials_kernel<T><<<grid, block_size, 0, cuda.stream()>>>(n, k, basis, w, partials);
+    SIMRUN_CUDA_CHECK_LAUNCH(basis_dot_partials_kernel);
+    basis_dot_totals_kernel<T><<<static_cast<unsigned>(k + 1), block_size, 0, cuda.stream()>>>(
+        static_cast<int>(blocks), partials, totals);
+    SIMRUN_CUDA_CHECK_LAUNCH(basis_dot_totals_kernel);
+    const void* host = cuda.fetch_result(totals, std::size_t(k + 1) * sizeof(T));
+    std::copy_n(static_cast<const T*>(host), k + 1, out);
+}
+
 // y = A x, one thread per row; values are diagonal-major so each diagonal's read is coalesced.
 // Traffic: num_diagonals * n values (or n mask bytes) + x (~n through L1/L2) + n writes.
 template <typename T, typename View>

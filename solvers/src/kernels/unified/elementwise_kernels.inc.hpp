@@ -79,3 +79,15 @@ void bicgstab_update(const Backend& backend, std::size_t n, T alpha, T omega, co
         r[i] = s[i] - omega * t[i];
     });
 }
+
+// out = beta w + sum_{j < k} c_j v_j, the vectors' terms added in order. Traffic: k n reads
+// (+ n for w when beta != 0) + n writes.
+template <typename T>
+void basis_combine(const Backend& backend, std::size_t n, int k, const KrylovBasis<T>& basis,
+                   const KrylovCoefficients<T>& c, T beta, const T* w, T* out) {
+    parallel_for(backend, n, [=] SIMRUN_HOST_DEVICE(std::size_t i) {
+        T sum = beta != T(0) ? beta * w[i] : T(0);
+        for (int j = 0; j < k; ++j) sum += c.values[j] * basis.vectors[j][i];
+        out[i] = sum;
+    });
+}

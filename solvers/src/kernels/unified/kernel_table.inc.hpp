@@ -18,6 +18,8 @@ const KernelTable<T>& kernel_table() {
         .bicgstab_update = &bicgstab_update<T>,
         .dot = &dot<T>,
         .dot_compensated = &dot_compensated<T>,
+        .basis_dots = &basis_dots<T>,
+        .basis_combine = &basis_combine<T>,
         .dia_spmv = &dia_spmv<T>,
         .csr_spmv = &csr_spmv<T>,
         .ell_spmv = &ell_spmv<T>,

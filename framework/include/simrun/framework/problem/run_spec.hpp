@@ -33,6 +33,7 @@ struct TimeParameters {
 struct SolverParameters {
     solvers::SolverRequest request;
     solvers::StoppingCriteria criteria;
+    int restart = 30;  // GMRES's restart length ([solver] restart)
 };
 
 // [output]: where and how often results are written.

@@ -13,6 +13,8 @@ struct MethodParameters {
     bool compensated_dots = false;
     // Relaxation weight for Jacobi and SOR (1 = plain Jacobi / Gauss-Seidel).
     double omega = 1.0;
+    // GMRES's restart length m: a cycle builds at most m basis vectors (m + 1 stored).
+    int restart = 30;
     // Fused kernels with the method's scalars kept on the back-end, where the method, the
     // format and the preconditioner allow (CG with DIA, ELLPACK-R or short-row CSR, no or
     // Jacobi preconditioner, plain dots). false: one kernel per operation and the host checks

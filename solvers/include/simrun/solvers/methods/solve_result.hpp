@@ -22,6 +22,8 @@ enum class SolveStatus {
     stagnated,       // the method's residual met the tolerance, b - A x recomputed did not, even
                      // after restarts from x: the tolerance is below what the precision
                      // reaches on this system
+    no_progress,     // the best residual did not fall by 1% over the progress window
+                     // (StoppingCriteria::progress_window): stopped early for the next method
 };
 
 template <>
@@ -32,7 +34,8 @@ inline constexpr std::array enum_names<SolveStatus> = {
     EnumName<SolveStatus>{SolveStatus::diverged, "diverged"},
     EnumName<SolveStatus>{SolveStatus::non_finite, "non_finite"},
     EnumName<SolveStatus>{SolveStatus::indefinite, "indefinite"},
-    EnumName<SolveStatus>{SolveStatus::stagnated, "stagnated"}};
+    EnumName<SolveStatus>{SolveStatus::stagnated, "stagnated"},
+    EnumName<SolveStatus>{SolveStatus::no_progress, "no_progress"}};
 
 std::string_view to_string(SolveStatus status);
 
@@ -43,6 +46,10 @@ struct StoppingCriteria {
     double absolute_tolerance = 0.0;
     std::int64_t max_iterations = 1000;
     double divergence_limit = 1e8;
+    // > 0: stop as no_progress once the smallest ||r|| so far is not below 0.99 times the
+    // smallest of `progress_window` iterations before (a method that stalls is left for the
+    // next one of a fallback chain rather than run to max_iterations). 0: never.
+    std::int64_t progress_window = 0;
 };
 
 // What is wrong with criteria a solve in `precision` is asked to meet, by the key it concerns

@@ -18,9 +18,15 @@
 // - none in place of Jacobi where the coefficients are constant (a grid stencil, identity rows
 //   aside): one value on the diagonal makes Jacobi a scaling that changes no iterate.
 // - fallbacks: CG => BiCGStab (CG met p'Ap <= 0: not SPD after all); BiCGStab => BiCG (with
-//   Jacobi in place of multigrid, which has no transpose here);
-//   then, on a strictly diagonally dominant matrix, Gauss-Seidel (which must converge there).
-//   A method named by the user gets no fallbacks.
+//   Jacobi in place of multigrid, which has no transpose here); BiCG => GMRES(m) with the first
+//   step's preconditioner (GMRES's residual cannot grow: it converges where any Krylov method
+//   of its restart length does); then, on a weakly chained diagonally dominant matrix
+//   (MatrixProperties::chained_dominant: strictly dominant, irreducibly dominant and more),
+//   Gauss-Seidel (multicolour SOR with omega 1; Jacobi where the matrix exceeds the CSR
+//   copy's indices), which converges there. Every step but the last is stopped early when it
+//   stalls: no_progress once its smallest residual has not fallen by 1% over a window of
+//   max(200, max_iterations / 10) iterations (StoppingCriteria::progress_window). A method
+//   named by the user gets no fallbacks.
 // - format: stencil when the matrix is banded with constant coefficients (a grid stencil);
 //   DIA when it is banded (at most 32 diagonals, holding at least 60% of their slots);
 //   ELLPACK-R when rows are of similar length (longest <= 1.5 mean + 2);
@@ -39,12 +45,14 @@
 
 namespace simrun::solvers {
 
-enum class Method { jacobi, sor, cg, bicg, bicgstab };
+enum class Method { jacobi, sor, cg, bicg, bicgstab, gmres };
 template <>
-inline constexpr std::array enum_names<Method> = {
-    EnumName<Method>{Method::jacobi, "jacobi"}, EnumName<Method>{Method::sor, "sor"},
-    EnumName<Method>{Method::cg, "cg"}, EnumName<Method>{Method::bicg, "bicg"},
-    EnumName<Method>{Method::bicgstab, "bicgstab"}};
+inline constexpr std::array enum_names<Method> = {EnumName<Method>{Method::jacobi, "jacobi"},
+                                                  EnumName<Method>{Method::sor, "sor"},
+                                                  EnumName<Method>{Method::cg, "cg"},
+                                                  EnumName<Method>{Method::bicg, "bicg"},
+                                                  EnumName<Method>{Method::bicgstab, "bicgstab"},
+                                                  EnumName<Method>{Method::gmres, "gmres"}};
 
 enum class PreconditionerKind { none, jacobi, ssor, multigrid };
 template <>
