@@ -218,8 +218,9 @@ TEST(Fallbacks, TheChainEndsWithGmresThenGaussSeidelWhereDominanceGuaranteesIt) 
     const auto neumann = testing::singular_matrix(20);
     EXPECT_TRUE(analyze(neumann).weakly_dominant);
     EXPECT_FALSE(analyze(neumann).chained_dominant);
+    // (Jacobi first, so GMRES is tried with it and without.)
     EXPECT_EQ(methods(neumann),
-              (std::vector<Method>{Method::bicgstab, Method::bicg, Method::gmres}));
+              (std::vector<Method>{Method::bicgstab, Method::bicg, Method::gmres, Method::gmres}));
     // Weakly dominant, with strict rows that a decoupled block cannot reach: reducible, and
     // not chained (the Neumann block is singular).
     testing::TripletBuilder t(23);

@@ -85,10 +85,13 @@ TEST(SolverSelection, NonsymmetricGetsBiCgStabAndDominantGetsGaussSeidelLast) {
     EXPECT_EQ(plan.first.method, Method::bicgstab);
     EXPECT_EQ(plan.first.preconditioner, PreconditionerKind::jacobi);
     EXPECT_NE(plan.first.reason.find("nonsymmetric"), std::string::npos);
-    ASSERT_EQ(plan.fallbacks.size(), 3u);
+    ASSERT_EQ(plan.fallbacks.size(), 4u);
     EXPECT_EQ(plan.fallbacks[0].method, Method::bicg);
     EXPECT_EQ(plan.fallbacks[1].method, Method::gmres);
-    EXPECT_EQ(plan.fallbacks[2].method, Method::sor);  // strictly dominant
+    EXPECT_EQ(plan.fallbacks[1].preconditioner, PreconditionerKind::jacobi);
+    EXPECT_EQ(plan.fallbacks[2].method, Method::gmres);
+    EXPECT_EQ(plan.fallbacks[2].preconditioner, PreconditionerKind::none);
+    EXPECT_EQ(plan.fallbacks[3].method, Method::sor);  // strictly dominant
 }
 
 TEST(SolverSelection, NotDominantSpdGetsSsor) {

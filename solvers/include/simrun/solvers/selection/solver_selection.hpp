@@ -20,7 +20,8 @@
 // - fallbacks: CG => BiCGStab (CG met p'Ap <= 0: not SPD after all); BiCGStab => BiCG (with
 //   Jacobi in place of multigrid, which has no transpose here); BiCG => GMRES(m) with the first
 //   step's preconditioner (GMRES's residual cannot grow: it converges where any Krylov method
-//   of its restart length does); then, on a weakly chained diagonally dominant matrix
+//   of its restart length does), and without one where the first step had one (a preconditioner
+//   can hurt); then, on a weakly chained diagonally dominant matrix
 //   (MatrixProperties::chained_dominant: strictly dominant, irreducibly dominant and more),
 //   Gauss-Seidel (multicolour SOR with omega 1; Jacobi where the matrix exceeds the CSR
 //   copy's indices), which converges there. Every step but the last is stopped early when it
