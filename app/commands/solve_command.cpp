@@ -206,6 +206,7 @@ int run_solve(const SolveOptions& o) {
         j["precision"] = solvers::name_of(o.precision);
         j["compensated_dots"] = o.compensated;
         j["reason"] = outcome.plan.first.reason;
+        if (!outcome.plan.singular.empty()) j["singular"] = outcome.plan.singular;
         j["format_reason"] = outcome.plan.format_reason;
         if (!outcome.preconditioner_details.empty()) {
             j["multigrid"] = outcome.preconditioner_details;
@@ -250,6 +251,9 @@ int run_solve(const SolveOptions& o) {
                     std::string(solvers::name_of(o.precision)).c_str());
         std::printf("solver   %s\n", outcome.plan.first.reason.c_str());
         std::printf("format   %s\n", outcome.plan.format_reason.c_str());
+        if (!outcome.plan.singular.empty()) {
+            std::printf("singular %s\n", outcome.plan.singular.c_str());
+        }
         if (!outcome.preconditioner_details.empty()) {
             std::printf("cycle    %s\n", outcome.preconditioner_details.c_str());
         }

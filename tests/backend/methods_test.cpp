@@ -9,6 +9,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <type_traits>
 
 #include "simrun/solvers/base/vector_ops.hpp"
@@ -338,6 +339,37 @@ TEST(ProgressWindow, AStallingMethodStopsAfterTheWindow) {
     const std::size_t k = h.size() - 1;
     EXPECT_GE(smallest(k), 0.99 * smallest(k - 100));
     EXPECT_LT(smallest(k - 1), 0.99 * smallest(k - 101));
+}
+
+TEST(HardCases, EmptyRowsAndColumnsAreNamedAndNeverConverged) {
+    // The 3 x 3 matrix with one entry, (0, 0): x = (1, 0, 0) satisfies A x = b = A 1,
+    // as does any x with x_0 = 1; and a matrix of explicit zeros.
+    const auto backend = test_backend();
+    SIMRUN_SKIP_WITHOUT_BACKEND(backend);
+    testing::TripletBuilder one(3);
+    one.add(0, 0, 2.0);
+    testing::TripletBuilder zeros(4);
+    for (std::int32_t i = 0; i < 4; ++i) zeros.add(i, i, 0.0);
+    for (const auto& [a, rows, first] :
+         {std::tuple{one.csr(), 2, 1}, std::tuple{zeros.csr(), 4, 0}}) {
+        const MatrixProperties p = analyze(a);
+        EXPECT_EQ(p.empty_rows, rows);
+        EXPECT_EQ(p.empty_columns, rows);
+        EXPECT_EQ(p.first_empty_row, first);
+        EXPECT_NE(
+            p.singularity().find("structurally singular: " + std::to_string(rows) + " empty rows"),
+            std::string::npos)
+            << p.singularity();
+        EXPECT_EQ(plan_solver(p, {}).singular, p.singularity());
+        const auto b =
+            testing::multiply(a, std::vector<double>(static_cast<std::size_t>(a.rows), 1.0));
+        std::vector<double> x;
+        const SolveReport report = solve_auto(backend, a, b, &x);
+        EXPECT_EQ(report.result().status, SolveStatus::singular) << report.result().summary();
+        EXPECT_FALSE(report.converged());
+        const auto ax = testing::multiply(a, x);
+        for (std::size_t i = 0; i < b.size(); ++i) EXPECT_NEAR(ax[i], b[i], 1e-10) << i;
+    }
 }
 
 TEST(HardCases, InconsistentSingularSystemIsNotReportedConverged) {

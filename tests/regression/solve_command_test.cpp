@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
@@ -134,6 +135,27 @@ TEST(SolveCommand, ConvergedMeansTheRecomputedResidualMeetsTheTolerance) {
     EXPECT_EQ(refused.exit_code, 2);
     EXPECT_NE(refused.err.find("below the unit roundoff of double"), std::string::npos)
         << refused.err;
+}
+
+TEST(SolveCommand, AStructurallySingularMatrixIsNamedAndExitsOne) {
+    // Only entry (1,1): x = (1, 0, 0) satisfies A x = A 1, as does every x with x_1 = 1.
+    TemporaryDirectory dir;
+    {
+        std::ofstream file(dir.path() / "a.mtx");
+        file << "%%MatrixMarket matrix coordinate real general\n3 3 1\n1 1 2.0\n";
+    }
+    int exit_code = -1;
+    const auto j = solve_json("a.mtx --backend cpu", dir, &exit_code);
+    EXPECT_EQ(exit_code, 1);
+    EXPECT_EQ(j["status"], "singular");
+    EXPECT_NE(j["singular"].get<std::string>().find("2 empty rows (the first: row 1)"),
+              std::string::npos)
+        << j.dump();
+    const auto text = run_simrun("solve a.mtx --backend cpu", dir.path());
+    EXPECT_EQ(text.exit_code, 1);
+    EXPECT_NE(text.out.find("singular structurally singular: 2 empty rows"), std::string::npos)
+        << text.out;
+    EXPECT_NE(text.out.find("result   singular"), std::string::npos) << text.out;
 }
 
 TEST(SolveCommand, GivenRightHandSideAndInitialGuess) {

@@ -47,7 +47,7 @@ IntegratorCheck check_time_integrator(const Grid& grid, const Problem& problem,
         const std::int64_t begin = grid.first_node(block) - grid.first_node(op.planes());
         const solvers::DiaData<double> matrix =
             release_system_matrix(op, system.shift, system.scale);
-        analysis.add(matrix, begin, begin + grid.num_points(block));
+        analysis.add(matrix, begin, begin + grid.num_points(block), grid.first_node(op.planes()));
     }
     IntegratorCheck check;
     if (explicit_scheme) {

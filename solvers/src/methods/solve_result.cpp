@@ -45,6 +45,9 @@ std::string SolveResult::summary() const {
             " (b - A x recomputed; the method's own residual met the tolerance: the tolerance "
             "is below what this precision reaches on this system)";
     }
+    if (status == SolveStatus::singular) {
+        text += " (the matrix is structurally singular: x is one solution of many)";
+    }
     if (status == SolveStatus::no_progress) {
         text += " (no progress over the window: stopped for the next method)";
     }

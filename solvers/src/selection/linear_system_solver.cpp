@@ -219,6 +219,11 @@ SolveReport LinearSystemSolver<T>::solve(const Array<T>& b, Array<T>& x) const {
         report.attempts.push_back({step, std::move(result)});
         if (report.converged() || report.result().status == SolveStatus::stagnated) break;
     }
+    // A structurally singular matrix has no unique solution: one that meets the tolerance is
+    // one of many (or b lies in a range the tolerance cannot tell from it), never "converged".
+    if (!plan_.singular.empty() && report.converged()) {
+        report.attempts.back().result.status = SolveStatus::singular;
+    }
     // A method that met NaN or Inf may have left them in x: give back the initial guess, never
     // a non-finite "solution".
     if (report.result().status == SolveStatus::non_finite) copy(initial, x);

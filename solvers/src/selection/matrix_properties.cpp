@@ -76,6 +76,19 @@ bool reaches_strict_rows(const CsrData<T>& at, std::vector<std::int32_t> queue) 
     return count == static_cast<std::size_t>(at.rows);
 }
 
+// The rows of `a` without a nonzero value: how many, and the first.
+template <typename T>
+void count_empty_lines(const CsrData<T>& a, std::int64_t& count, std::int64_t& first) {
+    for (std::int32_t i = 0; i < a.rows; ++i) {
+        bool empty = true;
+        for (std::int32_t k = a.row_ptr[i]; k < a.row_ptr[i + 1] && empty; ++k) {
+            empty = a.values[static_cast<std::size_t>(k)] == T(0);
+        }
+        if (!empty) continue;
+        if (count++ == 0) first = i;
+    }
+}
+
 }  // namespace
 
 template <typename T>
@@ -144,6 +157,8 @@ MatrixProperties analyze(const CsrData<T>& a, double symmetry_tolerance) {
     }
     p.mean_row_length = a.rows > 0 ? static_cast<double>(p.nnz) / a.rows : 0.0;
     p.constant_coefficients = has_constant_coefficients(a, p.num_diagonals);
+    count_empty_lines(a, p.empty_rows, p.first_empty_row);
+    count_empty_lines(at, p.empty_columns, p.first_empty_column);
     p.chained_dominant = p.strictly_dominant;
     if (p.weakly_dominant && !p.strictly_dominant && !strict_rows.empty()) {
         p.chained_dominant = reaches_strict_rows(at, std::move(strict_rows));
@@ -170,9 +185,16 @@ struct RowMeasures {
     bool has_main_diagonal = true;  // a nonzero main diagonal entry in every row
     bool zero_row_sums = true;
     std::int64_t identity_rows = 0;  // rows whose one entry is a 1 on the main diagonal
+    std::int64_t empty_rows = 0, empty_columns = 0;
+    std::int64_t first_empty_row = std::numeric_limits<std::int64_t>::max();
+    std::int64_t first_empty_column = std::numeric_limits<std::int64_t>::max();
 
     void merge(const RowMeasures& o) {
         rows += o.rows;
+        empty_rows += o.empty_rows;
+        empty_columns += o.empty_columns;
+        first_empty_row = std::min(first_empty_row, o.first_empty_row);
+        first_empty_column = std::min(first_empty_column, o.first_empty_column);
         identity_rows += o.identity_rows;
         nnz += o.nnz;
         zero_diagonal_rows += o.zero_diagonal_rows;
@@ -226,7 +248,8 @@ MatrixAnalysis& MatrixAnalysis::operator=(MatrixAnalysis&&) noexcept = default;
 // The same measures as the CSR analysis of to_csr(a) (entries outside the matrix and exact
 // zeros are not entries), row by row in diagonal order, without building the CSR form.
 template <typename T>
-void MatrixAnalysis::add(const DiaData<T>& a, std::int64_t begin, std::int64_t end) {
+void MatrixAnalysis::add(const DiaData<T>& a, std::int64_t begin, std::int64_t end,
+                         std::int64_t window_first) {
     check_dia("matrix analysis", a);
     measures_->stored_diagonals = std::max(measures_->stored_diagonals, a.num_diagonals());
     if (begin < 0 || end > a.n || begin > end) {
@@ -312,6 +335,21 @@ void MatrixAnalysis::add(const DiaData<T>& a, std::int64_t begin, std::int64_t e
                     off += std::abs(v);
                 }
             }
+            // Column i's entries a_ki lie at rows k = i - offset (in the window, as the
+            // transposed entries do).
+            bool column_empty = true;
+            for (int d = 0; d < diagonals && column_empty; ++d) {
+                const std::int64_t k = i - a.offsets[d];
+                column_empty = k < 0 || k >= n || entry(d, k) == T(0);
+            }
+            if (length == 0) {
+                ++part.empty_rows;
+                part.first_empty_row = std::min(part.first_empty_row, window_first + i);
+            }
+            if (column_empty) {
+                ++part.empty_columns;
+                part.first_empty_column = std::min(part.first_empty_column, window_first + i);
+            }
             part.rows += 1;
             part.nnz += length;
             if (length == 1 && main >= 0 && entry(main, i) == T(1)) ++part.identity_rows;
@@ -351,6 +389,10 @@ MatrixProperties MatrixAnalysis::properties(double symmetry_tolerance) const {
     p.weakly_dominant = total.weakly_dominant;
     p.strictly_dominant = total.strictly_dominant;
     p.chained_dominant = total.strictly_dominant;
+    p.empty_rows = total.empty_rows;
+    p.empty_columns = total.empty_columns;
+    p.first_empty_row = total.empty_rows > 0 ? total.first_empty_row : -1;
+    p.first_empty_column = total.empty_columns > 0 ? total.first_empty_column : -1;
     p.worst_dominance_ratio = total.worst_ratio;
     p.min_row_length = n > 0 ? total.min_row_length : 0;
     p.max_row_length = total.max_row_length;
@@ -372,6 +414,19 @@ MatrixProperties analyze(const DiaData<T>& a, double symmetry_tolerance) {
     return analysis.properties(symmetry_tolerance);
 }
 
+std::string MatrixProperties::singularity() const {
+    if (!structurally_singular()) return {};
+    const auto lines = [](std::int64_t count, std::int64_t first, const char* kind) {
+        return std::to_string(count) + " empty " + kind + (count == 1 ? "" : "s") + " (" +
+               (count == 1 ? "" : "the first: ") + kind + " " + std::to_string(first) + ")";
+    };
+    std::string text = "structurally singular: ";
+    if (empty_rows > 0) text += lines(empty_rows, first_empty_row, "row");
+    if (empty_rows > 0 && empty_columns > 0) text += " and ";
+    if (empty_columns > 0) text += lines(empty_columns, first_empty_column, "column");
+    return text + ", counting from 0; A x = b has no solution or infinitely many";
+}
+
 std::string MatrixProperties::describe() const {
     char text[512];
     const char* dominance = strictly_dominant  ? "strictly diagonally dominant"
@@ -386,14 +441,15 @@ std::string MatrixProperties::describe() const {
                   : zero_diagonal_rows > 0 ? "zero diagonal entries"
                                            : "diagonal not all positive",
                   dominance, worst_dominance_ratio);
-    return std::string(text) + (zero_row_sums ? ", rows sum to zero (singular: A 1 = 0)" : "");
+    return std::string(text) + (zero_row_sums ? ", rows sum to zero (singular: A 1 = 0)" : "") +
+           (structurally_singular() ? ", " + singularity() : "");
 }
 
 template MatrixProperties analyze(const CsrData<float>&, double);
 template MatrixProperties analyze(const CsrData<double>&, double);
 template MatrixProperties analyze(const DiaData<float>&, double);
 template MatrixProperties analyze(const DiaData<double>&, double);
-template void MatrixAnalysis::add(const DiaData<float>&, std::int64_t, std::int64_t);
-template void MatrixAnalysis::add(const DiaData<double>&, std::int64_t, std::int64_t);
+template void MatrixAnalysis::add(const DiaData<float>&, std::int64_t, std::int64_t, std::int64_t);
+template void MatrixAnalysis::add(const DiaData<double>&, std::int64_t, std::int64_t, std::int64_t);
 
 }  // namespace simrun::solvers

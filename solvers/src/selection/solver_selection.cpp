@@ -306,6 +306,7 @@ SolverPlan plan_solver(const MatrixProperties& p, const SolverRequest& request) 
     plan.grid = request.grid;
     plan.multigrid = request.multigrid;
     plan.remove_constant = request.remove_constant_null_space && p.zero_row_sums && p.symmetric;
+    plan.singular = p.singularity();
     if (plan.remove_constant) {
         plan.first.reason +=
             "; singular with the constants as null space (A 1 = 0): solved for b without its "

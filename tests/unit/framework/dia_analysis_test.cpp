@@ -40,6 +40,10 @@ void expect_same(const MatrixProperties& dia, const MatrixProperties& csr) {
     EXPECT_EQ(dia.mean_row_length, csr.mean_row_length);
     EXPECT_EQ(dia.constant_coefficients, csr.constant_coefficients);
     EXPECT_EQ(dia.zero_row_sums, csr.zero_row_sums);
+    EXPECT_EQ(dia.empty_rows, csr.empty_rows);
+    EXPECT_EQ(dia.empty_columns, csr.empty_columns);
+    EXPECT_EQ(dia.first_empty_row, csr.first_empty_row);
+    EXPECT_EQ(dia.first_empty_column, csr.first_empty_column);
 }
 
 // Random matrices of every character the analysis tells apart: garbage in the slots outside
@@ -67,6 +71,17 @@ std::vector<DiaData<double>> random_matrices() {
     DiaData<double> varied = testing::laplacian_2d(6);
     varied.at(4, 3) = -2.0;  // one other value on a diagonal: not constant, not symmetric
     matrices.push_back(varied);
+    // Structurally singular: rows 9 and 30 and columns 14 and 30 without a nonzero entry.
+    DiaData<double> empty = testing::random_dia<double>(40, {-7, -1, 0, 2, 7, 30}, 7);
+    for (int d = 0; d < empty.num_diagonals(); ++d) {
+        const int offset = empty.offsets[static_cast<std::size_t>(d)];
+        for (const std::int64_t row : {9, 30}) empty.at(d, row) = 0.0;
+        for (const std::int64_t column : {14, 30}) {
+            if (column - offset >= 0 && column - offset < empty.n)
+                empty.at(d, column - offset) = 0.0;
+        }
+    }
+    matrices.push_back(empty);
     return matrices;
 }
 
@@ -76,16 +91,22 @@ TEST(DiaAnalysis, AgreesWithTheCsrAnalysisOnRandomMatrices) {
         expect_same(analyze(a), csr);
     }
     // The set covers both answers of each property.
-    int symmetric = 0, dominant = 0, constant = 0, zero_diagonal = 0;
+    int symmetric = 0, dominant = 0, constant = 0, zero_diagonal = 0, singular = 0;
     for (const auto& a : random_matrices()) {
         const MatrixProperties p = analyze(a);
         symmetric += p.symmetric;
         dominant += p.strictly_dominant;
         constant += p.constant_coefficients;
         zero_diagonal += p.zero_diagonal_rows > 0;
+        singular += p.structurally_singular();
     }
+    const MatrixProperties emptied = analyze(random_matrices().back());
+    EXPECT_EQ(emptied.empty_rows, 2);
+    EXPECT_EQ(emptied.first_empty_row, 9);
+    EXPECT_EQ(emptied.empty_columns, 2);
+    EXPECT_EQ(emptied.first_empty_column, 14);
     const int count = static_cast<int>(random_matrices().size());
-    for (int n : {symmetric, dominant, constant, zero_diagonal}) {
+    for (int n : {symmetric, dominant, constant, zero_diagonal, singular}) {
         EXPECT_GT(n, 0);
         EXPECT_LT(n, count);
     }
@@ -122,7 +143,7 @@ TEST(DiaAnalysis, WindowsOfAMatrixAddUpToTheWholeAnalysis) {
                         if (j >= 0 && j < window.n) window.at(d, r) = a.at(d, first + r);
                     }
                 }
-                analysis.add(window, begin - first, end - first);
+                analysis.add(window, begin - first, end - first, first);
             }
             expect_same(analysis.properties(), analyze(a));
         }

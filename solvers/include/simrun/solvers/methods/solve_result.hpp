@@ -24,6 +24,8 @@ enum class SolveStatus {
                      // reaches on this system
     no_progress,     // the best residual did not fall by 1% over the progress window
                      // (StoppingCriteria::progress_window): stopped early for the next method
+    singular,        // the residual met the tolerance, but the matrix is structurally singular
+                     // (an empty row or column): x is one of infinitely many solutions
 };
 
 template <>
@@ -35,7 +37,8 @@ inline constexpr std::array enum_names<SolveStatus> = {
     EnumName<SolveStatus>{SolveStatus::non_finite, "non_finite"},
     EnumName<SolveStatus>{SolveStatus::indefinite, "indefinite"},
     EnumName<SolveStatus>{SolveStatus::stagnated, "stagnated"},
-    EnumName<SolveStatus>{SolveStatus::no_progress, "no_progress"}};
+    EnumName<SolveStatus>{SolveStatus::no_progress, "no_progress"},
+    EnumName<SolveStatus>{SolveStatus::singular, "singular"}};
 
 std::string_view to_string(SolveStatus status);
 

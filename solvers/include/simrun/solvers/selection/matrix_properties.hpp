@@ -39,6 +39,15 @@ struct MatrixProperties {
     // Every row sums to zero (|sum_j a_ij| <= 1e-12 sum_j |a_ij|): A 1 = 0, so A is singular
     // with the constants in its null space (a pure Neumann problem's operator).
     bool zero_row_sums = false;
+    // Rows and columns without a nonzero entry (0-based index of the first, -1 where none):
+    // the matrix is then singular whatever its values, and A x = b has no solution or
+    // infinitely many.
+    std::int64_t empty_rows = 0, empty_columns = 0;
+    std::int64_t first_empty_row = -1, first_empty_column = -1;
+    bool structurally_singular() const { return empty_rows > 0 || empty_columns > 0; }
+    // E.g. "structurally singular: 2 empty rows (the first: row 1, counting from 0) and 2
+    // empty columns (the first: column 1)"; empty where the matrix is not.
+    std::string singularity() const;
 
     // One line, e.g. "960 rows, 15844 nonzeros, 5 diagonals, symmetric, positive diagonal,
     // weakly diagonally dominant (worst row ratio 1)".
@@ -64,9 +73,11 @@ public:
     MatrixAnalysis(MatrixAnalysis&&) noexcept;
     MatrixAnalysis& operator=(MatrixAnalysis&&) noexcept;
 
-    // Throws std::invalid_argument for a malformed window or rows outside it.
+    // Throws std::invalid_argument for a malformed window or rows outside it. window_first is
+    // the whole's index of the window's row 0 (for the rows the properties name).
     template <typename T>
-    void add(const DiaData<T>& window, std::int64_t begin, std::int64_t end);
+    void add(const DiaData<T>& window, std::int64_t begin, std::int64_t end,
+             std::int64_t window_first = 0);
     MatrixProperties properties(double symmetry_tolerance = 1e-12) const;
 
 private:

@@ -110,6 +110,10 @@ struct SolverPlan {
     // constants its null space. The solve removes b's constant part (the data's incompatible
     // share), solves on the rest, and returns the solution of zero mean.
     bool remove_constant = false;
+    // Where the matrix is structurally singular, what makes it so
+    // (MatrixProperties::singularity()): a solve that meets the tolerance then ends as
+    // SolveStatus::singular, never converged in silence.
+    std::string singular;
 };
 
 // Throws std::invalid_argument for an unknown name or a combination that cannot work (a
