@@ -176,6 +176,7 @@ json run_case(const Context& context, const MatrixUnderTest& matrix, solvers::Me
     parameters.criteria.relative_tolerance = spec.rtol;  // 0: never met, exactly max_iterations
     parameters.criteria.absolute_tolerance = 0.0;
     parameters.criteria.max_iterations = spec.max_iterations;
+    parameters.restart = bench::gmres_bench_restart;
 
     std::vector<double> seconds;
     solvers::SolveReport report;

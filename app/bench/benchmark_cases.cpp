@@ -148,6 +148,12 @@ TrafficFloor traffic_floor(solvers::Method method, solvers::Format format, std::
         case solvers::Method::jacobi:
             spmvs = 1, vector_passes = 3;
             break;
+        case solvers::Method::gmres:
+            // Step j of a cycle: the products with j + 2 vectors (basis and w) and the combination
+            // of as many, written once: 2 (j + 2) + 1 passes; over a cycle of m = 30 steps
+            // (j = 0 .. 29) on average m + 4 = 34.
+            spmvs = 1, vector_passes = gmres_bench_restart + 4;
+            break;
         default:
             throw std::invalid_argument("bench: no traffic floor for " +
                                         solvers::to_string(method));
@@ -202,6 +208,9 @@ std::vector<std::pair<std::string, std::string>> floor_formulas() {
         {"bicgstab/dia", "2 D s + 15 s (5-point double: 80 + 120 = 200)"},
         {"bicgstab/ell", "2 (d (s + 4) + 4) + 15 s (5-point double: 248)"},
         {"bicgstab/csr", "2 (d (s + 4) + 4) + 15 s (5-point double: 248)"},
+        {"gmres/dia",
+         "D s + (m + 4) s, the mean over a cycle of m = 30 (5-point double: 40 + 272 = "
+         "312)"},
         {"jacobi/stencil", "1 + 3 s (5-point double: 25)"},
         {"jacobi/dia", "D s + 3 s (5-point double: 40 + 24 = 64)"},
         {"jacobi/ell", "d (s + 4) + 4 + 3 s (5-point double: 88)"},
@@ -273,9 +282,12 @@ BenchPlan make_plan(const BenchOptions& options, solvers::BackendKind kind) {
         poisson.cases.push_back(multigrid_case());
         plan.groups.push_back(std::move(poisson));
 
-        plan.groups.push_back({"convdiff2d-" + edge, [m] { return convection_diffusion_matrix(m); },
-                               false,
-                               every_format(solvers::Method::bicgstab, double_only, 0.0, k)});
+        MatrixGroup convection{"convdiff2d-" + edge, [m] { return convection_diffusion_matrix(m); },
+                               false, every_format(solvers::Method::bicgstab, double_only, 0.0, k)};
+        // GMRES(30), the fallback chain's method for nonsymmetric systems, in DIA.
+        convection.cases.push_back(
+            {solvers::Method::gmres, solvers::Format::dia, Precision::double_precision, 0.0, k});
+        plan.groups.push_back(std::move(convection));
 
         // The cube with about as many rows: 128^2 -> 25^3, 512^2 -> 64^3, 4096^2 -> 256^3.
         const auto m3 =

@@ -38,6 +38,9 @@ struct TrafficFloor {
     double bytes_per_iteration = 0.0;
     std::string formula;  // e.g. "D n s + 10 n s (D = 5, s = 8)"
 };
+// GMRES's restart length in the benchmark (MethodParameters' default).
+inline constexpr int gmres_bench_restart = 30;
+
 // rows, nnz and diagonals describe the matrix (diagonals: the distinct offsets DIA stores);
 // value_size is sizeof(T). Throws std::invalid_argument for a method or format without one.
 TrafficFloor traffic_floor(solvers::Method method, solvers::Format format, std::size_t value_size,

@@ -63,9 +63,9 @@ void print_header(const Simulation& simulation, const std::string* restart, doub
                     std::string(solvers::name_of(spec.time.scheme)).c_str(), spec.time.dt,
                     static_cast<long long>(spec.time.steps), spec.time.end);
     }
-    std::printf("  backend  %s (%s)\n",
+    std::printf("  backend  %s (%s; %s)\n",
                 std::string(solvers::to_string(simulation.backend().kind())).c_str(),
-                simulation.backend().description().c_str());
+                simulation.backend().description().c_str(), simulation.backend_reason().c_str());
     if (const solvers::SolverPlan* plan = simulation.integrator().plan()) {
         std::printf("  solver   %s\n", plan->first.reason.c_str());
         std::printf("  format   %s\n", plan->format_reason.c_str());

@@ -85,13 +85,11 @@ Outcome solve_in(const solvers::CsrData<double>& a, const solvers::MatrixPropert
                  const SolveOptions& o) {
     Outcome outcome;
     const auto setup_start = Clock::now();
-    const auto backend = solvers::make_backend(o.backend);
+    solvers::BackendDecision decision = solvers::choose_backend(o.backend, a.rows);
+    const auto backend = std::move(decision.backend);
     outcome.backend =
         std::string(solvers::to_string(backend->kind())) + " (" + backend->description() + ")";
-    outcome.backend_reason = o.backend != solvers::BackendChoice::automatic ? "named by the user"
-                             : backend->kind() == solvers::BackendKind::cuda
-                                 ? "auto: a CUDA GPU is present"
-                                 : "auto: no CUDA GPU is available";
+    outcome.backend_reason = std::move(decision.reason);
     outcome.plan = solvers::plan_solver(properties, o.request);
     solvers::MethodParameters parameters;
     parameters.criteria = criteria(o, a.rows);

@@ -170,6 +170,17 @@ TYPED_TEST(CpuKernels, DiaSpmvMatchesReferenceOnRandomMatrix) {
 // without constant coefficients is refused, saying where.
 // Host buffers (the output pipeline's) are aligned, and copies of several 1 MiB chunks (run in
 // parallel) move every value, the partial last chunk included.
+TEST(ChooseBackend, TheCpuWhenNamedOrWithoutAGpu) {
+    const BackendDecision named = choose_backend(BackendChoice::cpu, 1 << 30);
+    EXPECT_EQ(named.backend->kind(), BackendKind::cpu);
+    EXPECT_EQ(named.reason, "named by the user");
+    if (cuda_device_count() > 0) GTEST_SKIP() << "a GPU is present (the GPU tests cover it)";
+    const BackendDecision automatic = choose_backend(BackendChoice::automatic, 1 << 30);
+    EXPECT_EQ(automatic.backend->kind(), BackendKind::cpu);
+    EXPECT_EQ(automatic.reason, cuda_compiled() ? "auto: no CUDA GPU is available"
+                                                : "auto: this build has no CUDA back-end");
+}
+
 TEST(CpuBackend, HostBuffersAreAlignedAndChunkedCopiesMoveEveryValue) {
     const auto cpu = make_cpu_backend();
     const std::size_t n = 3 * (std::size_t{1} << 17) + 12345;  // 3 MiB of doubles and a part

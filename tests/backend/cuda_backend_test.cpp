@@ -122,6 +122,20 @@ TYPED_TEST(CudaVersusCpu, DotProduct) {
     }
 }
 
+TEST(ChooseBackend, SmallSystemsStayOnTheCpuAndLargeOnesGoToTheGpu) {
+    SIMRUN_REQUIRE_GPU(gpu_backend());
+    const BackendDecision small = choose_backend(BackendChoice::automatic, 960);
+    EXPECT_EQ(small.backend->kind(), BackendKind::cpu);
+    EXPECT_NE(small.reason.find("960 unknowns, below the " + std::to_string(gpu_crossover_rows)),
+              std::string::npos)
+        << small.reason;
+    const BackendDecision large = choose_backend(BackendChoice::automatic, gpu_crossover_rows);
+    EXPECT_EQ(large.backend->kind(), BackendKind::cuda) << large.reason;
+    const BackendDecision named = choose_backend(BackendChoice::cuda, 10);
+    EXPECT_EQ(named.backend->kind(), BackendKind::cuda);
+    EXPECT_EQ(named.reason, "named by the user");
+}
+
 TYPED_TEST(CudaVersusCpu, KrylovBasisKernels) {
     // GMRES's batched products and combination, on a size that is not a multiple of any
     // block and on bases that do and do not fill the last group of 8 vectors.

@@ -152,7 +152,10 @@ Simulation::Simulation(RunSpec spec, const RunOptions& options)
     if (options_.restart_file) {
         restart_ = read_restart_state(*options_.restart_file, *spec_.grid, spec_.time);
     }
-    backend_ = solvers::make_backend(options_.backend);
+    solvers::BackendDecision decision =
+        solvers::choose_backend(options_.backend, spec_.grid->num_points());
+    backend_ = std::move(decision.backend);
+    backend_reason_ = std::move(decision.reason);
     integrator_ = placing_input_errors(spec_, [&] {
         return placing_solver_refusals(spec_, [&] {
             return make_time_integrator(*spec_.grid, *spec_.problem, *spec_.boundary, spec_.time,

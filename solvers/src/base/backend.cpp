@@ -11,6 +11,15 @@ BackendChoice parse_backend_choice(std::string_view text) {
     return parse_enum<BackendChoice>(text, "back-end");
 }
 
+void RecordedForOperands::run(const Backend& backend, const void* in, const void* out,
+                              const std::function<void()>& issue) {
+    if (!work_ || operands_ != std::pair{in, out}) {
+        work_ = backend.record(issue);
+        operands_ = {in, out};
+    }
+    work_->run();
+}
+
 std::shared_ptr<const Backend> make_backend(BackendChoice choice) {
     switch (choice) {
         case BackendChoice::cpu:
@@ -21,6 +30,24 @@ std::shared_ptr<const Backend> make_backend(BackendChoice choice) {
             break;
     }
     return cuda_device_count() > 0 ? make_cuda_backend() : make_cpu_backend();
+}
+
+BackendDecision choose_backend(BackendChoice choice, std::int64_t rows) {
+    if (choice != BackendChoice::automatic) {
+        return {make_backend(choice), "named by the user"};
+    }
+    if (cuda_device_count() == 0) {
+        return {make_cpu_backend(), cuda_compiled() ? "auto: no CUDA GPU is available"
+                                                    : "auto: this build has no CUDA back-end"};
+    }
+    if (rows < gpu_crossover_rows) {
+        return {make_cpu_backend(), "auto: " + std::to_string(rows) + " unknowns, below the " +
+                                        std::to_string(gpu_crossover_rows) +
+                                        " where the GPU is faster (its launch latency and "
+                                        "start-up outweigh the work)"};
+    }
+    return {make_cuda_backend(), "auto: a CUDA GPU is present and " + std::to_string(rows) +
+                                     " unknowns are enough to use it"};
 }
 
 }  // namespace simrun::solvers

@@ -325,14 +325,11 @@ void MultigridHierarchy<T>::cycle(const Array<T>& b, Array<T>& x) const {
     check_sizes(b, x);
     // The whole cycle is one recorded unit (on CUDA a graph: one launch instead of a few per
     // level), recorded again when it is asked of other vectors.
-    if (!recorded_ || recorded_for_ != std::pair<const void*, const void*>{b.data(), x.data()}) {
-        const T* b_data = b.data();
-        T* x_data = x.data();
-        recorded_ = backend_->record(
-            [this, b_data, x_data] { run_cycle(0, b_data, x_data, parameters_.cycle, nullptr); });
-        recorded_for_ = {b.data(), x.data()};
-    }
-    recorded_->run();
+    const T* b_data = b.data();
+    T* x_data = x.data();
+    recorded_.run(*backend_, b_data, x_data, [this, b_data, x_data] {
+        run_cycle(0, b_data, x_data, parameters_.cycle, nullptr);
+    });
 }
 
 template <typename T>

@@ -68,22 +68,32 @@ MulticolourSweeper<T>::MulticolourSweeper(std::shared_ptr<const Backend> backend
 }
 
 template <typename T>
-void MulticolourSweeper<T>::sweep(int colour, const Array<T>& b, Array<T>& x, T omega) const {
+void MulticolourSweeper<T>::sweep(int colour, const T* b, T* x, T omega) const {
     const auto c = static_cast<std::size_t>(colour);
     const Backend& backend = *matrix_.backend();
     backend.kernels<T>().sor_colour_sweep(backend, matrix_.view(), rows_.data() + offsets_[c],
                                           offsets_[c + 1] - offsets_[c], inverse_diagonal_.data(),
-                                          omega, b.data(), x.data());
+                                          omega, b, x);
 }
 
 template <typename T>
-void MulticolourSweeper<T>::forward(const Array<T>& b, Array<T>& x, T omega) const {
+void MulticolourSweeper<T>::forward(const T* b, T* x, T omega) const {
     for (int c = 0; c < num_colours(); ++c) sweep(c, b, x, omega);
 }
 
 template <typename T>
-void MulticolourSweeper<T>::backward(const Array<T>& b, Array<T>& x, T omega) const {
+void MulticolourSweeper<T>::backward(const T* b, T* x, T omega) const {
     for (int c = num_colours() - 1; c >= 0; --c) sweep(c, b, x, omega);
+}
+
+template <typename T>
+void MulticolourSweeper<T>::forward(const Array<T>& b, Array<T>& x, T omega) const {
+    forward(b.data(), x.data(), omega);
+}
+
+template <typename T>
+void MulticolourSweeper<T>::backward(const Array<T>& b, Array<T>& x, T omega) const {
+    backward(b.data(), x.data(), omega);
 }
 
 template Colouring greedy_colouring(const CsrData<float>&);

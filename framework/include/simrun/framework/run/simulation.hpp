@@ -76,6 +76,8 @@ public:
     const RunSpec& spec() const { return spec_; }
     const Grid& grid() const { return *spec_.grid; }
     const solvers::Backend& backend() const { return *backend_; }
+    // Why this back-end (solvers::choose_backend).
+    const std::string& backend_reason() const { return backend_reason_; }
     const TimeIntegrator& integrator() const { return *integrator_; }
     double time() const { return integrator_->time(); }
     std::vector<double> field() const;
@@ -90,6 +92,7 @@ private:
     RunSpec spec_;
     RunOptions options_;
     std::shared_ptr<const solvers::Backend> backend_;
+    std::string backend_reason_;
     std::unique_ptr<TimeIntegrator> integrator_;
     std::optional<RestartState> restart_;  // its field released once set in the integrator
     std::filesystem::path pvd_path_, h5_path_;

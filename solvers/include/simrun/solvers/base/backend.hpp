@@ -3,11 +3,13 @@
 // tested against) or a CUDA GPU. Algorithms are written once against this interface.
 #include <array>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "simrun/solvers/base/enum_names.hpp"
 
@@ -40,6 +42,21 @@ public:
     virtual ~RecordedWork() = default;
     // Issues the recorded work again (asynchronously, as any kernel).
     virtual void run() const = 0;
+};
+
+class Backend;
+
+// Work on a pair of vectors (an input and an output), recorded the first time it is asked of
+// them and replayed after (on CUDA one graph launch for what is many small kernels), recorded
+// again when asked of other vectors: a preconditioner's application.
+class RecordedForOperands {
+public:
+    void run(const Backend& backend, const void* in, const void* out,
+             const std::function<void()>& issue);
+
+private:
+    std::unique_ptr<RecordedWork> work_;
+    std::pair<const void*, const void*> operands_{nullptr, nullptr};
 };
 
 class Backend {
@@ -102,5 +119,20 @@ int cuda_device_count();
 bool cuda_compiled();
 // Resolves a choice: automatic gives CUDA when cuda_device_count() > 0, the CPU otherwise.
 std::shared_ptr<const Backend> make_backend(BackendChoice choice);
+
+// Below this many unknowns `automatic` keeps a system on the CPU, a GPU or not: the GPU's
+// fixed costs per iteration (kernel launches, and the host round trips of the methods that
+// check on the host) exceed the CPU's whole iteration, and its start-up (0.2 s on the lent
+// H100) a small solve's whole time. Measured with simrun solve on the GPU machine (16 cores
+// beside an H100), docs/benchmarks.md.
+inline constexpr std::int64_t gpu_crossover_rows = 20000;
+
+struct BackendDecision {
+    std::shared_ptr<const Backend> backend;
+    std::string reason;  // e.g. "auto: 960 unknowns, below the 20000 where a GPU pays"
+};
+// The back-end for a system of `rows` unknowns: the one named, or for `automatic` CUDA when a
+// GPU is usable and rows >= gpu_crossover_rows, the CPU otherwise; with the reason.
+BackendDecision choose_backend(BackendChoice choice, std::int64_t rows);
 
 }  // namespace simrun::solvers

@@ -102,8 +102,7 @@ private:
     std::vector<std::unique_ptr<Level>> levels_;
     std::vector<LevelSummary> summaries_;
     // The cycle recorded once for the vectors it was last asked of.
-    mutable std::unique_ptr<RecordedWork> recorded_;
-    mutable std::pair<const void*, const void*> recorded_for_{nullptr, nullptr};
+    mutable RecordedForOperands recorded_;
 };
 
 }  // namespace simrun::solvers

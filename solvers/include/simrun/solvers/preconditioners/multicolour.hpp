@@ -31,11 +31,14 @@ public:
     // One SOR sweep over the colours in order (forward) or reverse order (backward).
     void forward(const Array<T>& b, Array<T>& x, T omega) const;
     void backward(const Array<T>& b, Array<T>& x, T omega) const;
+    // The same on the vectors' values (of the matrix's size and back-end).
+    void forward(const T* b, T* x, T omega) const;
+    void backward(const T* b, T* x, T omega) const;
     const CsrMatrix<T>& matrix() const { return matrix_; }
     int num_colours() const { return static_cast<int>(offsets_.size()) - 1; }
 
 private:
-    void sweep(int colour, const Array<T>& b, Array<T>& x, T omega) const;
+    void sweep(int colour, const T* b, T* x, T omega) const;
 
     CsrMatrix<T> matrix_;
     Array<T> inverse_diagonal_;

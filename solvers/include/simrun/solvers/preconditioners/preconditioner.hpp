@@ -61,6 +61,7 @@ public:
 private:
     MulticolourSweeper<T> sweeper_;
     T omega_;
+    mutable RecordedForOperands recorded_;
 };
 
 // The main diagonal of a CSR matrix (zero where a row stores none).
