@@ -85,7 +85,7 @@ Outcome solve_in(const solvers::CsrData<double>& a, const solvers::MatrixPropert
                  const SolveOptions& o) {
     Outcome outcome;
     const auto setup_start = Clock::now();
-    solvers::BackendDecision decision = solvers::choose_backend(o.backend, a.rows);
+    solvers::BackendDecision decision = solvers::choose_backend_for_solve(o.backend, a.rows);
     const auto backend = std::move(decision.backend);
     outcome.backend =
         std::string(solvers::to_string(backend->kind())) + " (" + backend->description() + ")";

@@ -171,11 +171,11 @@ TYPED_TEST(CpuKernels, DiaSpmvMatchesReferenceOnRandomMatrix) {
 // Host buffers (the output pipeline's) are aligned, and copies of several 1 MiB chunks (run in
 // parallel) move every value, the partial last chunk included.
 TEST(ChooseBackend, TheCpuWhenNamedOrWithoutAGpu) {
-    const BackendDecision named = choose_backend(BackendChoice::cpu, 1 << 30);
+    const BackendDecision named = choose_backend_for_solve(BackendChoice::cpu, 1 << 30);
     EXPECT_EQ(named.backend->kind(), BackendKind::cpu);
     EXPECT_EQ(named.reason, "named by the user");
     if (cuda_device_count() > 0) GTEST_SKIP() << "a GPU is present (the GPU tests cover it)";
-    const BackendDecision automatic = choose_backend(BackendChoice::automatic, 1 << 30);
+    const BackendDecision automatic = choose_backend_for_solve(BackendChoice::automatic, 1 << 30);
     EXPECT_EQ(automatic.backend->kind(), BackendKind::cpu);
     EXPECT_EQ(automatic.reason, cuda_compiled() ? "auto: no CUDA GPU is available"
                                                 : "auto: this build has no CUDA back-end");

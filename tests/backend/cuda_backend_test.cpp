@@ -122,16 +122,18 @@ TYPED_TEST(CudaVersusCpu, DotProduct) {
     }
 }
 
-TEST(ChooseBackend, SmallSystemsStayOnTheCpuAndLargeOnesGoToTheGpu) {
+TEST(ChooseBackend, SmallSolvesStayOnTheCpuAndRunsAndLargeSolvesGoToTheGpu) {
     SIMRUN_REQUIRE_GPU(gpu_backend());
-    const BackendDecision small = choose_backend(BackendChoice::automatic, 960);
+    const BackendDecision small = choose_backend_for_solve(BackendChoice::automatic, 960);
     EXPECT_EQ(small.backend->kind(), BackendKind::cpu);
     EXPECT_NE(small.reason.find("960 unknowns, below the " + std::to_string(gpu_crossover_rows)),
               std::string::npos)
         << small.reason;
-    const BackendDecision large = choose_backend(BackendChoice::automatic, gpu_crossover_rows);
+    const BackendDecision large =
+        choose_backend_for_solve(BackendChoice::automatic, gpu_crossover_rows);
     EXPECT_EQ(large.backend->kind(), BackendKind::cuda) << large.reason;
-    const BackendDecision named = choose_backend(BackendChoice::cuda, 10);
+    EXPECT_EQ(choose_backend(BackendChoice::automatic).backend->kind(), BackendKind::cuda);
+    const BackendDecision named = choose_backend_for_solve(BackendChoice::cuda, 10);
     EXPECT_EQ(named.backend->kind(), BackendKind::cuda);
     EXPECT_EQ(named.reason, "named by the user");
 }

@@ -21,9 +21,9 @@
 #include <vector>
 
 // plan_csr_bins: host code of the solver layer, declared in a header of solvers/src.
+#include "base/kernel_table.hpp"
 #include "simrun/solvers/base/array.hpp"
 #include "simrun/solvers/base/backend.hpp"
-#include "base/kernel_table.hpp"
 #include "simrun/solvers/matrices/csr_binning.hpp"
 #include "simrun/solvers/matrices/csr_data.hpp"
 #include "support/random_data.hpp"

@@ -152,8 +152,7 @@ Simulation::Simulation(RunSpec spec, const RunOptions& options)
     if (options_.restart_file) {
         restart_ = read_restart_state(*options_.restart_file, *spec_.grid, spec_.time);
     }
-    solvers::BackendDecision decision =
-        solvers::choose_backend(options_.backend, spec_.grid->num_points());
+    solvers::BackendDecision decision = solvers::choose_backend(options_.backend);
     backend_ = std::move(decision.backend);
     backend_reason_ = std::move(decision.reason);
     integrator_ = placing_input_errors(spec_, [&] {

@@ -32,22 +32,24 @@ std::shared_ptr<const Backend> make_backend(BackendChoice choice) {
     return cuda_device_count() > 0 ? make_cuda_backend() : make_cpu_backend();
 }
 
-BackendDecision choose_backend(BackendChoice choice, std::int64_t rows) {
-    if (choice != BackendChoice::automatic) {
-        return {make_backend(choice), "named by the user"};
-    }
+BackendDecision choose_backend(BackendChoice choice) {
+    if (choice != BackendChoice::automatic) return {make_backend(choice), "named by the user"};
     if (cuda_device_count() == 0) {
         return {make_cpu_backend(), cuda_compiled() ? "auto: no CUDA GPU is available"
                                                     : "auto: this build has no CUDA back-end"};
     }
-    if (rows < gpu_crossover_rows) {
+    return {make_cuda_backend(), "auto: a CUDA GPU is present"};
+}
+
+BackendDecision choose_backend_for_solve(BackendChoice choice, std::int64_t rows) {
+    if (choice == BackendChoice::automatic && rows < gpu_crossover_rows &&
+        cuda_device_count() > 0) {
         return {make_cpu_backend(), "auto: " + std::to_string(rows) + " unknowns, below the " +
                                         std::to_string(gpu_crossover_rows) +
-                                        " where the GPU is faster (its launch latency and "
-                                        "start-up outweigh the work)"};
+                                        " from which a single solve finishes sooner on the GPU "
+                                        "(its start-up outweighs what it saves)"};
     }
-    return {make_cuda_backend(), "auto: a CUDA GPU is present and " + std::to_string(rows) +
-                                     " unknowns are enough to use it"};
+    return choose_backend(choice);
 }
 
 }  // namespace simrun::solvers

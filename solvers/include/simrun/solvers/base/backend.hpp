@@ -120,19 +120,22 @@ bool cuda_compiled();
 // Resolves a choice: automatic gives CUDA when cuda_device_count() > 0, the CPU otherwise.
 std::shared_ptr<const Backend> make_backend(BackendChoice choice);
 
-// Below this many unknowns `automatic` keeps a system on the CPU, a GPU or not: the GPU's
-// fixed costs per iteration (kernel launches, and the host round trips of the methods that
-// check on the host) exceed the CPU's whole iteration, and its start-up (0.2 s on the lent
-// H100) a small solve's whole time. Measured with simrun solve on the GPU machine (16 cores
-// beside an H100), docs/benchmarks.md.
-inline constexpr std::int64_t gpu_crossover_rows = 20000;
+// Below this many unknowns `automatic` keeps a single solve (simrun solve) on the CPU, a GPU
+// or not: the GPU's start-up (0.22-0.34 s on the lent H100) outweighs what it saves. Measured
+// with simrun solve beside the H100 (16 cores), start to finish: at 40000 rows the CPU
+// finished first for CG and for GMRES, at 90000 the GPU for GMRES (docs/benchmarks.md).
+inline constexpr std::int64_t gpu_crossover_rows = 50000;
 
 struct BackendDecision {
     std::shared_ptr<const Backend> backend;
-    std::string reason;  // e.g. "auto: 960 unknowns, below the 20000 where a GPU pays"
+    std::string reason;  // e.g. "auto: 960 unknowns, below the 50000 where ..."
 };
-// The back-end for a system of `rows` unknowns: the one named, or for `automatic` CUDA when a
+// The back-end for one solve of `rows` unknowns: the one named, or for `automatic` CUDA when a
 // GPU is usable and rows >= gpu_crossover_rows, the CPU otherwise; with the reason.
-BackendDecision choose_backend(BackendChoice choice, std::int64_t rows);
+BackendDecision choose_backend_for_solve(BackendChoice choice, std::int64_t rows);
+// The back-end for a run (many solves, the GPU's start-up spread over them; per iteration the
+// GPU was faster at every size measured, from 900 rows): the one named, or for `automatic`
+// CUDA when a GPU is usable; with the reason.
+BackendDecision choose_backend(BackendChoice choice);
 
 }  // namespace simrun::solvers
