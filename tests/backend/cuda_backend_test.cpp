@@ -17,6 +17,8 @@
 #include "simrun/solvers/matrices/sparse_matrices.hpp"
 #include "simrun/solvers/methods/conjugate_gradient.hpp"
 #include "simrun/solvers/multigrid/multigrid_preconditioner.hpp"
+#include "simrun/solvers/preconditioners/multicolour.hpp"
+#include "simrun/solvers/preconditioners/preconditioner.hpp"
 #include "simrun/solvers/selection/linear_system_solver.hpp"
 #include "simrun/solvers/selection/matrix_properties.hpp"
 #include "support/random_data.hpp"
@@ -136,6 +138,39 @@ TEST(ChooseBackend, SmallSolvesStayOnTheCpuAndRunsAndLargeSolvesGoToTheGpu) {
     const BackendDecision named = choose_backend_for_solve(BackendChoice::cuda, 10);
     EXPECT_EQ(named.backend->kind(), BackendKind::cuda);
     EXPECT_EQ(named.reason, "named by the user");
+}
+
+TYPED_TEST(CudaVersusCpu, MulticolourSweepsInOneBlockAndByColour) {
+    // A small system (one block, a barrier per colour) and one above sor_block_rows (a launch
+    // per colour), in every order, against the CPU's pass per colour.
+    using T = TypeParam;
+    SIMRUN_REQUIRE_GPU(this->gpu);
+    for (const std::int32_t n : {std::int32_t{960}, sor_block_rows + 1000}) {
+        const CsrData<T> a = convert_values<T>(testing::strongly_dominant_matrix(n, 41));
+        const Colouring colouring = greedy_colouring(a);
+        ASSERT_GT(colouring.num_colours(), 2);
+        std::vector<T> inverse = diagonal_of(a);
+        for (T& v : inverse) v = T(1) / v;
+        const auto b = random_vector<T>(static_cast<std::size_t>(n), 42);
+        const auto x0 = random_vector<T>(static_cast<std::size_t>(n), 43);
+        for (const SweepOrder order :
+             {SweepOrder::forward, SweepOrder::backward, SweepOrder::forward_then_backward}) {
+            auto run = [&](const std::shared_ptr<const Backend>& backend) {
+                const CsrMatrix<T> matrix(backend, a);
+                const auto rows = Array<std::int32_t>::from_host(backend, colouring.rows);
+                const auto offsets = Array<std::int32_t>::from_host(backend, colouring.offsets);
+                const auto inv = Array<T>::from_host(backend, inverse);
+                const auto ba = Array<T>::from_host(backend, b);
+                auto xa = Array<T>::from_host(backend, x0);
+                backend->template kernels<T>().sor_sweeps(
+                    *backend, matrix.view(), rows.data(), colouring.offsets.data(),
+                    offsets.data(), colouring.num_colours(), order, inv.data(), T(1.2), ba.data(),
+                    xa.data());
+                return xa.to_host();
+            };
+            expect_close(run(this->gpu), run(this->cpu), 64 * this->eps);
+        }
+    }
 }
 
 TYPED_TEST(CudaVersusCpu, KrylovBasisKernels) {

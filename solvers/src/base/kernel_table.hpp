@@ -126,6 +126,11 @@ struct KrylovCoefficients {
     T values[max_krylov_vectors];
 };
 
+// The order of multicolour sweeps.
+enum class SweepOrder { forward, backward, forward_then_backward };
+// The most rows the CUDA back-end sweeps in one block (1024 threads, a barrier per colour).
+inline constexpr std::int32_t sor_block_rows = 32768;
+
 // The other precision of the two a back-end computes in: double for float, float for double.
 template <typename T>
 using OtherPrecision = std::conditional_t<std::is_same_v<T, double>, float, double>;
@@ -259,6 +264,14 @@ struct KernelTable {
     // Traffic: the rows' entries + their b, inv_diag, x + gathered x.
     void (*sor_colour_sweep)(const Backend&, const CsrView<T>& a, const std::int32_t* rows,
                              std::int32_t count, const T* inv_diag, T omega, const T* b, T* x);
+    // Sweeps over every colour (as sor_colour_sweep each): colours 0 .. C-1 (forward), C-1 .. 0
+    // (backward) or both, forward first (SSOR). The colours' rows are rows[offsets[c] ..
+    // offsets[c + 1]), `offsets` in host memory and `device_offsets` the same values in the
+    // back-end's. The CUDA back-end sweeps a small system (up to sor_block_rows rows) in one
+    // block, a barrier between colours instead of a launch each. Traffic: as the sweeps.
+    void (*sor_sweeps)(const Backend&, const CsrView<T>& a, const std::int32_t* rows,
+                       const std::int32_t* offsets, const std::int32_t* device_offsets, int colours,
+                       SweepOrder order, const T* inv_diag, T omega, const T* b, T* x);
 };
 
 }  // namespace simrun::solvers

@@ -65,25 +65,33 @@ MulticolourSweeper<T>::MulticolourSweeper(std::shared_ptr<const Backend> backend
     const Colouring colouring = greedy_colouring(a);
     rows_ = Array<std::int32_t>::from_host(backend, colouring.rows);
     offsets_ = colouring.offsets;
+    device_offsets_ = Array<std::int32_t>::from_host(backend, colouring.offsets);
 }
 
 template <typename T>
-void MulticolourSweeper<T>::sweep(int colour, const T* b, T* x, T omega) const {
-    const auto c = static_cast<std::size_t>(colour);
+void MulticolourSweeper<T>::sweeps(bool forward, bool backward, const T* b, T* x, T omega) const {
+    const SweepOrder order = !backward  ? SweepOrder::forward
+                             : !forward ? SweepOrder::backward
+                                        : SweepOrder::forward_then_backward;
     const Backend& backend = *matrix_.backend();
-    backend.kernels<T>().sor_colour_sweep(backend, matrix_.view(), rows_.data() + offsets_[c],
-                                          offsets_[c + 1] - offsets_[c], inverse_diagonal_.data(),
-                                          omega, b, x);
+    backend.kernels<T>().sor_sweeps(backend, matrix_.view(), rows_.data(), offsets_.data(),
+                                    device_offsets_.data(), num_colours(), order,
+                                    inverse_diagonal_.data(), omega, b, x);
 }
 
 template <typename T>
 void MulticolourSweeper<T>::forward(const T* b, T* x, T omega) const {
-    for (int c = 0; c < num_colours(); ++c) sweep(c, b, x, omega);
+    sweeps(true, false, b, x, omega);
 }
 
 template <typename T>
 void MulticolourSweeper<T>::backward(const T* b, T* x, T omega) const {
-    for (int c = num_colours() - 1; c >= 0; --c) sweep(c, b, x, omega);
+    sweeps(false, true, b, x, omega);
+}
+
+template <typename T>
+void MulticolourSweeper<T>::symmetric(const T* b, T* x, T omega) const {
+    sweeps(true, true, b, x, omega);
 }
 
 template <typename T>

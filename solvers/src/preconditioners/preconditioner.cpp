@@ -62,16 +62,15 @@ SsorPreconditioner<T>::SsorPreconditioner(std::shared_ptr<const Backend> backend
 // z = (forward then backward multicolour SOR sweep from z = 0) applied to r.
 template <typename T>
 void SsorPreconditioner<T>::apply(const Array<T>& r, Array<T>& z) const {
-    // Two sweeps of a launch per colour each, recorded once (a CUDA graph: no launch
-    // latency per colour).
+    // The forward and backward sweeps: one launch for a small system on the GPU, a launch per
+    // colour above (recorded once: a CUDA graph, no launch latency per colour).
     const T* r_data = r.data();
     T* z_data = z.data();
     const std::size_t n = z.size();
     recorded_.run(r.backend(), r_data, z_data, [this, r_data, z_data, n] {
         const Backend& backend = *sweeper_.matrix().backend();
         backend.kernels<T>().fill(backend, n, T(0), z_data);
-        sweeper_.forward(r_data, z_data, omega_);
-        sweeper_.backward(r_data, z_data, omega_);
+        sweeper_.symmetric(r_data, z_data, omega_);
     });
 }
 

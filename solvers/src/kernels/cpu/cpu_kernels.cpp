@@ -187,6 +187,23 @@ void sor_colour_sweep(const Backend&, const CsrView<T>& a, const std::int32_t* r
     }
 }
 
+// A pass per colour, in the order asked.
+template <typename T>
+void sor_sweeps(const Backend& backend, const CsrView<T>& a, const std::int32_t* rows,
+                const std::int32_t* offsets, const std::int32_t*, int colours, SweepOrder order,
+                const T* inv_diag, T omega, const T* b, T* x) {
+    const auto sweep = [&](int c) {
+        sor_colour_sweep(backend, a, rows + offsets[c], offsets[c + 1] - offsets[c], inv_diag,
+                         omega, b, x);
+    };
+    if (order != SweepOrder::backward) {
+        for (int c = 0; c < colours; ++c) sweep(c);
+    }
+    if (order != SweepOrder::forward) {
+        for (int c = colours - 1; c >= 0; --c) sweep(c);
+    }
+}
+
 // One fused step (unified/fused_steps.hpp): rows in fixed chunks run in parallel, then the
 // chunk sums are added in chunk order, so the totals do not depend on the thread count.
 template <typename T, typename State, typename Step>

@@ -379,6 +379,21 @@ __global__ void __launch_bounds__(row_block)
 // order as on the CPU. x is read and written, so it is not read through the read-only cache.
 // Traffic: the list + the rows' pointers and entries + their b, inv_diag, x (read and written)
 // + gathered x.
+// x_i = (1 - omega) x_i + omega inv_diag_i (b_i - sum_{j != i} a_ij x_j).
+template <typename T>
+__device__ inline void sor_row_update(std::int32_t i, const std::int32_t* __restrict__ row_ptr,
+                                      const std::int32_t* __restrict__ col,
+                                      const T* __restrict__ values, const T* __restrict__ inv_diag,
+                                      T omega, const T* __restrict__ b, T* x) {
+    const std::int32_t end = row_ptr[i + 1];
+    T sum = b[i];
+    for (std::int32_t k = row_ptr[i]; k < end; ++k) {
+        const std::int32_t j = col[k];
+        if (j != i) sum -= values[k] * x[j];
+    }
+    x[i] = (T(1) - omega) * x[i] + omega * inv_diag[i] * sum;
+}
+
 template <typename T>
 __global__ void __launch_bounds__(row_block)
     sor_colour_kernel(std::int32_t count, const std::int32_t* __restrict__ rows,
@@ -387,14 +402,33 @@ __global__ void __launch_bounds__(row_block)
                       const T* __restrict__ inv_diag, T omega, const T* __restrict__ b, T* x) {
     const std::int64_t r = blockIdx.x * std::int64_t(row_block) + threadIdx.x;
     if (r >= count) return;
-    const std::int32_t i = rows[r];
-    const std::int32_t end = row_ptr[i + 1];
-    T sum = b[i];
-    for (std::int32_t k = row_ptr[i]; k < end; ++k) {
-        const std::int32_t j = col[k];
-        if (j != i) sum -= values[k] * x[j];
+    sor_row_update(rows[r], row_ptr, col, values, inv_diag, omega, b, x);
+}
+
+// Every colour of a small system in one block: the block's threads share each colour's rows,
+// then wait for each other before the next colour (whose rows read these). Traffic: as the
+// per-colour passes, with one launch in all.
+constexpr int sor_block_threads = 1024;
+
+template <typename T>
+__global__ void __launch_bounds__(sor_block_threads)
+    sor_sweeps_block_kernel(const std::int32_t* __restrict__ rows,
+                            const std::int32_t* __restrict__ offsets, int colours, bool forward,
+                            bool backward, const std::int32_t* __restrict__ row_ptr,
+                            const std::int32_t* __restrict__ col, const T* __restrict__ values,
+                            const T* __restrict__ inv_diag, T omega, const T* __restrict__ b,
+                            T* x) {
+    const int steps = (forward ? colours : 0) + (backward ? colours : 0);
+    for (int step = 0; step < steps; ++step) {
+        const int c =
+            forward && step < colours ? step : colours - 1 - (step - (forward ? colours : 0));
+        const std::int32_t end = offsets[c + 1];
+        for (std::int32_t r = offsets[c] + static_cast<std::int32_t>(threadIdx.x); r < end;
+             r += sor_block_threads) {
+            sor_row_update(rows[r], row_ptr, col, values, inv_diag, omega, b, x);
+        }
+        __syncthreads();
     }
-    x[i] = (T(1) - omega) * x[i] + omega * inv_diag[i] * sum;
 }
 
 }  // namespace
@@ -527,6 +561,32 @@ void sor_colour_sweep(const Backend& backend, const CsrView<T>& a, const std::in
     SIMRUN_CUDA_CHECK_LAUNCH(sor_colour_kernel);
 }
 
+template <typename T>
+void sor_sweeps(const Backend& backend, const CsrView<T>& a, const std::int32_t* rows,
+                const std::int32_t* offsets, const std::int32_t* device_offsets, int colours,
+                SweepOrder order, const T* inv_diag, T omega, const T* b, T* x) {
+    if (colours <= 0 || a.rows <= 0) return;
+    const bool forward = order != SweepOrder::backward;
+    const bool backward = order != SweepOrder::forward;
+    if (a.rows <= sor_block_rows) {
+        sor_sweeps_block_kernel<T><<<1, sor_block_threads, 0, as_cuda(backend).stream()>>>(
+            rows, device_offsets, colours, forward, backward, a.row_ptr, a.col, a.values, inv_diag,
+            omega, b, x);
+        SIMRUN_CUDA_CHECK_LAUNCH(sor_sweeps_block_kernel);
+        return;
+    }
+    const auto sweep = [&](int c) {
+        sor_colour_sweep(backend, a, rows + offsets[c], offsets[c + 1] - offsets[c], inv_diag,
+                         omega, b, x);
+    };
+    if (forward) {
+        for (int c = 0; c < colours; ++c) sweep(c);
+    }
+    if (backward) {
+        for (int c = colours - 1; c >= 0; --c) sweep(c);
+    }
+}
+
 #define SIMRUN_INSTANTIATE_SPARSE_KERNELS(T)                                                  \
     template T dot_compensated<T>(const Backend&, std::size_t, const T*, const T*);           \
     template void csr_spmv<T>(const Backend&, const CsrView<T>&, const T*, T*);               \
@@ -535,7 +595,10 @@ void sor_colour_sweep(const Backend& backend, const CsrView<T>& a, const std::in
     template std::size_t coo_workspace_bytes<T>(std::int32_t, std::int64_t);                  \
     template void dense_spmv<T>(const Backend&, const DenseView<T>&, const T*, T*);           \
     template void sor_colour_sweep<T>(const Backend&, const CsrView<T>&, const std::int32_t*, \
-                                      std::int32_t, const T*, T, const T*, T*);
+                                      std::int32_t, const T*, T, const T*, T*);               \
+    template void sor_sweeps<T>(const Backend&, const CsrView<T>&, const std::int32_t*,       \
+                                const std::int32_t*, const std::int32_t*, int, SweepOrder,    \
+                                const T*, T, const T*, T*);
 
 SIMRUN_INSTANTIATE_SPARSE_KERNELS(float)
 SIMRUN_INSTANTIATE_SPARSE_KERNELS(double)

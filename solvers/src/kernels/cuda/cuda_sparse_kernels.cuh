@@ -6,8 +6,8 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "simrun/solvers/base/backend.hpp"
 #include "base/kernel_table.hpp"
+#include "simrun/solvers/base/backend.hpp"
 
 namespace simrun::solvers::cuda {
 
@@ -38,5 +38,10 @@ void dense_spmv(const Backend& backend, const DenseView<T>& a, const T* x, T* y)
 template <typename T>
 void sor_colour_sweep(const Backend& backend, const CsrView<T>& a, const std::int32_t* rows,
                       std::int32_t count, const T* inv_diag, T omega, const T* b, T* x);
+
+template <typename T>
+void sor_sweeps(const Backend& backend, const CsrView<T>& a, const std::int32_t* rows,
+                const std::int32_t* offsets, const std::int32_t* device_offsets, int colours,
+                SweepOrder order, const T* inv_diag, T omega, const T* b, T* x);
 
 }  // namespace simrun::solvers::cuda

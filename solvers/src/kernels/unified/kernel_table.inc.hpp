@@ -37,6 +37,7 @@ const KernelTable<T>& kernel_table() {
         .box_interpolate_add = &box_interpolate_add<T>,
         .chebyshev_step = &chebyshev_step<T>,
         .sor_colour_sweep = &sor_colour_sweep<T>,
+        .sor_sweeps = &sor_sweeps<T>,
     };
     return table;
 }

@@ -31,19 +31,22 @@ public:
     // One SOR sweep over the colours in order (forward) or reverse order (backward).
     void forward(const Array<T>& b, Array<T>& x, T omega) const;
     void backward(const Array<T>& b, Array<T>& x, T omega) const;
-    // The same on the vectors' values (of the matrix's size and back-end).
+    // The same on the vectors' values (of the matrix's size and back-end), and both, forward
+    // first (SSOR), in one call (one launch for a small system on the GPU).
     void forward(const T* b, T* x, T omega) const;
     void backward(const T* b, T* x, T omega) const;
+    void symmetric(const T* b, T* x, T omega) const;
     const CsrMatrix<T>& matrix() const { return matrix_; }
     int num_colours() const { return static_cast<int>(offsets_.size()) - 1; }
 
 private:
-    void sweep(int colour, const T* b, T* x, T omega) const;
+    void sweeps(bool forward, bool backward, const T* b, T* x, T omega) const;
 
     CsrMatrix<T> matrix_;
     Array<T> inverse_diagonal_;
     Array<std::int32_t> rows_;
-    std::vector<std::int32_t> offsets_;
+    std::vector<std::int32_t> offsets_;   // colour c: rows_[offsets_[c] .. offsets_[c + 1])
+    Array<std::int32_t> device_offsets_;  // the same on the back-end
 };
 
 }  // namespace simrun::solvers
