@@ -405,10 +405,13 @@ __global__ void __launch_bounds__(row_block)
     sor_row_update(rows[r], row_ptr, col, values, inv_diag, omega, b, x);
 }
 
-// Every colour of a small system in one block: the block's threads share each colour's rows,
-// then wait for each other before the next colour (whose rows read these). Traffic: as the
-// per-colour passes, with one launch in all.
+// Every colour of a small system in one block: groups of sor_group_lanes threads share each
+// colour's rows (a group a row, its entries split among the lanes and summed by shuffles, so a
+// row costs a few dependent loads rather than one per entry), then the block waits before the
+// next colour, whose rows read these. Traffic: as the per-colour passes, in one launch.
 constexpr int sor_block_threads = 1024;
+constexpr int sor_group_lanes = 8;
+constexpr int sor_groups = sor_block_threads / sor_group_lanes;
 
 template <typename T>
 __global__ void __launch_bounds__(sor_block_threads)
@@ -418,14 +421,32 @@ __global__ void __launch_bounds__(sor_block_threads)
                             const std::int32_t* __restrict__ col, const T* __restrict__ values,
                             const T* __restrict__ inv_diag, T omega, const T* __restrict__ b,
                             T* x) {
-    const int steps = (forward ? colours : 0) + (backward ? colours : 0);
+    const int group = static_cast<int>(threadIdx.x) / sor_group_lanes;
+    const int lane = static_cast<int>(threadIdx.x) % sor_group_lanes;
+    const int forward_steps = forward ? colours : 0;
+    const int steps = forward_steps + (backward ? colours : 0);
     for (int step = 0; step < steps; ++step) {
-        const int c =
-            forward && step < colours ? step : colours - 1 - (step - (forward ? colours : 0));
+        const int c = step < forward_steps ? step : colours - 1 - (step - forward_steps);
         const std::int32_t end = offsets[c + 1];
-        for (std::int32_t r = offsets[c] + static_cast<std::int32_t>(threadIdx.x); r < end;
-             r += sor_block_threads) {
-            sor_row_update(rows[r], row_ptr, col, values, inv_diag, omega, b, x);
+        // The same trip count for every thread: the shuffles need the whole warp.
+        for (std::int32_t base = offsets[c]; base < end; base += sor_groups) {
+            const std::int32_t r = base + group;
+            const std::int32_t i = r < end ? rows[r] : -1;
+            T sum = 0;
+            if (i >= 0) {
+                const std::int32_t last = row_ptr[i + 1];
+                for (std::int32_t k = row_ptr[i] + lane; k < last; k += sor_group_lanes) {
+                    const std::int32_t j = col[k];
+                    if (j != i) sum += values[k] * x[j];
+                }
+            }
+#pragma unroll
+            for (int width = sor_group_lanes / 2; width > 0; width /= 2) {
+                sum += __shfl_xor_sync(0xffffffffu, sum, width, sor_group_lanes);
+            }
+            if (i >= 0 && lane == 0) {
+                x[i] = (T(1) - omega) * x[i] + omega * inv_diag[i] * (b[i] - sum);
+            }
         }
         __syncthreads();
     }
