@@ -129,10 +129,8 @@ int run_solve(const SolveOptions& o) {
             problem->key == "max_iterations" ? "max-iters" : std::string(problem->key);
         throw InputError("--" + option + " " + problem->message);
     }
-    if (o.restart < 1 || o.restart > solvers::max_gmres_restart) {
-        throw InputError("--restart-length must be in [1, " +
-                         std::to_string(solvers::max_gmres_restart) + "], got " +
-                         std::to_string(o.restart));
+    if (const auto problem = solvers::find_restart_problem(o.restart)) {
+        throw InputError("--restart-length " + *problem);
     }
 
     const auto read_start = Clock::now();

@@ -134,10 +134,8 @@ SolverParameters parse_solver(const ConfigSection& section) {
     c.absolute_tolerance = section.get<double>("atol", c.absolute_tolerance);
     c.max_iterations = section.get<std::int64_t>("max_iterations", c.max_iterations);
     const auto restart = section.get<std::int64_t>("restart", s.restart);
-    if (restart < 1 || restart > solvers::max_gmres_restart) {
-        section.fail("restart", "GMRES's restart length must be in [1, " +
-                                    std::to_string(solvers::max_gmres_restart) + "], got " +
-                                    std::to_string(restart));
+    if (const auto problem = solvers::find_restart_problem(restart)) {
+        section.fail("restart", "GMRES's restart length " + *problem);
     }
     s.restart = static_cast<int>(restart);
     // The framework solves in double.

@@ -13,12 +13,17 @@ namespace simrun::solvers {
 
 static_assert(max_gmres_restart + 1 <= max_krylov_vectors);
 
+std::optional<std::string> find_restart_problem(std::int64_t restart) {
+    if (restart >= 1 && restart <= max_gmres_restart) return std::nullopt;
+    return "must be in [1, " + std::to_string(max_gmres_restart) + "], got " +
+           std::to_string(restart);
+}
+
 template <typename T>
 Gmres<T>::Gmres(const LinearOperator<T>& a, const Preconditioner<T>* m, MethodParameters parameters)
     : a_(a), m_(m), parameters_(parameters), restart_(parameters.restart) {
-    if (restart_ < 1 || restart_ > max_gmres_restart) {
-        throw std::invalid_argument("gmres: restart length " + std::to_string(restart_) +
-                                    " is outside [1, " + std::to_string(max_gmres_restart) + "]");
+    if (const auto problem = find_restart_problem(restart_)) {
+        throw std::invalid_argument("gmres: the restart length " + *problem);
     }
     basis_.reserve(static_cast<std::size_t>(restart_) + 1);
     for (int j = 0; j <= restart_; ++j) basis_.emplace_back(a.backend(), a.size());

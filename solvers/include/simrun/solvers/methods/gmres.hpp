@@ -19,6 +19,8 @@
 // cycle starts from b - A x recomputed, which replaces the estimate as the iteration's
 // residual. Non-finite products end the solve as non_finite, naming the quantity.
 #include <cstdint>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "simrun/solvers/matrices/linear_operator.hpp"
@@ -29,6 +31,10 @@ namespace simrun::solvers {
 
 // The restart lengths GMRES accepts: the basis holds restart + 1 vectors.
 inline constexpr int max_gmres_restart = 128;
+
+// What is wrong with a restart length, e.g. "must be in [1, 128], got 0", or nothing. The
+// input file, the command line and Gmres check the same way and place the message themselves.
+std::optional<std::string> find_restart_problem(std::int64_t restart);
 
 template <typename T>
 class Gmres final : public IterativeSolver<T> {
