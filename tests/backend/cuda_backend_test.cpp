@@ -147,25 +147,17 @@ TYPED_TEST(CudaVersusCpu, MulticolourSweepsInOneBlockAndByColour) {
     SIMRUN_REQUIRE_GPU(this->gpu);
     for (const std::int32_t n : {std::int32_t{960}, sor_block_rows + 1000}) {
         const CsrData<T> a = convert_values<T>(testing::strongly_dominant_matrix(n, 41));
-        const Colouring colouring = greedy_colouring(a);
-        ASSERT_GT(colouring.num_colours(), 2);
-        std::vector<T> inverse = diagonal_of(a);
-        for (T& v : inverse) v = T(1) / v;
+        ASSERT_GT(greedy_colouring(a).num_colours(), 2);
         const auto b = random_vector<T>(static_cast<std::size_t>(n), 42);
         const auto x0 = random_vector<T>(static_cast<std::size_t>(n), 43);
-        for (const SweepOrder order :
-             {SweepOrder::forward, SweepOrder::backward, SweepOrder::forward_then_backward}) {
+        for (const int order : {0, 1, 2}) {  // forward, backward, both (SSOR)
             auto run = [&](const std::shared_ptr<const Backend>& backend) {
-                const CsrMatrix<T> matrix(backend, a);
-                const auto rows = Array<std::int32_t>::from_host(backend, colouring.rows);
-                const auto offsets = Array<std::int32_t>::from_host(backend, colouring.offsets);
-                const auto inv = Array<T>::from_host(backend, inverse);
+                const MulticolourSweeper<T> sweeper(backend, a);
                 const auto ba = Array<T>::from_host(backend, b);
                 auto xa = Array<T>::from_host(backend, x0);
-                backend->template kernels<T>().sor_sweeps(
-                    *backend, matrix.view(), rows.data(), colouring.offsets.data(),
-                    offsets.data(), colouring.num_colours(), order, inv.data(), T(1.2), ba.data(),
-                    xa.data());
+                if (order == 0) sweeper.forward(ba, xa, T(1.2));
+                if (order == 1) sweeper.backward(ba, xa, T(1.2));
+                if (order == 2) sweeper.symmetric(ba.data(), xa.data(), T(1.2));
                 return xa.to_host();
             };
             expect_close(run(this->gpu), run(this->cpu), 64 * this->eps);

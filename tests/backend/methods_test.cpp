@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <set>
 #include <sstream>
 #include <string>
@@ -17,6 +18,7 @@
 #include "simrun/solvers/matrices/matrix_factory.hpp"
 #include "simrun/solvers/methods/gmres.hpp"
 #include "simrun/solvers/methods/stationary_methods.hpp"
+#include "simrun/solvers/preconditioners/incomplete_lu.hpp"
 #include "simrun/solvers/preconditioners/multicolour.hpp"
 #include "simrun/solvers/preconditioners/preconditioner.hpp"
 #include "simrun/solvers/selection/linear_system_solver.hpp"
@@ -218,14 +220,14 @@ TEST(Fallbacks, TheChainEndsWithGmresThenGaussSeidelWhereDominanceGuaranteesIt) 
     };
     // Weakly chained dominant (the rows beside the boundary strict, the others reaching them).
     EXPECT_EQ(methods(testing::convection_matrix(10, 5.0, true)),
-              (std::vector<Method>{Method::bicg, Method::gmres, Method::sor}));
+              (std::vector<Method>{Method::bicg, Method::gmres, Method::gmres, Method::sor}));
     // Weakly dominant with no strictly dominant row (the Neumann Laplacian): no guarantee.
     const auto neumann = testing::singular_matrix(20);
     EXPECT_TRUE(analyze(neumann).weakly_dominant);
     EXPECT_FALSE(analyze(neumann).chained_dominant);
-    // (Jacobi first, so GMRES is tried with it and without.)
-    EXPECT_EQ(methods(neumann),
-              (std::vector<Method>{Method::bicgstab, Method::bicg, Method::gmres, Method::gmres}));
+    // (GMRES with ILU(0), then with the first choice's Jacobi, then with none.)
+    EXPECT_EQ(methods(neumann), (std::vector<Method>{Method::bicgstab, Method::bicg, Method::gmres,
+                                                     Method::gmres, Method::gmres}));
     // Weakly dominant, with strict rows that a decoupled block cannot reach: reducible, and
     // not chained (the Neumann block is singular).
     testing::TripletBuilder t(23);
@@ -609,6 +611,8 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(
         FusedCase{"cg", "dia", "none", false}, FusedCase{"cg", "dia", "jacobi", false},
         FusedCase{"cg", "ell", "jacobi", false}, FusedCase{"cg", "csr", "none", false},
+        FusedCase{"cg", "csr", "ssor", false}, FusedCase{"cg", "dia", "ssor", false},
+        FusedCase{"cg", "ell", "ssor", false}, FusedCase{"cg", "csr", "ssor", true},
         FusedCase{"cg", "dia", "none", true}, FusedCase{"bicgstab", "dia", "none", false},
         FusedCase{"bicgstab", "dia", "jacobi", false},
         FusedCase{"bicgstab", "stencil", "none", false},
@@ -623,7 +627,9 @@ INSTANTIATE_TEST_SUITE_P(
     });
 
 void expect_fused_stops_at_the_iteration_limit(const std::string& method, const CsrData<double>& a,
-                                               std::size_t compared) {
+                                               std::size_t compared,
+                                               const std::string& preconditioner = "none",
+                                               const std::string& format = "dia") {
     const auto backend = test_backend();
     SIMRUN_SKIP_WITHOUT_BACKEND(backend);
     const auto b = testing::random_vector<double>(static_cast<std::size_t>(a.rows), 5);
@@ -633,8 +639,8 @@ void expect_fused_stops_at_the_iteration_limit(const std::string& method, const 
         parameters.criteria.relative_tolerance = 0;  // never met: exactly max_iterations
         parameters.criteria.max_iterations = 77;     // not a multiple of any batch length
         parameters.fused_kernels = fused == 1;
-        const SolveResult result =
-            solve_named(backend, a, b, SolverRequest::parse(method, "none", "dia"), parameters);
+        const SolveResult result = solve_named(
+            backend, a, b, SolverRequest::parse(method, preconditioner, format), parameters);
         EXPECT_EQ(result.status, SolveStatus::max_iterations);
         EXPECT_EQ(result.iterations, 77);
         histories[fused] = result.residual_history;
@@ -651,6 +657,15 @@ TEST(FusedCg, StopsAtTheIterationLimitWithTheFullHistory) {
     // CG loses digits slowly: the whole history agrees.
     expect_fused_stops_at_the_iteration_limit(
         "cg", testing::diffusion_matrix(40, 2, [](double, double, double) { return 1.0; }), 78);
+}
+
+TEST(FusedSsorCg, StopsAtTheIterationLimitWithTheFullHistory) {
+    // SSOR-preconditioned CG in one block: 77 iterations over several batches, the whole history
+    // as the reference's (with the coefficient's 1 to 401 range the residual falls slowly
+    // enough that 77 iterations stay above round-off).
+    const auto variable = [](double x, double y, double) { return 1 + 400 * x * y; };
+    expect_fused_stops_at_the_iteration_limit("cg", testing::diffusion_matrix(60, 2, variable), 78,
+                                              "ssor", "csr");
 }
 
 TEST(FusedBiCgStab, StopsAtTheIterationLimitWithTheFullHistory) {
@@ -715,6 +730,9 @@ TEST(FusedCg, ReportsAnIndefiniteMatrixAsTheReferenceDoes) {
     for (int i = 0; i < 50; ++i) b[static_cast<std::size_t>(i)] = i % 2 == 0 ? 1.0 : 2.0;
     expect_fused_breakdown_as_reference(a, b, SolverRequest::parse("cg", "none", "dia"),
                                         SolveStatus::indefinite, "p'Ap");
+    // SSOR on a diagonal matrix is D^-1: p'Ap = b'D^-1 A D^-1 b = 25 - 100 < 0 as well.
+    expect_fused_breakdown_as_reference(a, b, SolverRequest::parse("cg", "ssor", "csr"),
+                                        SolveStatus::indefinite, "p'Ap");
 }
 
 TEST(Multicolour, GridStencilsGetRedBlackAndColoursAreUncoupled) {
@@ -739,6 +757,167 @@ TEST(Multicolour, GridStencilsGetRedBlackAndColoursAreUncoupled) {
             }
         }
     }
+}
+
+// ---- ILU(0) ----
+
+// L U of the factors in double, densely (small matrices).
+std::vector<std::vector<double>> lu_product(const IncompleteLu<double>& f) {
+    const auto n = static_cast<std::size_t>(f.lower.rows);
+    std::vector<std::vector<double>> upper(n, std::vector<double>(n, 0.0)), lu = upper;
+    for (std::size_t i = 0; i < n; ++i) {
+        for (auto k = f.upper.row_ptr[i]; k < f.upper.row_ptr[i + 1]; ++k) {
+            upper[i][static_cast<std::size_t>(f.upper.col[static_cast<std::size_t>(k)])] =
+                f.upper.values[static_cast<std::size_t>(k)];
+        }
+    }
+    for (std::size_t i = 0; i < n; ++i) {
+        lu[i] = upper[i];  // L's unit diagonal
+        for (auto k = f.lower.row_ptr[i]; k < f.lower.row_ptr[i + 1]; ++k) {
+            const auto m = static_cast<std::size_t>(f.lower.col[static_cast<std::size_t>(k)]);
+            EXPECT_LT(m, i) << "L has an entry on or above the diagonal";
+            for (std::size_t j = 0; j < n; ++j) {
+                lu[i][j] += f.lower.values[static_cast<std::size_t>(k)] * upper[m][j];
+            }
+        }
+    }
+    return lu;
+}
+
+TEST(IncompleteLu, MatchesTheMatrixOnItsPattern) {
+    // ILU(0)'s defining property (Saad, 10.3.2): (L U)_ij = a_ij wherever a_ij is stored; the
+    // fill L U makes elsewhere is what it drops. On a nonsymmetric 5-point matrix, whose exact
+    // LU fills the band, so the property is not that of an exact factorisation.
+    const CsrData<double> a = testing::convection_diffusion_matrix(12, 20.0, -10.0);
+    const IncompleteLu<double> f = incomplete_lu0(a);
+    EXPECT_EQ(f.replaced_pivots, 0);
+    const auto lu = lu_product(f);
+    double dropped = 0;
+    for (std::int32_t i = 0; i < a.rows; ++i) {
+        double scale = 0;
+        for (auto k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k) {
+            scale = std::max(scale, std::abs(a.values[static_cast<std::size_t>(k)]));
+        }
+        std::vector<double> row(static_cast<std::size_t>(a.rows), 0.0);
+        for (auto k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k) {
+            row[static_cast<std::size_t>(a.col[static_cast<std::size_t>(k)])] =
+                a.values[static_cast<std::size_t>(k)];
+        }
+        for (std::size_t j = 0; j < row.size(); ++j) {
+            const double entry = lu[static_cast<std::size_t>(i)][j];
+            if (row[j] != 0) {
+                EXPECT_NEAR(entry, row[j], 1e-12 * scale) << "(" << i << ", " << j << ")";
+            } else {
+                dropped = std::max(dropped, std::abs(entry));
+            }
+        }
+    }
+    EXPECT_GT(dropped, 1e-3);  // the fill ILU(0) drops is there
+}
+
+TEST(IncompleteLu, ShiftsAPivotNothingFillsAndKeepsOneThatEliminationFills) {
+    // [[0, 1], [1, 0]]: row 0's pivot is zero with nothing above to fill it; it becomes
+    // sqrt(eps) times the row's largest entry.
+    CsrData<double> swap;
+    swap.rows = swap.cols = 2;
+    swap.row_ptr = {0, 1, 2};
+    swap.col = {1, 0};
+    swap.values = {1.0, 1.0};
+    const IncompleteLu<double> shifted = incomplete_lu0(swap);
+    EXPECT_EQ(shifted.replaced_pivots, 1);
+    EXPECT_EQ(shifted.first_replaced, 0);
+    EXPECT_DOUBLE_EQ(lu_product(shifted)[0][0], std::sqrt(std::numeric_limits<double>::epsilon()));
+    // [[1, 1], [1, 0]]: row 1's zero diagonal becomes 0 - 1 * 1 = -1 by elimination, and with
+    // no fill possible in a 2 x 2 matrix, L U = A exactly.
+    CsrData<double> filled = swap;
+    filled.row_ptr = {0, 2, 3};
+    filled.col = {0, 1, 0};
+    filled.values = {1.0, 1.0, 1.0};
+    const IncompleteLu<double> exact = incomplete_lu0(filled);
+    EXPECT_EQ(exact.replaced_pivots, 0);
+    const auto lu = lu_product(exact);
+    EXPECT_EQ(lu, (std::vector<std::vector<double>>{{1.0, 1.0}, {1.0, 0.0}}));
+}
+
+TEST(IncompleteLu, RejectsARowOfZeros) {
+    CsrData<double> a;
+    a.rows = a.cols = 3;
+    a.row_ptr = {0, 1, 2, 3};
+    a.col = {0, 1, 2};
+    a.values = {2.0, 0.0, 3.0};
+    try {
+        incomplete_lu0(a);
+        FAIL() << "a row of zeros was factorised";
+    } catch (const std::invalid_argument& error) {
+        EXPECT_NE(std::string(error.what()).find("row 1 is all zero"), std::string::npos)
+            << error.what();
+    }
+}
+
+// z = M r on the back-end against the factors applied on the host: L (U z) = r.
+template <typename T>
+void expect_ilu_inverts_its_factors(const CsrData<double>& a64, double tolerance) {
+    const auto backend = test_backend();
+    SIMRUN_SKIP_WITHOUT_BACKEND(backend);
+    const CsrData<T> a = convert_values<T>(a64);
+    const IluPreconditioner<T> m(backend, a);
+    const auto n = static_cast<std::size_t>(a.rows);
+    const auto r64 = testing::random_vector<double>(n, 31);
+    const auto r = Array<T>::from_host(backend, std::vector<T>(r64.begin(), r64.end()));
+    Array<T> z(backend, n);
+    m.apply(r, z);
+    m.apply(r, z);  // again: the recorded application gives the same
+    const std::vector<T> zt = z.to_host();
+    const IncompleteLu<T> f = incomplete_lu0(a);
+    const std::vector<double> z64(zt.begin(), zt.end());
+    const auto multiply = [](const CsrData<T>& part, const std::vector<double>& x, bool unit) {
+        std::vector<double> y = unit ? x : std::vector<double>(x.size(), 0.0);
+        for (std::int32_t i = 0; i < part.rows; ++i) {
+            for (auto k = part.row_ptr[i]; k < part.row_ptr[i + 1]; ++k) {
+                y[static_cast<std::size_t>(i)] += double(part.values[static_cast<std::size_t>(k)]) *
+                                                  x[static_cast<std::size_t>(part.col[k])];
+            }
+        }
+        return y;
+    };
+    const std::vector<double> back = multiply(f.lower, multiply(f.upper, z64, false), true);
+    double error = 0, size = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+        error = std::max(error, std::abs(back[i] - r64[i]));
+        size = std::max(size, std::abs(r64[i]));
+    }
+    EXPECT_LE(error, tolerance * size) << "n = " << n;
+}
+
+TEST(IluPreconditioner, InvertsItsFactorsInOneBlockAndLevelByLevel) {
+    // A tridiagonal matrix has a level per row (beyond the GPU's shared colour offsets), a
+    // 30 x 30 grid 59 levels in one block, a 200 x 200 grid (above sor_block_rows) a launch
+    // per level on the GPU.
+    CsrData<double> tridiagonal;
+    tridiagonal.rows = tridiagonal.cols = 300;
+    for (std::int32_t i = 0; i < 300; ++i) {
+        if (i > 0) tridiagonal.col.push_back(i - 1), tridiagonal.values.push_back(-1.3);
+        tridiagonal.col.push_back(i), tridiagonal.values.push_back(2.5);
+        if (i < 299) tridiagonal.col.push_back(i + 1), tridiagonal.values.push_back(-0.7);
+        tridiagonal.row_ptr.push_back(static_cast<std::int32_t>(tridiagonal.col.size()));
+    }
+    EXPECT_EQ(forward_levels(tridiagonal).num_colours(), 300);
+    const auto grid = [](std::int32_t m) {
+        return testing::convection_diffusion_matrix(m, 5.0, 3.0);
+    };
+    EXPECT_EQ(forward_levels(incomplete_lu0(grid(30)).lower).num_colours(), 59);
+    for (const auto& a : {tridiagonal, grid(30), grid(200)}) {
+        expect_ilu_inverts_its_factors<double>(a, 1e-12);
+        expect_ilu_inverts_its_factors<float>(a, 1e-4);
+    }
+    // Where ILU(0) is exact (no fill: tridiagonal), M = A^-1.
+    const auto backend = test_backend();
+    SIMRUN_SKIP_WITHOUT_BACKEND(backend);
+    const IluPreconditioner<double> m(backend, tridiagonal);
+    const auto r = testing::random_vector<double>(300, 8);
+    Array<double> z(backend, 300);
+    m.apply(Array<double>::from_host(backend, r), z);
+    EXPECT_LE(testing::relative_residual(tridiagonal, r, z.to_host()), 1e-14);
 }
 
 TEST(Multicolour, SsorPreconditionerIsSymmetric) {

@@ -9,6 +9,7 @@
 
 #include "base/device_iteration_state.hpp"
 #include "simrun/solvers/base/host_device.hpp"
+#include "simrun/solvers/base/matrix_views.hpp"
 
 namespace simrun::solvers {
 
@@ -50,6 +51,20 @@ struct CgVectors {
     T* q;     // A p
     T* p[2];  // iteration k + 1 reads direction p[k % 2] and writes p[(k + 1) % 2]
     FusedWorkspace<T> workspace;
+};
+
+// The vectors of one solve preconditioned by multicolour SSOR (z = M r: a forward then a
+// backward sweep from z = 0, SsorPreconditioner), on the back-end. The iterations update p in
+// place and keep z = M r stored, unlike the pointwise case, where z is formed row by row.
+template <typename T>
+struct CgSweepVectors {
+    std::int64_t n;
+    MulticolourSweepsView<T> m;
+    T* x;
+    T* r;
+    T* z;
+    T* p;
+    T* q;  // A p
 };
 
 }  // namespace simrun::solvers

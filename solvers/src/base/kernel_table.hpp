@@ -130,6 +130,11 @@ struct KrylovCoefficients {
 enum class SweepOrder { forward, backward, forward_then_backward };
 // The most rows the CUDA back-end sweeps in one block (1024 threads, a barrier per colour).
 inline constexpr std::int32_t sor_block_rows = 32768;
+// The most rows the CPU back-end runs SSOR-preconditioned CG on one core (fuses_cg_sweeps).
+// Measured on 2 cores (us per iteration, one core against the OpenMP pass per step and colour):
+// nos3 (960 rows) 74 against 465, 2D Poisson 100^2 157 against 326, 3D 20^3 184 against 333,
+// 200^2 605-915 against 845-860, 400^2 3900-5300 against 3290.
+inline constexpr std::int64_t cpu_serial_sweep_rows = 16384;
 
 // The other precision of the two a back-end computes in: double for float, float for double.
 template <typename T>
@@ -207,6 +212,19 @@ struct KernelTable {
     void (*cg_iterations)(const Backend&, const RowMatrixView<T>& a, const CgVectors<T>& v,
                           CgScalars<T>* s, std::int64_t count);
 
+    // ---- CG preconditioned by multicolour SSOR, a small system in one block ----
+    // Whether cg_sweep_iterations takes a system of n rows on this back-end: the CUDA one runs
+    // up to sor_block_rows rows in one block of threads; the CPU one up to
+    // cpu_serial_sweep_rows on one core (below that, the OpenMP threads' start and barriers at
+    // each colour cost more than they share).
+    bool (*fuses_cg_sweeps)(std::int64_t n);
+    // `count` iterations, as cg_iterations, with z = M r by v.m's sweeps (SSOR from z = 0),
+    // the whole system in one block (unified/cg_sweeps_in_block.hpp): no launch, no host
+    // round trip, between steps or colours. z = M r0 and s->rho = r0'z on entry. Traffic per
+    // iteration: A once, M's matrix twice, about 14 n vector values.
+    void (*cg_sweep_iterations)(const Backend&, const RowMatrixView<T>& a,
+                                const CgSweepVectors<T>& v, CgScalars<T>* s, std::int64_t count);
+
     // ---- BiCGStab with its scalars on the back-end (bicgstab_device_state.hpp) ----
     // `count` iterations, as cg_iterations. An iteration is three steps
     // (unified/bicgstab_kernels.inc.hpp): p' = r + beta (p - omega v), v' = A M p', r0'v';
@@ -264,14 +282,12 @@ struct KernelTable {
     // Traffic: the rows' entries + their b, inv_diag, x + gathered x.
     void (*sor_colour_sweep)(const Backend&, const CsrView<T>& a, const std::int32_t* rows,
                              std::int32_t count, const T* inv_diag, T omega, const T* b, T* x);
-    // Sweeps over every colour (as sor_colour_sweep each): colours 0 .. C-1 (forward), C-1 .. 0
-    // (backward) or both, forward first (SSOR). The colours' rows are rows[offsets[c] ..
-    // offsets[c + 1]), `offsets` in host memory and `device_offsets` the same values in the
-    // back-end's. The CUDA back-end sweeps a small system (up to sor_block_rows rows) in one
+    // Sweeps over every colour of m (as sor_colour_sweep each, with m's omega): colours 0 ..
+    // C-1 (forward), C-1 .. 0 (backward) or both, forward first (SSOR). offsets: m.offsets in
+    // host memory. The CUDA back-end sweeps a small system (up to sor_block_rows rows) in one
     // block, a barrier between colours instead of a launch each. Traffic: as the sweeps.
-    void (*sor_sweeps)(const Backend&, const CsrView<T>& a, const std::int32_t* rows,
-                       const std::int32_t* offsets, const std::int32_t* device_offsets, int colours,
-                       SweepOrder order, const T* inv_diag, T omega, const T* b, T* x);
+    void (*sor_sweeps)(const Backend&, const MulticolourSweepsView<T>& m,
+                       const std::int32_t* offsets, SweepOrder order, const T* b, T* x);
 };
 
 }  // namespace simrun::solvers

@@ -1,6 +1,7 @@
 #include "simrun/solvers/methods/conjugate_gradient.hpp"
 
 #include <cmath>
+#include <optional>
 #include <string>
 
 #include "check_sizes.hpp"
@@ -34,6 +35,31 @@ void record_cg_outcome(ResidualMonitor& monitor, CgPhase phase, double value, So
     }
 }
 
+// What the SSOR-fused path takes: the operator's rows and M's sweeps, where the parameters
+// allow fused kernels (no compensated dots), the operator exposes its rows, M is multicolour
+// SSOR and the back-end runs a system of this size in one block (KernelTable::fuses_cg_sweeps).
+template <typename T>
+struct SweepOperands {
+    RowMatrixView<T> rows;
+    MulticolourSweepsView<T> m;
+};
+
+template <typename T>
+std::optional<SweepOperands<T>> sweep_operands(const LinearOperator<T>& a,
+                                               const Preconditioner<T>* m,
+                                               const MethodParameters& parameters) {
+    if (!parameters.fused_kernels || parameters.compensated_dots || m == nullptr) {
+        return std::nullopt;
+    }
+    const std::optional<MulticolourSweepsView<T>> sweeps = m->multicolour_sweeps();
+    const std::optional<RowMatrixView<T>> rows = a.row_view();
+    if (!sweeps || !rows) return std::nullopt;
+    if (!a.backend()->template kernels<T>().fuses_cg_sweeps(static_cast<std::int64_t>(a.size()))) {
+        return std::nullopt;
+    }
+    return SweepOperands<T>{*rows, *sweeps};
+}
+
 }  // namespace
 
 template <typename T>
@@ -51,6 +77,10 @@ template <typename T>
 struct ConjugateGradient<T>::FusedState : FusedIterations<CgScalars<T>, CgVectors<T>, T> {};
 
 template <typename T>
+struct ConjugateGradient<T>::FusedSweepState : FusedIterations<CgScalars<T>, CgSweepVectors<T>, T> {
+};
+
+template <typename T>
 ConjugateGradient<T>::~ConjugateGradient() = default;
 
 template <typename T>
@@ -58,6 +88,9 @@ SolveResult ConjugateGradient<T>::solve(const Array<T>& b, Array<T>& x) const {
     check_system_sizes("CG", a_.size(), b, x);
     if (const auto fused = fused_operands(a_, m_, parameters_)) {
         return solve_fused(fused->rows, fused->factors, b, x);
+    }
+    if (const auto sweeps = sweep_operands(a_, m_, parameters_)) {
+        return solve_fused_sweeps(sweeps->rows, sweeps->m, b, x);
     }
     return solve_reference(b, x);
 }
@@ -93,6 +126,34 @@ SolveResult ConjugateGradient<T>::solve_fused(const RowMatrixView<T>& a, const T
     auto s = initial_state<CgScalars<T>>(monitor, parameters_.criteria.max_iterations);
     s.rho = rho;
     if (device.run(s, monitor, result, {x.data(), nullptr})) return result;
+    record_cg_outcome(monitor, s.phase, static_cast<double>(s.breakdown_value), result);
+    return result;
+}
+
+// Per iteration: KernelTable::cg_sweep_iterations, the whole system in one block (on CUDA one
+// launch per batch of iterations); the host replays ||r_k|| as in solve_fused.
+template <typename T>
+SolveResult ConjugateGradient<T>::solve_fused_sweeps(const RowMatrixView<T>& a,
+                                                     const MulticolourSweepsView<T>& sweeps,
+                                                     const Array<T>& b, Array<T>& x) const {
+    SolveResult result;
+    ResidualMonitor monitor(parameters_.criteria, result, b, false);
+    if (start_fused(monitor, a_, b, x, r_, parameters_, result)) return result;
+
+    FusedSweepState& fused =
+        fused_iterations(fused_sweeps_, a_.backend(), &KernelTable<T>::cg_sweep_iterations);
+    fused.view = a;
+    fused.vectors = CgSweepVectors<T>{static_cast<std::int64_t>(a_.size()),
+                                      sweeps,
+                                      x.data(),
+                                      r_.data(),
+                                      z_.data(),
+                                      p_.data(),
+                                      q_.data()};
+    m_->apply(r_, z_);
+    auto s = initial_state<CgScalars<T>>(monitor, parameters_.criteria.max_iterations);
+    s.rho = dot(r_, z_);
+    if (fused.device->run(s, monitor, result, {x.data(), nullptr})) return result;
     record_cg_outcome(monitor, s.phase, static_cast<double>(s.breakdown_value), result);
     return result;
 }

@@ -49,10 +49,10 @@ Colouring greedy_colouring(const CsrData<T>& a) {
     return result;
 }
 
+namespace {
+
 template <typename T>
-MulticolourSweeper<T>::MulticolourSweeper(std::shared_ptr<const Backend> backend,
-                                          const CsrData<T>& a)
-    : matrix_(backend, a) {
+std::vector<T> checked_inverse_diagonal(const CsrData<T>& a) {
     std::vector<T> inverse = diagonal_of(a);
     for (std::size_t i = 0; i < inverse.size(); ++i) {
         if (inverse[i] == T(0) || !std::isfinite(static_cast<double>(inverse[i]))) {
@@ -61,12 +61,36 @@ MulticolourSweeper<T>::MulticolourSweeper(std::shared_ptr<const Backend> backend
         }
         inverse[i] = T(1) / inverse[i];
     }
-    inverse_diagonal_ = Array<T>::from_host(backend, inverse);
-    const Colouring colouring = greedy_colouring(a);
-    rows_ = Array<std::int32_t>::from_host(backend, colouring.rows);
-    offsets_ = colouring.offsets;
-    device_offsets_ = Array<std::int32_t>::from_host(backend, colouring.offsets);
+    return inverse;
 }
+
+}  // namespace
+
+template <typename T>
+MulticolourSweeper<T>::MulticolourSweeper(std::shared_ptr<const Backend> backend,
+                                          const CsrData<T>& a)
+    : MulticolourSweeper(backend, a, greedy_colouring(a), checked_inverse_diagonal(a)) {}
+
+template <typename T>
+MulticolourSweeper<T>::MulticolourSweeper(std::shared_ptr<const Backend> backend,
+                                          const CsrData<T>& a, const Colouring& order,
+                                          const std::vector<T>& inverse_diagonal)
+    : matrix_(backend, a),
+      inverse_diagonal_(Array<T>::from_host(backend, inverse_diagonal)),
+      rows_(Array<std::int32_t>::from_host(backend, order.rows)),
+      bounds_(Array<std::int32_t>::from_host(
+          backend,
+          [&] {
+              std::vector<std::int32_t> bounds;
+              bounds.reserve(2 * order.rows.size());
+              for (const std::int32_t i : order.rows) {
+                  bounds.push_back(a.row_ptr[static_cast<std::size_t>(i)]);
+                  bounds.push_back(a.row_ptr[static_cast<std::size_t>(i) + 1]);
+              }
+              return bounds;
+          }())),
+      offsets_(order.offsets),
+      device_offsets_(Array<std::int32_t>::from_host(backend, order.offsets)) {}
 
 template <typename T>
 void MulticolourSweeper<T>::sweeps(bool forward, bool backward, const T* b, T* x, T omega) const {
@@ -74,9 +98,15 @@ void MulticolourSweeper<T>::sweeps(bool forward, bool backward, const T* b, T* x
                              : !forward ? SweepOrder::backward
                                         : SweepOrder::forward_then_backward;
     const Backend& backend = *matrix_.backend();
-    backend.kernels<T>().sor_sweeps(backend, matrix_.view(), rows_.data(), offsets_.data(),
-                                    device_offsets_.data(), num_colours(), order,
-                                    inverse_diagonal_.data(), omega, b, x);
+    backend.kernels<T>().sor_sweeps(backend, view(omega), offsets_.data(), order, b, x);
+}
+
+template <typename T>
+MulticolourSweepsView<T> MulticolourSweeper<T>::view(T omega) const {
+    return {matrix_.view(), rows_.data(),
+            bounds_.data(), device_offsets_.data(),
+            num_colours(),  inverse_diagonal_.data(),
+            omega};
 }
 
 template <typename T>

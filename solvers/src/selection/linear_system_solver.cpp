@@ -14,6 +14,7 @@
 #include "simrun/solvers/methods/gmres.hpp"
 #include "simrun/solvers/methods/stationary_methods.hpp"
 #include "simrun/solvers/multigrid/multigrid_preconditioner.hpp"
+#include "simrun/solvers/preconditioners/incomplete_lu.hpp"
 
 namespace simrun::solvers {
 
@@ -113,6 +114,9 @@ const IterativeSolver<T>& LinearSystemSolver<T>::method(std::size_t index) const
         case PreconditionerKind::ssor:
             built->preconditioner = std::make_unique<SsorPreconditioner<T>>(
                 backend_, host_csr(), static_cast<T>(parameters_.omega));
+            break;
+        case PreconditionerKind::ilu0:
+            built->preconditioner = std::make_unique<IluPreconditioner<T>>(backend_, host_csr());
             break;
         case PreconditionerKind::multigrid: {
             // CG needs the symmetric cycle; BiCGStab takes the one that contracts more.

@@ -36,7 +36,7 @@ void expect_a_complete_table(int value_count) {
 TEST(EnumNames, EveryTableNamesEachValueOnce) {
     expect_a_complete_table<Format>(6);
     expect_a_complete_table<Method>(6);
-    expect_a_complete_table<PreconditionerKind>(4);
+    expect_a_complete_table<PreconditionerKind>(5);
     expect_a_complete_table<BackendKind>(2);
     expect_a_complete_table<BackendChoice>(3);
     expect_a_complete_table<SolveStatus>(9);
@@ -54,7 +54,7 @@ TEST(EnumNames, TheParsersAndPrintersUseTheTables) {
 }
 
 TEST(EnumNames, AnUnknownNameIsRefusedWithTheAcceptedOnes) {
-    EXPECT_EQ(enum_name_list<PreconditionerKind>("auto"), "auto, none, jacobi, ssor or multigrid");
+    EXPECT_EQ(enum_name_list<PreconditionerKind>("auto"), "auto, none, jacobi, ssor, multigrid or ilu0");
     EXPECT_EQ(enum_name_strings<BackendKind>("any"),
               (std::vector<std::string>{"any", "cpu", "cuda"}));
     try {

@@ -57,13 +57,18 @@ TEST(SolverSelection, LaplacianGetsPlainCgInTheStencilFormat) {
     EXPECT_NE(plan.first.reason.find("jacobi would only scale"), std::string::npos);
     EXPECT_NE(plan.first.reason.find("SPD"), std::string::npos) << plan.first.reason;
     EXPECT_NE(plan.format_reason.find("3 diagonals"), std::string::npos) << plan.format_reason;
-    // Fallback chain: BiCGStab, BiCG, then GMRES; no Gauss-Seidel (only weakly dominant, and
-    // the DIA analysis claims chained dominance only for strictly dominant matrices).
-    ASSERT_EQ(plan.fallbacks.size(), 3u);
+    // Fallback chain: BiCGStab, BiCG, then GMRES with ILU(0) and with none (the first choice's);
+    // no Gauss-Seidel (only weakly dominant, and the DIA analysis claims chained dominance only
+    // for strictly dominant matrices).
+    ASSERT_EQ(plan.fallbacks.size(), 4u);
     EXPECT_EQ(plan.fallbacks[0].method, Method::bicgstab);
     EXPECT_EQ(plan.fallbacks[1].method, Method::bicg);
     EXPECT_EQ(plan.fallbacks[2].method, Method::gmres);
-    EXPECT_EQ(plan.fallbacks[2].preconditioner, plan.first.preconditioner);
+    EXPECT_EQ(plan.fallbacks[2].preconditioner, PreconditionerKind::ilu0);
+    EXPECT_NE(plan.fallbacks[2].reason.find("ILU(0)"), std::string::npos);
+    EXPECT_EQ(plan.fallbacks[3].method, Method::gmres);
+    EXPECT_EQ(plan.fallbacks[3].preconditioner, plan.first.preconditioner);
+    EXPECT_NE(plan.fallbacks[3].reason.find("GMRES with ilu0 failed"), std::string::npos);
 }
 
 TEST(SolverSelection, VariableCoefficientsGetDiaAndCannotBeAStencil) {
@@ -85,13 +90,15 @@ TEST(SolverSelection, NonsymmetricGetsBiCgStabAndDominantGetsGaussSeidelLast) {
     EXPECT_EQ(plan.first.method, Method::bicgstab);
     EXPECT_EQ(plan.first.preconditioner, PreconditionerKind::jacobi);
     EXPECT_NE(plan.first.reason.find("nonsymmetric"), std::string::npos);
-    ASSERT_EQ(plan.fallbacks.size(), 4u);
+    ASSERT_EQ(plan.fallbacks.size(), 5u);
     EXPECT_EQ(plan.fallbacks[0].method, Method::bicg);
     EXPECT_EQ(plan.fallbacks[1].method, Method::gmres);
-    EXPECT_EQ(plan.fallbacks[1].preconditioner, PreconditionerKind::jacobi);
+    EXPECT_EQ(plan.fallbacks[1].preconditioner, PreconditionerKind::ilu0);
     EXPECT_EQ(plan.fallbacks[2].method, Method::gmres);
-    EXPECT_EQ(plan.fallbacks[2].preconditioner, PreconditionerKind::none);
-    EXPECT_EQ(plan.fallbacks[3].method, Method::sor);  // strictly dominant
+    EXPECT_EQ(plan.fallbacks[2].preconditioner, PreconditionerKind::jacobi);
+    EXPECT_EQ(plan.fallbacks[3].method, Method::gmres);
+    EXPECT_EQ(plan.fallbacks[3].preconditioner, PreconditionerKind::none);
+    EXPECT_EQ(plan.fallbacks[4].method, Method::sor);  // strictly dominant
 }
 
 TEST(SolverSelection, NotDominantSpdGetsSsor) {

@@ -8,6 +8,8 @@
 #include <type_traits>
 #include <vector>
 
+#include "kernels/unified/cg_scalar_steps.hpp"
+#include "kernels/unified/cg_sweeps_in_block.hpp"
 #include "kernels/unified/device_math.hpp"
 #include "kernels/unified/fused_steps.hpp"
 #include "kernels/unified/row_products.hpp"
@@ -173,10 +175,14 @@ void dense_spmv(const Backend&, const DenseView<T>& a, const T* x, T* y) {
 }
 
 // Rows of one colour are not coupled, so updating them in parallel is exact Gauss-Seidel.
+// A colour of fewer than sweep_parallel_rows rows (a triangular solve's level often has a
+// handful) runs on the calling thread: waking the others would cost more.
+constexpr std::int32_t sweep_parallel_rows = 2048;
+
 template <typename T>
 void sor_colour_sweep(const Backend&, const CsrView<T>& a, const std::int32_t* rows,
                       std::int32_t count, const T* inv_diag, T omega, const T* b, T* x) {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (count >= sweep_parallel_rows)
     for (std::int32_t r = 0; r < count; ++r) {
         const std::int32_t i = rows[r];
         T sum = b[i];
@@ -189,19 +195,60 @@ void sor_colour_sweep(const Backend&, const CsrView<T>& a, const std::int32_t* r
 
 // A pass per colour, in the order asked.
 template <typename T>
-void sor_sweeps(const Backend& backend, const CsrView<T>& a, const std::int32_t* rows,
-                const std::int32_t* offsets, const std::int32_t*, int colours, SweepOrder order,
-                const T* inv_diag, T omega, const T* b, T* x) {
+void sor_sweeps(const Backend& backend, const MulticolourSweepsView<T>& m,
+                const std::int32_t* offsets, SweepOrder order, const T* b, T* x) {
     const auto sweep = [&](int c) {
-        sor_colour_sweep(backend, a, rows + offsets[c], offsets[c + 1] - offsets[c], inv_diag,
-                         omega, b, x);
+        sor_colour_sweep(backend, m.a, m.rows + offsets[c], offsets[c + 1] - offsets[c], m.inv_diag,
+                         m.omega, b, x);
     };
     if (order != SweepOrder::backward) {
-        for (int c = 0; c < colours; ++c) sweep(c);
+        for (int c = 0; c < m.colours; ++c) sweep(c);
     }
     if (order != SweepOrder::forward) {
-        for (int c = colours - 1; c >= 0; --c) sweep(c);
+        for (int c = m.colours - 1; c >= 0; --c) sweep(c);
     }
+}
+
+// The block of unified/cg_sweeps_in_block.hpp as one core: every row in order, no barriers.
+template <typename T>
+struct SerialBlock {
+    template <typename F>
+    void rows(std::int64_t n, F f) const {
+        for (std::int64_t i = 0; i < n; ++i) f(i);
+    }
+    template <typename View, typename F>
+    void row_products(std::int64_t n, const View& a, const T* x, F f) const {
+        const auto entries = [x](std::int64_t j) { return x[j]; };
+        for (std::int64_t i = 0; i < n; ++i) f(i, row_product(a, i, entries));
+    }
+    template <typename F>
+    void colour_row_sums(const MulticolourSweepsView<T>& m, std::int32_t begin, std::int32_t end,
+                         const T* x, F f) const {
+        for (std::int32_t r = begin; r < end; ++r) {
+            const std::int32_t i = m.rows[r];
+            T sum = 0;
+            for (std::int32_t k = m.bounds[2 * r]; k < m.bounds[2 * r + 1]; ++k) {
+                if (m.a.col[k] != i) sum += m.a.values[k] * x[m.a.col[k]];
+            }
+            f(i, sum);
+        }
+    }
+    T sum(T partial) const { return partial; }
+    bool leader() const { return true; }
+    void sync() const {}
+};
+
+template <typename T>
+bool fuses_cg_sweeps(std::int64_t n) {
+    return n <= cpu_serial_sweep_rows;
+}
+
+template <typename T>
+void cg_sweep_iterations(const Backend&, const RowMatrixView<T>& a, const CgSweepVectors<T>& v,
+                         CgScalars<T>* s, std::int64_t count) {
+    SerialBlock<T> block;
+    with_row_view(
+        a, [&](const auto& view) { cg_sweep_iterations_in_block(block, view, v, *s, count); });
 }
 
 // One fused step (unified/fused_steps.hpp): rows in fixed chunks run in parallel, then the

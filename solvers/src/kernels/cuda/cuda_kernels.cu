@@ -12,6 +12,7 @@
 #include "cuda_backend.hpp"
 #include "cuda_check.hpp"
 #include "cuda_sparse_kernels.cuh"
+#include "kernels/unified/cg_scalar_steps.hpp"
 #include "kernels/unified/device_math.hpp"
 #include "kernels/unified/fused_steps.hpp"
 #include "kernels/unified/row_products.hpp"

@@ -9,10 +9,13 @@
 #include <cub/block/block_reduce.cuh>
 #include <cub/block/block_scan.cuh>
 #include <string>
+#include <type_traits>
 
 #include "cuda_backend.hpp"
 #include "cuda_check.hpp"
 #include "cuda_sparse_kernels.cuh"
+#include "kernels/unified/cg_sweeps_in_block.hpp"
+#include "kernels/unified/row_products.hpp"
 #include "simrun/solvers/base/errors.hpp"
 
 namespace simrun::solvers::cuda {
@@ -405,51 +408,151 @@ __global__ void __launch_bounds__(row_block)
     sor_row_update(rows[r], row_ptr, col, values, inv_diag, omega, b, x);
 }
 
-// Every colour of a small system in one block: groups of sor_group_lanes threads share each
-// colour's rows (a group a row, its entries split among the lanes and summed by shuffles, so a
-// row costs a few dependent loads rather than one per entry), then the block waits before the
-// next colour, whose rows read these. Traffic: as the per-colour passes, in one launch.
+// A small system's rows in one block: groups of sor_group_lanes threads share the rows (a
+// group a row, its entries split among the lanes and summed by shuffles, so a row costs a few
+// dependent loads rather than one per entry). For r in [begin, end), row_at(r) gives the row i
+// and where its entries begin and end; f(i, sum_j a_ij x_j) runs on the row's first lane, the
+// diagonal left out where skip_diagonal. x is read with plain loads: the block may have
+// written it.
 constexpr int sor_block_threads = 1024;
 constexpr int sor_group_lanes = 8;
 constexpr int sor_groups = sor_block_threads / sor_group_lanes;
 
-template <typename T>
-__global__ void __launch_bounds__(sor_block_threads)
-    sor_sweeps_block_kernel(const std::int32_t* __restrict__ rows,
-                            const std::int32_t* __restrict__ offsets, int colours, bool forward,
-                            bool backward, const std::int32_t* __restrict__ row_ptr,
-                            const std::int32_t* __restrict__ col, const T* __restrict__ values,
-                            const T* __restrict__ inv_diag, T omega, const T* __restrict__ b,
-                            T* x) {
+struct RowSpan {
+    std::int32_t row, begin, end;
+};
+
+template <typename T, typename RowAt, typename F>
+__device__ void group_row_sums(std::int32_t begin, std::int32_t end, RowAt row_at,
+                               const CsrView<T>& a, const T* x, bool skip_diagonal, F f) {
     const int group = static_cast<int>(threadIdx.x) / sor_group_lanes;
     const int lane = static_cast<int>(threadIdx.x) % sor_group_lanes;
-    const int forward_steps = forward ? colours : 0;
-    const int steps = forward_steps + (backward ? colours : 0);
-    for (int step = 0; step < steps; ++step) {
-        const int c = step < forward_steps ? step : colours - 1 - (step - forward_steps);
-        const std::int32_t end = offsets[c + 1];
-        // The same trip count for every thread: the shuffles need the whole warp.
-        for (std::int32_t base = offsets[c]; base < end; base += sor_groups) {
-            const std::int32_t r = base + group;
-            const std::int32_t i = r < end ? rows[r] : -1;
-            T sum = 0;
-            if (i >= 0) {
-                const std::int32_t last = row_ptr[i + 1];
-                for (std::int32_t k = row_ptr[i] + lane; k < last; k += sor_group_lanes) {
-                    const std::int32_t j = col[k];
-                    if (j != i) sum += values[k] * x[j];
-                }
-            }
-#pragma unroll
-            for (int width = sor_group_lanes / 2; width > 0; width /= 2) {
-                sum += __shfl_xor_sync(0xffffffffu, sum, width, sor_group_lanes);
-            }
-            if (i >= 0 && lane == 0) {
-                x[i] = (T(1) - omega) * x[i] + omega * inv_diag[i] * (b[i] - sum);
-            }
+    // The same trip count for every thread: the shuffles need the whole warp.
+    for (std::int32_t base = begin; base < end; base += sor_groups) {
+        const std::int32_t r = base + group;
+        const RowSpan span = r < end ? row_at(r) : RowSpan{-1, 0, 0};
+        T sum = 0;
+        for (std::int32_t k = span.begin + lane; k < span.end; k += sor_group_lanes) {
+            const std::int32_t j = __ldg(a.col + k);
+            if (!skip_diagonal || j != span.row) sum += __ldg(a.values + k) * x[j];
         }
+#pragma unroll
+        for (int width = sor_group_lanes / 2; width > 0; width /= 2) {
+            sum += __shfl_xor_sync(full_mask, sum, width, sor_group_lanes);
+        }
+        if (span.row >= 0 && lane == 0) f(span.row, sum);
+    }
+}
+
+// Rows r of the sweeps' colour order: the row and its entries' bounds, read side by side.
+template <typename T, typename F>
+__device__ void colour_rows(const MulticolourSweepsView<T>& m, std::int32_t begin, std::int32_t end,
+                            const T* x, F f) {
+    group_row_sums(
+        begin, end,
+        [&m](std::int32_t r) {
+            return RowSpan{__ldg(m.rows + r), __ldg(m.bounds + 2 * r), __ldg(m.bounds + 2 * r + 1)};
+        },
+        m.a, x, true, f);
+}
+
+// The colour offsets in shared memory when there are few enough colours (a triangular solve's
+// levels may be thousands): the sweeps' view then points there, so the first load of each
+// colour pass is not a global one. The block waits before using them.
+constexpr int shared_colour_offsets = 256;
+
+template <typename T>
+__device__ MulticolourSweepsView<T> with_shared_offsets(MulticolourSweepsView<T> m,
+                                                        std::int32_t* shared) {
+    if (m.colours > shared_colour_offsets) return m;
+    for (int c = static_cast<int>(threadIdx.x); c <= m.colours; c += blockDim.x) {
+        shared[c] = m.offsets[c];
+    }
+    m.offsets = shared;
+    return m;
+}
+
+// Every colour of a small system in one block (group_row_sums), the block waiting before the
+// next colour, whose rows read these. Traffic: as the per-colour passes, in one launch.
+template <typename T>
+__global__ void __launch_bounds__(sor_block_threads)
+    sor_sweeps_block_kernel(MulticolourSweepsView<T> sweeps, bool forward, bool backward,
+                            const T* __restrict__ b, T* x) {
+    __shared__ std::int32_t offsets[shared_colour_offsets + 1];
+    const MulticolourSweepsView<T> m = with_shared_offsets(sweeps, offsets);
+    __syncthreads();
+    const int forward_steps = forward ? m.colours : 0;
+    const int steps = forward_steps + (backward ? m.colours : 0);
+    for (int step = 0; step < steps; ++step) {
+        const int c = step < forward_steps ? step : m.colours - 1 - (step - forward_steps);
+        colour_rows(m, m.offsets[c], m.offsets[c + 1], x, [&](std::int32_t i, T sum) {
+            x[i] = (T(1) - m.omega) * x[i] + m.omega * m.inv_diag[i] * (b[i] - sum);
+        });
         __syncthreads();
     }
+}
+
+// The block of unified/cg_sweeps_in_block.hpp: the sor_block_threads threads of one block.
+// Sums by cub::BlockReduce (a fixed tree: the same bits every run), broadcast through shared
+// memory.
+template <typename T>
+struct ThreadBlock {
+    using Reduce = cub::BlockReduce<T, sor_block_threads>;
+    typename Reduce::TempStorage& storage;
+    T& total;
+
+    template <typename F>
+    __device__ void rows(std::int64_t n, F f) const {
+        for (std::int64_t i = threadIdx.x; i < n; i += sor_block_threads) f(i);
+    }
+    // DIA and ELLPACK-R: a thread per row.
+    template <typename View, typename F>
+    __device__ void row_products(std::int64_t n, const View& a, const T* x, F f) const {
+        const auto entries = [x](std::int64_t j) { return x[j]; };
+        rows(n, [&](std::int64_t i) { f(i, row_product(a, i, entries)); });
+    }
+    template <typename F>
+    __device__ void row_products(std::int64_t n, const CsrView<T>& a, const T* x, F f) const {
+        group_row_sums(
+            0, static_cast<std::int32_t>(n),
+            [&a](std::int32_t i) {
+                return RowSpan{i, __ldg(a.row_ptr + i), __ldg(a.row_ptr + i + 1)};
+            },
+            a, x, false, f);
+    }
+    template <typename F>
+    __device__ void colour_row_sums(const MulticolourSweepsView<T>& m, std::int32_t begin,
+                                    std::int32_t end, const T* x, F f) const {
+        colour_rows(m, begin, end, x, f);
+    }
+    __device__ T sum(T partial) const {
+        const T block_total = Reduce(storage).Sum(partial);
+        if (threadIdx.x == 0) total = block_total;
+        __syncthreads();
+        const T result = total;
+        __syncthreads();  // storage and total are free again
+        return result;
+    }
+    __device__ bool leader() const { return threadIdx.x == 0; }
+    __device__ void sync() const { __syncthreads(); }
+};
+
+// SSOR-preconditioned CG on a small system, `count` iterations in one block (the scalars in
+// shared memory, stored back at the end). Traffic: KernelTable::cg_sweep_iterations.
+template <typename T, typename View>
+__global__ void __launch_bounds__(sor_block_threads)
+    cg_sweep_kernel(View a, CgSweepVectors<T> v, CgScalars<T>* state, std::int64_t count) {
+    __shared__ CgScalars<T> s;
+    __shared__ typename ThreadBlock<T>::Reduce::TempStorage storage;
+    __shared__ T total;
+    __shared__ std::int32_t offsets[shared_colour_offsets + 1];
+    if (threadIdx.x == 0) s = *state;
+    CgSweepVectors<T> vectors = v;
+    vectors.m = with_shared_offsets(v.m, offsets);
+    __syncthreads();
+    ThreadBlock<T> block{storage, total};
+    cg_sweep_iterations_in_block(block, a, vectors, s, count);
+    if (threadIdx.x == 0) *state = s;
 }
 
 }  // namespace
@@ -583,29 +686,48 @@ void sor_colour_sweep(const Backend& backend, const CsrView<T>& a, const std::in
 }
 
 template <typename T>
-void sor_sweeps(const Backend& backend, const CsrView<T>& a, const std::int32_t* rows,
-                const std::int32_t* offsets, const std::int32_t* device_offsets, int colours,
-                SweepOrder order, const T* inv_diag, T omega, const T* b, T* x) {
-    if (colours <= 0 || a.rows <= 0) return;
+void sor_sweeps(const Backend& backend, const MulticolourSweepsView<T>& m,
+                const std::int32_t* offsets, SweepOrder order, const T* b, T* x) {
+    if (m.colours <= 0 || m.a.rows <= 0) return;
     const bool forward = order != SweepOrder::backward;
     const bool backward = order != SweepOrder::forward;
-    if (a.rows <= sor_block_rows) {
-        sor_sweeps_block_kernel<T><<<1, sor_block_threads, 0, as_cuda(backend).stream()>>>(
-            rows, device_offsets, colours, forward, backward, a.row_ptr, a.col, a.values, inv_diag,
-            omega, b, x);
+    if (m.a.rows <= sor_block_rows) {
+        sor_sweeps_block_kernel<T>
+            <<<1, sor_block_threads, 0, as_cuda(backend).stream()>>>(m, forward, backward, b, x);
         SIMRUN_CUDA_CHECK_LAUNCH(sor_sweeps_block_kernel);
         return;
     }
     const auto sweep = [&](int c) {
-        sor_colour_sweep(backend, a, rows + offsets[c], offsets[c + 1] - offsets[c], inv_diag,
-                         omega, b, x);
+        sor_colour_sweep(backend, m.a, m.rows + offsets[c], offsets[c + 1] - offsets[c], m.inv_diag,
+                         m.omega, b, x);
     };
     if (forward) {
-        for (int c = 0; c < colours; ++c) sweep(c);
+        for (int c = 0; c < m.colours; ++c) sweep(c);
     }
     if (backward) {
-        for (int c = colours - 1; c >= 0; --c) sweep(c);
+        for (int c = m.colours - 1; c >= 0; --c) sweep(c);
     }
+}
+
+template <typename T>
+bool fuses_cg_sweeps(std::int64_t n) {
+    return n <= sor_block_rows;
+}
+
+template <typename T>
+void cg_sweep_iterations(const Backend& backend, const RowMatrixView<T>& a,
+                         const CgSweepVectors<T>& v, CgScalars<T>* s, std::int64_t count) {
+    if (v.n == 0 || count < 1) return;
+    if (v.n > sor_block_rows) {
+        throw DimensionMismatch("cg_sweep_iterations: " + std::to_string(v.n) +
+                                " rows, one block takes at most " + std::to_string(sor_block_rows));
+    }
+    with_row_view(a, [&](const auto& view) {
+        using View = std::decay_t<decltype(view)>;
+        cg_sweep_kernel<T, View>
+            <<<1, sor_block_threads, 0, as_cuda(backend).stream()>>>(view, v, s, count);
+        SIMRUN_CUDA_CHECK_LAUNCH(cg_sweep_kernel);
+    });
 }
 
 #define SIMRUN_INSTANTIATE_SPARSE_KERNELS(T)                                                  \
@@ -617,9 +739,11 @@ void sor_sweeps(const Backend& backend, const CsrView<T>& a, const std::int32_t*
     template void dense_spmv<T>(const Backend&, const DenseView<T>&, const T*, T*);           \
     template void sor_colour_sweep<T>(const Backend&, const CsrView<T>&, const std::int32_t*, \
                                       std::int32_t, const T*, T, const T*, T*);               \
-    template void sor_sweeps<T>(const Backend&, const CsrView<T>&, const std::int32_t*,       \
-                                const std::int32_t*, const std::int32_t*, int, SweepOrder,    \
-                                const T*, T, const T*, T*);
+    template void sor_sweeps<T>(const Backend&, const MulticolourSweepsView<T>&,              \
+                                const std::int32_t*, SweepOrder, const T*, T*);               \
+    template bool fuses_cg_sweeps<T>(std::int64_t);                                           \
+    template void cg_sweep_iterations<T>(const Backend&, const RowMatrixView<T>&,             \
+                                         const CgSweepVectors<T>&, CgScalars<T>*, std::int64_t);
 
 SIMRUN_INSTANTIATE_SPARSE_KERNELS(float)
 SIMRUN_INSTANTIATE_SPARSE_KERNELS(double)

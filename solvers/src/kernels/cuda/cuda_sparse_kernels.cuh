@@ -40,8 +40,16 @@ void sor_colour_sweep(const Backend& backend, const CsrView<T>& a, const std::in
                       std::int32_t count, const T* inv_diag, T omega, const T* b, T* x);
 
 template <typename T>
-void sor_sweeps(const Backend& backend, const CsrView<T>& a, const std::int32_t* rows,
-                const std::int32_t* offsets, const std::int32_t* device_offsets, int colours,
-                SweepOrder order, const T* inv_diag, T omega, const T* b, T* x);
+void sor_sweeps(const Backend& backend, const MulticolourSweepsView<T>& m,
+                const std::int32_t* offsets, SweepOrder order, const T* b, T* x);
+
+// Up to sor_block_rows rows in one block of threads.
+template <typename T>
+bool fuses_cg_sweeps(std::int64_t n);
+
+// Throws DimensionMismatch above sor_block_rows rows.
+template <typename T>
+void cg_sweep_iterations(const Backend& backend, const RowMatrixView<T>& a,
+                         const CgSweepVectors<T>& v, CgScalars<T>* s, std::int64_t count);
 
 }  // namespace simrun::solvers::cuda

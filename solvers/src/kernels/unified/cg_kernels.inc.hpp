@@ -1,6 +1,7 @@
 // CG with its scalars on the back-end (cg_device_state.hpp): the two steps of an iteration
-// (unified/fused_steps.hpp), written once. Included inside the namespace of each back-end,
-// whose fused_iterations runs them. (No include guard: included once per back-end.)
+// (unified/fused_steps.hpp), written once; their finishes are unified/cg_scalar_steps.hpp. Included
+// inside the namespace of each back-end, whose fused_iterations runs them. (No include guard:
+// included once per back-end.)
 
 // z_j + beta p_j, the new direction, computed where it is needed: by its own row (which stores
 // it) and by the rows that multiply it (which would otherwise read it back from memory).
@@ -23,33 +24,6 @@ struct CgDirectionContext {
     CgDirectionEntries<T> direction;
     T* p_next;
 };
-
-// The last block's step after p'Ap: alpha, or the breakdown that stops the solve
-// (cg_direction_phase, the reference's decision).
-template <typename T>
-SIMRUN_HOST_DEVICE void finish_cg_direction(CgScalars<T>& s, T pq) {
-    s.phase = cg_direction_phase(pq, s.rho);
-    if (s.running()) {
-        s.alpha = s.rho / pq;
-    } else {
-        s.breakdown_value = pq;
-    }
-}
-
-// The step after the update: record ||r||, decide whether to go on (cg_update_phase, the
-// reference's decision), and beta.
-template <typename T>
-SIMRUN_HOST_DEVICE void finish_cg_update(CgScalars<T>& s, T rr, T rz) {
-    const std::int64_t k = s.iteration + 1;
-    const bool stops = record_residual(s, k, static_cast<double>(square_root(rr)));
-    s.phase = cg_update_phase(stops, rz, k, s.max_iterations);
-    if (s.running()) {
-        s.beta = rz / s.rho;
-        s.rho = rz;
-    } else if (s.phase == CgPhase::residual_indefinite) {
-        s.breakdown_value = rz;
-    }
-}
 
 // p' = z + beta p, q = A p', p'q; then alpha = rho / p'q.
 template <typename T, typename View>

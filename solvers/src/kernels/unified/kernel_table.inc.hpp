@@ -27,6 +27,8 @@ const KernelTable<T>& kernel_table() {
         .coo_workspace_bytes = &coo_workspace_bytes<T>,
         .dense_spmv = &dense_spmv<T>,
         .cg_iterations = &cg_iterations<T>,
+        .fuses_cg_sweeps = &fuses_cg_sweeps<T>,
+        .cg_sweep_iterations = &cg_sweep_iterations<T>,
         .bicgstab_iterations = &bicgstab_iterations<T>,
         .jacobi_iterations = &jacobi_iterations<T>,
         .dia_residual = &dia_residual<T>,

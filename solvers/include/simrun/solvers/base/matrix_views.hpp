@@ -14,10 +14,10 @@ namespace simrun::solvers {
 // the matrix costs one byte per row instead of num_diagonals values. A row whose mask also has
 // the bit stencil_unit_row is an identity row (its one entry, on the main diagonal, is 1: a
 // grid's Dirichlet node), which keeps a grid operator with Dirichlet sides in this storage;
-// the bit means that only in stencils of at most 7 diagonals (with 8 it is diagonal 7's). The offsets and constants travel in the
-// view itself (kernel parameters: no memory load before the gathers).
-// Row-class storage (values and row_masks null): row i is class row_classes[i], whose entry on
-// diagonal d is class_values[row_classes[i] * num_diagonals + d] (zero for columns outside
+// the bit means that only in stencils of at most 7 diagonals (with 8 it is diagonal 7's). The
+// offsets and constants travel in the view itself (kernel parameters: no memory load before the
+// gathers). Row-class storage (values and row_masks null): row i is class row_classes[i], whose
+// entry on diagonal d is class_values[row_classes[i] * num_diagonals + d] (zero for columns outside
 // [0, n)): a matrix with few kinds of rows, as a constant-coefficient Galerkin operator has
 // (inner rows, sides, corners), costs a byte per row and a small table.
 inline constexpr int max_dia_diagonals = 64;
@@ -89,5 +89,21 @@ struct DenseView {
 // the GPU): what fused methods take instead of a LinearOperator.
 template <typename T>
 using RowMatrixView = std::variant<DiaView<T>, EllView<T>, CsrView<T>>;
+
+// Multicolour SOR sweeps (preconditioners/multicolour.hpp) as the kernels take them: the
+// matrix, its rows colour by colour (colour c: rows[offsets[c] .. offsets[c + 1]), no two of a
+// colour coupled), where each of those rows' entries begin and end in the matrix (bounds[2 r],
+// bounds[2 r + 1] for rows[r]: read beside rows[r], not after it), the inverse of its diagonal
+// and the weight omega. All in the back-end's memory.
+template <typename T>
+struct MulticolourSweepsView {
+    CsrView<T> a;
+    const std::int32_t* rows;
+    const std::int32_t* bounds;
+    const std::int32_t* offsets;
+    int colours;
+    const T* inv_diag;
+    T omega;
+};
 
 }  // namespace simrun::solvers

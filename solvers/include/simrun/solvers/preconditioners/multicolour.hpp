@@ -22,12 +22,17 @@ struct Colouring {
 template <typename T>
 Colouring greedy_colouring(const CsrData<T>& a);
 
-// Forward and backward multicolour SOR sweeps on a back-end. Throws std::invalid_argument
-// naming the row when a diagonal entry is zero.
+// Forward and backward multicolour SOR sweeps on a back-end. The first constructor colours A
+// and throws std::invalid_argument naming the row when a diagonal entry is zero.
 template <typename T>
 class MulticolourSweeper {
 public:
     MulticolourSweeper(std::shared_ptr<const Backend> backend, const CsrData<T>& a);
+    // Sweeps in a given order: `order` groups the rows so that no row of a group reads another
+    // of it (the colours, or a triangular matrix's levels); inverse_diagonal has a value per
+    // row.
+    MulticolourSweeper(std::shared_ptr<const Backend> backend, const CsrData<T>& a,
+                       const Colouring& order, const std::vector<T>& inverse_diagonal);
     // One SOR sweep over the colours in order (forward) or reverse order (backward).
     void forward(const Array<T>& b, Array<T>& x, T omega) const;
     void backward(const Array<T>& b, Array<T>& x, T omega) const;
@@ -37,6 +42,8 @@ public:
     void backward(const T* b, T* x, T omega) const;
     void symmetric(const T* b, T* x, T omega) const;
     const CsrMatrix<T>& matrix() const { return matrix_; }
+    // The sweeps with weight omega as a fused kernel takes them.
+    MulticolourSweepsView<T> view(T omega) const;
     int num_colours() const { return static_cast<int>(offsets_.size()) - 1; }
 
 private:
@@ -45,7 +52,8 @@ private:
     CsrMatrix<T> matrix_;
     Array<T> inverse_diagonal_;
     Array<std::int32_t> rows_;
-    std::vector<std::int32_t> offsets_;   // colour c: rows_[offsets_[c] .. offsets_[c + 1])
+    Array<std::int32_t> bounds_;         // row_ptr[rows_[r]], row_ptr[rows_[r] + 1] at 2 r, 2 r + 1
+    std::vector<std::int32_t> offsets_;  // colour c: rows_[offsets_[c] .. offsets_[c + 1])
     Array<std::int32_t> device_offsets_;  // the same on the back-end
 };
 

@@ -21,6 +21,11 @@ public:
     // When M is diagonal, so that fused kernels can apply it row by row: its entries on the
     // back-end, or a null pointer for M = I. std::nullopt for any other M.
     virtual std::optional<const T*> pointwise_factors() const { return std::nullopt; }
+    // When M is multicolour SSOR, so that a fused kernel can sweep it inside a method's
+    // iterations: its sweeps. std::nullopt for any other M.
+    virtual std::optional<MulticolourSweepsView<T>> multicolour_sweeps() const {
+        return std::nullopt;
+    }
 };
 
 // M = I.
@@ -57,6 +62,9 @@ public:
     std::string name() const override { return "ssor"; }
     void apply(const Array<T>& r, Array<T>& z) const override;
     int num_colours() const { return sweeper_.num_colours(); }
+    std::optional<MulticolourSweepsView<T>> multicolour_sweeps() const override {
+        return sweeper_.view(omega_);
+    }
 
 private:
     MulticolourSweeper<T> sweeper_;

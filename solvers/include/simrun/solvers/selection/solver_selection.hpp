@@ -55,13 +55,14 @@ inline constexpr std::array enum_names<Method> = {EnumName<Method>{Method::jacob
                                                   EnumName<Method>{Method::bicgstab, "bicgstab"},
                                                   EnumName<Method>{Method::gmres, "gmres"}};
 
-enum class PreconditionerKind { none, jacobi, ssor, multigrid };
+enum class PreconditionerKind { none, jacobi, ssor, multigrid, ilu0 };
 template <>
 inline constexpr std::array enum_names<PreconditionerKind> = {
     EnumName<PreconditionerKind>{PreconditionerKind::none, "none"},
     EnumName<PreconditionerKind>{PreconditionerKind::jacobi, "jacobi"},
     EnumName<PreconditionerKind>{PreconditionerKind::ssor, "ssor"},
-    EnumName<PreconditionerKind>{PreconditionerKind::multigrid, "multigrid"}};
+    EnumName<PreconditionerKind>{PreconditionerKind::multigrid, "multigrid"},
+    EnumName<PreconditionerKind>{PreconditionerKind::ilu0, "ilu0"}};
 
 std::string to_string(Method method);
 std::string to_string(PreconditionerKind kind);
