@@ -54,7 +54,8 @@ TEST(EnumNames, TheParsersAndPrintersUseTheTables) {
 }
 
 TEST(EnumNames, AnUnknownNameIsRefusedWithTheAcceptedOnes) {
-    EXPECT_EQ(enum_name_list<PreconditionerKind>("auto"), "auto, none, jacobi, ssor, multigrid or ilu0");
+    EXPECT_EQ(enum_name_list<PreconditionerKind>("auto"),
+              "auto, none, jacobi, ssor, multigrid or ilu0");
     EXPECT_EQ(enum_name_strings<BackendKind>("any"),
               (std::vector<std::string>{"any", "cpu", "cuda"}));
     try {
