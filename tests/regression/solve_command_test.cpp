@@ -269,6 +269,14 @@ TEST(SolveCommand, BadInputExitsTwoWithTheLine) {
     result = run_simrun("solve " + matrices + "tols1090.mtx --precond jacobi", dir.path());
     EXPECT_EQ(result.exit_code, 2);  // tols1090 has zero diagonal entries
     EXPECT_NE(result.err.find("zero diagonal"), std::string::npos) << result.err;
+    // ILU(0) takes it (elimination fills those pivots), BiCG does not take ILU(0) (M != M^T).
+    result =
+        run_simrun("solve " + matrices + "tols1090.mtx --solver gmres --precond ilu0", dir.path());
+    EXPECT_EQ(result.exit_code, 0) << result.err;
+    result =
+        run_simrun("solve " + matrices + "pde900.mtx --solver bicg --precond ilu0", dir.path());
+    EXPECT_EQ(result.exit_code, 2);
+    EXPECT_NE(result.err.find("none or jacobi, not ilu0"), std::string::npos) << result.err;
 
     dir.write("b.mtx", "%%MatrixMarket matrix array real general\n2 1\n1.0\n2.0\n");
     result = run_simrun("solve " + matrices + "nos3.mtx --rhs b.mtx", dir.path());

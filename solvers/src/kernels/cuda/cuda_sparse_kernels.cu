@@ -408,39 +408,71 @@ __global__ void __launch_bounds__(row_block)
     sor_row_update(rows[r], row_ptr, col, values, inv_diag, omega, b, x);
 }
 
-// A small system's rows in one block: groups of sor_group_lanes threads share the rows (a
-// group a row, its entries split among the lanes and summed by shuffles, so a row costs a few
-// dependent loads rather than one per entry). For r in [begin, end), row_at(r) gives the row i
-// and where its entries begin and end; f(i, sum_j a_ij x_j) runs on the row's first lane, the
-// diagonal left out where skip_diagonal. x is read with plain loads: the block may have
-// written it.
+// A small system's rows in one block: groups of lanes share the rows (a group a row, its
+// entries split among the lanes and summed by shuffles, so a long row costs a few dependent
+// loads rather than one per entry). For r in [begin, end), row_at(r) gives the row i and where
+// its entries begin and end; f(i, sum_j a_ij x_j) runs on the row's first lane, the diagonal
+// left out where skip_diagonal. x is read with plain loads: the block may have written it.
+// Lanes per row: 8 unless that takes more than sor_max_rounds rounds over the rows, then one.
+// Measured on an H100 (us per SSOR-PCG iteration): nos3 (960 rows of ~16 entries, colours of
+// ~96) 38 with 8 lanes throughout, 48-52 with the lanes a run-time value; a 20^3 Laplacian's
+// colours of 4000 rows of 7 entries 121 with 8 lanes (32 rounds), 71-75 with one (4 rounds),
+// 90 with two (8 rounds).
 constexpr int sor_block_threads = 1024;
-constexpr int sor_group_lanes = 8;
-constexpr int sor_groups = sor_block_threads / sor_group_lanes;
+constexpr std::int32_t sor_max_rounds = 8;
 
 struct RowSpan {
     std::int32_t row, begin, end;
 };
 
-template <typename T, typename RowAt, typename F>
-__device__ void group_row_sums(std::int32_t begin, std::int32_t end, RowAt row_at,
-                               const CsrView<T>& a, const T* x, bool skip_diagonal, F f) {
-    const int group = static_cast<int>(threadIdx.x) / sor_group_lanes;
-    const int lane = static_cast<int>(threadIdx.x) % sor_group_lanes;
+template <int lanes, typename T, typename RowAt, typename F>
+__device__ void group_row_sums_with(std::int32_t begin, std::int32_t end, RowAt row_at,
+                                    const CsrView<T>& a, const T* x, bool skip_diagonal, F f) {
+    constexpr int groups = sor_block_threads / lanes;
+    const int group = static_cast<int>(threadIdx.x) / lanes;
+    const int lane = static_cast<int>(threadIdx.x) % lanes;
     // The same trip count for every thread: the shuffles need the whole warp.
-    for (std::int32_t base = begin; base < end; base += sor_groups) {
+    for (std::int32_t base = begin; base < end; base += groups) {
         const std::int32_t r = base + group;
         const RowSpan span = r < end ? row_at(r) : RowSpan{-1, 0, 0};
+        // Four entries a lane at a time, their loads issued together (one lane may have a
+        // whole row).
         T sum = 0;
-        for (std::int32_t k = span.begin + lane; k < span.end; k += sor_group_lanes) {
+        std::int32_t k = span.begin + lane;
+        for (; k + 3 * lanes < span.end; k += 4 * lanes) {
+            std::int32_t j[4];
+            T value[4];
+#pragma unroll
+            for (int u = 0; u < 4; ++u) j[u] = __ldg(a.col + k + u * lanes);
+#pragma unroll
+            for (int u = 0; u < 4; ++u) {
+                value[u] =
+                    skip_diagonal && j[u] == span.row ? T(0) : __ldg(a.values + k + u * lanes);
+            }
+#pragma unroll
+            for (int u = 0; u < 4; ++u) sum += value[u] * x[j[u]];
+        }
+        for (; k < span.end; k += lanes) {
             const std::int32_t j = __ldg(a.col + k);
             if (!skip_diagonal || j != span.row) sum += __ldg(a.values + k) * x[j];
         }
 #pragma unroll
-        for (int width = sor_group_lanes / 2; width > 0; width /= 2) {
-            sum += __shfl_xor_sync(full_mask, sum, width, sor_group_lanes);
+        for (int width = lanes / 2; width > 0; width /= 2) {
+            sum += __shfl_xor_sync(full_mask, sum, width, lanes);
         }
         if (span.row >= 0 && lane == 0) f(span.row, sum);
+    }
+}
+
+template <typename T, typename RowAt, typename F>
+__device__ void group_row_sums(std::int32_t begin, std::int32_t end, RowAt row_at,
+                               const CsrView<T>& a, const T* x, bool skip_diagonal, F f) {
+    const std::int32_t count = end - begin;
+    const std::int32_t rounds_of_8 = (count + sor_block_threads / 8 - 1) / (sor_block_threads / 8);
+    if (rounds_of_8 <= sor_max_rounds) {
+        group_row_sums_with<8>(begin, end, row_at, a, x, skip_diagonal, f);
+    } else {
+        group_row_sums_with<1>(begin, end, row_at, a, x, skip_diagonal, f);
     }
 }
 
