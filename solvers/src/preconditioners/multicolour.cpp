@@ -76,6 +76,7 @@ MulticolourSweeper<T>::MulticolourSweeper(std::shared_ptr<const Backend> backend
                                           const CsrData<T>& a, const Colouring& order,
                                           const std::vector<T>& inverse_diagonal)
     : matrix_(backend, a),
+      nnz_(a.nnz()),
       inverse_diagonal_(Array<T>::from_host(backend, inverse_diagonal)),
       rows_(Array<std::int32_t>::from_host(backend, order.rows)),
       bounds_(Array<std::int32_t>::from_host(
@@ -103,9 +104,13 @@ void MulticolourSweeper<T>::sweeps(bool forward, bool backward, const T* b, T* x
 
 template <typename T>
 MulticolourSweepsView<T> MulticolourSweeper<T>::view(T omega) const {
-    return {matrix_.view(), rows_.data(),
-            bounds_.data(), device_offsets_.data(),
-            num_colours(),  inverse_diagonal_.data(),
+    return {matrix_.view(),
+            nnz_,
+            rows_.data(),
+            bounds_.data(),
+            device_offsets_.data(),
+            num_colours(),
+            inverse_diagonal_.data(),
             omega};
 }
 

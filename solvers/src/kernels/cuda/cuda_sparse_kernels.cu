@@ -425,7 +425,18 @@ struct RowSpan {
     std::int32_t row, begin, end;
 };
 
-template <int lanes, typename T, typename RowAt, typename F>
+// A value of the matrix: through the read-only cache from global memory, or a plain load where
+// the kernel staged it in shared memory (staged).
+template <bool staged, typename V>
+__device__ __forceinline__ V matrix_load(const V* p) {
+    if constexpr (staged) {
+        return *p;
+    } else {
+        return __ldg(p);
+    }
+}
+
+template <int lanes, bool staged = false, typename T, typename RowAt, typename F>
 __device__ void group_row_sums_with(std::int32_t begin, std::int32_t end, RowAt row_at,
                                     const CsrView<T>& a, const T* x, bool skip_diagonal, F f) {
     constexpr int groups = sor_block_threads / lanes;
@@ -443,18 +454,19 @@ __device__ void group_row_sums_with(std::int32_t begin, std::int32_t end, RowAt 
             std::int32_t j[4];
             T value[4];
 #pragma unroll
-            for (int u = 0; u < 4; ++u) j[u] = __ldg(a.col + k + u * lanes);
+            for (int u = 0; u < 4; ++u) j[u] = matrix_load<staged>(a.col + k + u * lanes);
 #pragma unroll
             for (int u = 0; u < 4; ++u) {
-                value[u] =
-                    skip_diagonal && j[u] == span.row ? T(0) : __ldg(a.values + k + u * lanes);
+                value[u] = skip_diagonal && j[u] == span.row
+                               ? T(0)
+                               : matrix_load<staged>(a.values + k + u * lanes);
             }
 #pragma unroll
             for (int u = 0; u < 4; ++u) sum += value[u] * x[j[u]];
         }
         for (; k < span.end; k += lanes) {
-            const std::int32_t j = __ldg(a.col + k);
-            if (!skip_diagonal || j != span.row) sum += __ldg(a.values + k) * x[j];
+            const std::int32_t j = matrix_load<staged>(a.col + k);
+            if (!skip_diagonal || j != span.row) sum += matrix_load<staged>(a.values + k) * x[j];
         }
 #pragma unroll
         for (int width = lanes / 2; width > 0; width /= 2) {
@@ -464,28 +476,63 @@ __device__ void group_row_sums_with(std::int32_t begin, std::int32_t end, RowAt 
     }
 }
 
-template <typename T, typename RowAt, typename F>
+template <bool staged = false, typename T, typename RowAt, typename F>
 __device__ void group_row_sums(std::int32_t begin, std::int32_t end, RowAt row_at,
                                const CsrView<T>& a, const T* x, bool skip_diagonal, F f) {
     const std::int32_t count = end - begin;
     const std::int32_t rounds_of_8 = (count + sor_block_threads / 8 - 1) / (sor_block_threads / 8);
     if (rounds_of_8 <= sor_max_rounds) {
-        group_row_sums_with<8>(begin, end, row_at, a, x, skip_diagonal, f);
+        group_row_sums_with<8, staged>(begin, end, row_at, a, x, skip_diagonal, f);
     } else {
-        group_row_sums_with<1>(begin, end, row_at, a, x, skip_diagonal, f);
+        group_row_sums_with<1, staged>(begin, end, row_at, a, x, skip_diagonal, f);
     }
 }
 
 // Rows r of the sweeps' colour order: the row and its entries' bounds, read side by side.
-template <typename T, typename F>
+template <bool staged = false, typename T, typename F>
 __device__ void colour_rows(const MulticolourSweepsView<T>& m, std::int32_t begin, std::int32_t end,
                             const T* x, F f) {
-    group_row_sums(
+    group_row_sums<staged>(
         begin, end,
         [&m](std::int32_t r) {
-            return RowSpan{__ldg(m.rows + r), __ldg(m.bounds + 2 * r), __ldg(m.bounds + 2 * r + 1)};
+            return RowSpan{matrix_load<staged>(m.rows + r), matrix_load<staged>(m.bounds + 2 * r),
+                           matrix_load<staged>(m.bounds + 2 * r + 1)};
         },
         m.a, x, true, f);
+}
+
+// The sweeps' matrix, rows and bounds copied into the block's shared memory when they fit
+// (staged_sweep_bytes: nos3's 15844 entries and 960 rows take 202 KB in double), so that a
+// colour pass waits on shared memory for a row's bounds and entries and on global memory only
+// for the x it gathers. The copy costs a read of them per launch (per batch of iterations).
+constexpr std::size_t staged_sweep_limit = 220 * 1024;
+
+template <typename T>
+std::size_t staged_sweep_bytes(const MulticolourSweepsView<T>& m) {
+    return static_cast<std::size_t>(m.nnz) * (sizeof(T) + sizeof(std::int32_t)) +
+           3 * static_cast<std::size_t>(m.a.rows) * sizeof(std::int32_t);
+}
+
+template <typename T>
+__device__ MulticolourSweepsView<T> staged_copy(MulticolourSweepsView<T> m, unsigned char* shared) {
+    T* values = reinterpret_cast<T*>(shared);
+    auto* col = reinterpret_cast<std::int32_t*>(values + m.nnz);
+    std::int32_t* rows = col + m.nnz;
+    std::int32_t* bounds = rows + m.a.rows;
+    for (std::int64_t k = threadIdx.x; k < m.nnz; k += blockDim.x) {
+        values[k] = __ldg(m.a.values + k);
+        col[k] = __ldg(m.a.col + k);
+    }
+    for (std::int32_t r = static_cast<std::int32_t>(threadIdx.x); r < m.a.rows; r += blockDim.x) {
+        rows[r] = __ldg(m.rows + r);
+        bounds[2 * r] = __ldg(m.bounds + 2 * r);
+        bounds[2 * r + 1] = __ldg(m.bounds + 2 * r + 1);
+    }
+    m.a.values = values;
+    m.a.col = col;
+    m.rows = rows;
+    m.bounds = bounds;
+    return m;
 }
 
 // The colour offsets in shared memory when there are few enough colours (a triangular solve's
@@ -527,7 +574,7 @@ __global__ void __launch_bounds__(sor_block_threads)
 // The block of unified/cg_sweeps_in_block.hpp: the sor_block_threads threads of one block.
 // Sums by cub::BlockReduce (a fixed tree: the same bits every run), broadcast through shared
 // memory.
-template <typename T>
+template <typename T, bool staged>
 struct ThreadBlock {
     using Reduce = cub::BlockReduce<T, sor_block_threads>;
     typename Reduce::TempStorage& storage;
@@ -555,7 +602,7 @@ struct ThreadBlock {
     template <typename F>
     __device__ void colour_row_sums(const MulticolourSweepsView<T>& m, std::int32_t begin,
                                     std::int32_t end, const T* x, F f) const {
-        colour_rows(m, begin, end, x, f);
+        colour_rows<staged>(m, begin, end, x, f);
     }
     __device__ T sum(T partial) const {
         const T block_total = Reduce(storage).Sum(partial);
@@ -571,18 +618,20 @@ struct ThreadBlock {
 
 // SSOR-preconditioned CG on a small system, `count` iterations in one block (the scalars in
 // shared memory, stored back at the end). Traffic: KernelTable::cg_sweep_iterations.
-template <typename T, typename View>
+template <typename T, typename View, bool staged>
 __global__ void __launch_bounds__(sor_block_threads)
     cg_sweep_kernel(View a, CgSweepVectors<T> v, CgScalars<T>* state, std::int64_t count) {
     __shared__ CgScalars<T> s;
-    __shared__ typename ThreadBlock<T>::Reduce::TempStorage storage;
+    __shared__ typename ThreadBlock<T, staged>::Reduce::TempStorage storage;
     __shared__ T total;
     __shared__ std::int32_t offsets[shared_colour_offsets + 1];
+    extern __shared__ __align__(16) unsigned char staged_matrix[];
     if (threadIdx.x == 0) s = *state;
     CgSweepVectors<T> vectors = v;
     vectors.m = with_shared_offsets(v.m, offsets);
+    if constexpr (staged) vectors.m = staged_copy(vectors.m, staged_matrix);
     __syncthreads();
-    ThreadBlock<T> block{storage, total};
+    ThreadBlock<T, staged> block{storage, total};
     cg_sweep_iterations_in_block(block, a, vectors, s, count);
     if (threadIdx.x == 0) *state = s;
 }
@@ -754,10 +803,23 @@ void cg_sweep_iterations(const Backend& backend, const RowMatrixView<T>& a,
         throw DimensionMismatch("cg_sweep_iterations: " + std::to_string(v.n) +
                                 " rows, one block takes at most " + std::to_string(sor_block_rows));
     }
+    const std::size_t staged_bytes = staged_sweep_bytes(v.m);
     with_row_view(a, [&](const auto& view) {
         using View = std::decay_t<decltype(view)>;
-        cg_sweep_kernel<T, View>
-            <<<1, sor_block_threads, 0, as_cuda(backend).stream()>>>(view, v, s, count);
+        const cudaStream_t stream = as_cuda(backend).stream();
+        if (staged_bytes <= staged_sweep_limit) {
+            static const bool opted_in = [] {
+                SIMRUN_CUDA_CHECK(cudaFuncSetAttribute(cg_sweep_kernel<T, View, true>,
+                                                       cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                       static_cast<int>(staged_sweep_limit)));
+                return true;
+            }();
+            (void)opted_in;
+            cg_sweep_kernel<T, View, true>
+                <<<1, sor_block_threads, staged_bytes, stream>>>(view, v, s, count);
+        } else {
+            cg_sweep_kernel<T, View, false><<<1, sor_block_threads, 0, stream>>>(view, v, s, count);
+        }
         SIMRUN_CUDA_CHECK_LAUNCH(cg_sweep_kernel);
     });
 }

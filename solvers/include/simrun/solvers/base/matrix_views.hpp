@@ -98,6 +98,7 @@ using RowMatrixView = std::variant<DiaView<T>, EllView<T>, CsrView<T>>;
 template <typename T>
 struct MulticolourSweepsView {
     CsrView<T> a;
+    std::int64_t nnz;  // a's entries
     const std::int32_t* rows;
     const std::int32_t* bounds;
     const std::int32_t* offsets;

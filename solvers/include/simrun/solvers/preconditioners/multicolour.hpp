@@ -50,6 +50,7 @@ private:
     void sweeps(bool forward, bool backward, const T* b, T* x, T omega) const;
 
     CsrMatrix<T> matrix_;
+    std::int64_t nnz_;
     Array<T> inverse_diagonal_;
     Array<std::int32_t> rows_;
     Array<std::int32_t> bounds_;         // row_ptr[rows_[r]], row_ptr[rows_[r] + 1] at 2 r, 2 r + 1
