@@ -70,7 +70,11 @@ void print_header(const Simulation& simulation, const std::string* restart, doub
         std::printf("  solver   %s\n", plan->first.reason.c_str());
         std::printf("  format   %s\n", plan->format_reason.c_str());
         const std::string details = simulation.integrator().preconditioner_details();
-        if (!details.empty()) std::printf("  cycle    %s\n", details.c_str());
+        if (!details.empty()) {
+            const bool multigrid =
+                plan->first.preconditioner == solvers::PreconditionerKind::multigrid;
+            std::printf("  %-8s %s\n", multigrid ? "cycle" : "precond", details.c_str());
+        }
     } else {
         std::printf("  solver   none: explicit scheme\n");
     }

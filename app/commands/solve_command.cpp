@@ -205,7 +205,9 @@ int run_solve(const SolveOptions& o) {
         if (!outcome.plan.singular.empty()) j["singular"] = outcome.plan.singular;
         j["format_reason"] = outcome.plan.format_reason;
         if (!outcome.preconditioner_details.empty()) {
-            j["multigrid"] = outcome.preconditioner_details;
+            j[outcome.plan.first.preconditioner == solvers::PreconditionerKind::multigrid
+                  ? "multigrid"
+                  : "preconditioner_details"] = outcome.preconditioner_details;
         }
         j["status"] = std::string(solvers::to_string(result.status));
         j["iterations"] = iterations;
@@ -227,6 +229,9 @@ int run_solve(const SolveOptions& o) {
             a_json["iterations"] = attempt.result.iterations;
             a_json["relative_residual"] = attempt.result.relative_residual();
             a_json["reason"] = attempt.step.reason;
+            if (!attempt.preconditioner_details.empty()) {
+                a_json["preconditioner_details"] = attempt.preconditioner_details;
+            }
             if (attempt.result.breakdown_value) {
                 a_json["breakdown_quantity"] = attempt.result.breakdown_quantity;
                 a_json["breakdown_value"] = *attempt.result.breakdown_value;
@@ -251,11 +256,21 @@ int run_solve(const SolveOptions& o) {
             std::printf("singular %s\n", outcome.plan.singular.c_str());
         }
         if (!outcome.preconditioner_details.empty()) {
-            std::printf("cycle    %s\n", outcome.preconditioner_details.c_str());
+            std::printf("%-8s %s\n",
+                        outcome.plan.first.preconditioner == solvers::PreconditionerKind::multigrid
+                            ? "cycle"
+                            : "precond",
+                        outcome.preconditioner_details.c_str());
         }
         for (const auto& attempt : outcome.report.attempts) {
             std::printf("attempt  %s: %s\n", attempt.step.name().c_str(),
                         attempt.result.summary().c_str());
+            if (!attempt.preconditioner_details.empty() &&
+                attempt.step.preconditioner != solvers::PreconditionerKind::multigrid) {
+                std::printf("         %s: %s\n",
+                            solvers::to_string(attempt.step.preconditioner).c_str(),
+                            attempt.preconditioner_details.c_str());
+            }
         }
         std::printf("result   %s, %lld iterations, true ||b - Ax||/||b|| = %.3e%s\n",
                     std::string(solvers::to_string(result.status)).c_str(),

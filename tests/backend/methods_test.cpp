@@ -827,6 +827,13 @@ TEST(IncompleteLu, ShiftsAPivotNothingFillsAndKeepsOneThatEliminationFills) {
     EXPECT_EQ(shifted.replaced_pivots, 1);
     EXPECT_EQ(shifted.first_replaced, 0);
     EXPECT_DOUBLE_EQ(lu_product(shifted)[0][0], std::sqrt(std::numeric_limits<double>::epsilon()));
+    // ... and the preconditioner says so. Row 1 depends on row 0 in L (a_10), row 0 on row 1 in
+    // U (a_01): two levels each.
+    const auto backend = test_backend();
+    SIMRUN_SKIP_WITHOUT_BACKEND(backend);
+    EXPECT_EQ(IluPreconditioner<double>(backend, swap).describe(),
+              "L in 2 levels, U in 2; 1 pivot shifted to sqrt(eps) times the row's largest entry "
+              "(the first in row 0)");
     // [[1, 1], [1, 0]]: row 1's zero diagonal becomes 0 - 1 * 1 = -1 by elimination, and with
     // no fill possible in a 2 x 2 matrix, L U = A exactly.
     CsrData<double> filled = swap;

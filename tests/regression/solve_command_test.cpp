@@ -273,6 +273,7 @@ TEST(SolveCommand, BadInputExitsTwoWithTheLine) {
     result =
         run_simrun("solve " + matrices + "tols1090.mtx --solver gmres --precond ilu0", dir.path());
     EXPECT_EQ(result.exit_code, 0) << result.err;
+    EXPECT_NE(result.out.find("pivots shifted to sqrt(eps)"), std::string::npos) << result.out;
     result =
         run_simrun("solve " + matrices + "pde900.mtx --solver bicg --precond ilu0", dir.path());
     EXPECT_EQ(result.exit_code, 2);

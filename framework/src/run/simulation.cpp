@@ -58,7 +58,10 @@ std::string decisions_text(const TimeIntegrator& integrator, const solvers::Back
             "\nformat = " + std::string(solvers::to_string(plan.format)) +
             "\nreason = " + plan.first.reason + "\nformat_reason = " + plan.format_reason + "\n";
     if (const std::string details = integrator.preconditioner_details(); !details.empty()) {
-        text += "multigrid = " + details + "\n";
+        text += (plan.first.preconditioner == solvers::PreconditionerKind::multigrid
+                     ? "multigrid = "
+                     : "preconditioner_details = ") +
+                details + "\n";
     }
     for (const auto& fallback : plan.fallbacks) {
         text += "fallback = " + fallback.name() + ": " + fallback.reason + "\n";

@@ -176,7 +176,19 @@ IluPreconditioner<T>::IluPreconditioner(std::shared_ptr<const Backend> backend,
                  return inverse;
              }()),
       replaced_pivots_(factors.replaced_pivots),
+      first_replaced_(factors.first_replaced),
       between_(backend, static_cast<std::size_t>(factors.lower.rows)) {}
+
+template <typename T>
+std::string IluPreconditioner<T>::describe() const {
+    std::string text = "L in " + std::to_string(forward_level_count()) + " levels, U in " +
+                       std::to_string(backward_level_count()) + "; ";
+    if (replaced_pivots_ == 0) return text + "no pivot shifted";
+    return text + std::to_string(replaced_pivots_) +
+           (replaced_pivots_ == 1 ? " pivot" : " pivots") +
+           " shifted to sqrt(eps) times the row's largest entry (the first in row " +
+           std::to_string(first_replaced_) + ")";
+}
 
 template <typename T>
 void IluPreconditioner<T>::apply(const Array<T>& r, Array<T>& z) const {

@@ -170,9 +170,8 @@ const IterativeSolver<T>& LinearSystemSolver<T>::method(std::size_t index) const
 template <typename T>
 std::string LinearSystemSolver<T>::preconditioner_details() const {
     method(0);
-    const auto* multigrid =
-        dynamic_cast<const MultigridPreconditioner<T>*>(built_[0]->preconditioner.get());
-    return multigrid != nullptr ? multigrid->describe() : std::string();
+    const Preconditioner<T>* m = built_[0]->preconditioner.get();
+    return m != nullptr ? m->describe() : std::string();
 }
 
 template <typename T>
@@ -220,7 +219,8 @@ SolveReport LinearSystemSolver<T>::solve(const Array<T>& b, Array<T>& x) const {
         const SolverStep& step = index == 0 ? plan_.first : plan_.fallbacks[index - 1];
         SolveResult result = method(index).solve(*rhs, x);
         if (result.converged()) confirm(index, *rhs, x, result);
-        report.attempts.push_back({step, std::move(result)});
+        const Preconditioner<T>* m = built_[index]->preconditioner.get();
+        report.attempts.push_back({step, std::move(result), m != nullptr ? m->describe() : ""});
         if (report.converged() || report.result().status == SolveStatus::stagnated) break;
     }
     // A structurally singular matrix has no unique solution: one that meets the tolerance is

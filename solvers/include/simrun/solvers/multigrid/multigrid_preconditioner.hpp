@@ -27,7 +27,7 @@ public:
     std::string name() const override { return "multigrid"; }
     void apply(const Array<T>& r, Array<T>& z) const override;
     // The hierarchy's description, with the precision of the cycle where it is not T's.
-    std::string describe() const;
+    std::string describe() const override;
 
 private:
     std::shared_ptr<const MultigridHierarchy<T>> same_;

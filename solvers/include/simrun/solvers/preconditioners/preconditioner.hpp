@@ -26,6 +26,9 @@ public:
     virtual std::optional<MulticolourSweepsView<T>> multicolour_sweeps() const {
         return std::nullopt;
     }
+    // What the user should know of how M was built (a multigrid hierarchy's levels, ILU(0)'s
+    // shifted pivots); empty where there is nothing to say.
+    virtual std::string describe() const { return {}; }
 };
 
 // M = I.

@@ -20,6 +20,7 @@ namespace simrun::solvers {
 struct SolveAttempt {
     SolverStep step;
     SolveResult result;
+    std::string preconditioner_details;  // Preconditioner::describe() of the step's M
 };
 
 // Every method tried, in order; the last one's result is the outcome.
