@@ -129,34 +129,36 @@ IncompleteLu<T> incomplete_lu0(const CsrData<T>& a) {
     return out;
 }
 
+namespace {
+
+// Each row's level is one more than the highest among the rows it reads: the rows before it
+// (forward, L) or after it (backward, U), visited in the order that has them levelled first.
 template <typename T>
-Colouring forward_levels(const CsrData<T>& lower) {
-    std::vector<std::int32_t> level(static_cast<std::size_t>(lower.rows), 0);
-    for (std::int32_t i = 0; i < lower.rows; ++i) {
-        for (std::int32_t k = lower.row_ptr[i]; k < lower.row_ptr[i + 1]; ++k) {
-            if (lower.col[k] < i) {
-                level[static_cast<std::size_t>(i)] =
-                    std::max(level[static_cast<std::size_t>(i)],
-                             level[static_cast<std::size_t>(lower.col[k])] + 1);
+Colouring triangular_levels(const CsrData<T>& t, bool forward) {
+    std::vector<std::int32_t> level(static_cast<std::size_t>(t.rows), 0);
+    for (std::int32_t step = 0; step < t.rows; ++step) {
+        const std::int32_t i = forward ? step : t.rows - 1 - step;
+        for (std::int32_t k = t.row_ptr[i]; k < t.row_ptr[i + 1]; ++k) {
+            const std::int32_t j = t.col[k];
+            if (forward ? j < i : j > i) {
+                level[static_cast<std::size_t>(i)] = std::max(
+                    level[static_cast<std::size_t>(i)], level[static_cast<std::size_t>(j)] + 1);
             }
         }
     }
     return group_by_level(level);
 }
 
+}  // namespace
+
+template <typename T>
+Colouring forward_levels(const CsrData<T>& lower) {
+    return triangular_levels(lower, true);
+}
+
 template <typename T>
 Colouring backward_levels(const CsrData<T>& upper) {
-    std::vector<std::int32_t> level(static_cast<std::size_t>(upper.rows), 0);
-    for (std::int32_t i = upper.rows - 1; i >= 0; --i) {
-        for (std::int32_t k = upper.row_ptr[i]; k < upper.row_ptr[i + 1]; ++k) {
-            if (upper.col[k] > i) {
-                level[static_cast<std::size_t>(i)] =
-                    std::max(level[static_cast<std::size_t>(i)],
-                             level[static_cast<std::size_t>(upper.col[k])] + 1);
-            }
-        }
-    }
-    return group_by_level(level);
+    return triangular_levels(upper, false);
 }
 
 template <typename T>
@@ -181,8 +183,8 @@ IluPreconditioner<T>::IluPreconditioner(std::shared_ptr<const Backend> backend,
 
 template <typename T>
 std::string IluPreconditioner<T>::describe() const {
-    std::string text = "L in " + std::to_string(forward_level_count()) + " levels, U in " +
-                       std::to_string(backward_level_count()) + "; ";
+    std::string text = "L in " + std::to_string(lower_.num_colours()) + " levels, U in " +
+                       std::to_string(upper_.num_colours()) + "; ";
     if (replaced_pivots_ == 0) return text + "no pivot shifted";
     return text + std::to_string(replaced_pivots_) +
            (replaced_pivots_ == 1 ? " pivot" : " pivots") +

@@ -55,9 +55,6 @@ public:
     void apply(const Array<T>& r, Array<T>& z) const override;
     // "L in 59 levels, U in 59; 2 pivots shifted (the first in row 17)".
     std::string describe() const override;
-    std::int32_t replaced_pivots() const { return replaced_pivots_; }
-    int forward_level_count() const { return lower_.num_colours(); }
-    int backward_level_count() const { return upper_.num_colours(); }
 
 private:
     IluPreconditioner(std::shared_ptr<const Backend> backend, const IncompleteLu<T>& factors);
