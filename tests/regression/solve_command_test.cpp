@@ -78,6 +78,13 @@ TEST_P(RealMatrices, OutcomeIsConfirmedByAnIndependentResidual) {
     if (must_converge.count(name)) {
         EXPECT_TRUE(converged) << j.dump();
     }
+    // ... and dw2048, which every preconditioner tried hurts and a short GMRES basis stalls on:
+    // the last step, GMRES with the longest basis and no preconditioner, reaches 1e-8.
+    if (name == "dw2048") {
+        EXPECT_TRUE(converged) << j.dump();
+        EXPECT_EQ(j["method"], "gmres");
+        EXPECT_EQ(j["preconditioner"], "none");
+    }
 }
 
 INSTANTIATE_TEST_SUITE_P(SolveCommand, RealMatrices,

@@ -160,6 +160,7 @@ const IterativeSolver<T>& LinearSystemSolver<T>::method(std::size_t index) const
             built->method = std::make_unique<BiCgStab<T>>(*operator_, m, parameters);
             break;
         case Method::gmres:
+            parameters.restart = std::max(parameters.restart, step.restart);
             built->method = std::make_unique<Gmres<T>>(*operator_, m, parameters);
             break;
     }
