@@ -26,6 +26,7 @@
 #include "simrun/solvers/base/backend.hpp"
 #include "simrun/solvers/matrices/csr_binning.hpp"
 #include "simrun/solvers/matrices/csr_data.hpp"
+#include "simrun/solvers/preconditioners/multicolour.hpp"
 #include "support/random_data.hpp"
 
 namespace simrun::solvers {
@@ -342,20 +343,21 @@ TYPED_TEST(CudaSparse, SorColourSweepsMatchCpuOnRedBlackLaplacian) {
     const auto x0 = random_vector<T>(static_cast<std::size_t>(n), 102);
     const std::vector<T> inv_diag(static_cast<std::size_t>(n), T(0.25));
     const T omega = T(1.5);
-    const CsrBinPlan plan = plan_csr_bins(a.row_ptr);
+    Colouring order;
+    order.rows = colour_rows[0];
+    order.rows.insert(order.rows.end(), colour_rows[1].begin(), colour_rows[1].end());
+    order.offsets = {0, static_cast<std::int32_t>(colour_rows[0].size()), n};
 
     // x after the red sweep and after the black one.
     auto run = [&](const std::shared_ptr<const Backend>& backend) {
-        const CsrOnBackend<T> matrix(backend, a, plan);
+        const MulticolourSweeper<T> sweeper(backend, a, order, inv_diag);
         const auto ba = Array<T>::from_host(backend, b);
-        const auto da = Array<T>::from_host(backend, inv_diag);
         auto xa = Array<T>::from_host(backend, x0);
         std::vector<std::vector<T>> states;
-        for (const auto& rows : colour_rows) {
-            const auto rowsa = Array<std::int32_t>::from_host(backend, rows);
-            backend->template kernels<T>().sor_colour_sweep(*backend, matrix.view(), rowsa.data(),
-                                                            static_cast<std::int32_t>(rows.size()),
-                                                            da.data(), omega, ba.data(), xa.data());
+        for (int c = 0; c < 2; ++c) {
+            backend->template kernels<T>().sor_colour_sweep(
+                *backend, sweeper.view(omega), order.offsets[static_cast<std::size_t>(c)],
+                order.offsets[static_cast<std::size_t>(c) + 1], ba.data(), xa.data());
             states.push_back(xa.to_host());
         }
         return states;

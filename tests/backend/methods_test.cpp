@@ -16,6 +16,8 @@
 #include "simrun/solvers/base/vector_ops.hpp"
 #include "simrun/solvers/matrices/conversions.hpp"
 #include "simrun/solvers/matrices/matrix_factory.hpp"
+#include "simrun/solvers/matrices/sparse_matrices.hpp"
+#include "simrun/solvers/methods/conjugate_gradient.hpp"
 #include "simrun/solvers/methods/gmres.hpp"
 #include "simrun/solvers/methods/stationary_methods.hpp"
 #include "simrun/solvers/preconditioners/incomplete_lu.hpp"
@@ -666,6 +668,39 @@ TEST(FusedSsorCg, StopsAtTheIterationLimitWithTheFullHistory) {
     const auto variable = [](double x, double y, double) { return 1 + 400 * x * y; };
     expect_fused_stops_at_the_iteration_limit("cg", testing::diffusion_matrix(60, 2, variable), 78,
                                               "ssor", "csr");
+}
+
+TEST(FusedSsorCg, FormsTheProductFromTheSweepsOnlyWhereTheyHoldTheOperator) {
+    // M = SSOR of B = A + I: its sweeps are not A's, so the one-block path must form A p from A
+    // and solve A x = b; from the sweeps it would solve B x = b, whose solution leaves a
+    // residual in A far above the tolerance. M = SSOR of A named as A's (sweeps_hold) forms
+    // A p from the sweeps' matrix, diagonal included, and solves A x = b to the tolerance.
+    const auto backend = test_backend();
+    SIMRUN_SKIP_WITHOUT_BACKEND(backend);
+    const auto variable = [](double x, double y, double) { return 1 + 10 * x * y; };
+    const CsrData<double> a = testing::diffusion_matrix(24, 2, variable);
+    CsrData<double> shifted = a;
+    for (std::int32_t i = 0; i < a.rows; ++i) {
+        for (std::int32_t k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k) {
+            if (a.col[k] == i) shifted.values[k] += 1;
+        }
+    }
+    const auto n = static_cast<std::size_t>(a.rows);
+    const auto b = testing::random_vector<double>(n, 31);
+    const CsrMatrix<double> op(backend, a);
+    MethodParameters parameters;
+    parameters.criteria.relative_tolerance = 1e-10;
+    parameters.fused_kernels = true;
+    for (const bool own : {false, true}) {
+        const SsorPreconditioner<double> m(backend, own ? a : shifted, 1.0, own ? &op : nullptr);
+        EXPECT_EQ(m.sweeps_hold(op), own);
+        const ConjugateGradient<double> cg(op, &m, parameters);
+        const auto b_on = Array<double>::from_host(backend, b);
+        auto x = Array<double>::from_host(backend, std::vector<double>(n, 0.0));
+        const SolveResult result = cg.solve(b_on, x);
+        ASSERT_TRUE(result.converged()) << result.summary();
+        EXPECT_LE(testing::relative_residual(a, b, x.to_host()), 4e-10) << "own sweeps: " << own;
+    }
 }
 
 TEST(FusedBiCgStab, StopsAtTheIterationLimitWithTheFullHistory) {

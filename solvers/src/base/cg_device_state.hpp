@@ -60,6 +60,7 @@ template <typename T>
 struct CgSweepVectors {
     std::int64_t n;
     MulticolourSweepsView<T> m;
+    bool product_from_sweeps;  // m holds A's entries (Preconditioner::sweeps_hold): A p from m
     T* x;
     T* r;
     T* z;

@@ -220,7 +220,9 @@ struct KernelTable {
     bool (*fuses_cg_sweeps)(std::int64_t n);
     // `count` iterations, as cg_iterations, with z = M r by v.m's sweeps (SSOR from z = 0),
     // the whole system in one block (unified/cg_sweeps_in_block.hpp): no launch, no host
-    // round trip, between steps or colours. z = M r0 and s->rho = r0'z on entry. Traffic per
+    // round trip, between steps or colours; A p from the sweeps' matrix where v.product_from_sweeps
+    // (the CUDA back-end then keeps the one matrix and the vectors the sweeps gather in the
+    // block's shared memory, where they fit). z = M r0 and s->rho = r0'z on entry. Traffic per
     // iteration: A once, M's matrix twice, about 14 n vector values.
     void (*cg_sweep_iterations)(const Backend&, const RowMatrixView<T>& a,
                                 const CgSweepVectors<T>& v, CgScalars<T>* s, std::int64_t count);
@@ -277,11 +279,11 @@ struct KernelTable {
                            const T* r, T* d, T* x);
 
     // ---- multicolour Gauss-Seidel / SOR ----
-    // One SOR update of the `count` rows listed in `rows` (one colour: no two are coupled):
-    // x_i = (1 - omega) x_i + omega inv_diag_i (b_i - sum_{j != i} a_ij x_j).
-    // Traffic: the rows' entries + their b, inv_diag, x + gathered x.
-    void (*sor_colour_sweep)(const Backend&, const CsrView<T>& a, const std::int32_t* rows,
-                             std::int32_t count, const T* inv_diag, T omega, const T* b, T* x);
+    // One SOR update of the rows at m's positions [begin, end) (one colour: no two are
+    // coupled): x_i = (1 - omega) x_i + omega inv_diag_i (b_i - sum_{j != i} a_ij x_j).
+    // Traffic: the positions' rows, bounds and entries + their b, inv_diag, x + gathered x.
+    void (*sor_colour_sweep)(const Backend&, const MulticolourSweepsView<T>& m, std::int32_t begin,
+                             std::int32_t end, const T* b, T* x);
     // Sweeps over every colour of m (as sor_colour_sweep each, with m's omega): colours 0 ..
     // C-1 (forward), C-1 .. 0 (backward) or both, forward first (SSOR). offsets: m.offsets in
     // host memory. The CUDA back-end sweeps a small system (up to sor_block_rows rows) in one

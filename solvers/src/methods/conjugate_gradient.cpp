@@ -145,6 +145,7 @@ SolveResult ConjugateGradient<T>::solve_fused_sweeps(const RowMatrixView<T>& a,
     fused.view = a;
     fused.vectors = CgSweepVectors<T>{static_cast<std::int64_t>(a_.size()),
                                       sweeps,
+                                      m_->sweeps_hold(a_),
                                       x.data(),
                                       r_.data(),
                                       z_.data(),

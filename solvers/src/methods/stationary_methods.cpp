@@ -92,7 +92,10 @@ SolveResult WeightedJacobi<T>::solve_reference(const Array<T>& b, Array<T>& x) c
 template <typename T>
 MulticolourSor<T>::MulticolourSor(std::shared_ptr<const Backend> backend, const CsrData<T>& a,
                                   MethodParameters parameters)
-    : sweeper_(backend, a), parameters_(parameters), r_(backend, static_cast<std::size_t>(a.rows)) {
+    : matrix_(backend, a),
+      sweeper_(backend, a),
+      parameters_(parameters),
+      r_(backend, static_cast<std::size_t>(a.rows)) {
     if (!(parameters.omega > 0.0 && parameters.omega < 2.0)) {
         throw std::invalid_argument("SOR: omega must lie in (0, 2), got " +
                                     std::to_string(parameters.omega));
@@ -103,7 +106,7 @@ MulticolourSor<T>::MulticolourSor(std::shared_ptr<const Backend> backend, const 
 // (one SpMV and a norm).
 template <typename T>
 SolveResult MulticolourSor<T>::solve(const Array<T>& b, Array<T>& x) const {
-    const LinearOperator<T>& a = sweeper_.matrix();
+    const LinearOperator<T>& a = matrix_;
     check_system_sizes("SOR", a.size(), b, x);
     const bool kahan = parameters_.compensated_dots;
     SolveResult result;

@@ -199,7 +199,7 @@ void IluPreconditioner<T>::apply(const Array<T>& r, Array<T>& z) const {
     const std::size_t n = z.size();
     recorded_.run(r.backend(), r_data, z_data, [this, r_data, z_data, n] {
         // A sweep of weight 1 still reads (1 - 1) x_i: x must hold no NaN or Inf before it.
-        const Backend& backend = *lower_.matrix().backend();
+        const Backend& backend = *lower_.backend();
         backend.kernels<T>().fill(backend, n, T(0), between_.data());
         lower_.forward(r_data, between_.data(), T(1));
         backend.kernels<T>().fill(backend, n, T(0), z_data);

@@ -71,25 +71,52 @@ MulticolourSweeper<T>::MulticolourSweeper(std::shared_ptr<const Backend> backend
                                           const CsrData<T>& a)
     : MulticolourSweeper(backend, a, greedy_colouring(a), checked_inverse_diagonal(a)) {}
 
+namespace {
+
+// A's off-diagonal entries with its rows in the sweeps' order: position r holds row
+// order.rows[r].
+template <typename T>
+CsrData<T> off_diagonal_in_order(const CsrData<T>& a, const Colouring& order) {
+    CsrData<T> out;
+    out.rows = a.rows;
+    out.cols = a.cols;
+    out.row_ptr.assign(1, 0);
+    out.row_ptr.reserve(order.rows.size() + 1);
+    for (const std::int32_t i : order.rows) {
+        for (std::int32_t k = a.row_ptr[static_cast<std::size_t>(i)];
+             k < a.row_ptr[static_cast<std::size_t>(i) + 1]; ++k) {
+            if (a.col[static_cast<std::size_t>(k)] == i) continue;
+            out.col.push_back(a.col[static_cast<std::size_t>(k)]);
+            out.values.push_back(a.values[static_cast<std::size_t>(k)]);
+        }
+        out.row_ptr.push_back(static_cast<std::int32_t>(out.col.size()));
+    }
+    return out;
+}
+
+}  // namespace
+
 template <typename T>
 MulticolourSweeper<T>::MulticolourSweeper(std::shared_ptr<const Backend> backend,
                                           const CsrData<T>& a, const Colouring& order,
                                           const std::vector<T>& inverse_diagonal)
-    : matrix_(backend, a),
-      nnz_(a.nnz()),
+    : MulticolourSweeper(std::move(backend), a, off_diagonal_in_order(a, order), order,
+                         inverse_diagonal, OffDiagonalInOrder{}) {}
+
+template <typename T>
+MulticolourSweeper<T>::MulticolourSweeper(std::shared_ptr<const Backend> backend,
+                                          const CsrData<T>& a, const CsrData<T>& in_order,
+                                          const Colouring& order,
+                                          const std::vector<T>& inverse_diagonal,
+                                          OffDiagonalInOrder)
+    : backend_(backend),
+      n_(in_order.rows),
       inverse_diagonal_(Array<T>::from_host(backend, inverse_diagonal)),
       rows_(Array<std::int32_t>::from_host(backend, order.rows)),
-      bounds_(Array<std::int32_t>::from_host(
-          backend,
-          [&] {
-              std::vector<std::int32_t> bounds;
-              bounds.reserve(2 * order.rows.size());
-              for (const std::int32_t i : order.rows) {
-                  bounds.push_back(a.row_ptr[static_cast<std::size_t>(i)]);
-                  bounds.push_back(a.row_ptr[static_cast<std::size_t>(i) + 1]);
-              }
-              return bounds;
-          }())),
+      row_ptr_(Array<std::int32_t>::from_host(backend, in_order.row_ptr)),
+      col_(Array<std::int32_t>::from_host(backend, in_order.col)),
+      values_(Array<T>::from_host(backend, in_order.values)),
+      diagonal_(Array<T>::from_host(backend, diagonal_of(a))),
       offsets_(order.offsets),
       device_offsets_(Array<std::int32_t>::from_host(backend, order.offsets)) {}
 
@@ -98,18 +125,20 @@ void MulticolourSweeper<T>::sweeps(bool forward, bool backward, const T* b, T* x
     const SweepOrder order = !backward  ? SweepOrder::forward
                              : !forward ? SweepOrder::backward
                                         : SweepOrder::forward_then_backward;
-    const Backend& backend = *matrix_.backend();
-    backend.kernels<T>().sor_sweeps(backend, view(omega), offsets_.data(), order, b, x);
+    backend_->kernels<T>().sor_sweeps(*backend_, view(omega), offsets_.data(), order, b, x);
 }
 
 template <typename T>
 MulticolourSweepsView<T> MulticolourSweeper<T>::view(T omega) const {
-    return {matrix_.view(),
-            nnz_,
+    return {n_,
+            static_cast<std::int64_t>(col_.size()),
             rows_.data(),
-            bounds_.data(),
+            row_ptr_.data(),
+            col_.data(),
+            values_.data(),
             device_offsets_.data(),
             num_colours(),
+            diagonal_.data(),
             inverse_diagonal_.data(),
             omega};
 }

@@ -52,8 +52,8 @@ void JacobiPreconditioner<T>::apply(const Array<T>& r, Array<T>& z) const {
 
 template <typename T>
 SsorPreconditioner<T>::SsorPreconditioner(std::shared_ptr<const Backend> backend,
-                                          const CsrData<T>& a, T omega)
-    : sweeper_(std::move(backend), a), omega_(omega) {
+                                          const CsrData<T>& a, T omega, const LinearOperator<T>* of)
+    : sweeper_(std::move(backend), a), omega_(omega), of_(of) {
     if (!(omega > T(0) && omega < T(2))) {
         throw std::invalid_argument("SSOR preconditioner: omega must lie in (0, 2)");
     }
@@ -68,7 +68,7 @@ void SsorPreconditioner<T>::apply(const Array<T>& r, Array<T>& z) const {
     T* z_data = z.data();
     const std::size_t n = z.size();
     recorded_.run(r.backend(), r_data, z_data, [this, r_data, z_data, n] {
-        const Backend& backend = *sweeper_.matrix().backend();
+        const Backend& backend = *sweeper_.backend();
         backend.kernels<T>().fill(backend, n, T(0), z_data);
         sweeper_.symmetric(r_data, z_data, omega_);
     });

@@ -113,7 +113,7 @@ const IterativeSolver<T>& LinearSystemSolver<T>::method(std::size_t index) const
             break;
         case PreconditionerKind::ssor:
             built->preconditioner = std::make_unique<SsorPreconditioner<T>>(
-                backend_, host_csr(), static_cast<T>(parameters_.omega));
+                backend_, host_csr(), static_cast<T>(parameters_.omega), operator_.get());
             break;
         case PreconditionerKind::ilu0:
             built->preconditioner = std::make_unique<IluPreconditioner<T>>(backend_, host_csr());

@@ -180,16 +180,16 @@ void dense_spmv(const Backend&, const DenseView<T>& a, const T* x, T* y) {
 constexpr std::int32_t sweep_parallel_rows = 2048;
 
 template <typename T>
-void sor_colour_sweep(const Backend&, const CsrView<T>& a, const std::int32_t* rows,
-                      std::int32_t count, const T* inv_diag, T omega, const T* b, T* x) {
-#pragma omp parallel for schedule(static) if (count >= sweep_parallel_rows)
-    for (std::int32_t r = 0; r < count; ++r) {
-        const std::int32_t i = rows[r];
+void sor_colour_sweep(const Backend&, const MulticolourSweepsView<T>& m, std::int32_t begin,
+                      std::int32_t end, const T* b, T* x) {
+#pragma omp parallel for schedule(static) if (end - begin >= sweep_parallel_rows)
+    for (std::int32_t r = begin; r < end; ++r) {
+        const std::int32_t i = m.rows[r];
         T sum = b[i];
-        for (std::int32_t k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k) {
-            if (a.col[k] != i) sum -= a.values[k] * x[a.col[k]];
+        for (std::int32_t k = m.row_ptr[r]; k < m.row_ptr[r + 1]; ++k) {
+            sum -= m.values[k] * x[m.col[k]];
         }
-        x[i] = (T(1) - omega) * x[i] + omega * inv_diag[i] * sum;
+        x[i] = (T(1) - m.omega) * x[i] + m.omega * m.inv_diag[i] * sum;
     }
 }
 
@@ -198,8 +198,7 @@ template <typename T>
 void sor_sweeps(const Backend& backend, const MulticolourSweepsView<T>& m,
                 const std::int32_t* offsets, SweepOrder order, const T* b, T* x) {
     const auto sweep = [&](int c) {
-        sor_colour_sweep(backend, m.a, m.rows + offsets[c], offsets[c + 1] - offsets[c], m.inv_diag,
-                         m.omega, b, x);
+        sor_colour_sweep(backend, m, offsets[c], offsets[c + 1], b, x);
     };
     if (order != SweepOrder::backward) {
         for (int c = 0; c < m.colours; ++c) sweep(c);
@@ -225,12 +224,11 @@ struct SerialBlock {
     void colour_row_sums(const MulticolourSweepsView<T>& m, std::int32_t begin, std::int32_t end,
                          const T* x, F f) const {
         for (std::int32_t r = begin; r < end; ++r) {
-            const std::int32_t i = m.rows[r];
             T sum = 0;
-            for (std::int32_t k = m.bounds[2 * r]; k < m.bounds[2 * r + 1]; ++k) {
-                if (m.a.col[k] != i) sum += m.a.values[k] * x[m.a.col[k]];
+            for (std::int32_t k = m.row_ptr[r]; k < m.row_ptr[r + 1]; ++k) {
+                sum += m.values[k] * x[m.col[k]];
             }
-            f(i, sum);
+            f(m.rows[r], sum);
         }
     }
     T sum(T partial) const { return partial; }

@@ -377,73 +377,67 @@ __global__ void __launch_bounds__(row_block)
 }
 
 // ---------------------------------------------------------------------------------------------
-// One SOR update per listed row (one colour: no two coupled, so no row reads another's new x):
-// x_i = (1 - omega) x_i + omega inv_diag_i (b_i - sum_{j != i} a_ij x_j), entries in storage
-// order as on the CPU. x is read and written, so it is not read through the read-only cache.
-// Traffic: the list + the rows' pointers and entries + their b, inv_diag, x (read and written)
-// + gathered x.
-// x_i = (1 - omega) x_i + omega inv_diag_i (b_i - sum_{j != i} a_ij x_j).
-template <typename T>
-__device__ inline void sor_row_update(std::int32_t i, const std::int32_t* __restrict__ row_ptr,
-                                      const std::int32_t* __restrict__ col,
-                                      const T* __restrict__ values, const T* __restrict__ inv_diag,
-                                      T omega, const T* __restrict__ b, T* x) {
-    const std::int32_t end = row_ptr[i + 1];
-    T sum = b[i];
-    for (std::int32_t k = row_ptr[i]; k < end; ++k) {
-        const std::int32_t j = col[k];
-        if (j != i) sum -= values[k] * x[j];
-    }
-    x[i] = (T(1) - omega) * x[i] + omega * inv_diag[i] * sum;
-}
-
+// One SOR update per position of a colour (no two of its rows coupled, so no row reads
+// another's new x): x_i = (1 - omega) x_i + omega inv_diag_i (b_i - sum_{j != i} a_ij x_j),
+// entries in storage order as on the CPU. x is read and written, so it is not read through the
+// read-only cache. Traffic: the positions' rows and bounds (contiguous) + their entries
+// (contiguous) + their b, inv_diag, x (read and written) + gathered x.
 template <typename T>
 __global__ void __launch_bounds__(row_block)
-    sor_colour_kernel(std::int32_t count, const std::int32_t* __restrict__ rows,
-                      const std::int32_t* __restrict__ row_ptr,
-                      const std::int32_t* __restrict__ col, const T* __restrict__ values,
-                      const T* __restrict__ inv_diag, T omega, const T* __restrict__ b, T* x) {
-    const std::int64_t r = blockIdx.x * std::int64_t(row_block) + threadIdx.x;
-    if (r >= count) return;
-    sor_row_update(rows[r], row_ptr, col, values, inv_diag, omega, b, x);
+    sor_colour_kernel(MulticolourSweepsView<T> m, std::int32_t begin, std::int32_t end,
+                      const T* __restrict__ b, T* x) {
+    const std::int64_t r = begin + blockIdx.x * std::int64_t(row_block) + threadIdx.x;
+    if (r >= end) return;
+    const std::int32_t i = __ldg(m.rows + r);
+    const std::int32_t stop = __ldg(m.row_ptr + r + 1);
+    T sum = b[i];
+    for (std::int32_t k = __ldg(m.row_ptr + r); k < stop; ++k) {
+        sum -= __ldg(m.values + k) * x[__ldg(m.col + k)];
+    }
+    x[i] = (T(1) - m.omega) * x[i] + m.omega * __ldg(m.inv_diag + i) * sum;
 }
 
 // A small system's rows in one block: groups of lanes share the rows (a group a row, its
 // entries split among the lanes and summed by shuffles, so a long row costs a few dependent
 // loads rather than one per entry). For r in [begin, end), row_at(r) gives the row i and where
-// its entries begin and end; f(i, sum_j a_ij x_j) runs on the row's first lane, the diagonal
-// left out where skip_diagonal. x is read with plain loads: the block may have written it.
-// Lanes per row: 8 unless that takes more than sor_max_rounds rounds over the rows, then one.
-// Measured on an H100 (us per SSOR-PCG iteration): nos3 (960 rows of ~16 entries, colours of
-// ~96) 38 with 8 lanes throughout, 48-52 with the lanes a run-time value; a 20^3 Laplacian's
-// colours of 4000 rows of 7 entries 121 with 8 lanes (32 rounds), 71-75 with one (4 rounds),
-// 90 with two (8 rounds).
+// its entries begin and end in (col, values); f(i, sum_k values_k x_col_k) runs on the row's
+// first lane. The entries are read through the read-only cache where read_only (an operator
+// in global memory), with plain loads otherwise (they may lie in shared memory); x always with
+// plain loads: the block may have written it.
+// Lanes per row: as many as keep the rows in one round over the block (8 up to 128 rows, 4 up
+// to 256, 2 up to 512), 2 up to 1024 rows (two rounds), one above. Measured on an H200, cycles
+// of nos3's product in one block (960 rows of 16.5 entries in shared memory): 11700 with 8
+// lanes (8 rounds), 10700 with 4, 10000 with 2, 10700 with 1 (gr_900: 12.4, 11.4, 11.2 us per
+// SSOR-PCG iteration with 8, 4, 2); on an H100, us per iteration of a 20^3 Laplacian's colours
+// of 4000 rows of 7 entries in global memory: 121 with 8 lanes (32 rounds), 90 with two (8
+// rounds), 71-75 with one (4 rounds). The lane count a run-time value rather than a template
+// argument cost nos3 10-14 us per iteration.
 constexpr int sor_block_threads = 1024;
-constexpr std::int32_t sor_max_rounds = 8;
 
 struct RowSpan {
     std::int32_t row, begin, end;
 };
 
-// A value of the matrix: through the read-only cache from global memory, or a plain load where
-// the kernel staged it in shared memory (staged).
-template <bool staged, typename V>
-__device__ __forceinline__ V matrix_load(const V* p) {
-    if constexpr (staged) {
-        return *p;
-    } else {
+template <bool read_only, typename V>
+__device__ __forceinline__ V entry_load(const V* p) {
+    if constexpr (read_only) {
         return __ldg(p);
+    } else {
+        return *p;
     }
 }
 
-template <int lanes, bool staged = false, typename T, typename RowAt, typename F>
+template <int lanes, bool read_only, typename T, typename RowAt, typename F>
 __device__ void group_row_sums_with(std::int32_t begin, std::int32_t end, RowAt row_at,
-                                    const CsrView<T>& a, const T* x, bool skip_diagonal, F f) {
+                                    const std::int32_t* col, const T* values, const T* x, F f) {
     constexpr int groups = sor_block_threads / lanes;
     const int group = static_cast<int>(threadIdx.x) / lanes;
     const int lane = static_cast<int>(threadIdx.x) % lanes;
-    // The same trip count for every thread: the shuffles need the whole warp.
+    // A warp's first group: past the rows, the warp has none in this round or a later one.
+    const int warp_first = static_cast<int>(threadIdx.x) / warp_size * (warp_size / lanes);
+    // The same trip count for every thread of a warp: the shuffles need the whole warp.
     for (std::int32_t base = begin; base < end; base += groups) {
+        if (base + warp_first >= end) break;
         const std::int32_t r = base + group;
         const RowSpan span = r < end ? row_at(r) : RowSpan{-1, 0, 0};
         // Four entries a lane at a time, their loads issued together (one lane may have a
@@ -454,85 +448,50 @@ __device__ void group_row_sums_with(std::int32_t begin, std::int32_t end, RowAt 
             std::int32_t j[4];
             T value[4];
 #pragma unroll
-            for (int u = 0; u < 4; ++u) j[u] = matrix_load<staged>(a.col + k + u * lanes);
+            for (int u = 0; u < 4; ++u) j[u] = entry_load<read_only>(col + k + u * lanes);
 #pragma unroll
-            for (int u = 0; u < 4; ++u) {
-                value[u] = skip_diagonal && j[u] == span.row
-                               ? T(0)
-                               : matrix_load<staged>(a.values + k + u * lanes);
-            }
+            for (int u = 0; u < 4; ++u) value[u] = entry_load<read_only>(values + k + u * lanes);
 #pragma unroll
             for (int u = 0; u < 4; ++u) sum += value[u] * x[j[u]];
         }
         for (; k < span.end; k += lanes) {
-            const std::int32_t j = matrix_load<staged>(a.col + k);
-            if (!skip_diagonal || j != span.row) sum += matrix_load<staged>(a.values + k) * x[j];
+            sum += entry_load<read_only>(values + k) * x[entry_load<read_only>(col + k)];
         }
+        if constexpr (lanes > 1) {
 #pragma unroll
-        for (int width = lanes / 2; width > 0; width /= 2) {
-            sum += __shfl_xor_sync(full_mask, sum, width, lanes);
+            for (int width = lanes / 2; width > 0; width /= 2) {
+                sum += __shfl_xor_sync(full_mask, sum, width, lanes);
+            }
         }
         if (span.row >= 0 && lane == 0) f(span.row, sum);
     }
 }
 
-template <bool staged = false, typename T, typename RowAt, typename F>
+template <bool read_only, typename T, typename RowAt, typename F>
 __device__ void group_row_sums(std::int32_t begin, std::int32_t end, RowAt row_at,
-                               const CsrView<T>& a, const T* x, bool skip_diagonal, F f) {
+                               const std::int32_t* col, const T* values, const T* x, F f) {
     const std::int32_t count = end - begin;
-    const std::int32_t rounds_of_8 = (count + sor_block_threads / 8 - 1) / (sor_block_threads / 8);
-    if (rounds_of_8 <= sor_max_rounds) {
-        group_row_sums_with<8, staged>(begin, end, row_at, a, x, skip_diagonal, f);
+    if (count <= sor_block_threads / 8) {
+        group_row_sums_with<8, read_only>(begin, end, row_at, col, values, x, f);
+    } else if (count <= sor_block_threads / 4) {
+        group_row_sums_with<4, read_only>(begin, end, row_at, col, values, x, f);
+    } else if (count <= sor_block_threads) {
+        group_row_sums_with<2, read_only>(begin, end, row_at, col, values, x, f);
     } else {
-        group_row_sums_with<1, staged>(begin, end, row_at, a, x, skip_diagonal, f);
+        group_row_sums_with<1, read_only>(begin, end, row_at, col, values, x, f);
     }
 }
 
-// Rows r of the sweeps' colour order: the row and its entries' bounds, read side by side.
-template <bool staged = false, typename T, typename F>
+// The positions [begin, end) of the sweeps: f(i, sum_{j != i} a_ij x_j) for their rows.
+template <typename T, typename F>
 __device__ void colour_rows(const MulticolourSweepsView<T>& m, std::int32_t begin, std::int32_t end,
                             const T* x, F f) {
-    group_row_sums<staged>(
+    group_row_sums<false>(
         begin, end,
         [&m](std::int32_t r) {
-            return RowSpan{matrix_load<staged>(m.rows + r), matrix_load<staged>(m.bounds + 2 * r),
-                           matrix_load<staged>(m.bounds + 2 * r + 1)};
+            return RowSpan{m.rows[r], m.row_ptr[r], m.row_ptr[r + 1]};
         },
-        m.a, x, true, f);
-}
-
-// The sweeps' matrix, rows and bounds copied into the block's shared memory when they fit
-// (staged_sweep_bytes: nos3's 15844 entries and 960 rows take 202 KB in double), so that a
-// colour pass waits on shared memory for a row's bounds and entries and on global memory only
-// for the x it gathers. The copy costs a read of them per launch (per batch of iterations).
-constexpr std::size_t staged_sweep_limit = 220 * 1024;
-
-template <typename T>
-std::size_t staged_sweep_bytes(const MulticolourSweepsView<T>& m) {
-    return static_cast<std::size_t>(m.nnz) * (sizeof(T) + sizeof(std::int32_t)) +
-           3 * static_cast<std::size_t>(m.a.rows) * sizeof(std::int32_t);
-}
-
-template <typename T>
-__device__ MulticolourSweepsView<T> staged_copy(MulticolourSweepsView<T> m, unsigned char* shared) {
-    T* values = reinterpret_cast<T*>(shared);
-    auto* col = reinterpret_cast<std::int32_t*>(values + m.nnz);
-    std::int32_t* rows = col + m.nnz;
-    std::int32_t* bounds = rows + m.a.rows;
-    for (std::int64_t k = threadIdx.x; k < m.nnz; k += blockDim.x) {
-        values[k] = __ldg(m.a.values + k);
-        col[k] = __ldg(m.a.col + k);
-    }
-    for (std::int32_t r = static_cast<std::int32_t>(threadIdx.x); r < m.a.rows; r += blockDim.x) {
-        rows[r] = __ldg(m.rows + r);
-        bounds[2 * r] = __ldg(m.bounds + 2 * r);
-        bounds[2 * r + 1] = __ldg(m.bounds + 2 * r + 1);
-    }
-    m.a.values = values;
-    m.a.col = col;
-    m.rows = rows;
-    m.bounds = bounds;
-    return m;
+        m.col, m.values, x, f);
 }
 
 // The colour offsets in shared memory when there are few enough colours (a triangular solve's
@@ -571,10 +530,70 @@ __global__ void __launch_bounds__(sor_block_threads)
     }
 }
 
+// What the one-block SSOR-PCG keeps in the block's shared memory (byte offsets into its
+// dynamic shared memory; -1: left in global memory). One SM reads global memory through its own
+// L1 and L2 port only: nos3's product from its DIA operator (161 KB) took about 14000 cycles
+// on an H200, a colour pass with its entries in shared memory and z in global memory about
+// 1800. Chosen on the host, greedily in this order: the sweeps' matrix (whole or not at all),
+// z, r, inv_diag, p and, where A p comes from the sweeps, the diagonal, each where it still
+// fits within what the device lets one block have; nos3 in double (14884 off-diagonal entries,
+// 960 rows) takes 219 KB for all of them.
+struct SharedStaging {
+    std::int64_t values = -1, col = -1, row_ptr = -1, rows = -1;  // the sweeps' matrix
+    std::int64_t z = -1, r = -1, inv_diag = -1, p = -1, diag = -1;
+    std::size_t bytes = 0;
+};
+
+template <typename T>
+SharedStaging plan_shared_staging(const CgSweepVectors<T>& v, std::size_t budget) {
+    SharedStaging plan;
+    const auto place = [&](std::size_t size, std::size_t align) -> std::int64_t {
+        const std::size_t at = (plan.bytes + align - 1) / align * align;
+        if (at + size > budget) return -1;
+        plan.bytes = at + size;
+        return static_cast<std::int64_t>(at);
+    };
+    const auto n = static_cast<std::size_t>(v.n);
+    const auto nnz = static_cast<std::size_t>(v.m.nnz);
+    const std::size_t matrix =
+        nnz * (sizeof(T) + sizeof(std::int32_t)) + (2 * n + 1) * sizeof(std::int32_t) + 16;
+    if (matrix <= budget) {
+        plan.values = place(nnz * sizeof(T), 16);
+        plan.col = place(nnz * sizeof(std::int32_t), 16);
+        plan.row_ptr = place((n + 1) * sizeof(std::int32_t), 16);
+        plan.rows = place(n * sizeof(std::int32_t), 16);
+    }
+    plan.z = place(n * sizeof(T), 16);
+    plan.r = place(n * sizeof(T), 16);
+    plan.inv_diag = place(n * sizeof(T), 16);
+    plan.p = place(n * sizeof(T), 16);
+    if (v.product_from_sweeps && plan.values >= 0) plan.diag = place(n * sizeof(T), 16);
+    return plan;
+}
+
+// Copies count values from `from` into the shared memory at `offset` (where staged) and returns
+// where the block should read them. With `always`, the caller knows every array staged: the
+// pointer then derives from the shared array alone, so that the compiler addresses it as shared
+// memory (32-bit addresses, shared loads) rather than through generic 64-bit pointers.
+template <bool always, typename V>
+__device__ V* stage_in(unsigned char* shared, std::int64_t offset, const V* from,
+                       std::int64_t count) {
+    if (!always && offset < 0) return const_cast<V*>(from);
+    V* to = reinterpret_cast<V*>(shared + offset);
+    for (std::int64_t k = threadIdx.x; k < count; k += blockDim.x) to[k] = from[k];
+    return to;
+}
+
+template <typename V>
+__device__ void stage_out(const V* staged, V* to, std::int64_t count) {
+    if (staged == to) return;
+    for (std::int64_t k = threadIdx.x; k < count; k += blockDim.x) to[k] = staged[k];
+}
+
 // The block of unified/cg_sweeps_in_block.hpp: the sor_block_threads threads of one block.
 // Sums by cub::BlockReduce (a fixed tree: the same bits every run), broadcast through shared
 // memory.
-template <typename T, bool staged>
+template <typename T>
 struct ThreadBlock {
     using Reduce = cub::BlockReduce<T, sor_block_threads>;
     typename Reduce::TempStorage& storage;
@@ -592,17 +611,17 @@ struct ThreadBlock {
     }
     template <typename F>
     __device__ void row_products(std::int64_t n, const CsrView<T>& a, const T* x, F f) const {
-        group_row_sums(
+        group_row_sums<true>(
             0, static_cast<std::int32_t>(n),
             [&a](std::int32_t i) {
                 return RowSpan{i, __ldg(a.row_ptr + i), __ldg(a.row_ptr + i + 1)};
             },
-            a, x, false, f);
+            a.col, a.values, x, f);
     }
     template <typename F>
     __device__ void colour_row_sums(const MulticolourSweepsView<T>& m, std::int32_t begin,
                                     std::int32_t end, const T* x, F f) const {
-        colour_rows<staged>(m, begin, end, x, f);
+        colour_rows(m, begin, end, x, f);
     }
     __device__ T sum(T partial) const {
         const T block_total = Reduce(storage).Sum(partial);
@@ -616,23 +635,39 @@ struct ThreadBlock {
     __device__ void sync() const { __syncthreads(); }
 };
 
-// SSOR-preconditioned CG on a small system, `count` iterations in one block (the scalars in
-// shared memory, stored back at the end). Traffic: KernelTable::cg_sweep_iterations.
-template <typename T, typename View, bool staged>
+// SSOR-preconditioned CG on a small system, `count` iterations in one block: the scalars in
+// shared memory, and what `plan` places there (the sweeps' matrix, z, r, inv_diag, p), copied
+// in at the start and the vectors stored back at the end. Traffic:
+// KernelTable::cg_sweep_iterations, plus the staged arrays once per launch.
+template <typename T, typename View, bool all_staged>
 __global__ void __launch_bounds__(sor_block_threads)
-    cg_sweep_kernel(View a, CgSweepVectors<T> v, CgScalars<T>* state, std::int64_t count) {
+    cg_sweep_kernel(View a, CgSweepVectors<T> v, CgScalars<T>* state, SharedStaging plan,
+                    std::int64_t count) {
     __shared__ CgScalars<T> s;
-    __shared__ typename ThreadBlock<T, staged>::Reduce::TempStorage storage;
+    __shared__ typename ThreadBlock<T>::Reduce::TempStorage storage;
     __shared__ T total;
     __shared__ std::int32_t offsets[shared_colour_offsets + 1];
-    extern __shared__ __align__(16) unsigned char staged_matrix[];
+    extern __shared__ __align__(16) unsigned char staged[];
     if (threadIdx.x == 0) s = *state;
-    CgSweepVectors<T> vectors = v;
-    vectors.m = with_shared_offsets(v.m, offsets);
-    if constexpr (staged) vectors.m = staged_copy(vectors.m, staged_matrix);
+    CgSweepVectors<T> in = v;
+    in.m = with_shared_offsets(v.m, offsets);
+    const std::int64_t n = v.n;
+    in.m.values = stage_in<all_staged>(staged, plan.values, v.m.values, v.m.nnz);
+    in.m.col = stage_in<all_staged>(staged, plan.col, v.m.col, v.m.nnz);
+    in.m.row_ptr = stage_in<all_staged>(staged, plan.row_ptr, v.m.row_ptr, n + 1);
+    in.m.rows = stage_in<all_staged>(staged, plan.rows, v.m.rows, n);
+    in.m.inv_diag = stage_in<all_staged>(staged, plan.inv_diag, v.m.inv_diag, n);
+    in.m.diag = stage_in<all_staged>(staged, plan.diag, v.m.diag, n);
+    in.z = stage_in<all_staged>(staged, plan.z, v.z, n);
+    in.r = stage_in<all_staged>(staged, plan.r, v.r, n);
+    in.p = stage_in<all_staged>(staged, plan.p, v.p, n);
     __syncthreads();
-    ThreadBlock<T, staged> block{storage, total};
-    cg_sweep_iterations_in_block(block, a, vectors, s, count);
+    ThreadBlock<T> block{storage, total};
+    cg_sweep_iterations_in_block(block, a, in, s, count);
+    __syncthreads();
+    stage_out(in.z, v.z, n);
+    stage_out(in.r, v.r, n);
+    stage_out(in.p, v.p, n);
     if (threadIdx.x == 0) *state = s;
 }
 
@@ -758,29 +793,29 @@ void dense_spmv(const Backend& backend, const DenseView<T>& a, const T* x, T* y)
 }
 
 template <typename T>
-void sor_colour_sweep(const Backend& backend, const CsrView<T>& a, const std::int32_t* rows,
-                      std::int32_t count, const T* inv_diag, T omega, const T* b, T* x) {
-    if (count <= 0) return;
-    sor_colour_kernel<T><<<blocks_for(count, row_block), row_block, 0, as_cuda(backend).stream()>>>(
-        count, rows, a.row_ptr, a.col, a.values, inv_diag, omega, b, x);
+void sor_colour_sweep(const Backend& backend, const MulticolourSweepsView<T>& m, std::int32_t begin,
+                      std::int32_t end, const T* b, T* x) {
+    if (end <= begin) return;
+    sor_colour_kernel<T>
+        <<<blocks_for(end - begin, row_block), row_block, 0, as_cuda(backend).stream()>>>(
+            m, begin, end, b, x);
     SIMRUN_CUDA_CHECK_LAUNCH(sor_colour_kernel);
 }
 
 template <typename T>
 void sor_sweeps(const Backend& backend, const MulticolourSweepsView<T>& m,
                 const std::int32_t* offsets, SweepOrder order, const T* b, T* x) {
-    if (m.colours <= 0 || m.a.rows <= 0) return;
+    if (m.colours <= 0 || m.n <= 0) return;
     const bool forward = order != SweepOrder::backward;
     const bool backward = order != SweepOrder::forward;
-    if (m.a.rows <= sor_block_rows) {
+    if (m.n <= sor_block_rows) {
         sor_sweeps_block_kernel<T>
             <<<1, sor_block_threads, 0, as_cuda(backend).stream()>>>(m, forward, backward, b, x);
         SIMRUN_CUDA_CHECK_LAUNCH(sor_sweeps_block_kernel);
         return;
     }
     const auto sweep = [&](int c) {
-        sor_colour_sweep(backend, m.a, m.rows + offsets[c], offsets[c + 1] - offsets[c], m.inv_diag,
-                         m.omega, b, x);
+        sor_colour_sweep(backend, m, offsets[c], offsets[c + 1], b, x);
     };
     if (forward) {
         for (int c = 0; c < m.colours; ++c) sweep(c);
@@ -795,6 +830,30 @@ bool fuses_cg_sweeps(std::int64_t n) {
     return n <= sor_block_rows;
 }
 
+// The dynamic shared memory one launch of the kernel may take: the device's opt-in limit per
+// block less the kernel's static shared memory, asked once per kernel and device (the
+// attribute raised to it on that first call).
+template <auto kernel>
+std::size_t staging_budget() {
+    static const std::size_t budget = [] {
+        int device = 0;
+        int limit = 0;
+        SIMRUN_CUDA_CHECK(cudaGetDevice(&device));
+        SIMRUN_CUDA_CHECK(
+            cudaDeviceGetAttribute(&limit, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+        cudaFuncAttributes attributes{};
+        SIMRUN_CUDA_CHECK(cudaFuncGetAttributes(&attributes, kernel));
+        const std::size_t dynamic =
+            static_cast<std::size_t>(limit) > attributes.sharedSizeBytes
+                ? static_cast<std::size_t>(limit) - attributes.sharedSizeBytes
+                : 0;
+        SIMRUN_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                               static_cast<int>(dynamic)));
+        return dynamic;
+    }();
+    return budget;
+}
+
 template <typename T>
 void cg_sweep_iterations(const Backend& backend, const RowMatrixView<T>& a,
                          const CgSweepVectors<T>& v, CgScalars<T>* s, std::int64_t count) {
@@ -803,40 +862,43 @@ void cg_sweep_iterations(const Backend& backend, const RowMatrixView<T>& a,
         throw DimensionMismatch("cg_sweep_iterations: " + std::to_string(v.n) +
                                 " rows, one block takes at most " + std::to_string(sor_block_rows));
     }
-    const std::size_t staged_bytes = staged_sweep_bytes(v.m);
     with_row_view(a, [&](const auto& view) {
         using View = std::decay_t<decltype(view)>;
+        CgSweepVectors<T> vectors = v;
+        // Both kernels have the same static shared memory: one budget serves.
+        const SharedStaging plan = plan_shared_staging(
+            vectors, std::min(staging_budget<cg_sweep_kernel<T, View, false>>(),
+                              staging_budget<cg_sweep_kernel<T, View, true>>()));
+        // From global memory, A's own rows serve the product better (a 20^3 Laplacian's
+        // stencil: 32000 against 37000 cycles on an H200).
+        vectors.product_from_sweeps = v.product_from_sweeps && plan.values >= 0;
+        const bool all_staged = plan.values >= 0 && plan.z >= 0 && plan.r >= 0 &&
+                                plan.inv_diag >= 0 && plan.p >= 0 && plan.diag >= 0;
         const cudaStream_t stream = as_cuda(backend).stream();
-        if (staged_bytes <= staged_sweep_limit) {
-            static const bool opted_in = [] {
-                SIMRUN_CUDA_CHECK(cudaFuncSetAttribute(cg_sweep_kernel<T, View, true>,
-                                                       cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                                       static_cast<int>(staged_sweep_limit)));
-                return true;
-            }();
-            (void)opted_in;
+        if (all_staged) {
             cg_sweep_kernel<T, View, true>
-                <<<1, sor_block_threads, staged_bytes, stream>>>(view, v, s, count);
+                <<<1, sor_block_threads, plan.bytes, stream>>>(view, vectors, s, plan, count);
         } else {
-            cg_sweep_kernel<T, View, false><<<1, sor_block_threads, 0, stream>>>(view, v, s, count);
+            cg_sweep_kernel<T, View, false>
+                <<<1, sor_block_threads, plan.bytes, stream>>>(view, vectors, s, plan, count);
         }
         SIMRUN_CUDA_CHECK_LAUNCH(cg_sweep_kernel);
     });
 }
 
-#define SIMRUN_INSTANTIATE_SPARSE_KERNELS(T)                                                  \
-    template T dot_compensated<T>(const Backend&, std::size_t, const T*, const T*);           \
-    template void csr_spmv<T>(const Backend&, const CsrView<T>&, const T*, T*);               \
-    template void ell_spmv<T>(const Backend&, const EllView<T>&, const T*, T*);               \
-    template void coo_spmv<T>(const Backend&, const CooView<T>&, const T*, T*);               \
-    template std::size_t coo_workspace_bytes<T>(std::int32_t, std::int64_t);                  \
-    template void dense_spmv<T>(const Backend&, const DenseView<T>&, const T*, T*);           \
-    template void sor_colour_sweep<T>(const Backend&, const CsrView<T>&, const std::int32_t*, \
-                                      std::int32_t, const T*, T, const T*, T*);               \
-    template void sor_sweeps<T>(const Backend&, const MulticolourSweepsView<T>&,              \
-                                const std::int32_t*, SweepOrder, const T*, T*);               \
-    template bool fuses_cg_sweeps<T>(std::int64_t);                                           \
-    template void cg_sweep_iterations<T>(const Backend&, const RowMatrixView<T>&,             \
+#define SIMRUN_INSTANTIATE_SPARSE_KERNELS(T)                                           \
+    template T dot_compensated<T>(const Backend&, std::size_t, const T*, const T*);    \
+    template void csr_spmv<T>(const Backend&, const CsrView<T>&, const T*, T*);        \
+    template void ell_spmv<T>(const Backend&, const EllView<T>&, const T*, T*);        \
+    template void coo_spmv<T>(const Backend&, const CooView<T>&, const T*, T*);        \
+    template std::size_t coo_workspace_bytes<T>(std::int32_t, std::int64_t);           \
+    template void dense_spmv<T>(const Backend&, const DenseView<T>&, const T*, T*);    \
+    template void sor_colour_sweep<T>(const Backend&, const MulticolourSweepsView<T>&, \
+                                      std::int32_t, std::int32_t, const T*, T*);       \
+    template void sor_sweeps<T>(const Backend&, const MulticolourSweepsView<T>&,       \
+                                const std::int32_t*, SweepOrder, const T*, T*);        \
+    template bool fuses_cg_sweeps<T>(std::int64_t);                                    \
+    template void cg_sweep_iterations<T>(const Backend&, const RowMatrixView<T>&,      \
                                          const CgSweepVectors<T>&, CgScalars<T>*, std::int64_t);
 
 SIMRUN_INSTANTIATE_SPARSE_KERNELS(float)

@@ -36,8 +36,8 @@ template <typename T>
 void dense_spmv(const Backend& backend, const DenseView<T>& a, const T* x, T* y);
 
 template <typename T>
-void sor_colour_sweep(const Backend& backend, const CsrView<T>& a, const std::int32_t* rows,
-                      std::int32_t count, const T* inv_diag, T omega, const T* b, T* x);
+void sor_colour_sweep(const Backend& backend, const MulticolourSweepsView<T>& m, std::int32_t begin,
+                      std::int32_t end, const T* b, T* x);
 
 template <typename T>
 void sor_sweeps(const Backend& backend, const MulticolourSweepsView<T>& m,

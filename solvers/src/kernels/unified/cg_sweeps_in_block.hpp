@@ -27,16 +27,27 @@
 namespace simrun::solvers {
 
 // z = M r: z = 0, then an SOR sweep over the colours forward and one backward with right-hand
-// side r (SsorPreconditioner's apply). Traffic: the matrix twice, r, z and the inverse diagonal
-// twice; n writes for the zeros. (Zeroing z in the update pass and summing r'z as the backward
-// sweep finishes each row saves two passes, yet measured slower on an H100: 48-52 against 38 us
-// per iteration on nos3, with other changes; kept apart.)
+// side r (SsorPreconditioner's apply), one pass fewer in each of two places (below). Traffic:
+// the matrix twice, r, z and the inverse diagonal twice; n writes for the zeros. (Zeroing z in
+// the update pass and summing r'z as the backward sweep finishes each row saves two passes, yet
+// measured slower on an H100: 48-52 against 38 us per iteration on nos3, with other changes;
+// kept apart.)
 template <typename T, typename Block>
 SIMRUN_HOST_DEVICE void ssor_in_block(Block& block, const CgSweepVectors<T>& v) {
     const MulticolourSweepsView<T>& m = v.m;
-    block.rows(v.n, [&](std::int64_t i) { v.z[i] = T(0); });
+    // z = 0 and the forward sweep's first colour in one pass: that colour's rows read only
+    // rows of other colours, all still zero, so theirs is omega inv_diag_i r_i.
+    const std::int32_t first_end = m.colours > 0 ? m.offsets[1] : 0;
+    block.rows(v.n, [&](std::int64_t r) {
+        const std::int32_t i = m.rows[r];
+        v.z[i] = r < first_end ? m.omega * m.inv_diag[i] * v.r[i] : T(0);
+    });
     block.sync();
-    for (int step = 0; step < 2 * m.colours; ++step) {
+    // With omega = 1 the backward sweep's first colour, the forward sweep's last, would compute
+    // the same values from the same ones again: it is skipped.
+    const bool repeats_last_colour = m.omega != T(1);
+    for (int step = 1; step < 2 * m.colours; ++step) {
+        if (step == m.colours && !repeats_last_colour) continue;
         const int c = step < m.colours ? step : 2 * m.colours - 1 - step;
         block.colour_row_sums(m, m.offsets[c], m.offsets[c + 1], v.z, [&](std::int32_t i, T sum) {
             v.z[i] = (T(1) - m.omega) * v.z[i] + m.omega * m.inv_diag[i] * (v.r[i] - sum);
@@ -49,9 +60,10 @@ SIMRUN_HOST_DEVICE void ssor_in_block(Block& block, const CgSweepVectors<T>& v) 
 // (ConjugateGradient::solve_reference): p = z + beta p (p = z on iteration 0); q = A p, p'q,
 // alpha; x += alpha p, r -= alpha q, ||r||; unless ||r|| stops the solve, z = M r and r'z;
 // then beta, the checks and the record of ||r|| (cg_scalar_steps.hpp). z = M r0 and rho = r0'z
-// are the caller's. Passes over the rows per iteration: 5 and 2 per colour, with 4 block sums.
-// Traffic per iteration: A once and M's matrix twice, about 14 n vector values; all of it from the
-// caches for a system that fits them.
+// are the caller's. A p from the sweeps' matrix where it holds A's entries (one matrix read three
+// times, which a GPU block keeps in its shared memory), else from A's rows. Passes over the rows
+// per iteration: 5 and 2 per colour, with 4 block sums. Traffic per iteration: A once and M's
+// matrix twice, about 14 n vector values; all of it from the caches for a system that fits them.
 template <typename T, typename Block, typename View>
 SIMRUN_HOST_DEVICE void cg_sweep_iterations_in_block(Block& block, const View& a,
                                                      const CgSweepVectors<T>& v, CgScalars<T>& s,
@@ -63,10 +75,18 @@ SIMRUN_HOST_DEVICE void cg_sweep_iterations_in_block(Block& block, const View& a
         block.sync();
 
         T pq = 0;
-        block.row_products(v.n, a, v.p, [&](std::int64_t i, T q_i) {
+        const auto product = [&](std::int64_t i, T q_i) {
             v.q[i] = q_i;
             pq += v.p[i] * q_i;
-        });
+        };
+        if (v.product_from_sweeps) {
+            // A's rows as the sweeps hold them: the off-diagonal entries, then the diagonal.
+            block.colour_row_sums(v.m, 0, v.m.n, v.p, [&](std::int32_t i, T sum) {
+                product(i, sum + v.m.diag[i] * v.p[i]);
+            });
+        } else {
+            block.row_products(v.n, a, v.p, product);
+        }
         pq = block.sum(pq);
         if (block.leader()) finish_cg_direction(s, pq);
         block.sync();

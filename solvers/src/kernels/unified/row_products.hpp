@@ -63,7 +63,19 @@ template <typename T, typename X>
 SIMRUN_HOST_DEVICE inline T row_product(const DiaView<T>& a, std::int64_t i, const X& x) {
     const unsigned key = dia_row_key(a, i);
     T sum = 0;
-    for (int d = 0; d < a.num_diagonals; ++d) sum += dia_term(a, key, d, i, x);
+    // Eight diagonals' terms formed together (their loads in flight at once), then added in
+    // order: a loop of one term at a time waits for each load in turn (nos3's 21 diagonals in
+    // one GPU block: about 14000 cycles a product).
+    constexpr int chunk = 8;
+    int d = 0;
+    for (; d + chunk <= a.num_diagonals; d += chunk) {
+        T term[chunk];
+        SIMRUN_UNROLL
+        for (int u = 0; u < chunk; ++u) term[u] = dia_term(a, key, d + u, i, x);
+        SIMRUN_UNROLL
+        for (int u = 0; u < chunk; ++u) sum += term[u];
+    }
+    for (; d < a.num_diagonals; ++d) sum += dia_term(a, key, d, i, x);
     return sum;
 }
 

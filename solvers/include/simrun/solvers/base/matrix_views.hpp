@@ -90,19 +90,24 @@ struct DenseView {
 template <typename T>
 using RowMatrixView = std::variant<DiaView<T>, EllView<T>, CsrView<T>>;
 
-// Multicolour SOR sweeps (preconditioners/multicolour.hpp) as the kernels take them: the
-// matrix, its rows colour by colour (colour c: rows[offsets[c] .. offsets[c + 1]), no two of a
-// colour coupled), where each of those rows' entries begin and end in the matrix (bounds[2 r],
-// bounds[2 r + 1] for rows[r]: read beside rows[r], not after it), the inverse of its diagonal
-// and the weight omega. All in the back-end's memory.
+// Multicolour SOR sweeps (preconditioners/multicolour.hpp) as the kernels take them: the rows
+// colour by colour (position r holds row rows[r]; colour c the positions [offsets[c],
+// offsets[c + 1]), no two of its rows coupled), each position's off-diagonal entries at
+// [row_ptr[r], row_ptr[r + 1]) of col and values (stored in that order, so that a colour's
+// entries lie together and a position's bounds sit beside the next one's), each row's diagonal
+// entry (with the off-diagonal ones: the whole matrix) and its inverse, and the weight omega.
+// All in the back-end's memory.
 template <typename T>
 struct MulticolourSweepsView {
-    CsrView<T> a;
-    std::int64_t nnz;  // a's entries
+    std::int32_t n;    // rows
+    std::int64_t nnz;  // off-diagonal entries
     const std::int32_t* rows;
-    const std::int32_t* bounds;
+    const std::int32_t* row_ptr;
+    const std::int32_t* col;
+    const T* values;
     const std::int32_t* offsets;
     int colours;
+    const T* diag;
     const T* inv_diag;
     T omega;
 };

@@ -14,6 +14,7 @@
 
 #include "simrun/solvers/matrices/csr_data.hpp"
 #include "simrun/solvers/matrices/linear_operator.hpp"
+#include "simrun/solvers/matrices/sparse_matrices.hpp"
 #include "simrun/solvers/methods/iterative_solver.hpp"
 #include "simrun/solvers/preconditioners/multicolour.hpp"
 
@@ -52,6 +53,7 @@ public:
     int num_colours() const { return sweeper_.num_colours(); }
 
 private:
+    CsrMatrix<T> matrix_;  // A, for the residual
     MulticolourSweeper<T> sweeper_;
     MethodParameters parameters_;
     mutable Array<T> r_;

@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "simrun/solvers/base/array.hpp"
+#include "simrun/solvers/base/matrix_views.hpp"
 #include "simrun/solvers/matrices/csr_data.hpp"
-#include "simrun/solvers/matrices/sparse_matrices.hpp"
 
 namespace simrun::solvers {
 
@@ -41,20 +41,29 @@ public:
     void forward(const T* b, T* x, T omega) const;
     void backward(const T* b, T* x, T omega) const;
     void symmetric(const T* b, T* x, T omega) const;
-    const CsrMatrix<T>& matrix() const { return matrix_; }
+    const std::shared_ptr<const Backend>& backend() const { return backend_; }
     // The sweeps with weight omega as a fused kernel takes them.
     MulticolourSweepsView<T> view(T omega) const;
     int num_colours() const { return static_cast<int>(offsets_.size()) - 1; }
 
 private:
+    struct OffDiagonalInOrder {};  // the matrix given holds A's off-diagonal entries in order
+    MulticolourSweeper(std::shared_ptr<const Backend> backend, const CsrData<T>& a,
+                       const CsrData<T>& in_order, const Colouring& order,
+                       const std::vector<T>& inverse_diagonal, OffDiagonalInOrder);
     void sweeps(bool forward, bool backward, const T* b, T* x, T omega) const;
 
-    CsrMatrix<T> matrix_;
-    std::int64_t nnz_;
+    std::shared_ptr<const Backend> backend_;
+    std::int32_t n_;
     Array<T> inverse_diagonal_;
+    // A's rows in the sweeps' order (MulticolourSweepsView): position r holds row rows_[r], its
+    // off-diagonal entries at [row_ptr_[r], row_ptr_[r + 1]) of col_ and values_.
     Array<std::int32_t> rows_;
-    Array<std::int32_t> bounds_;         // row_ptr[rows_[r]], row_ptr[rows_[r] + 1] at 2 r, 2 r + 1
-    std::vector<std::int32_t> offsets_;  // colour c: rows_[offsets_[c] .. offsets_[c + 1])
+    Array<std::int32_t> row_ptr_;
+    Array<std::int32_t> col_;
+    Array<T> values_;
+    Array<T> diagonal_;  // the matrix's own diagonal entries by row (zero where it stores none)
+    std::vector<std::int32_t> offsets_;   // colour c: positions [offsets_[c], offsets_[c + 1])
     Array<std::int32_t> device_offsets_;  // the same on the back-end
 };
 

@@ -7,6 +7,7 @@
 
 #include "simrun/solvers/base/array.hpp"
 #include "simrun/solvers/matrices/dia_matrix.hpp"
+#include "simrun/solvers/matrices/linear_operator.hpp"
 #include "simrun/solvers/preconditioners/multicolour.hpp"
 
 namespace simrun::solvers {
@@ -25,6 +26,13 @@ public:
     // iterations: its sweeps. std::nullopt for any other M.
     virtual std::optional<MulticolourSweepsView<T>> multicolour_sweeps() const {
         return std::nullopt;
+    }
+    // Whether those sweeps were built from the entries of the operator a, for it, so that a
+    // method may form A v from the sweeps' matrix (their diagonal and off-diagonal entries)
+    // instead of from a.
+    virtual bool sweeps_hold(const LinearOperator<T>& a) const {
+        (void)a;
+        return false;
     }
     // What the user should know of how M was built (a multigrid hierarchy's levels, ILU(0)'s
     // shifted pivots); empty where there is nothing to say.
@@ -61,17 +69,21 @@ private:
 template <typename T>
 class SsorPreconditioner final : public Preconditioner<T> {
 public:
-    SsorPreconditioner(std::shared_ptr<const Backend> backend, const CsrData<T>& a, T omega = 1);
+    // `of`: the operator whose entries a holds, where the caller has one (sweeps_hold).
+    SsorPreconditioner(std::shared_ptr<const Backend> backend, const CsrData<T>& a, T omega = 1,
+                       const LinearOperator<T>* of = nullptr);
     std::string name() const override { return "ssor"; }
     void apply(const Array<T>& r, Array<T>& z) const override;
     int num_colours() const { return sweeper_.num_colours(); }
     std::optional<MulticolourSweepsView<T>> multicolour_sweeps() const override {
         return sweeper_.view(omega_);
     }
+    bool sweeps_hold(const LinearOperator<T>& a) const override { return &a == of_; }
 
 private:
     MulticolourSweeper<T> sweeper_;
     T omega_;
+    const LinearOperator<T>* of_;
     mutable RecordedForOperands recorded_;
 };
 
