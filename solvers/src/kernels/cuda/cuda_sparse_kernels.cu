@@ -831,8 +831,8 @@ bool fuses_cg_sweeps(std::int64_t n) {
 }
 
 // The dynamic shared memory one launch of the kernel may take: the device's opt-in limit per
-// block less the kernel's static shared memory, asked once per kernel and device (the
-// attribute raised to it on that first call).
+// block less the kernel's static shared memory, asked once per kernel, of the device current
+// at that first call (the kernel's attribute raised to it then).
 template <auto kernel>
 std::size_t staging_budget() {
     static const std::size_t budget = [] {
@@ -865,7 +865,8 @@ void cg_sweep_iterations(const Backend& backend, const RowMatrixView<T>& a,
     with_row_view(a, [&](const auto& view) {
         using View = std::decay_t<decltype(view)>;
         CgSweepVectors<T> vectors = v;
-        // Both kernels have the same static shared memory: one budget serves.
+        // The smaller of the two kernels' budgets (their static shared memory is the same), so
+        // that one plan serves whichever runs.
         const SharedStaging plan = plan_shared_staging(
             vectors, std::min(staging_budget<cg_sweep_kernel<T, View, false>>(),
                               staging_budget<cg_sweep_kernel<T, View, true>>()));
