@@ -331,8 +331,11 @@ std::string table_row(const json& c) {
 
 // Heat-equation steps per second: backward Euler on an m x m grid with dt = h^2 / alpha and
 // rtol 1e-8 (issue 5's case), once without output and once writing every 10th step, so the
-// cost of output (which overlaps computing) shows as a ratio. The run after a warm-up run.
-json heat_steps_per_second(solvers::BackendChoice backend, std::int64_t m, std::int64_t steps) {
+// cost of output (which overlaps computing) shows as a ratio; where `source` is given (a
+// function of x, y and t), with that source and without output only, so that the cost of
+// forming each step's data term shows beside the solver's. The runs after a warm-up run.
+json heat_steps_per_second(solvers::BackendChoice backend, std::int64_t m, std::int64_t steps,
+                           const std::string& source = {}) {
     const double h = 1.0 / static_cast<double>(m - 1);
     // The problem as an input states it; the sizes set as typed values.
     const auto input = [&] {
@@ -342,6 +345,7 @@ json heat_steps_per_second(solvers::BackendChoice backend, std::int64_t m, std::
             "[boundary]\nall = \"0\"\n[time]\nscheme = \"backward_euler\"\n"
             "[solver]\nrtol = 1e-8\n[output]\nevery = 10\n",
             "bench-heat");
+        if (!source.empty()) config.set("problem.source", source, "bench-heat");
         config.set("grid.nx", m, "bench-heat");
         config.set("grid.ny", m, "bench-heat");
         config.set("time.dt", h * h, "bench-heat");
@@ -363,22 +367,45 @@ json heat_steps_per_second(solvers::BackendChoice backend, std::int64_t m, std::
     };
     run(false);  // warm-up: module load, allocation, first-touch
     const RunSummary quiet = run(false);
-    const RunSummary written = run(true);
-    std::error_code ignored;
-    std::filesystem::remove_all(directory, ignored);
     json j;
-    j["case"] = "heat/backward_euler-" + std::to_string(m) + "/dia/double";
+    j["case"] = "heat/backward_euler-" + std::to_string(m) + (source.empty() ? "" : "-source") +
+                "/dia/double";
     j["n"] = m * m;
     j["steps"] = quiet.steps;
     j["dt"] = h * h;
     j["solver_iterations"] = quiet.total_iterations;
     j["steps_per_second"] = static_cast<double>(quiet.steps) / quiet.seconds;
+    // Where a step's time goes: the linear solve and forming the data term (the rest: the
+    // right-hand side's vector operations and the loop).
+    j["seconds_per_step"] = quiet.seconds_per_step();
+    j["solver_seconds_per_step"] = quiet.per_step(quiet.solver_seconds);
+    j["data_seconds_per_step"] = quiet.per_step(quiet.data_seconds);
+    if (!source.empty()) {
+        j["source"] = source;
+        return j;
+    }
+    const RunSummary written = run(true);
+    std::error_code ignored;
+    std::filesystem::remove_all(directory, ignored);
     j["steps_per_second_output_every_10"] = static_cast<double>(written.steps) / written.seconds;
     j["output_overhead"] = written.seconds / quiet.seconds - 1.0;
     // Where the overhead goes: the loop's copies to the host, and the wait for the last step.
     j["output_handover_seconds"] = written.output_handover_seconds;
     j["output_wait_seconds"] = written.output_wait_seconds;
     return j;
+}
+
+// "X ms per step: solver Y ms (P%), data term Z ms (Q%)" of a heat case.
+std::string step_shares(const json& heat) {
+    const double step = heat["seconds_per_step"].get<double>();
+    const double solver = heat["solver_seconds_per_step"].get<double>();
+    const double data = heat["data_seconds_per_step"].get<double>();
+    char text[160];
+    std::snprintf(text, sizeof text,
+                  "%.3g ms per step: solver %.3g ms (%.0f%%), data term %.3g ms (%.0f%%)",
+                  1e3 * step, 1e3 * solver, step > 0 ? 100 * solver / step : 0.0, 1e3 * data,
+                  step > 0 ? 100 * data / step : 0.0);
+    return text;
 }
 
 void write_report(const std::string& path, const json& results) {
@@ -441,7 +468,13 @@ void write_report(const std::string& path, const json& results) {
                       100.0 * heat["output_overhead"].get<double>(),
                       1e3 * heat["output_handover_seconds"].get<double>(),
                       1e3 * heat["output_wait_seconds"].get<double>());
-        out << text;
+        out << text << "\n" << step_shares(heat) << "\n";
+    }
+    if (results.contains("heat_source")) {
+        const json& heat = results["heat_source"];
+        out << "\n"
+            << heat["case"].get<std::string>() << " (source " << heat["source"].get<std::string>()
+            << ", output off): " << step_shares(heat) << "\n";
     }
     out << "\n## Floors (bytes per row per iteration; s = value size, D = stored diagonals, "
            "d = nnz / n)\n\n";
@@ -577,8 +610,26 @@ int run_bench(const BenchOptions& options) {
             100.0 * heat["output_overhead"].get<double>(),
             1e3 * heat["output_handover_seconds"].get<double>(),
             1e3 * heat["output_wait_seconds"].get<double>());
+        std::printf("%-44s %s\n", "", step_shares(heat).c_str());
     } catch (const std::exception& e) {
         fail("heat", e.what(), "failed");
+    }
+    try {
+        // The same case with inputs/heat.toml's time-dependent source (a heater switching on and
+        // off): every step evaluates it at every node and forms the data term again.
+        const bool gpu = backend->kind() == solvers::BackendKind::cuda;
+        const std::int64_t m = options.quick ? (gpu ? 256 : 129) : (gpu ? 1024 : 257);
+        results["heat_source"] =
+            heat_steps_per_second(choice, m,
+                                  options.quick ? 10
+                                  : gpu         ? 100
+                                                : 50,
+                                  "4*exp(-300*((x-0.8)^2 + (y-0.8)^2)) * (sin(6*pi*t) > 0)");
+        const json& heat = results["heat_source"];
+        std::printf("%-44s %.1f steps/s, %s\n", heat["case"].get<std::string>().c_str(),
+                    heat["steps_per_second"].get<double>(), step_shares(heat).c_str());
+    } catch (const std::exception& e) {
+        fail("heat_source", e.what(), "failed");
     }
 
     if (!options.json.empty()) {

@@ -118,14 +118,12 @@ int run_simulation(const Arguments& arguments) {
         } else {
             std::printf(
                 "done: %lld steps to t = %.6g; solver iterations %lld total, %.1f mean, %lld "
-                "max; %.3f s (%.3g ms per step, solver %.3g ms)\n",
+                "max; %.3f s (%.3g ms per step, solver %.3g ms, data %.3g ms)\n",
                 static_cast<long long>(summary.steps), simulation.time(),
                 static_cast<long long>(summary.total_iterations), summary.mean_iterations(),
                 static_cast<long long>(summary.max_iterations), summary.seconds,
-                1e3 * summary.seconds_per_step(),
-                summary.steps > 0
-                    ? 1e3 * summary.solver_seconds / static_cast<double>(summary.steps)
-                    : 0.0);
+                1e3 * summary.seconds_per_step(), 1e3 * summary.per_step(summary.solver_seconds),
+                1e3 * summary.per_step(summary.data_seconds));
         }
         if (summary.removed_constant) {
             std::printf(

@@ -17,6 +17,15 @@
 namespace simrun {
 namespace {
 
+// A run on the CPU that prints and writes nothing.
+framework::RunOptions quiet_cpu_run() {
+    framework::RunOptions options;
+    options.backend = solvers::BackendChoice::cpu;
+    options.quiet = true;
+    options.write_output = false;
+    return options;
+}
+
 TEST(Inputs, EveryInputFileRunsSmall) {
     int count = 0;
     for (const auto& entry :
@@ -37,11 +46,7 @@ TEST(Inputs, EveryInputFileRunsSmall) {
         if (!steady) {
             config.apply_override("time.end=" + std::to_string(3 * time.require<double>("dt")));
         }
-        framework::RunOptions options;
-        options.backend = solvers::BackendChoice::cpu;
-        options.quiet = true;
-        options.write_output = false;
-        framework::Simulation simulation(framework::parse_run_spec(config), options);
+        framework::Simulation simulation(framework::parse_run_spec(config), quiet_cpu_run());
         const auto summary = simulation.run();
         EXPECT_EQ(summary.steps, steady ? 1 : 3);
         const auto u = simulation.field();
@@ -80,6 +85,22 @@ TEST(Inputs, OutputTimesArePartsOfTheRunTime) {
         ++listed;
     }
     EXPECT_EQ(listed, 20u / 5u + 1u);
+}
+
+// heat.toml's source depends on time, so every step forms its data term again: that time and
+// the solves' are measured, disjoint parts of the run's time.
+TEST(Inputs, DataTermAndSolverTimesArePartsOfTheRunTime) {
+    framework::Config config = framework::Config::from_file(SIMRUN_SOURCE_DIR "/inputs/heat.toml");
+    for (const char* setting : {"grid.nx=33", "grid.ny=33"}) config.apply_override(setting);
+    const double dt = config.section("time").require<double>("dt");
+    config.apply_override("time.end=" + std::to_string(10 * dt));
+    framework::Simulation simulation(framework::parse_run_spec(config), quiet_cpu_run());
+    const auto summary = simulation.run();
+    ASSERT_EQ(summary.steps, 10);
+    EXPECT_GT(summary.data_seconds, 0.0);
+    EXPECT_GT(summary.solver_seconds, 0.0);
+    EXPECT_LE(summary.data_seconds + summary.solver_seconds, summary.seconds);
+    EXPECT_DOUBLE_EQ(summary.per_step(summary.data_seconds), summary.data_seconds / 10);
 }
 
 }  // namespace

@@ -230,6 +230,7 @@ Simulation::Outputs Simulation::open_outputs() {
 RunSummary Simulation::run() {
     RunSummary summary;
     const auto start = std::chrono::steady_clock::now();
+    const double data_seconds_before = integrator_->data_seconds();
     Outputs outputs = open_outputs();
     // The copy into the pipeline's host buffer (pinned on CUDA) synchronises with the device and
     // is the loop's whole cost of an output step; the writer threads take it from there.
@@ -246,6 +247,7 @@ RunSummary Simulation::run() {
         if (outputs.pipeline) outputs.pipeline->finish();
         summary.output_wait_seconds = seconds_since(wait);
         summary.seconds = seconds_since(start);
+        summary.data_seconds = integrator_->data_seconds() - data_seconds_before;
     };
     auto check = [&](const std::optional<solvers::SolveReport>& report, std::int64_t step) {
         if (!report) return;

@@ -24,17 +24,19 @@ public:
     }
 
     std::optional<solvers::SolveReport> advance() override {
-        const auto& fixed = op_.dirichlet();
-        // e = dt F^n at free nodes, G^{n+1} at Dirichlet nodes
-        data_.evaluate(time());
-        const auto& f = data_.forcing();
-        for (std::size_t i = 0; i < host_data_.size(); ++i) host_data_[i] = dt_ * f[i];
-        data_.evaluate(static_cast<double>(step_ + 1) * dt_);
-        const auto g = data_.dirichlet_values();
-        for (std::size_t i = 0; i < host_data_.size(); ++i) {
-            if (fixed[i]) host_data_[i] = g[i];
-        }
-        data_term_.copy_from_host(host_data_);
+        forming_data([&] {
+            const auto& fixed = op_.dirichlet();
+            // e = dt F^n at free nodes, G^{n+1} at Dirichlet nodes
+            data_.evaluate(time());
+            const auto& f = data_.forcing();
+            for (std::size_t i = 0; i < host_data_.size(); ++i) host_data_[i] = dt_ * f[i];
+            data_.evaluate(static_cast<double>(step_ + 1) * dt_);
+            const auto g = data_.dirichlet_values();
+            for (std::size_t i = 0; i < host_data_.size(); ++i) {
+                if (fixed[i]) host_data_[i] = g[i];
+            }
+            data_term_.copy_from_host(host_data_);
+        });
         // u = free .* (u + dt L u) + e
         l_->apply(u_, lu_);
         solvers::axpy(dt_, lu_, u_);

@@ -36,9 +36,19 @@ protected:
     solvers::Array<double> node_weights(double value_free, double value_fixed, bool scaled) const;
 
     SetupTimes setup_times() const override { return setup_times_; }
+    double data_seconds() const override { return data_seconds_; }
+    // Runs form(), which forms a step's data term, adding its time to data_seconds().
+    template <typename Form>
+    void forming_data(Form&& form) {
+        const auto start = std::chrono::steady_clock::now();
+        form();
+        data_seconds_ +=
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    }
 
     std::chrono::steady_clock::time_point constructed_ = std::chrono::steady_clock::now();
     SetupTimes setup_times_;
+    double data_seconds_ = 0.0;
     const Grid& grid_;
     const BoundaryConditions& boundary_;
     std::shared_ptr<const solvers::Backend> backend_;

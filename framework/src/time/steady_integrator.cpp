@@ -13,20 +13,23 @@ public:
     }
 
     std::optional<solvers::SolveReport> advance() override {
-        data_.evaluate(0.0);
-        const auto& fixed = op_.dirichlet();
-        const auto& scale = op_.row_scale();
-        const auto& f = data_.forcing();
-        const auto g = data_.dirichlet_values();
-        const auto lg = data_.dirichlet_coupling();
-        std::vector<double> rhs(f.size());
-        const auto n = static_cast<std::int64_t>(rhs.size());
+        solvers::Array<double> b;
+        forming_data([&] {
+            data_.evaluate(0.0);
+            const auto& fixed = op_.dirichlet();
+            const auto& scale = op_.row_scale();
+            const auto& f = data_.forcing();
+            const auto g = data_.dirichlet_values();
+            const auto lg = data_.dirichlet_coupling();
+            std::vector<double> rhs(f.size());
+            const auto n = static_cast<std::int64_t>(rhs.size());
 #pragma omp parallel for schedule(static)
-        for (std::int64_t i = 0; i < n; ++i) {
-            const auto r = static_cast<std::size_t>(i);
-            rhs[r] = fixed[r] ? g[r] : scale[r] * (f[r] + lg[r]);
-        }
-        const auto b = solvers::Array<double>::from_host(backend_, rhs);
+            for (std::int64_t i = 0; i < n; ++i) {
+                const auto r = static_cast<std::size_t>(i);
+                rhs[r] = fixed[r] ? g[r] : scale[r] * (f[r] + lg[r]);
+            }
+            b = solvers::Array<double>::from_host(backend_, rhs);
+        });
         return solver_->solve(b, u_);
     }
 

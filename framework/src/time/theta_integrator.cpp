@@ -29,7 +29,7 @@ public:
     std::optional<solvers::SolveReport> advance() override {
         const double t_now = time();
         const double t_next = static_cast<double>(step_ + 1) * dt_;
-        update_data_term(t_now, t_next);
+        forming_data([&] { update_data_term(t_now, t_next); });
         // rhs = S .* (u + (1 - theta) dt L u) at free nodes, then + e
         solvers::copy(u_, rhs_);
         if (l_) {

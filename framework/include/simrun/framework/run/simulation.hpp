@@ -45,6 +45,9 @@ struct RunSummary {
     // Of `seconds`: the linear solves (SolveReport::seconds); the rest of a step forms its data
     // and right-hand side.
     double solver_seconds = 0.0;
+    // Of `seconds`: forming the steps' data terms (TimeIntegrator::data_seconds), the cost that
+    // time-dependent sources and boundary values add to a step.
+    double data_seconds = 0.0;
     // A pure Neumann steady problem (u fixed only up to a constant): the largest share of a
     // right-hand side that was incompatible data and removed (SolveReport::removed_constant);
     // the solution written is the one of zero mean.
@@ -52,7 +55,11 @@ struct RunSummary {
     double mean_iterations() const {
         return steps > 0 ? static_cast<double>(total_iterations) / static_cast<double>(steps) : 0;
     }
-    double seconds_per_step() const { return steps > 0 ? seconds / static_cast<double>(steps) : 0; }
+    double seconds_per_step() const { return per_step(seconds); }
+    // A total over the run's steps divided by their number (0 without steps).
+    double per_step(double total) const {
+        return steps > 0 ? total / static_cast<double>(steps) : 0;
+    }
 };
 
 class Simulation {

@@ -47,6 +47,9 @@ public:
     virtual std::string preconditioner_details() const { return {}; }
     virtual const solvers::MatrixProperties* matrix_properties() const { return nullptr; }
     virtual SetupTimes setup_times() const { return {}; }
+    // The seconds the steps so far spent forming their data term: the data evaluated at every
+    // node (StepData::evaluate) and the term assembled and handed to the back-end.
+    virtual double data_seconds() const { return 0.0; }
 };
 
 // A step's field is no longer finite (an unstable or overflowing explicit step). The message
