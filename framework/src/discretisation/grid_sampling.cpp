@@ -2,6 +2,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "simrun/framework/discretisation/grid_loops.hpp"
 
@@ -14,9 +15,14 @@ void sample(const Grid& grid, PlaneRange planes, const Expression& e, double t,
                                     std::to_string(grid.num_points(planes)) + " nodes");
     }
     const std::int64_t first = grid.first_node(planes);
-    for_each_node(grid, planes, [&](std::int64_t i, std::int64_t j, std::int64_t k) {
-        values[static_cast<std::size_t>(grid.index(i, j, k) - first)] =
-            e(grid.coordinate(0, i), grid.coordinate(1, j), grid.coordinate(2, k), t);
+    const auto nx = static_cast<std::size_t>(grid.points(0));
+    std::vector<double> xs(nx);
+    for (std::size_t i = 0; i < nx; ++i) xs[i] = grid.coordinate(0, static_cast<std::int64_t>(i));
+    // A line at a time: the expression's compiled program runs over the whole line.
+    for_each_line_in_blocks(grid, planes, [&](std::int64_t j, std::int64_t k, int) {
+        e.evaluate_along_x(
+            xs, grid.coordinate(1, j), grid.coordinate(2, k), t,
+            values.subspan(static_cast<std::size_t>(grid.index(0, j, k) - first), nx));
     });
 }
 

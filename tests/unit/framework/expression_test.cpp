@@ -2,11 +2,15 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
+#include <limits>
 #include <numbers>
 #include <optional>
+#include <random>
 #include <string>
+#include <vector>
 
 namespace simrun::framework {
 namespace {
@@ -37,6 +41,58 @@ TEST(Expression, EvaluatesToHandComputedValues) {
     EXPECT_DOUBLE_EQ(h(-4.0, 1.0, 0.5, 0.0), 2.0 + 1.0 - 1.0 + 0.0 + 1.0);
     EXPECT_DOUBLE_EQ(Expression("2^3^2", "k")(0, 0, 0, 0), 512.0);
     EXPECT_DOUBLE_EQ(Expression("pi", "k")(0, 0, 0, 0), pi);
+}
+
+// Evaluating along x (the compiled program) gives muParser's values to within 4 units in the
+// last place (NaN where it gives NaN) on 10^5 random points per expression, for every
+// operator, precedence, function and constant of the grammar; each of these is compiled.
+TEST(Expression, CompiledAlongXMatchesMuParserToFourUlps) {
+    const char* texts[] = {
+        "sin(pi*x)*exp(-t)",
+        "4*exp(-300*((x-0.8)^2 + (y-0.8)^2)) * (sin(6*pi*t) > 0)",
+        "0.5*sin(pi*y)",
+        "x^2 + 2*y*z - max(t, 1) + min(x, y, z) + e",
+        "-x^2 + 2^-x - -y + +z^3 - x^4 + x^0 + y^1 + 2^3^2 - x^2^0.5",
+        "sqrt(abs(x)) + log(abs(y) + 1) + ln(e + z^2) + log10(1 + x^2) + log2(2 + y)",
+        "cos(x) + tan(y/3) + asin(x/2) + acos(y/2) + atan(z) + atan2(y, x)",
+        "sinh(x) + cosh(y) + tanh(z) + asinh(x) + acosh(2 + y^2) + atanh(z/2)",
+        "sign(x) + rint(3*y) + rint(-2.5) + sum(x, y, z, t) + avg(x, y) + max(x, -y)",
+        "x < y ? x : y >= z ? 1e-3 : .5",
+        "(x <= 0.25 && y > -0.5) || z == 0 || t != 0.3 ? x/3 : y*1.5e2",
+        "1 + 0 ? 2 : 3",
+        "x > y > z",
+        "sqrt(x)",
+        "log(y) / (x - 0.5)",
+        "exp(50*x*t) - 1",
+    };
+    std::mt19937_64 random(20261125);
+    std::uniform_real_distribution<double> uniform(-1.5, 1.5);
+    constexpr double ulps = 4 * std::numeric_limits<double>::epsilon();
+    for (const char* text : texts) {
+        SCOPED_TRACE(text);
+        const Expression f(text, "k");
+        EXPECT_TRUE(f.compiled());
+        std::vector<double> xs(1000), values(1000);
+        int compared = 0;
+        for (int line = 0; line < 100; ++line) {
+            for (double& x : xs) x = uniform(random);
+            const double y = uniform(random), z = uniform(random), t = std::abs(uniform(random));
+            f.evaluate_along_x(xs, y, z, t, values);
+            for (std::size_t k = 0; k < xs.size(); ++k) {
+                const double reference = f(xs[k], y, z, t);
+                if (std::isnan(reference)) {
+                    EXPECT_TRUE(std::isnan(values[k])) << xs[k] << " " << y << " " << z << " " << t;
+                } else if (reference != values[k]) {
+                    EXPECT_LE(std::abs(reference - values[k]),
+                              ulps * std::max(std::abs(reference), std::abs(values[k])))
+                        << "at " << xs[k] << " " << y << " " << z << " " << t << ": " << reference
+                        << " against " << values[k];
+                }
+                ++compared;
+            }
+        }
+        EXPECT_EQ(compared, 100000);
+    }
 }
 
 TEST(Expression, MalformedExpressionReportsKeyPositionAndToken) {

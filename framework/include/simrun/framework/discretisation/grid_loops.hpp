@@ -14,13 +14,13 @@
 
 namespace simrun::framework {
 
-// Calls body(i, j, k, block) at every node of `planes` (i, j, k the grid's indices), i ascending
-// within a line; block in [0, blocks) numbers the thread's block of lines. Returns blocks. An
+// Calls body(j, k, block) for every grid line (fixed j, k; i running over the line) of
+// `planes`; block in [0, blocks) numbers the thread's block of lines. Returns blocks. An
 // exception thrown by a call stops its block and is rethrown (the first block's first) once
 // every thread is done.
 template <typename Body>
-int for_each_node_in_blocks(const Grid& grid, PlaneRange planes, Body&& body) {
-    const std::int64_t nx = grid.points(0), ny = grid.points(1);
+int for_each_line_in_blocks(const Grid& grid, PlaneRange planes, Body&& body) {
+    const std::int64_t ny = grid.points(1);
     const std::int64_t lines_per_plane = grid.dimension() == 2 ? 1 : ny;
     const std::int64_t first_line = planes.first * lines_per_plane;
     const std::int64_t lines = planes.count() * lines_per_plane;
@@ -35,8 +35,7 @@ int for_each_node_in_blocks(const Grid& grid, PlaneRange planes, Body&& body) {
             const std::int64_t end = first_line + lines * (block + 1) / blocks;
             try {
                 for (std::int64_t line = begin; line < end; ++line) {
-                    const std::int64_t j = line % ny, k = line / ny;
-                    for (std::int64_t i = 0; i < nx; ++i) body(i, j, k, block);
+                    body(line % ny, line / ny, block);
                 }
             } catch (...) {
                 errors[static_cast<std::size_t>(block)] = std::current_exception();
@@ -47,6 +46,16 @@ int for_each_node_in_blocks(const Grid& grid, PlaneRange planes, Body&& body) {
         if (error) std::rethrow_exception(error);
     }
     return blocks;
+}
+
+// Calls body(i, j, k, block) at every node of `planes` (i, j, k the grid's indices), i ascending
+// within a line, the lines as for_each_line_in_blocks takes them. Returns the blocks.
+template <typename Body>
+int for_each_node_in_blocks(const Grid& grid, PlaneRange planes, Body&& body) {
+    const std::int64_t nx = grid.points(0);
+    return for_each_line_in_blocks(grid, planes, [&](std::int64_t j, std::int64_t k, int block) {
+        for (std::int64_t i = 0; i < nx; ++i) body(i, j, k, block);
+    });
 }
 
 template <typename Body>
