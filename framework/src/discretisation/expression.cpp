@@ -171,7 +171,18 @@ private:
         depth_max_ = std::max(depth_max_, depth_);
     }
 
+    // Each nesting (a parenthesis, an argument, a branch) recurses: past max_nesting the text is
+    // left to muParser, whose parser does not recurse, rather than risk the stack.
+    static constexpr int max_nesting = 200;
+
     bool ternary() {
+        if (++nesting_ > max_nesting) return false;
+        const bool parsed = ternary_at_this_depth();
+        --nesting_;
+        return parsed;
+    }
+
+    bool ternary_at_this_depth() {
         if (!binary(1)) return false;
         if (!accept("?")) return true;
         if (!ternary() || !accept(":") || !ternary()) return false;
@@ -220,15 +231,21 @@ private:
         return std::nullopt;
     }
 
-    // A sign binds more loosely than ^: -2^2 = -(2^2).
+    // A sign binds more loosely than ^: -2^2 = -(2^2). Signs and exponents recurse too
+    // (- - - x, 2^2^2^...): they count as nestings.
     bool signed_power() {
+        if (++nesting_ > max_nesting) return false;
+        bool parsed = true;
         if (accept("-")) {
-            if (!signed_power()) return false;
-            emit({Op::negate}, 1);
-            return true;
+            parsed = signed_power();
+            if (parsed) emit({Op::negate}, 1);
+        } else if (accept("+")) {
+            parsed = signed_power();
+        } else {
+            parsed = power();
         }
-        if (accept("+")) return signed_power();
-        return power();
+        --nesting_;
+        return parsed;
     }
 
     // ^ is right-associative and takes a signed exponent: 2^3^2 = 2^9, 2^-1 = 0.5.
@@ -360,6 +377,7 @@ private:
     CompiledExpression program_;
     int depth_ = 0;
     int depth_max_ = 0;
+    int nesting_ = 0;
 };
 
 }  // namespace

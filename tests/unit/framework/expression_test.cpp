@@ -95,6 +95,29 @@ TEST(Expression, CompiledAlongXMatchesMuParserToFourUlps) {
     }
 }
 
+// Text nested deeper than the compiled program's parser goes (200; muParser takes up to its
+// length limit of some 5000 characters, 300 levels here) is left to muParser (whose parser
+// does not recurse): the same values, never a stack overflow.
+TEST(Expression, DeepNestingIsLeftToMuParser) {
+    for (const std::string& open : {std::string("("), std::string("-("), std::string("sin(")}) {
+        std::string text;
+        for (int k = 0; k < 300; ++k) text += open;
+        text += "x";
+        for (int k = 0; k < 300; ++k) text += ")";
+        const Expression f(text, "k");
+        EXPECT_FALSE(f.compiled()) << open;
+        const std::vector<double> xs{0.25, 0.5};
+        std::vector<double> values(2);
+        f.evaluate_along_x(xs, 0, 0, 0, values);
+        EXPECT_EQ(values[0], f(0.25, 0, 0, 0));
+        EXPECT_EQ(values[1], f(0.5, 0, 0, 0));
+    }
+    std::string power = "x";
+    for (int k = 0; k < 400; ++k) power += "^1";
+    EXPECT_FALSE(Expression(power, "k").compiled());
+    EXPECT_TRUE(Expression("((((x))))^2^1", "k").compiled());
+}
+
 TEST(Expression, MalformedExpressionReportsKeyPositionAndToken) {
     EXPECT_EQ(input_error([] { Expression("sin(pi*)", "problem.initial", "in.toml:4:11"); }),
               "in.toml:4:11: key 'problem.initial': unexpected parenthesis ')' at position 7 in "
