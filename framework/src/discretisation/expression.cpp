@@ -19,6 +19,10 @@
 
 namespace simrun::framework {
 
+// The constants an expression may name, for muParser and the compiled program alike.
+constexpr std::array<std::pair<std::string_view, double>, 2> named_constants{
+    {{"pi", std::numbers::pi}, {"e", std::numbers::e}}};
+
 // The parser holds pointers to x, y, z, t, so both live together on the heap and a copy builds
 // a new pair instead of copying the pointers.
 struct Expression::Parser {
@@ -30,8 +34,8 @@ struct Expression::Parser {
 
     explicit Parser(const std::string& text) {
         parser.ClearConst();
-        parser.DefineConst("pi", std::numbers::pi);
-        parser.DefineConst("e", std::numbers::e);
+        for (const auto& [name, value] : named_constants)
+            parser.DefineConst(std::string(name), value);
         parser.DefineVar("x", &x);
         parser.DefineVar("y", &y);
         parser.DefineVar("z", &z);
@@ -94,7 +98,9 @@ struct CompiledExpression {
     std::vector<Instruction> code;
     int depth = 0;  // the stack's largest size
 
-    static constexpr int block = 128;  // points per pass of an instruction
+    // Points per pass of an instruction: a whole grid line up to this many, so that the parts
+    // of the expression that are the same along the line are computed once for it.
+    static constexpr std::size_t max_block = 2048;
 
     // out[k] at (x[k * x_step], y[k * y_step], z[k * z_step], t[k * t_step]) for k < n: a
     // step of 0 holds a coordinate fixed.
@@ -111,7 +117,7 @@ struct NamedFunction {
 };
 double sign_of(double v) { return v < 0 ? -1.0 : v > 0 ? 1.0 : 0.0; }
 double rint_of(double v) { return std::floor(v + 0.5); }
-const std::array<NamedFunction, 22> unary_functions{{
+const std::array<NamedFunction, 21> unary_functions{{
     {"sin", [](double v) { return std::sin(v); }},
     {"cos", [](double v) { return std::cos(v); }},
     {"tan", [](double v) { return std::tan(v); }},
@@ -135,7 +141,6 @@ const std::array<NamedFunction, 22> unary_functions{{
     {"abs", [](double v) { return std::abs(v); }},
     {"sign", sign_of},
     {"rint", rint_of},
-    {"", nullptr},
 }};
 
 // Recursive descent over the text, emitting the program in postfix order; std::nullopt where
@@ -298,13 +303,11 @@ private:
                 return true;
             }
         }
-        if (name == "pi") {
-            emit({Op::constant, 0, 0, std::numbers::pi}, 0);
-            return true;
-        }
-        if (name == "e") {
-            emit({Op::constant, 0, 0, std::numbers::e}, 0);
-            return true;
+        for (const auto& [constant, value] : named_constants) {
+            if (name == constant) {
+                emit({Op::constant, 0, 0, value}, 0);
+                return true;
+            }
         }
         return function(name);
     }
@@ -319,7 +322,7 @@ private:
             } while (accept(","));
             if (!accept(")")) return false;
         }
-        for (std::size_t f = 0; unary_functions[f].f != nullptr; ++f) {
+        for (std::size_t f = 0; f < unary_functions.size(); ++f) {
             if (unary_functions[f].name == name) {
                 if (arguments != 1) return false;
                 emit({Op::function, static_cast<int>(f)}, 1);
@@ -386,6 +389,7 @@ void CompiledExpression::run(const std::array<const double*, 4>& in,
                              const std::array<std::size_t, 4>& step, std::size_t n,
                              double* out) const {
     const auto slots = static_cast<std::size_t>(std::max(depth, 1));
+    const std::size_t block = std::min(n, max_block);
     std::vector<double> stack(slots * block);
     // A slot is uniform when its value is the same at every point of the block (it depends
     // only on coordinates held fixed and constants): it is then computed once, in its first
