@@ -1,8 +1,10 @@
 #include "bench_command.hpp"
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -329,6 +331,45 @@ std::string table_row(const json& c) {
     return text;
 }
 
+// The bytes of the regular files under `directory`.
+std::uintmax_t bytes_in(const std::filesystem::path& directory) {
+    std::uintmax_t bytes = 0;
+    for (const auto& entry : std::filesystem::recursive_directory_iterator(directory)) {
+        if (entry.is_regular_file()) bytes += entry.file_size();
+    }
+    return bytes;
+}
+
+// Bytes per second of a plain sequential write of about `bytes` (at least 256 MiB, at most
+// 4 GiB) into a new file in `directory`, in 16 MiB writes of non-zero data, fsync included:
+// what the disk under the outputs takes, measured in the same run.
+double disk_write_bandwidth(const std::filesystem::path& directory, double bytes) {
+    constexpr std::size_t chunk = std::size_t{16} << 20;
+    const auto total =
+        static_cast<std::size_t>(std::clamp(bytes, 256.0 * (1 << 20), 4096.0 * (1 << 20)));
+    std::vector<char> data(chunk);
+    for (std::size_t k = 0; k < chunk; ++k) data[k] = static_cast<char>(k * 2654435761u >> 13);
+    std::filesystem::create_directories(directory);
+    const std::string path = (directory / "disk-probe").string();
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0) throw std::runtime_error("cannot create " + path + ": " + std::strerror(errno));
+    const auto start = std::chrono::steady_clock::now();
+    std::size_t written = 0;
+    bool failed = false;
+    while (written < total && !failed) {
+        const ssize_t n = ::write(fd, data.data(), std::min(chunk, total - written));
+        failed = n <= 0;
+        if (!failed) written += static_cast<std::size_t>(n);
+    }
+    failed = failed || ::fsync(fd) != 0;
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    ::close(fd);
+    std::filesystem::remove(path);
+    if (failed) throw std::runtime_error("cannot write " + path + ": " + std::strerror(errno));
+    return static_cast<double>(written) / seconds;
+}
+
 // Heat-equation steps per second: backward Euler on an m x m grid with dt = h^2 / alpha and
 // rtol 1e-8 (issue 5's case), once without output and once writing every 10th step, so the
 // cost of output (which overlaps computing) shows as a ratio; where `source` is given (a
@@ -356,13 +397,15 @@ json heat_steps_per_second(solvers::BackendChoice backend, std::int64_t m, std::
     const auto directory =
         std::filesystem::temp_directory_path() /
         ("simrun-bench-heat-" + std::to_string(::getpid()) + "-" + std::to_string(m));
-    auto run = [&](bool output) {
+    auto run = [&](bool output, const char* compression = "lz4") {
         RunOptions options;
         options.backend = backend;
         options.quiet = true;
         options.write_output = output;
         options.output_directory = directory;
-        Simulation simulation(input(), options);
+        RunSpec spec = input();
+        spec.output.compression = solvers::parse_enum<VtkCompression>(compression, "compression");
+        Simulation simulation(std::move(spec), options);
         return simulation.run();
     };
     run(false);  // warm-up: module load, allocation, first-touch
@@ -385,6 +428,7 @@ json heat_steps_per_second(solvers::BackendChoice backend, std::int64_t m, std::
         return j;
     }
     const RunSummary written = run(true);
+    const double bytes = static_cast<double>(bytes_in(directory));
     std::error_code ignored;
     std::filesystem::remove_all(directory, ignored);
     j["steps_per_second_output_every_10"] = static_cast<double>(written.steps) / written.seconds;
@@ -392,6 +436,18 @@ json heat_steps_per_second(solvers::BackendChoice backend, std::int64_t m, std::
     // Where the overhead goes: the loop's copies to the host, and the wait for the last step.
     j["output_handover_seconds"] = written.output_handover_seconds;
     j["output_wait_seconds"] = written.output_wait_seconds;
+    // The writers against the disk: the bytes the run wrote over its time (the writers set the
+    // pace where output costs more than a few per cent), against a plain write of as many
+    // bytes with fsync in the same directory; and the run again without compression, which
+    // tells compression's share from the disk's.
+    j["output_bytes"] = bytes;
+    j["output_gb_per_second"] = 1e-9 * bytes / written.seconds;
+    j["disk_write_gb_per_second"] = 1e-9 * disk_write_bandwidth(directory, bytes);
+    const RunSummary uncompressed = run(true, "none");
+    const double uncompressed_bytes = static_cast<double>(bytes_in(directory));
+    std::filesystem::remove_all(directory, ignored);
+    j["output_uncompressed_gb_per_second"] = 1e-9 * uncompressed_bytes / uncompressed.seconds;
+    j["output_uncompressed_overhead"] = uncompressed.seconds / quiet.seconds - 1.0;
     return j;
 }
 
@@ -405,6 +461,20 @@ std::string step_shares(const json& heat) {
                   "%.3g ms per step: solver %.3g ms (%.0f%%), data term %.3g ms (%.0f%%)",
                   1e3 * step, 1e3 * solver, step > 0 ? 100 * solver / step : 0.0, 1e3 * data,
                   step > 0 ? 100 * data / step : 0.0);
+    return text;
+}
+
+// "output X GB/s (lz4), Y GB/s without compression; disk Z GB/s: P and Q of it".
+std::string output_pace(const json& heat) {
+    const double disk = heat["disk_write_gb_per_second"].get<double>();
+    const double lz4 = heat["output_gb_per_second"].get<double>();
+    const double raw = heat["output_uncompressed_gb_per_second"].get<double>();
+    char text[256];
+    std::snprintf(text, sizeof text,
+                  "output %.2f GB/s with lz4 (%.2f of the disk), %.2f GB/s uncompressed (%.2f, "
+                  "%+.1f%% per step); disk %.2f GB/s (plain write + fsync)",
+                  lz4, lz4 / disk, raw, raw / disk,
+                  100.0 * heat["output_uncompressed_overhead"].get<double>(), disk);
     return text;
 }
 
@@ -468,7 +538,7 @@ void write_report(const std::string& path, const json& results) {
                       100.0 * heat["output_overhead"].get<double>(),
                       1e3 * heat["output_handover_seconds"].get<double>(),
                       1e3 * heat["output_wait_seconds"].get<double>());
-        out << text << "\n" << step_shares(heat) << "\n";
+        out << text << "\n" << step_shares(heat) << "\n" << output_pace(heat) << "\n";
     }
     if (results.contains("heat_source")) {
         const json& heat = results["heat_source"];
@@ -611,6 +681,7 @@ int run_bench(const BenchOptions& options) {
             1e3 * heat["output_handover_seconds"].get<double>(),
             1e3 * heat["output_wait_seconds"].get<double>());
         std::printf("%-44s %s\n", "", step_shares(heat).c_str());
+        std::printf("%-44s %s\n", "", output_pace(heat).c_str());
     } catch (const std::exception& e) {
         fail("heat", e.what(), "failed");
     }

@@ -78,6 +78,9 @@ void print_header(const Simulation& simulation, const std::string* restart, doub
     } else {
         std::printf("  solver   none: explicit scheme\n");
     }
+    if (const std::string data = simulation.integrator().data_details(); !data.empty()) {
+        std::printf("  data     %s\n", data.c_str());
+    }
     for (const auto& note : spec.problem->notes(grid)) std::printf("  note     %s\n", note.c_str());
     const SetupTimes times = simulation.integrator().setup_times();
     std::printf(

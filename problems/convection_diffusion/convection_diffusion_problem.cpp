@@ -112,6 +112,7 @@ public:
         framework::sample(grid, planes, source_, t, f);
     }
     bool source_depends_on_time() const override { return source_.depends_on_time(); }
+    const Expression* source_expression() const override { return &source_; }
     const Expression* exact_solution() const override { return exact_ ? &*exact_ : nullptr; }
 
 private:

@@ -115,23 +115,28 @@ std::vector<std::uint8_t> BoundaryConditions::dirichlet_nodes(const Grid& grid,
     return fixed;
 }
 
+int BoundaryConditions::dirichlet_side(const Grid& grid, std::int64_t i, std::int64_t j,
+                                       std::int64_t k) const {
+    const std::int64_t index[3] = {i, j, k};
+    for (int s = num_sides() - 1; s >= 0; --s) {
+        const int axis = s / 2;
+        const std::int64_t edge = s % 2 == 0 ? 0 : grid.points(axis) - 1;
+        if (index[axis] == edge &&
+            sides_[static_cast<std::size_t>(s)].type == BoundaryType::dirichlet)
+            return s;
+    }
+    return -1;
+}
+
 void BoundaryConditions::fill_dirichlet(const Grid& grid, PlaneRange planes, double t,
                                         std::span<double> values) const {
-    const auto n = grid.points();
     const std::int64_t first = grid.first_node(planes);
     for_each_node(grid, planes, [&](std::int64_t i, std::int64_t j, std::int64_t k) {
-        const std::int64_t index[3] = {i, j, k};
-        // The last Dirichlet side in Side order that holds the node gives its value.
-        for (int s = num_sides() - 1; s >= 0; --s) {
-            const auto& side = sides_[static_cast<std::size_t>(s)];
-            const int axis = s / 2;
-            const std::int64_t edge = s % 2 == 0 ? 0 : n[static_cast<std::size_t>(axis)] - 1;
-            if (index[axis] == edge && side.type == BoundaryType::dirichlet) {
-                values[static_cast<std::size_t>(grid.index(i, j, k) - first)] = side.value(
-                    grid.coordinate(0, i), grid.coordinate(1, j), grid.coordinate(2, k), t);
-                break;
-            }
-        }
+        const int s = dirichlet_side(grid, i, j, k);
+        if (s < 0) return;
+        values[static_cast<std::size_t>(grid.index(i, j, k) - first)] =
+            sides_[static_cast<std::size_t>(s)].value(grid.coordinate(0, i), grid.coordinate(1, j),
+                                                      grid.coordinate(2, k), t);
     });
 }
 

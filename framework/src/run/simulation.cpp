@@ -50,6 +50,9 @@ std::string decisions_text(const TimeIntegrator& integrator, const solvers::Back
                        ")\nscheme = " + std::string(solvers::name_of(spec.time.scheme)) +
                        "\nboundary = " + spec.boundary->describe() + "\n";
     for (const auto& note : spec.problem->notes(*spec.grid)) text += "note = " + note + "\n";
+    if (const std::string data = integrator.data_details(); !data.empty()) {
+        text += "data = " + data + "\n";
+    }
     const solvers::SolverPlan* plan_pointer = integrator.plan();
     if (plan_pointer == nullptr) return text + "solver = none (explicit scheme)\n";
     const solvers::SolverPlan& plan = *plan_pointer;

@@ -25,8 +25,16 @@ void require_finite(const Grid& grid, PlaneRange planes, std::span<const double>
             first = std::min(first, i);
     }
     if (first == n) return;
+    throw_not_finite(grid, planes, first, values[static_cast<std::size_t>(first)], t, stage, key,
+                     what);
+}
+
+}  // namespace
+
+void throw_not_finite(const Grid& grid, PlaneRange planes, std::int64_t row, double value, double t,
+                      StepDataError::Stage stage, const char* key, const char* what) {
     const std::int64_t nx = grid.points(0), ny = grid.points(1);
-    const std::int64_t node = first + grid.first_node(planes);
+    const std::int64_t node = row + grid.first_node(planes);
     const std::int64_t index[3] = {node % nx, (node / nx) % ny, node / (nx * ny)};
     std::string at = "(";
     for (int a = 0; a < grid.dimension(); ++a) {
@@ -37,11 +45,9 @@ void require_finite(const Grid& grid, PlaneRange planes, std::span<const double>
     }
     char text[256];
     std::snprintf(text, sizeof text, "%s is %g at %s) at t = %.6g: no step is computed from it",
-                  what, values[static_cast<std::size_t>(first)], at.c_str(), t);
+                  what, value, at.c_str(), t);
     throw StepDataError(stage, std::string("key '") + key + "': " + text);
 }
-
-}  // namespace
 
 StepData::StepData(const Grid& grid, const Problem& problem, const BoundaryConditions& boundary,
                    const SpatialOperator& op)

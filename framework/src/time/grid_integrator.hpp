@@ -73,6 +73,12 @@ private:
     Stage stage_;
 };
 
+// Throws the StepDataError of a value that is not finite at row `row` of `planes` at time t,
+// naming `key`, the node's coordinates and t.
+[[noreturn]] void throw_not_finite(const Grid& grid, PlaneRange planes, std::int64_t row,
+                                   double value, double t, StepDataError::Stage stage,
+                                   const char* key, const char* what);
+
 // The system an implicit scheme solves each step: shift I - scale L on the free rows
 // (system_matrix): steady (0, 1), theta (1, theta dt).
 struct SystemScaling {

@@ -11,6 +11,11 @@ BackendChoice parse_backend_choice(std::string_view text) {
     return parse_enum<BackendChoice>(text, "back-end");
 }
 
+RuntimeCompilation Backend::compile_kernels(const std::string&,
+                                            const std::vector<std::string>&) const {
+    return {{}, "the " + std::string(to_string(kind())) + " back-end runs host code", 0.0};
+}
+
 void RecordedForOperands::run(const Backend& backend, const void* in, const void* out,
                               const std::function<void()>& issue) {
     if (!work_ || operands_ != std::pair{in, out}) {

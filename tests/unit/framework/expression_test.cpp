@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "support/expression_cases.hpp"
+
 namespace simrun::framework {
 namespace {
 
@@ -45,30 +47,12 @@ TEST(Expression, EvaluatesToHandComputedValues) {
 
 // Evaluating along x (the compiled program) gives muParser's values to within 4 units in the
 // last place (NaN where it gives NaN) on 10^5 random points per expression, for every
-// operator, precedence, function and constant of the grammar; each of these is compiled.
+// operator, precedence, function and constant of the grammar (test::expression_cases); each of
+// these is compiled.
 TEST(Expression, CompiledAlongXMatchesMuParserToFourUlps) {
-    const char* texts[] = {
-        "sin(pi*x)*exp(-t)",
-        "4*exp(-300*((x-0.8)^2 + (y-0.8)^2)) * (sin(6*pi*t) > 0)",
-        "0.5*sin(pi*y)",
-        "x^2 + 2*y*z - max(t, 1) + min(x, y, z) + e",
-        "-x^2 + 2^-x - -y + +z^3 - x^4 + x^0 + y^1 + 2^3^2 - x^2^0.5",
-        "sqrt(abs(x)) + log(abs(y) + 1) + ln(e + z^2) + log10(1 + x^2) + log2(2 + y)",
-        "cos(x) + tan(y/3) + asin(x/2) + acos(y/2) + atan(z) + atan2(y, x)",
-        "sinh(x) + cosh(y) + tanh(z) + asinh(x) + acosh(2 + y^2) + atanh(z/2)",
-        "sign(x) + rint(3*y) + rint(-2.5) + sum(x, y, z, t) + avg(x, y) + max(x, -y)",
-        "x < y ? x : y >= z ? 1e-3 : .5",
-        "(x <= 0.25 && y > -0.5) || z == 0 || t != 0.3 ? x/3 : y*1.5e2",
-        "1 + 0 ? 2 : 3",
-        "x > y > z",
-        "sqrt(x)",
-        "log(y) / (x - 0.5)",
-        "exp(50*x*t) - 1",
-    };
     std::mt19937_64 random(20261125);
     std::uniform_real_distribution<double> uniform(-1.5, 1.5);
-    constexpr double ulps = 4 * std::numeric_limits<double>::epsilon();
-    for (const char* text : texts) {
+    for (const char* text : test::expression_cases) {
         SCOPED_TRACE(text);
         const Expression f(text, "k");
         EXPECT_TRUE(f.compiled());
@@ -80,19 +64,53 @@ TEST(Expression, CompiledAlongXMatchesMuParserToFourUlps) {
             f.evaluate_along_x(xs, y, z, t, values);
             for (std::size_t k = 0; k < xs.size(); ++k) {
                 const double reference = f(xs[k], y, z, t);
-                if (std::isnan(reference)) {
-                    EXPECT_TRUE(std::isnan(values[k])) << xs[k] << " " << y << " " << z << " " << t;
-                } else if (reference != values[k]) {
-                    EXPECT_LE(std::abs(reference - values[k]),
-                              ulps * std::max(std::abs(reference), std::abs(values[k])))
-                        << "at " << xs[k] << " " << y << " " << z << " " << t << ": " << reference
-                        << " against " << values[k];
-                }
+                EXPECT_LE(ulps_apart(reference, values[k]), Expression::agreement_ulps)
+                    << "at " << xs[k] << " " << y << " " << z << " " << t << ": " << reference
+                    << " against " << values[k];
                 ++compared;
             }
         }
         EXPECT_EQ(compared, 100000);
     }
+}
+
+// The distance in units in the last place counts the doubles between two values, across zero,
+// through the subnormal numbers and up to the infinities.
+TEST(Expression, UlpsApartCountsTheDoublesBetween) {
+    constexpr double tiny = std::numeric_limits<double>::denorm_min();
+    constexpr double big = std::numeric_limits<double>::max();
+    constexpr double inf = std::numeric_limits<double>::infinity();
+    EXPECT_EQ(ulps_apart(1.0, 1.0), 0u);
+    EXPECT_EQ(ulps_apart(0.0, -0.0), 0u);
+    EXPECT_EQ(ulps_apart(1.0, std::nextafter(1.0, 2.0)), 1u);
+    EXPECT_EQ(ulps_apart(std::nextafter(1.0, 0.0), std::nextafter(1.0, 2.0)), 2u);
+    EXPECT_EQ(ulps_apart(tiny, -tiny), 2u);  // tiny, 0 (either sign), -tiny
+    EXPECT_EQ(ulps_apart(3 * tiny, tiny), 2u);
+    EXPECT_EQ(ulps_apart(big, inf), 1u);
+    EXPECT_EQ(ulps_apart(-inf, -big), 1u);
+    const double nan = std::nan("");
+    EXPECT_EQ(ulps_apart(nan, nan), 0u);
+    EXPECT_EQ(ulps_apart(nan, 1.0), std::numeric_limits<std::uint64_t>::max());
+}
+
+// The bound on how far CUDA's math may take a value from muParser's: none without functions or
+// with correctly rounded ones (sqrt), the function's documented ulps (CUDA's 1 and glibc's 1
+// for exp) magnified by a cancellation after it, and a whole step where a comparison's inputs
+// lie within their bound of each other.
+TEST(Expression, CudaDifferenceBoundCarriesTheFunctionsErrors) {
+    EXPECT_EQ(Expression("x*y + 1 - t/3", "k").cuda_difference_bound(0.3, 0.7, 0, 0.2), 0.0);
+    EXPECT_EQ(Expression("sqrt(x) + 2", "k").cuda_difference_bound(0.3, 0, 0, 0), 0.0);
+    // An ulp of v counted as 2^-52 |v| (at least the spacing of the doubles at v).
+    const double x = 1e-3, epsilon = std::numeric_limits<double>::epsilon();
+    const double e = std::exp(x), result = e - 1;
+    EXPECT_DOUBLE_EQ(Expression("exp(x) - 1", "k").cuda_difference_bound(x, 0, 0, 0),
+                     2 * epsilon * e + 0.5 * epsilon * result);
+    // Thousands of ulps of the result: only the bound can tell a faithful device value here.
+    EXPECT_GT(2 * e / result, 1000.0);
+    // sin(pi/6) is 0.5 within an ulp: the comparison may go either way, a difference of 1.
+    EXPECT_EQ(Expression("sin(x) >= 0.5", "k").cuda_difference_bound(std::numbers::pi / 6, 0, 0, 0),
+              1.0);
+    EXPECT_EQ(Expression("sin(x) >= 0.5", "k").cuda_difference_bound(0.4, 0, 0, 0), 0.0);
 }
 
 // Text nested deeper than the compiled program's parser goes (200; muParser takes up to its

@@ -80,6 +80,11 @@ void CudaBackend::copy_to_host(void* destination, const void* source, std::size_
     SIMRUN_CUDA_CHECK(cudaStreamSynchronize(stream_));
 }
 
+void CudaBackend::copy_to_host_async(void* destination, const void* source,
+                                     std::size_t bytes) const {
+    SIMRUN_CUDA_CHECK(cudaMemcpyAsync(destination, source, bytes, cudaMemcpyDeviceToHost, stream_));
+}
+
 void CudaBackend::copy(void* destination, const void* source, std::size_t bytes) const {
     SIMRUN_CUDA_CHECK(
         cudaMemcpyAsync(destination, source, bytes, cudaMemcpyDeviceToDevice, stream_));

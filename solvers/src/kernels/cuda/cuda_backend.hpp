@@ -29,9 +29,14 @@ public:
     void copy_from_host(void* destination, const void* source, std::size_t bytes) const override;
     void copy_to_host(void* destination, const void* source, std::size_t bytes) const override;
     void copy(void* destination, const void* source, std::size_t bytes) const override;
+    void copy_to_host_async(void* destination, const void* source,
+                            std::size_t bytes) const override;
     void synchronize() const override;
     // Captures the work into a CUDA graph on stream() and instantiates it.
     std::unique_ptr<RecordedWork> record(std::function<void()> issue) const override;
+    // NVRTC into a cubin for this device (runtime_compiler.cpp).
+    RuntimeCompilation compile_kernels(const std::string& source,
+                                       const std::vector<std::string>& names) const override;
 
     cudaStream_t stream() const { return stream_; }
     int device() const { return device_; }

@@ -50,6 +50,9 @@ public:
     // 1 at the nodes of `planes` where u = g is imposed (on a Dirichlet side), 0 elsewhere;
     // entry index - first_node(planes).
     std::vector<std::uint8_t> dirichlet_nodes(const Grid& grid, PlaneRange planes) const;
+    // The side whose g gives u at node (i, j, k): the last Dirichlet side in Side order that
+    // holds it; -1 at a node on no Dirichlet side.
+    int dirichlet_side(const Grid& grid, std::int64_t i, std::int64_t j, std::int64_t k) const;
     // Writes g(t) at every Dirichlet node of `planes` (other nodes untouched), likewise.
     void fill_dirichlet(const Grid& grid, PlaneRange planes, double t,
                         std::span<double> values) const;

@@ -5,6 +5,8 @@
 // (+ - * / ^, comparisons, `a ? b : c`) and functions (sin, cos, tan, asin, acos, atan, sinh,
 // cosh, tanh, exp, log (natural), log10, log2, sqrt, abs, sign, rint, min, max, sum, avg).
 // Assignment ('=') is not allowed.
+#include <array>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <span>
@@ -17,8 +19,18 @@ namespace simrun::framework {
 // An expression compiled for evaluation over many points at once (expression.cpp).
 struct CompiledExpression;
 
+// How many doubles lie from a to b, counting b (0 where a == b, or both are NaN; the largest
+// value where one alone is NaN): the distance in units in the last place, subnormal numbers
+// and the two infinities included.
+std::uint64_t ulps_apart(double a, double b);
+
 class Expression {
 public:
+    // The largest distance in units in the last place from muParser's values that a compiled
+    // form of an expression may have at the agreement points (and is tested to keep over
+    // random points).
+    static constexpr std::uint64_t agreement_ulps = 4;
+
     // Parses and checks `text` at once. `key` is the dotted input key it came from
     // ("problem.initial") and `place` where that is (FILE:LINE:COLUMN or `--set ...`, as
     // ConfigSection::place returns; may be empty). Throws InputError "PLACE: key 'KEY': WHAT"
@@ -54,6 +66,28 @@ public:
                           std::span<double> out) const;
     // Whether evaluate_along_x runs the compiled program (false: muParser at each point).
     bool compiled() const { return program_ != nullptr; }
+
+    // CUDA C++ source of `__device__ double NAME(double x, double y, double z, double t)`
+    // computing the compiled program (or the constant) with CUDA's math functions, after
+    // cuda_support(); empty where the expression is not compiled. Its values are to be checked
+    // with agrees_at_points before they are used.
+    std::string cuda_function(const std::string& name) const;
+    static const char* cuda_support();
+    // 64 points (x, y, z, t), and whether values[k], another evaluation of this expression at
+    // points[k], agrees with operator() there (agrees_at) at every one: the test a compiled form
+    // passes before it is used.
+    static std::span<const std::array<double, 4>> agreement_points();
+    bool agrees_at_points(std::span<const double> values, bool cuda_math = false) const;
+    // Whether `value`, another evaluation at (x, y, z, t), is within agreement_ulps units in the
+    // last place of operator() there (ulps_apart; NaN where it is NaN), or, for one with CUDA's
+    // math functions (`cuda_math`: cuda_function's), within cuda_difference_bound.
+    bool agrees_at(double x, double y, double z, double t, double value, bool cuda_math) const;
+    // How far cuda_function's value may be from operator()'s at (x, y, z, t): the documented
+    // largest errors of CUDA's and glibc's functions, in ulps of their values, carried through
+    // the expression to first order. A few ulps where the expression is well conditioned; more
+    // where it magnifies its functions' errors (exp(50 x t) - 1 where the two terms nearly
+    // cancel, a sum of terms near zero). 0 for a constant, infinite where not compiled().
+    double cuda_difference_bound(double x, double y, double z, double t) const;
 
     // Whether the text uses none of x, y, z, t.
     bool is_constant() const { return !uses_space_ && !depends_on_time_; }

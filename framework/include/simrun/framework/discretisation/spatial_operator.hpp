@@ -71,8 +71,9 @@ public:
     // the values of a grid's blocks of planes is the whole grid's, bit for bit.
     double largest_stable_explicit_step() const;
 
-private:
-    struct GhostTerm {
+    // The terms add_boundary_forcing and dirichlet_coupling sum (rows and columns indexed as
+    // the vectors above), for a back-end that forms them itself.
+    struct GhostTerm {  // forcing[node] += weight g_side(x_node, t)
         std::int64_t node;
         int side;
         double weight;  // 2 h c
@@ -82,7 +83,10 @@ private:
         std::int64_t column;
         double value;
     };
+    const std::vector<GhostTerm>& ghost_terms() const { return ghost_terms_; }
+    const std::vector<Coupling>& couplings() const { return couplings_; }  // by row
 
+private:
     const Grid& grid_;
     const BoundaryConditions& boundary_;
     PlaneRange planes_;

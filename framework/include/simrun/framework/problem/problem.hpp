@@ -38,6 +38,10 @@ public:
     virtual void source(const Grid& grid, PlaneRange planes, double t,
                         std::span<double> f) const = 0;
     virtual bool source_depends_on_time() const = 0;
+    // The source as the expression source() samples, where it is one: a back-end that forms
+    // the step's data itself evaluates it (compiled for the device); nullptr where only
+    // source() gives f.
+    virtual const Expression* source_expression() const { return nullptr; }
     // The exact solution when the input gives one (for verification), else nullptr.
     virtual const Expression* exact_solution() const { return nullptr; }
 };

@@ -50,6 +50,10 @@ public:
     // The seconds the steps so far spent forming their data term: the data evaluated at every
     // node (StepData::evaluate) and the term assembled and handed to the back-end.
     virtual double data_seconds() const { return 0.0; }
+    // Where each step's data term is formed, e.g. "on the device each step (compiled by NVRTC
+    // 13.0 for sm_90 in 0.21 s)" or "on the host: NVRTC ... was not found"; empty where a step
+    // forms none.
+    virtual std::string data_details() const { return {}; }
 };
 
 // A step's field is no longer finite (an unstable or overflowing explicit step). The message

@@ -10,8 +10,10 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "simrun/solvers/base/enum_names.hpp"
+#include "simrun/solvers/base/runtime_kernel.hpp"
 
 namespace simrun::solvers {
 
@@ -83,6 +85,13 @@ public:
     virtual void copy_from_host(void* destination, const void* source, std::size_t bytes) const = 0;
     virtual void copy_to_host(void* destination, const void* source, std::size_t bytes) const = 0;
     virtual void copy(void* destination, const void* source, std::size_t bytes) const = 0;
+    // copy_to_host issued in order with the back-end's work without waiting for it: the bytes
+    // are in `destination` (memory from allocate_host) once synchronize() has returned, so a
+    // result rides on a wait the caller makes anyway. The CPU's copies at once.
+    virtual void copy_to_host_async(void* destination, const void* source,
+                                    std::size_t bytes) const {
+        copy_to_host(destination, source, bytes);
+    }
     // Waits until all work issued to this back-end has finished.
     virtual void synchronize() const = 0;
     // Bytes of the device's memory in use (by every user of the device), where the back-end
@@ -93,6 +102,13 @@ public:
     // whole batch of kernels with one launch; on the CPU the function itself. Arguments are
     // fixed when recorded, so the buffers it uses must outlive the recording.
     virtual std::unique_ptr<RecordedWork> record(std::function<void()> issue) const = 0;
+    // Compiles `source` (CUDA C++ with extern "C" __global__ kernels, each taking one struct by
+    // value) for this back-end's device and returns its kernels `names`, in that order; a
+    // source compiled before in this process is not compiled again (cached by its text). Never
+    // throws for a source or a machine that cannot be compiled for: the result then holds no
+    // kernel and says why (the CPU back-end runs host code: it compiles nothing).
+    virtual RuntimeCompilation compile_kernels(const std::string& source,
+                                               const std::vector<std::string>& names) const;
 
     template <typename T>
     const KernelTable<T>& kernels() const;

@@ -1,0 +1,33 @@
+#pragma once
+// Kernels compiled while the program runs, from source text made for the problem at hand (the
+// framework's expressions): on CUDA by NVRTC, loaded into the back-end's device and launched on
+// its stream. A back-end that cannot (the CPU, a machine without NVRTC, a source NVRTC refuses)
+// says why, and its caller runs its own host code instead.
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace simrun::solvers {
+
+class RuntimeKernel {
+public:
+    virtual ~RuntimeKernel() = default;
+    // Launches the kernel over `threads` threads (blocks of runtime_kernel_block of them, so
+    // the kernel tests its index against its own bound), asynchronously on the back-end's
+    // stream. The kernel takes one parameter, a struct by value: `parameters` points to its
+    // bytes, copied at the launch. Throws CudaError where the launch fails.
+    virtual void launch(std::size_t threads, const void* parameters) const = 0;
+};
+
+inline constexpr int runtime_kernel_block = 256;
+
+// What Backend::compile_kernels gives: one kernel per name asked for, or none and the reason.
+struct RuntimeCompilation {
+    std::vector<std::shared_ptr<const RuntimeKernel>> kernels;  // empty where it failed
+    std::string note;      // why it failed, or e.g. "compiled by NVRTC 13.0 for sm_90 in 0.21 s"
+    double seconds = 0.0;  // spent compiling (0 when the source was compiled before)
+    bool compiled() const { return !kernels.empty(); }
+};
+
+}  // namespace simrun::solvers
