@@ -206,7 +206,7 @@ std::unique_ptr<DeviceDataTerm> DeviceDataTerm::make(
     const SpatialOperator& op, std::shared_ptr<const solvers::Backend> backend, double theta,
     double dt, std::string& note) {
     if (backend->kind() == solvers::BackendKind::cpu) {
-        note = "on the host, the back-end's own cores";
+        note = "on the host (the CPU back-end)";
         return nullptr;
     }
     const Expression* source = problem.source_expression();
