@@ -9,6 +9,7 @@
 #include <limits>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "simrun/framework/config/config.hpp"
@@ -156,11 +157,14 @@ TEST(DeviceDataTerm, ExpressionNotCompiledLeavesTheTermToTheHost) {
 }
 
 // The data term formed on the device (source, Dirichlet values and their coupling, Neumann
-// and Robin terms, all depending on time; both time levels for Crank-Nicolson) against the
-// host's, in 2D and 3D: the fields after ten steps agree to the solves' accuracy.
+// and Robin terms, all depending on time; both time levels for Crank-Nicolson; explicit Euler's
+// whole step) against the host's, in 2D and 3D: the fields agree to the solves' accuracy.
 TEST(DeviceDataTerm, RunsMatchTheHostsDataTerm) {
     if (no_gpu()) GTEST_SKIP() << no_gpu_message;
-    for (const char* scheme : {"backward_euler", "crank_nicolson"}) {
+    // Explicit Euler's step within its stability limit on both grids.
+    const std::pair<const char*, const char*> schemes[] = {
+        {"backward_euler", "0.01"}, {"crank_nicolson", "0.01"}, {"explicit_euler", "0.0005"}};
+    for (const auto& [scheme, dt] : schemes) {
         for (const char* grid : {"nx = 41\nny = 33\n", "nx = 17\nny = 13\nnz = 11\n"}) {
             const std::string input = std::string(R"toml(
 [problem]
@@ -176,10 +180,9 @@ all = "0.1*t*x"
 [solver]
 rtol = 1e-12
 [time]
-dt = 0.01
-end = 0.1
-)toml") + "scheme = \"" + scheme + "\"\n[grid]\n" +
-                                      grid;
+end = 0.05
+)toml") + "scheme = \"" + scheme +
+                                      "\"\ndt = " + dt + "\n[grid]\n" + grid;
             SCOPED_TRACE(std::string(scheme) + ", " + grid);
             const RunOutcome gpu = run_input(input, solvers::BackendChoice::cuda);
             const RunOutcome cpu = run_input(input, solvers::BackendChoice::cpu);
@@ -207,12 +210,14 @@ TEST(DeviceDataTerm, NonFiniteDataStopsWithTheHostsMessage) {
         {"source = \"1\"\n",
          "top = { type = \"neumann\", value = \"1/(t > 0.05 ? x - 0.5 : 1)\" }\nall = \"0\"\n"},
     };
-    for (const char* scheme : {"backward_euler", "crank_nicolson"}) {
+    const std::pair<const char*, const char*> schemes[] = {
+        {"backward_euler", "0.02"}, {"crank_nicolson", "0.02"}, {"explicit_euler", "0.005"}};
+    for (const auto& [scheme, dt] : schemes) {
         for (const auto& [source, boundary] : cases) {
             const std::string input =
                 std::string("[problem]\ntype = \"heat\"\nalpha = 0.1\ninitial = \"0\"\n") + source +
-                "[grid]\nnx = 21\nny = 21\n[boundary]\n" + boundary +
-                "[time]\ndt = 0.02\nend = 0.2\nscheme = \"" + scheme + "\"\n";
+                "[grid]\nnx = 21\nny = 21\n[boundary]\n" + boundary + "[time]\ndt = " + dt +
+                "\nend = 0.2\nscheme = \"" + scheme + "\"\n";
             SCOPED_TRACE(input);
             const RunOutcome gpu = run_input(input, solvers::BackendChoice::cuda);
             const RunOutcome cpu = run_input(input, solvers::BackendChoice::cpu);

@@ -204,7 +204,7 @@ struct DeviceDataTerm::Kernels {
 std::unique_ptr<DeviceDataTerm> DeviceDataTerm::make(
     const Grid& grid, const Problem& problem, const BoundaryConditions& boundary,
     const SpatialOperator& op, std::shared_ptr<const solvers::Backend> backend, double theta,
-    double dt, std::string& note) {
+    double dt, bool scaled, std::string& note) {
     if (backend->kind() == solvers::BackendKind::cpu) {
         note = "on the host (the CPU back-end)";
         return nullptr;
@@ -226,7 +226,7 @@ std::unique_ptr<DeviceDataTerm> DeviceDataTerm::make(
         return nullptr;
     }
     std::unique_ptr<DeviceDataTerm> term(
-        new DeviceDataTerm(grid, problem, boundary, op, backend, theta, dt));
+        new DeviceDataTerm(grid, problem, boundary, op, backend, theta, dt, scaled));
     Kernels& kernels = *term->kernels_;
     kernels.dirichlet_values = compilation.kernels[0];
     kernels.free_nodes = compilation.kernels[1];
@@ -275,7 +275,7 @@ std::unique_ptr<DeviceDataTerm> DeviceDataTerm::make(
 DeviceDataTerm::DeviceDataTerm(const Grid& grid, const Problem& problem,
                                const BoundaryConditions& boundary, const SpatialOperator& op,
                                std::shared_ptr<const solvers::Backend> backend, double theta,
-                               double dt)
+                               double dt, bool scaled)
     : grid_(grid),
       problem_(problem),
       boundary_(boundary),
@@ -286,7 +286,7 @@ DeviceDataTerm::DeviceDataTerm(const Grid& grid, const Problem& problem,
       kernels_(std::make_unique<Kernels>()) {
     const std::vector<std::uint8_t>& fixed = op.dirichlet();
     const auto n = static_cast<std::int64_t>(fixed.size());
-    scale_ = upload(backend_, op.row_scale());
+    scale_ = upload(backend_, scaled ? op.row_scale() : std::vector<double>(fixed.size(), 1.0));
     fixed_ = upload(backend_, fixed);
     // The Dirichlet nodes, each with its side, and their positions for the couplings.
     std::vector<std::int64_t> nodes, sides;
@@ -306,7 +306,12 @@ DeviceDataTerm::DeviceDataTerm(const Grid& grid, const Problem& problem,
     };
     std::vector<Term> terms;
     for (const auto& c : op.couplings()) terms.push_back({c.row, position.at(c.column), c.value});
-    for (const auto& g : op.ghost_terms()) terms.push_back({g.node, -1 - g.side, g.weight});
+    for (const auto& g : op.ghost_terms()) {
+        // A Dirichlet node takes g whatever its row would have held (as StepData does).
+        if (!fixed[static_cast<std::size_t>(g.node)]) {
+            terms.push_back({g.node, -1 - g.side, g.weight});
+        }
+    }
     std::stable_sort(terms.begin(), terms.end(),
                      [](const Term& a, const Term& b) { return a.row < b.row; });
     std::vector<std::int64_t> rows, row_terms{0}, index;

@@ -3,7 +3,8 @@
 // (CUDA, by NVRTC): the source and boundary expressions become device functions, and
 //   rhs = S (u^n + (1 - theta) dt L u^n) + S dt (theta (F + B + L G)^{n+1} + (1 - theta) (F + B)^n)
 // at free nodes (F the source, B the Neumann and Robin ghost terms, L G the coupling to the
-// Dirichlet values), rhs = G^{n+1} at Dirichlet nodes, is formed on the device each step: one
+// Dirichlet values; S the row scale, or 1 where not `scaled`), rhs = G^{n+1} at Dirichlet nodes,
+// is formed on the device each step (theta = 0 unscaled: explicit Euler's u^{n+1} itself): one
 // pass over the nodes and two over the boundary's, so nothing of size n crosses the bus. A value
 // that is not finite is recorded on the device (the lowest node of each kind) and fetched with
 // the solve's own wait; check() then raises it as StepData::evaluate would.
@@ -29,7 +30,8 @@ public:
                                                 const BoundaryConditions& boundary,
                                                 const SpatialOperator& op,
                                                 std::shared_ptr<const solvers::Backend> backend,
-                                                double theta, double dt, std::string& note);
+                                                double theta, double dt, bool scaled,
+                                                std::string& note);
 
     // Issues the formation of rhs for the step from t_now to t_next (asynchronous); lu = L u^n,
     // or nullptr when theta = 1. The finiteness records of the step are fetched on the way.
@@ -48,7 +50,7 @@ private:
     struct Kernels;
     DeviceDataTerm(const Grid& grid, const Problem& problem, const BoundaryConditions& boundary,
                    const SpatialOperator& op, std::shared_ptr<const solvers::Backend> backend,
-                   double theta, double dt);
+                   double theta, double dt, bool scaled);
 
     const Grid& grid_;
     const Problem& problem_;

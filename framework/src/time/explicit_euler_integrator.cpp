@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "device_data_term.hpp"
 #include "grid_integrator.hpp"
 #include "simrun/framework/config/input_error.hpp"
 #include "simrun/solvers/base/vector_ops.hpp"
@@ -18,12 +19,51 @@ public:
         require_stable_explicit_step(setup.time, op_.largest_stable_explicit_step());
         l_ = std::make_unique<solvers::DiaMatrix<double>>(backend_, op_.release_matrix());
         lu_ = solvers::Array<double>(backend_, u_.size());
-        data_term_ = solvers::Array<double>(backend_, u_.size());
-        free_ = node_weights(1.0, 0.0, false);
-        host_data_.resize(u_.size());
+        // theta = 0 without the row scale: the device's right-hand side is u^{n+1} itself.
+        device_data_ = DeviceDataTerm::make(grid_, setup.problem, boundary_, op_, backend_, 0.0,
+                                            dt_, false, data_details_);
+        if (device_data_) {
+            next_ = solvers::Array<double>(backend_, u_.size());
+        } else {
+            data_term_ = solvers::Array<double>(backend_, u_.size());
+            free_ = node_weights(1.0, 0.0, false);
+            host_data_.resize(u_.size());
+        }
     }
 
     std::optional<solvers::SolveReport> advance() override {
+        if (device_data_) {
+            const double t_now = time(), t_next = static_cast<double>(step_ + 1) * dt_;
+            forming_data([&] {
+                l_->apply(u_, lu_);
+                device_data_->form(t_now, t_next, u_, &lu_, next_);
+                backend_->synchronize();
+                device_data_->check(t_now, t_next);
+            });
+            std::swap(u_, next_);
+        } else {
+            step_on_host();
+        }
+        ++step_;
+        // The guard on the field each step makes (one pass: ||u||, read back with the step):
+        // a NaN or Inf, or growth past ~1e154, stops the run before the step is written.
+        const double norm = solvers::norm2(u_);
+        if (!std::isfinite(norm)) {
+            char text[256];
+            std::snprintf(text, sizeof text,
+                          "step %lld (t = %.6g): the field is no longer finite (||u|| = %g); "
+                          "outputs up to the previous written step are complete",
+                          static_cast<long long>(step_), time(), norm);
+            throw FieldNotFinite(text);
+        }
+        return std::nullopt;
+    }
+
+    const solvers::SolverPlan* plan() const override { return nullptr; }
+    std::string data_details() const override { return data_details_; }
+
+private:
+    void step_on_host() {
         forming_data([&] {
             const auto& fixed = op_.dirichlet();
             // e = dt F^n at free nodes, G^{n+1} at Dirichlet nodes
@@ -42,27 +82,13 @@ public:
         solvers::axpy(dt_, lu_, u_);
         solvers::multiply(free_, u_, u_);
         solvers::axpy(1.0, data_term_, u_);
-        ++step_;
-        // The guard on the field each step makes (one pass: ||u||, read back with the step):
-        // a NaN or Inf, or growth past ~1e154, stops the run before the step is written.
-        const double norm = solvers::norm2(u_);
-        if (!std::isfinite(norm)) {
-            char text[256];
-            std::snprintf(text, sizeof text,
-                          "step %lld (t = %.6g): the field is no longer finite (||u|| = %g); "
-                          "outputs up to the previous written step are complete",
-                          static_cast<long long>(step_), time(), norm);
-            throw FieldNotFinite(text);
-        }
-        return std::nullopt;
     }
 
-    const solvers::SolverPlan* plan() const override { return nullptr; }
-
-private:
     std::unique_ptr<solvers::DiaMatrix<double>> l_;
-    solvers::Array<double> lu_, data_term_, free_;
+    solvers::Array<double> lu_, data_term_, free_, next_;
     std::vector<double> host_data_;
+    std::unique_ptr<DeviceDataTerm> device_data_;  // where the back-end forms the step
+    std::string data_details_;
 };
 
 }  // namespace

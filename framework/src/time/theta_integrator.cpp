@@ -23,7 +23,7 @@ public:
         solver_ = make_solver(release_system_matrix(op_, system.shift, system.scale), setup.solver);
         rhs_ = solvers::Array<double>(backend_, n);
         device_data_ = DeviceDataTerm::make(grid_, setup.problem, boundary_, op_, backend_, theta_,
-                                            dt_, data_details_);
+                                            dt_, true, data_details_);
         if (!device_data_) {
             data_term_ = solvers::Array<double>(backend_, n);
             weights_ = node_weights(1.0, 0.0, true);
