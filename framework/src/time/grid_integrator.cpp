@@ -55,15 +55,18 @@ StepData::StepData(const Grid& grid, const Problem& problem, const BoundaryCondi
       problem_(problem),
       boundary_(boundary),
       op_(op),
-      depends_on_time_(problem.source_depends_on_time() || boundary.depends_on_time()) {
-    const auto n = static_cast<std::size_t>(grid.num_points(op.planes()));
-    forcing_.resize(n);
-    g_.resize(n);
-    lg_.resize(n);
-}
+      depends_on_time_(problem.source_depends_on_time() || boundary.depends_on_time()) {}
 
 void StepData::evaluate(double t) {
     if (evaluated_at_ && (*evaluated_at_ == t || !depends_on_time_)) return;
+    // Allocated at the first evaluation: an integrator whose back-end forms the data never
+    // holds them (three vectors of n on the host).
+    if (forcing_.empty()) {
+        const auto n = static_cast<std::size_t>(grid_.num_points(op_.planes()));
+        forcing_.resize(n);
+        g_.resize(n);
+        lg_.resize(n);
+    }
     const auto& fixed = op_.dirichlet();
     const PlaneRange planes = op_.planes();
     problem_.source(grid_, planes, t, forcing_);

@@ -87,7 +87,7 @@ private:
     const SpatialOperator& op_;
     bool depends_on_time_;
     std::optional<double> evaluated_at_;
-    std::vector<double> forcing_, g_, lg_;  // allocated once
+    std::vector<double> forcing_, g_, lg_;  // allocated at the first evaluate()
 };
 
 // Builds the integrator of the scheme in `time` (steady, backward_euler, crank_nicolson,
