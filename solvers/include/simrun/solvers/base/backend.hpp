@@ -87,7 +87,7 @@ public:
     virtual void copy(void* destination, const void* source, std::size_t bytes) const = 0;
     // copy_to_host issued in order with the back-end's work without waiting for it: the bytes
     // are in `destination` (memory from allocate_host) once synchronize() has returned, so a
-    // result rides on a wait the caller makes anyway. The CPU's copies at once.
+    // result rides on a wait the caller makes anyway. The CPU back-end copies at once.
     virtual void copy_to_host_async(void* destination, const void* source,
                                     std::size_t bytes) const {
         copy_to_host(destination, source, bytes);

@@ -25,7 +25,8 @@ inline constexpr int runtime_kernel_block = 256;
 // What Backend::compile_kernels gives: one kernel per name asked for, or none and the reason.
 struct RuntimeCompilation {
     std::vector<std::shared_ptr<const RuntimeKernel>> kernels;  // empty where it failed
-    std::string note;      // why it failed, or e.g. "compiled by NVRTC 13.0 for sm_90 in 0.21 s"
+    // Why it failed, or how it was compiled ("compiled by NVRTC 13.0 for sm_90").
+    std::string note;
     double seconds = 0.0;  // spent compiling (0 when the source was compiled before)
     bool compiled() const { return !kernels.empty(); }
 };
