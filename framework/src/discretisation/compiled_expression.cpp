@@ -15,36 +15,61 @@ namespace simrun::framework {
 namespace {
 
 using Unary = double (*)(double);
+// A unary function of the grammar: its name, its value on the host, its CUDA C++ form (V its
+// argument), the largest difference of that form from the host's value in ulps of the value
+// (CUDA's documented largest error plus glibc's on x86_64; 0 where both are exact), and its
+// derivative (null for the steps sign and rint).
 struct NamedFunction {
     std::string_view name;
     Unary f;
+    std::string_view cuda;
+    double difference_ulps;
+    Unary derivative;
 };
 double sign_of(double v) { return v < 0 ? -1.0 : v > 0 ? 1.0 : 0.0; }
 double rint_of(double v) { return std::floor(v + 0.5); }
 const std::array<NamedFunction, 21> unary_functions{{
-    {"sin", [](double v) { return std::sin(v); }},
-    {"cos", [](double v) { return std::cos(v); }},
-    {"tan", [](double v) { return std::tan(v); }},
-    {"asin", [](double v) { return std::asin(v); }},
-    {"acos", [](double v) { return std::acos(v); }},
-    {"atan", [](double v) { return std::atan(v); }},
-    {"sinh", [](double v) { return std::sinh(v); }},
-    {"cosh", [](double v) { return std::cosh(v); }},
-    {"tanh", [](double v) { return std::tanh(v); }},
+    {"sin", [](double v) { return std::sin(v); }, "sin(V)", 2 + 1,
+     [](double v) { return std::cos(v); }},
+    {"cos", [](double v) { return std::cos(v); }, "cos(V)", 2 + 1,
+     [](double v) { return -std::sin(v); }},
+    {"tan", [](double v) { return std::tan(v); }, "tan(V)", 2 + 1,
+     [](double v) { return 1 + std::tan(v) * std::tan(v); }},
+    {"asin", [](double v) { return std::asin(v); }, "asin(V)", 2 + 1,
+     [](double v) { return 1 / std::sqrt(std::abs(1 - v * v)); }},
+    {"acos", [](double v) { return std::acos(v); }, "acos(V)", 2 + 1,
+     [](double v) { return -1 / std::sqrt(std::abs(1 - v * v)); }},
+    {"atan", [](double v) { return std::atan(v); }, "atan(V)", 2 + 1,
+     [](double v) { return 1 / (1 + v * v); }},
+    {"sinh", [](double v) { return std::sinh(v); }, "sinh(V)", 2 + 2,
+     [](double v) { return std::cosh(v); }},
+    {"cosh", [](double v) { return std::cosh(v); }, "cosh(V)", 1 + 2,
+     [](double v) { return std::sinh(v); }},
+    {"tanh", [](double v) { return std::tanh(v); }, "tanh(V)", 1 + 2,
+     [](double v) { return 1 - std::tanh(v) * std::tanh(v); }},
     // The inverse hyperbolic functions by the formulas muParser evaluates, not std::asinh and
-    // the like (which differ from them in the last places).
-    {"asinh", [](double v) { return std::log(v + std::sqrt(v * v + 1)); }},
-    {"acosh", [](double v) { return std::log(v + std::sqrt(v * v - 1)); }},
-    {"atanh", [](double v) { return 0.5 * std::log((1 + v) / (1 - v)); }},
-    {"exp", [](double v) { return std::exp(v); }},
-    {"log", [](double v) { return std::log(v); }},
-    {"ln", [](double v) { return std::log(v); }},
-    {"log10", [](double v) { return std::log10(v); }},
-    {"log2", [](double v) { return std::log2(v); }},
-    {"sqrt", [](double v) { return std::sqrt(v); }},
-    {"abs", [](double v) { return std::abs(v); }},
-    {"sign", sign_of},
-    {"rint", rint_of},
+    // the like (which differ from them in the last places); on CUDA alike, through its log.
+    {"asinh", [](double v) { return std::log(v + std::sqrt(v * v + 1)); },
+     "log(V + sqrt(V * V + 1))", 1 + 1, [](double v) { return 1 / std::sqrt(v * v + 1); }},
+    {"acosh", [](double v) { return std::log(v + std::sqrt(v * v - 1)); },
+     "log(V + sqrt(V * V - 1))", 1 + 1,
+     [](double v) { return 1 / std::sqrt(std::abs(v * v - 1)); }},
+    {"atanh", [](double v) { return 0.5 * std::log((1 + v) / (1 - v)); },
+     "0.5 * log((1 + V) / (1 - V))", 1 + 1, [](double v) { return 1 / std::abs(1 - v * v); }},
+    {"exp", [](double v) { return std::exp(v); }, "exp(V)", 1 + 1,
+     [](double v) { return std::exp(v); }},
+    {"log", [](double v) { return std::log(v); }, "log(V)", 1 + 1, [](double v) { return 1 / v; }},
+    {"ln", [](double v) { return std::log(v); }, "log(V)", 1 + 1, [](double v) { return 1 / v; }},
+    {"log10", [](double v) { return std::log10(v); }, "log10(V)", 1 + 1,
+     [](double v) { return 1 / (v * std::numbers::ln10); }},
+    {"log2", [](double v) { return std::log2(v); }, "log2(V)", 1 + 1,
+     [](double v) { return 1 / (v * std::numbers::ln2); }},
+    {"sqrt", [](double v) { return std::sqrt(v); }, "sqrt(V)", 0,
+     [](double v) { return 0.5 / std::sqrt(v); }},
+    {"abs", [](double v) { return std::abs(v); }, "fabs(V)", 0,
+     [](double v) { return v < 0 ? -1.0 : 1.0; }},
+    {"sign", sign_of, "(V < 0 ? -1.0 : V > 0 ? 1.0 : 0.0)", 0, nullptr},
+    {"rint", rint_of, "floor(V + 0.5)", 0, nullptr},
 }};
 
 // Recursive descent over the text, emitting the program in postfix order; std::nullopt where
@@ -472,16 +497,11 @@ std::string cuda_literal(double value) {
     return text;
 }
 
-// The unary function `name` of the table above applied to `v`, as the host computes it.
-std::string cuda_unary(std::string_view name, const std::string& v) {
-    if (name == "asinh") return "log(" + v + " + sqrt(" + v + " * " + v + " + 1))";
-    if (name == "acosh") return "log(" + v + " + sqrt(" + v + " * " + v + " - 1))";
-    if (name == "atanh") return "0.5 * log((1 + " + v + ") / (1 - " + v + "))";
-    if (name == "ln") return "log(" + v + ")";
-    if (name == "abs") return "fabs(" + v + ")";
-    if (name == "sign") return "(" + v + " < 0 ? -1.0 : " + v + " > 0 ? 1.0 : 0.0)";
-    if (name == "rint") return "floor(" + v + " + 0.5)";
-    return std::string(name) + "(" + v + ")";
+// A CUDA form (A and B, or V, standing for the operands) with the operands put in.
+std::string substitute(std::string_view form, const std::string& a, const std::string& b) {
+    std::string text;
+    for (const char c : form) text += c == 'A' || c == 'V' ? a : c == 'B' ? b : std::string(1, c);
+    return text;
 }
 
 // Each binary operation in CUDA C++, A and B standing for its operands.
@@ -538,8 +558,8 @@ std::string CompiledExpression::cuda_function(const std::string& name) const {
                 break;
             case Op::function:
                 line(s(top) + " = " +
-                     cuda_unary(unary_functions[static_cast<std::size_t>(instruction.index)].name,
-                                s(top)));
+                     substitute(unary_functions[static_cast<std::size_t>(instruction.index)].cuda,
+                                s(top), ""));
                 break;
             case Op::select:
                 top -= 2;
@@ -580,9 +600,7 @@ std::string CompiledExpression::cuda_function(const std::string& name) const {
                     value = a + " * " + a;
                 } else {
                     for (const auto& [op, form] : binary_forms) {
-                        if (op != instruction.op) continue;
-                        for (const char c : form)
-                            value += c == 'A' ? a : c == 'B' ? b : std::string(1, c);
+                        if (op == instruction.op) value = substitute(form, a, b);
                     }
                 }
                 line(a + " = " + value);
@@ -600,36 +618,6 @@ std::string CompiledExpression::cuda_function(const std::string& name) const {
 namespace {
 
 constexpr double unit_roundoff = 0x1p-53;  // half an ulp of 1
-
-// A unary function's largest difference from the host's, in ulps of its value: CUDA's
-// documented maximum error plus glibc's (x86_64), for the functions as rendered above
-// (asinh, acosh, atanh through log, sqrt exact on both), and its derivative.
-struct FunctionError {
-    double ulps;
-    double derivative;
-};
-FunctionError function_error(std::string_view name, double a) {
-    const double s1 = std::sqrt(std::abs(1 - a * a));
-    if (name == "sin") return {2 + 1, std::cos(a)};
-    if (name == "cos") return {2 + 1, -std::sin(a)};
-    if (name == "tan") return {2 + 1, 1 + std::tan(a) * std::tan(a)};
-    if (name == "asin") return {2 + 1, 1 / s1};
-    if (name == "acos") return {2 + 1, -1 / s1};
-    if (name == "atan") return {2 + 1, 1 / (1 + a * a)};
-    if (name == "sinh") return {2 + 2, std::cosh(a)};
-    if (name == "cosh") return {1 + 2, std::sinh(a)};
-    if (name == "tanh") return {1 + 2, 1 - std::tanh(a) * std::tanh(a)};
-    if (name == "asinh") return {1 + 1, 1 / std::sqrt(a * a + 1)};
-    if (name == "acosh") return {1 + 1, 1 / std::sqrt(std::abs(a * a - 1))};
-    if (name == "atanh") return {1 + 1, 1 / std::abs(1 - a * a)};
-    if (name == "exp") return {1 + 1, std::exp(a)};
-    if (name == "log" || name == "ln") return {1 + 1, 1 / a};
-    if (name == "log10") return {1 + 1, 1 / (a * std::numbers::ln10)};
-    if (name == "log2") return {1 + 1, 1 / (a * std::numbers::ln2)};
-    if (name == "sqrt") return {0, 0.5 / std::sqrt(a)};
-    if (name == "abs") return {0, a < 0 ? -1.0 : 1.0};
-    return {0, 0};  // sign, rint: steps, handled by the caller
-}
 
 // An ulp of v, taken as 2^-52 |v| (at least the spacing of the doubles at v), or the smallest
 // subnormal.
@@ -677,20 +665,18 @@ double CompiledExpression::cuda_difference_bound(double x, double y, double z, d
                 v[at(top)] = -v[at(top)];
                 break;
             case Op::function: {
-                const std::string_view name =
-                    unary_functions[static_cast<std::size_t>(instruction.index)].name;
+                const NamedFunction& f =
+                    unary_functions[static_cast<std::size_t>(instruction.index)];
                 const double a = v[at(top)], ea = e[at(top)];
-                const double value =
-                    unary_functions[static_cast<std::size_t>(instruction.index)].f(a);
+                const double value = f.f(a);
                 double bound = 0;
-                if (name == "sign") {
-                    bound = may_flip(a, ea) ? 1 : 0;
-                } else if (name == "rint") {
-                    bound = may_flip(a + 0.5 - std::round(a + 0.5), ea) ? 1 : 0;
-                } else {
-                    const FunctionError f = function_error(name, a);
-                    bound = std::abs(f.derivative) * ea + f.ulps * ulp_of(value);
+                if (f.derivative != nullptr) {
+                    bound = std::abs(f.derivative(a)) * ea + f.difference_ulps * ulp_of(value);
                     if (!std::isfinite(bound)) bound = std::numeric_limits<double>::infinity();
+                } else if (f.f == sign_of) {  // a step at 0
+                    bound = may_flip(a, ea) ? 1 : 0;
+                } else {  // rint: a step at each half-integer
+                    bound = may_flip(a + 0.5 - std::round(a + 0.5), ea) ? 1 : 0;
                 }
                 v[at(top)] = value;
                 e[at(top)] = bound;

@@ -175,12 +175,13 @@ std::string expression_functions(const Expression& source, const BoundaryConditi
     return text + dispatch + "    }\n    return 0.0;\n}\n";
 }
 
-// The first expression that is not compiled, or nullptr.
+// The first expression that has no CUDA function (neither compiled nor constant), or nullptr.
 const Expression* uncompiled(const Expression& source, const BoundaryConditions& boundary) {
-    if (source.cuda_function("f").empty()) return &source;
+    const auto rendered = [](const Expression& e) { return e.compiled() || e.is_constant(); };
+    if (!rendered(source)) return &source;
     for (int s = 0; s < boundary.num_sides(); ++s) {
         const Expression& value = boundary.side(static_cast<Side>(s)).value;
-        if (value.cuda_function("f").empty()) return &value;
+        if (!rendered(value)) return &value;
     }
     return nullptr;
 }
