@@ -11,9 +11,11 @@
 #include "bench/bench_command.hpp"
 #include "simrun/framework/config/config.hpp"
 #include "simrun/framework/config/input_error.hpp"
+#include "simrun/framework/distributed/agreement.hpp"
 #include "simrun/framework/problem/run_spec.hpp"
 #include "simrun/framework/run/simulation.hpp"
 #include "simrun/framework/run/verification.hpp"
+#include "simrun/solvers/base/communicator.hpp"
 #include "simrun/solvers/base/errors.hpp"
 #include "simrun/solvers/base/precision.hpp"
 #include "simrun/solvers/matrices/format.hpp"
@@ -32,6 +34,7 @@ constexpr int exit_failure = 1;
 constexpr int exit_usage = 2;
 
 struct Arguments {
+    std::shared_ptr<const solvers::Communicator> ranks = solvers::single_process();
     std::string file;
     solvers::BackendChoice backend = solvers::BackendChoice::automatic;
     std::vector<std::string> overrides;
@@ -66,6 +69,10 @@ void print_header(const Simulation& simulation, const std::string* restart, doub
     std::printf("  backend  %s (%s; %s)\n",
                 std::string(solvers::to_string(simulation.backend().kind())).c_str(),
                 simulation.backend().description().c_str(), simulation.backend_reason().c_str());
+    if (simulation.slab().distributed()) {
+        std::printf("  ranks    %s\n",
+                    describe_ranks(grid, simulation.slab(), simulation.backend()).c_str());
+    }
     if (const solvers::SolverPlan* plan = simulation.integrator().plan()) {
         std::printf("  solver   %s\n", plan->first.reason.c_str());
         std::printf("  format   %s\n", plan->format_reason.c_str());
@@ -95,25 +102,30 @@ void print_header(const Simulation& simulation, const std::string* restart, doub
     std::fflush(stdout);
 }
 
+// Over several ranks every rank runs the same input (each its slab); rank 0 alone prints, and
+// every failure is agreed (distributed/agreement.hpp), so that each rank ends alike.
 int run_simulation(const Arguments& arguments) {
+    const solvers::Communicator& ranks = *arguments.ranks;
     RunOptions options;
     options.backend = arguments.backend;
     if (!arguments.output.empty()) options.output_directory = arguments.output;
     options.quiet = arguments.quiet;
     if (!arguments.restart.empty()) options.restart_file = arguments.restart;
+    options.ranks = arguments.ranks;
+    const bool quiet = arguments.quiet || ranks.rank() != 0;
     const auto start = std::chrono::steady_clock::now();
-    RunSpec spec = parse_run_spec(load(arguments));
+    RunSpec spec = agreeing(ranks, [&] { return parse_run_spec(load(arguments)); });
     const double input_seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     Simulation simulation(std::move(spec), options);
     const double setup_seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    if (!arguments.quiet) {
+    if (!quiet) {
         print_header(simulation, arguments.restart.empty() ? nullptr : &arguments.restart,
                      setup_seconds, input_seconds);
     }
-    const RunSummary summary = simulation.run();
-    if (!arguments.quiet) {
+    const RunSummary summary = agreeing(ranks, [&] { return simulation.run(); });
+    if (!quiet) {
         if (simulation.spec().time.steady()) {
             std::printf("done: steady solve; %lld solver iterations; %.3f s (solver %.3f s)\n",
                         static_cast<long long>(summary.total_iterations), summary.seconds,
@@ -209,12 +221,78 @@ int run_check(const Arguments& arguments) {
     return exit_success;
 }
 
+// Prints what ended the command and gives its exit code: 2 for what the input or the options
+// ask for, 1 for a failure while running. `who` names the rank where it is one rank's alone.
+int report(std::exception_ptr error, const std::string& who) {
+    const char* name = who.c_str();
+    try {
+        std::rethrow_exception(error);
+    } catch (const InputError& e) {
+        std::fprintf(stderr, "%s: input error: %s\n", name, e.what());
+        return exit_usage;
+    } catch (const solvers::MatrixMarketError& e) {
+        std::fprintf(stderr, "%s: input error: %s\n", name, e.what());
+        return exit_usage;
+    } catch (const solvers::NotCompiled& e) {
+        std::fprintf(stderr, "%s: usage error: %s\n", name, e.what());
+        return exit_usage;
+    } catch (const solvers::DeviceUnavailable& e) {
+        std::fprintf(stderr, "%s: usage error: %s\n", name, e.what());
+        return exit_usage;
+    } catch (const std::invalid_argument& e) {
+        std::fprintf(stderr, "%s: input error: %s\n", name, e.what());
+        return exit_usage;
+    } catch (const SolveFailure& e) {
+        std::fprintf(stderr, "\n%s: solve failed: %s\n", name, e.what());
+        return exit_failure;
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "\n%s: error: %s\n", name, e.what());
+        return exit_failure;
+    } catch (...) {
+        std::fprintf(stderr, "\n%s: error: an unknown exception\n", name);
+        return exit_failure;
+    }
+}
+
+// Over several ranks: a failure the ranks agreed on is printed once, by rank 0, and every
+// rank exits with its code; a failure of this rank alone (met where the others cannot learn
+// of it) is printed naming the rank, and ends every rank's process (MPI_Abort) with code 1
+// rather than leaving them waiting.
+int report_failure(std::exception_ptr error, const solvers::Communicator& ranks) {
+    if (ranks.size() == 1) return report(error, "simrun");
+    try {
+        std::rethrow_exception(error);
+    } catch (const AgreedFailure& agreed) {
+        // An input error names its place (a node, a key); a failure of some ranks, the first.
+        const std::string who = agreed.every_rank() || agreed.kind() == AgreedFailure::Kind::input
+                                    ? std::string("simrun")
+                                    : "simrun: rank " + std::to_string(agreed.rank()) + " of " +
+                                          std::to_string(ranks.size());
+        const int code = agreed.kind() == AgreedFailure::Kind::input ? exit_usage : exit_failure;
+        if (ranks.rank() == 0) {
+            std::fprintf(stderr, "%s: %s: %s\n", who.c_str(),
+                         code == exit_usage ? "input error" : "error", agreed.what());
+        }
+        return code;
+    } catch (...) {
+    }
+    report(error,
+           "simrun: rank " + std::to_string(ranks.rank()) + " of " + std::to_string(ranks.size()));
+    std::fflush(stderr);
+    ranks.abort(exit_failure);
+    return exit_failure;  // not reached: abort() ends the process
+}
+
 }  // namespace
 
 int run_command_line(int argc, char** argv) {
+    // MPI, where an MPI launcher started simrun (before the options: MPI may take its own).
+    const std::shared_ptr<const solvers::Communicator> ranks =
+        solvers::launched_processes(argc, argv);
     CLI::App app{"simrun: finite-difference PDE simulations with a GPU sparse solver"};
     app.require_subcommand(0, 1);
     Arguments arguments;
+    arguments.ranks = ranks;
     app.add_option("file", arguments.file, "Input file (TOML) to run");
     add_word_option(app, "--backend", arguments.backend,
                     "Back-end: auto (CUDA when a GPU is present), cpu, cuda");
@@ -316,6 +394,12 @@ int run_command_line(int argc, char** argv) {
     }
 
     try {
+        if (arguments.ranks->size() > 1 &&
+            (check->parsed() || solve->parsed() || bench->parsed() || verify_command->parsed())) {
+            throw InputError(
+                "only a run (simrun FILE.toml) is split over several ranks yet; start check, "
+                "verify, solve and bench without mpirun");
+        }
         if (check->parsed()) return run_check(check_arguments);
         if (solve->parsed()) {
             solve_options.request = solve_request(solve_method, solve_preconditioner, solve_format);
@@ -342,27 +426,8 @@ int run_command_line(int argc, char** argv) {
             return exit_usage;
         }
         return run_simulation(arguments);
-    } catch (const InputError& e) {
-        std::fprintf(stderr, "simrun: input error: %s\n", e.what());
-        return exit_usage;
-    } catch (const solvers::MatrixMarketError& e) {
-        std::fprintf(stderr, "simrun: input error: %s\n", e.what());
-        return exit_usage;
-    } catch (const solvers::NotCompiled& e) {
-        std::fprintf(stderr, "simrun: usage error: %s\n", e.what());
-        return exit_usage;
-    } catch (const solvers::DeviceUnavailable& e) {
-        std::fprintf(stderr, "simrun: usage error: %s\n", e.what());
-        return exit_usage;
-    } catch (const std::invalid_argument& e) {
-        std::fprintf(stderr, "simrun: input error: %s\n", e.what());
-        return exit_usage;
-    } catch (const SolveFailure& e) {
-        std::fprintf(stderr, "\nsimrun: solve failed: %s\n", e.what());
-        return exit_failure;
-    } catch (const std::exception& e) {
-        std::fprintf(stderr, "\nsimrun: error: %s\n", e.what());
-        return exit_failure;
+    } catch (...) {
+        return report_failure(std::current_exception(), *arguments.ranks);
     }
 }
 

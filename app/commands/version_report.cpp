@@ -13,6 +13,7 @@
 #include <string>
 
 #include "simrun/solvers/base/build_info.hpp"
+#include "simrun/solvers/base/communicator.hpp"
 #include "simrun/version.hpp"
 
 namespace simrun::app {
@@ -56,7 +57,11 @@ std::string version_report() {
               (build.cuda.empty() ? std::string("not built (no nvcc when configured)")
                                   : "built for " + build.cuda) +
               "\n";
-    report += "  MPI            not built in\n";
+    report += "  MPI            " +
+              (solvers::mpi_compiled()
+                   ? "built in: " + solvers::mpi_library_version() + " (mpirun -np K simrun ...)"
+                   : std::string("not built in (no MPI when configured)")) +
+              "\n";
     // The policy libgomp read when it loaded (main.cpp defaults it to passive).
     const char* wait_policy = std::getenv("OMP_WAIT_POLICY");
     report += "  OpenMP         " + (build.openmp.empty() ? "none" : build.openmp) +

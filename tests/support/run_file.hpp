@@ -63,6 +63,18 @@ public:
         H5Aclose(attr);
         return text.substr(0, text.find('\0'));
     }
+    // The text of a scalar string dataset (as the run file stores its input and decisions).
+    std::string text(const std::string& path) const {
+        const hid_t data = H5Dopen2(id_, path.c_str(), H5P_DEFAULT);
+        EXPECT_GE(data, 0) << path;
+        if (data < 0) return {};
+        const hid_t type = H5Dget_type(data);
+        std::string value(H5Tget_size(type), '\0');
+        EXPECT_GE(H5Dread(data, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, value.data()), 0) << path;
+        H5Tclose(type);
+        H5Dclose(data);
+        return value.substr(0, value.find('\0'));
+    }
     // The step indices under /steps, in order.
     std::vector<std::int64_t> steps() const {
         std::vector<std::int64_t> found;

@@ -4,22 +4,26 @@
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <utility>
 
 #include "simrun/solvers/base/backend.hpp"
 
 namespace simrun::testing {
 
 #ifdef SIMRUN_TEST_ON_CUDA
-inline std::shared_ptr<const solvers::Backend> test_backend() {
+// With `ranks`: a back-end whose vectors are split over them (several may share the GPU).
+inline std::shared_ptr<const solvers::Backend> test_backend(
+    std::shared_ptr<const solvers::Communicator> ranks = solvers::single_process()) {
     return solvers::cuda_compiled() && solvers::cuda_device_count() > 0
-               ? solvers::make_cuda_backend()
+               ? solvers::make_cuda_backend(0, std::move(ranks))
                : nullptr;
 }
 #define SIMRUN_SKIP_WITHOUT_BACKEND(b) \
     if (!(b)) GTEST_SKIP() << "no CUDA GPU (or no CUDA back-end in this build): GPU test skipped"
 #else
-inline std::shared_ptr<const solvers::Backend> test_backend() {
-    return solvers::make_cpu_backend();
+inline std::shared_ptr<const solvers::Backend> test_backend(
+    std::shared_ptr<const solvers::Communicator> ranks = solvers::single_process()) {
+    return solvers::make_cpu_backend(std::move(ranks));
 }
 #define SIMRUN_SKIP_WITHOUT_BACKEND(b) (void)(b)
 #endif

@@ -1,5 +1,6 @@
 #include "simrun/framework/run/simulation.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -10,6 +11,7 @@
 
 #include "output/output_pipeline.hpp"
 #include "simrun/framework/config/input_error.hpp"
+#include "simrun/framework/distributed/agreement.hpp"
 #include "simrun/framework/output/hdf5_run_writer.hpp"
 #include "simrun/framework/output/output_lock.hpp"
 #include "simrun/framework/output/vtk_series_writer.hpp"
@@ -44,11 +46,12 @@ StepStatistics statistics_of(const std::optional<solvers::SolveReport>& report) 
 }
 
 std::string decisions_text(const TimeIntegrator& integrator, const solvers::Backend& backend,
-                           const RunSpec& spec) {
+                           const RunSpec& spec, const SlabDecomposition& slab) {
     std::string text = "backend = " + std::string(solvers::to_string(backend.kind())) + " (" +
-                       backend.description() +
-                       ")\nscheme = " + std::string(solvers::name_of(spec.time.scheme)) +
-                       "\nboundary = " + spec.boundary->describe() + "\n";
+                       backend.description() + ")\n";
+    if (slab.distributed()) text += "ranks = " + describe_ranks(*spec.grid, slab, backend) + "\n";
+    text += "scheme = " + std::string(solvers::name_of(spec.time.scheme)) +
+            "\nboundary = " + spec.boundary->describe() + "\n";
     for (const auto& note : spec.problem->notes(*spec.grid)) text += "note = " + note + "\n";
     if (const std::string data = integrator.data_details(); !data.empty()) {
         text += "data = " + data + "\n";
@@ -76,17 +79,26 @@ std::string decisions_text(const TimeIntegrator& integrator, const solvers::Back
 // diagonals, and the system matrix made from it), the field and the step data (forcing,
 // Dirichlet values, their coupling), the solver's vectors (BiCGStab's 8, the initial guess and
 // the recomputed residual), the output buffers, and a byte of boundary marks and a row scale.
-double estimated_run_bytes(const Grid& grid) {
+double estimated_run_bytes(const Grid& grid, std::int64_t nodes) {
     const double diagonals = 2.0 * grid.dimension() + 1.0;
     const double per_node = 8.0 * (2 * diagonals + 1 + 3 + 10 + 2) + 1 + 8;
-    return per_node * static_cast<double>(grid.num_points());
+    return per_node * static_cast<double>(nodes);
 }
 
-void require_memory_for(const RunSpec& spec) {
-    if (const auto problem = solvers::memory_problem(estimated_run_bytes(*spec.grid))) {
-        throw InputError(spec.source_name, "grid",
-                         "a grid of " + std::to_string(spec.grid->num_points()) + " nodes " +
-                             *problem + "; use a coarser grid");
+// What one process holds: the whole grid, or over several ranks its slab with the planes
+// beside it (and, on rank 0, the gathered field for output).
+void require_memory_for(const RunSpec& spec, const SlabDecomposition& slab) {
+    const Grid& grid = *spec.grid;
+    const std::int64_t nodes = grid.num_points(slab.assembled);
+    const double gathered =
+        slab.distributed() && slab.rank == 0 ? 16.0 * static_cast<double>(grid.num_points()) : 0;
+    if (const auto problem = solvers::memory_problem(estimated_run_bytes(grid, nodes) + gathered)) {
+        throw InputError(
+            spec.source_name, "grid",
+            "a grid of " + std::to_string(grid.num_points()) + " nodes " +
+                (slab.distributed() ? "(" + std::to_string(nodes) + " of them on this rank) "
+                                    : std::string()) +
+                *problem + "; use a coarser grid" + (slab.distributed() ? " or more ranks" : ""));
     }
 }
 
@@ -111,6 +123,11 @@ auto placing_input_errors(const RunSpec& spec, Make&& make) {
         const std::string_view message = e.what();
         if (!message.starts_with("key '")) throw;
         throw InputError(spec.source_name + ": " + std::string(message));
+    } catch (const AgreedFailure& e) {  // the same, agreed by the ranks
+        const std::string_view message = e.what();
+        if (e.kind() != AgreedFailure::Kind::input || !message.starts_with("key '")) throw;
+        throw AgreedFailure(e.kind(), e.rank(), e.every_rank(),
+                            spec.source_name + ": " + std::string(message));
     }
 }
 
@@ -130,8 +147,19 @@ constexpr std::int64_t check_block_nodes = std::int64_t{1} << 20;
 
 }  // namespace
 
+std::string describe_ranks(const Grid& grid, const SlabDecomposition& slab,
+                           const solvers::Backend& backend) {
+    const std::int64_t planes = grid.all_planes().count();
+    const std::int64_t fewest = planes / slab.ranks;
+    const std::int64_t most = fewest + (planes % slab.ranks != 0 ? 1 : 0);
+    return std::to_string(slab.ranks) + " (" + backend.communicator().describe() + "): slabs of " +
+           std::to_string(fewest) + (most != fewest ? "-" + std::to_string(most) : "") +
+           " planes across " + (grid.dimension() == 2 ? "y" : "z") +
+           ", a plane of halo from each neighbour";
+}
+
 IntegratorCheck check_simulation(const RunSpec& spec) {
-    require_memory_for(spec);
+    require_memory_for(spec, SlabDecomposition::whole(*spec.grid));
     return placing_input_errors(spec, [&] {
         IntegratorCheck check = placing_solver_refusals(spec, [&] {
             return check_time_integrator(*spec.grid, *spec.problem, *spec.boundary, spec.time,
@@ -152,31 +180,47 @@ IntegratorCheck check_simulation(const RunSpec& spec) {
 
 Simulation::Simulation(RunSpec spec, const RunOptions& options)
     : spec_(std::move(spec)), options_(options) {
+    const solvers::Communicator& ranks = *options_.ranks;
+    const Grid& grid = *spec_.grid;
     if (options_.output_directory) spec_.output.directory = *options_.output_directory;
-    require_memory_for(spec_);
-    // The restart file is checked first: its errors are the user's, and cheap to find.
-    if (options_.restart_file) {
-        restart_ = read_restart_state(*options_.restart_file, *spec_.grid, spec_.time);
-    }
-    solvers::BackendDecision decision = solvers::choose_backend(options_.backend);
-    backend_ = std::move(decision.backend);
-    backend_reason_ = std::move(decision.reason);
-    integrator_ = placing_input_errors(spec_, [&] {
-        return placing_solver_refusals(spec_, [&] {
-            return make_time_integrator(*spec_.grid, *spec_.problem, *spec_.boundary, spec_.time,
-                                        spec_.solver, backend_);
+    // Every step below that a rank may fail alone is followed by an agreement of all ranks
+    // (agreeing; nothing on one process).
+    agreeing(ranks, [&] {
+        slab_ = ranks.size() > 1 ? SlabDecomposition::of(grid, ranks.rank(), ranks.size())
+                                 : SlabDecomposition::whole(grid);
+        require_memory_for(spec_, slab_);
+        // The restart file is checked first: its errors are the user's, and cheap to find.
+        if (options_.restart_file) {
+            restart_ = read_restart_state(*options_.restart_file, grid, spec_.time);
+        }
+        solvers::BackendDecision decision =
+            solvers::choose_backend(options_.backend, options_.ranks);
+        backend_ = std::move(decision.backend);
+        backend_reason_ = std::move(decision.reason);
+    });
+    agreeing(ranks, [&] {
+        integrator_ = placing_input_errors(spec_, [&] {
+            return placing_solver_refusals(spec_, [&] {
+                return make_time_integrator(grid, *spec_.problem, *spec_.boundary, spec_.time,
+                                            spec_.solver, backend_, slab_);
+            });
         });
     });
+    const auto owned = [&](std::vector<double>& whole) {
+        return std::span<double>(whole).subspan(static_cast<std::size_t>(slab_.first_node(grid)),
+                                                static_cast<std::size_t>(slab_.num_points(grid)));
+    };
     if (restart_) {
-        integrator_->set_state(restart_->u, restart_->step);
+        integrator_->set_state(owned(restart_->u), restart_->step);
         restart_->u = {};
         return;
     }
-    std::vector<double> u(static_cast<std::size_t>(spec_.grid->num_points()), 0.0);
+    std::vector<double> u(static_cast<std::size_t>(slab_.num_points(grid)), 0.0);
     if (!spec_.time.steady()) {
-        spec_.problem->initial_condition(*spec_.grid, spec_.grid->all_planes(), u);
-        placing_input_errors(
-            spec_, [&] { require_finite_initial(*spec_.grid, spec_.grid->all_planes(), u); });
+        agreeing(ranks, [&] {
+            spec_.problem->initial_condition(grid, slab_.owned, u);
+            placing_input_errors(spec_, [&] { require_finite_initial(grid, slab_.owned, u); });
+        });
     }
     integrator_->set_state(u, 0);
 }
@@ -184,14 +228,15 @@ Simulation::Simulation(RunSpec spec, const RunOptions& options)
 Simulation::~Simulation() = default;
 
 std::vector<double> Simulation::field() const {
-    std::vector<double> u(static_cast<std::size_t>(spec_.grid->num_points()));
+    std::vector<double> u(static_cast<std::size_t>(slab_.num_points(*spec_.grid)));
     integrator_->copy_state(u);
-    return u;
+    if (!slab_.distributed()) return u;
+    return options_.ranks->gather(u, 0);
 }
 
 Simulation::Outputs Simulation::open_outputs() {
     Outputs outputs;
-    if (!options_.write_output) return outputs;
+    if (!options_.write_output || slab_.rank != 0) return outputs;
     const OutputParameters& output = spec_.output;
     if (!output.vtk && !output.hdf5) return outputs;
     outputs.lock = std::make_unique<OutputLock>(output.directory, output.basename);
@@ -218,7 +263,7 @@ Simulation::Outputs Simulation::open_outputs() {
         std::filesystem::create_directories(output.directory);
         hdf5 =
             std::make_unique<Hdf5RunWriter>(h5_file, *spec_.grid, spec_.effective_input,
-                                            decisions_text(*integrator_, *backend_, spec_),
+                                            decisions_text(*integrator_, *backend_, spec_, slab_),
                                             append ? Hdf5OpenMode::append : Hdf5OpenMode::create);
         outputs.first_hdf5 = !append;
         h5_path_ = h5_file;
@@ -234,14 +279,27 @@ RunSummary Simulation::run() {
     RunSummary summary;
     const auto start = std::chrono::steady_clock::now();
     const double data_seconds_before = integrator_->data_seconds();
-    Outputs outputs = open_outputs();
+    // Rank 0 alone opens the outputs: the others learn here whether it could.
+    Outputs outputs = agreeing(*options_.ranks, [&] { return open_outputs(); });
     // The copy into the pipeline's host buffer (pinned on CUDA) synchronises with the device and
     // is the loop's whole cost of an output step; the writer threads take it from there.
+    // Over several ranks every rank sends its slab to rank 0 at each output step, which hands
+    // the whole field to its writers (the ranks agree on the steps; only rank 0 knows which
+    // outputs already hold the first one).
+    const bool writing = options_.write_output && (spec_.output.vtk || spec_.output.hdf5);
     auto submit = [&](StepStatistics statistics, bool vtk, bool hdf5) {
-        if (!outputs.pipeline || !(vtk || hdf5)) return;
         const auto handover = std::chrono::steady_clock::now();
+        std::vector<double> gathered;
+        if (slab_.distributed() && writing) gathered = field();
+        if (!outputs.pipeline || !(vtk || hdf5)) return;
         outputs.pipeline->submit({integrator_->step(), time(), std::move(statistics), vtk, hdf5},
-                                 [this](std::span<double> u) { integrator_->copy_state(u); });
+                                 [&](std::span<double> u) {
+                                     if (slab_.distributed()) {
+                                         std::copy(gathered.begin(), gathered.end(), u.begin());
+                                     } else {
+                                         integrator_->copy_state(u);
+                                     }
+                                 });
         summary.output_handover_seconds += seconds_since(handover);
     };
     // The run's time includes waiting for the writers to finish.
@@ -281,7 +339,8 @@ RunSummary Simulation::run() {
     }
     submit(restart_ ? restart_->statistics : initial_statistics(), outputs.first_vtk,
            outputs.first_hdf5);
-    ProgressReporter progress(spec_.time.steps, ProgressReporter::mode_for_stderr(options_.quiet));
+    ProgressReporter progress(spec_.time.steps,
+                              ProgressReporter::mode_for_stderr(options_.quiet || slab_.rank != 0));
     try {
         for (std::int64_t step = integrator_->step() + 1; step <= spec_.time.steps; ++step) {
             const auto report = placing_input_errors(spec_, [&] { return integrator_->advance(); });

@@ -16,12 +16,16 @@ namespace {
 class ExplicitEulerIntegrator final : public GridIntegrator {
 public:
     explicit ExplicitEulerIntegrator(const IntegratorSetup& setup) : GridIntegrator(setup) {
-        require_stable_explicit_step(setup.time, op_.largest_stable_explicit_step());
-        l_ = std::make_unique<solvers::DiaMatrix<double>>(backend_, op_.release_matrix());
+        // The limit is a minimum over rows: over the ranks, the minimum of theirs.
+        require_stable_explicit_step(setup.time, ranks().min(op_.largest_stable_explicit_step()));
+        l_ = owned_operator(op_.release_matrix());
         lu_ = solvers::Array<double>(backend_, u_.size());
         // theta = 0 without the row scale: the device's right-hand side is u^{n+1} itself.
-        device_data_ = DeviceDataTerm::make(grid_, setup.problem, boundary_, op_, backend_, 0.0,
-                                            dt_, false, data_details_);
+        device_data_ = slab_.distributed()
+                           ? nullptr
+                           : DeviceDataTerm::make(grid_, setup.problem, boundary_, op_, backend_,
+                                                  0.0, dt_, false, data_details_);
+        if (slab_.distributed()) data_details_ = distributed_data_details;
         if (device_data_) {
             next_ = solvers::Array<double>(backend_, u_.size());
         } else {
@@ -64,18 +68,21 @@ public:
 
 private:
     void step_on_host() {
+        // A value that is not finite at a node of one rank's planes stops every rank alike.
         forming_data([&] {
-            const auto& fixed = op_.dirichlet();
-            // e = dt F^n at free nodes, G^{n+1} at Dirichlet nodes
-            data_.evaluate(time());
-            const auto& f = data_.forcing();
-            for (std::size_t i = 0; i < host_data_.size(); ++i) host_data_[i] = dt_ * f[i];
-            data_.evaluate(static_cast<double>(step_ + 1) * dt_);
-            const auto g = data_.dirichlet_values();
-            for (std::size_t i = 0; i < host_data_.size(); ++i) {
-                if (fixed[i]) host_data_[i] = g[i];
-            }
-            data_term_.copy_from_host(host_data_);
+            agreeing(ranks(), [&] {
+                const auto fixed = owned(op_.dirichlet());
+                // e = dt F^n at free nodes, G^{n+1} at Dirichlet nodes
+                data_.evaluate(time());
+                const auto f = owned(data_.forcing());
+                for (std::size_t i = 0; i < host_data_.size(); ++i) host_data_[i] = dt_ * f[i];
+                data_.evaluate(static_cast<double>(step_ + 1) * dt_);
+                const auto g = owned(data_.dirichlet_values());
+                for (std::size_t i = 0; i < host_data_.size(); ++i) {
+                    if (fixed[i]) host_data_[i] = g[i];
+                }
+                data_term_.copy_from_host(host_data_);
+            });
         });
         // u = free .* (u + dt L u) + e
         l_->apply(u_, lu_);
@@ -84,7 +91,7 @@ private:
         solvers::axpy(1.0, data_term_, u_);
     }
 
-    std::unique_ptr<solvers::DiaMatrix<double>> l_;
+    std::unique_ptr<solvers::LinearOperator<double>> l_;
     solvers::Array<double> lu_, data_term_, free_, next_;
     std::vector<double> host_data_;
     std::unique_ptr<DeviceDataTerm> device_data_;  // where the back-end forms the step

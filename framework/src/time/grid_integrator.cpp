@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "simrun/framework/config/input_error.hpp"
+#include "simrun/solvers/matrices/distributed_matrix.hpp"
 
 namespace simrun::framework {
 namespace {
@@ -92,21 +93,22 @@ GridIntegrator::GridIntegrator(const IntegratorSetup& setup)
     : grid_(setup.grid),
       boundary_(setup.boundary),
       backend_(setup.backend),
+      slab_(setup.slab),
       op_(
           setup.grid,
           [&problem = setup.problem, &grid = setup.grid](std::int64_t i, std::int64_t j,
                                                          std::int64_t k) {
               return problem.stencil(grid, i, j, k);
           },
-          setup.boundary),
+          setup.boundary, setup.slab.assembled),
       data_(setup.grid, setup.problem, setup.boundary, op_),
       dt_(setup.time.dt),
-      u_(setup.backend, static_cast<std::size_t>(setup.grid.num_points())) {}
+      u_(setup.backend, static_cast<std::size_t>(setup.slab.num_points(setup.grid))) {}
 
 void GridIntegrator::set_state(std::span<const double> u, std::int64_t step) {
     std::vector<double> state(u.begin(), u.end());
     step_ = step;
-    boundary_.fill_dirichlet(grid_, time(), state);
+    boundary_.fill_dirichlet(grid_, slab_.owned, time(), state);
     u_.copy_from_host(state);
 }
 
@@ -143,8 +145,22 @@ void require_stable_explicit_step(const TimeParameters& time, double limit) {
     throw InputError(InputError::format(time.dt_place, "time.dt", text));
 }
 
+solvers::DiaData<double> owned_rows(solvers::DiaData<double> matrix, std::int64_t first,
+                                    std::int64_t rows) {
+    if (first == 0 && rows == matrix.n) return matrix;
+    solvers::DiaData<double> block;
+    block.n = rows;
+    block.offsets = matrix.offsets;
+    block.values.resize(matrix.offsets.size() * static_cast<std::size_t>(rows));
+    for (int d = 0; d < matrix.num_diagonals(); ++d) {
+        std::copy_n(matrix.values.begin() + d * matrix.n + first, rows,
+                    block.values.begin() + d * rows);
+    }
+    return block;
+}
+
 solvers::SolverPlan plan_grid_solver(const Grid& grid, const solvers::MatrixProperties& properties,
-                                     const SolverParameters& solver) {
+                                     const SolverParameters& solver, int ranks) {
     // Neumann conditions on every side of a steady problem leave u fixed only up to a
     // constant: the solver layer solves a symmetric such system for the solution of zero mean;
     // a nonsymmetric one (convection) has a range it cannot name.
@@ -159,6 +175,7 @@ solvers::SolverPlan plan_grid_solver(const Grid& grid, const solvers::MatrixProp
     // A PDE with Neumann conditions on every side fixes u only up to a constant: its data are
     // meant up to the operator's range.
     request.remove_constant_null_space = true;
+    request.ranks = ranks;
     request.grid =
         solvers::GridBox{grid.dimension(), {grid.points(0), grid.points(1), grid.points(2)}};
     return solvers::plan_solver(properties, request);
@@ -171,8 +188,25 @@ std::unique_ptr<solvers::LinearSystemSolver<double>> GridIntegrator::make_solver
     };
     setup_times_.assembly = seconds_since(constructed_);
     const auto analysis_start = std::chrono::steady_clock::now();
-    properties_ = solvers::analyze(matrix);
-    const solvers::SolverPlan plan = plan_grid_solver(grid_, properties_, solver);
+    const std::int64_t offset = slab_.owned_offset(grid_);
+    const std::int64_t rows = slab_.num_points(grid_);
+    if (slab_.distributed()) {
+        // Each rank measures its rows (complete in its assembled planes); every rank merges
+        // all ranks' measures in rank order, so every rank makes the same plan.
+        solvers::MatrixAnalysis mine;
+        agreeing(ranks(), [&] {
+            mine.add(matrix, offset, offset + rows, grid_.first_node(slab_.assembled));
+        });
+        solvers::MatrixAnalysis whole;
+        for (const auto& bytes : ranks().all_gather(mine.to_bytes())) whole.merge_bytes(bytes);
+        properties_ = whole.properties();
+    } else {
+        properties_ = solvers::analyze(matrix);
+    }
+    const solvers::SolverPlan plan = plan_grid_solver(grid_, properties_, solver, slab_.ranks);
+    // The owned rows: a block of the whole matrix with its couplings to the neighbouring
+    // ranks' planes (distributed_matrix.hpp).
+    if (slab_.distributed()) matrix = owned_rows(std::move(matrix), offset, rows);
     setup_times_.analysis = seconds_since(analysis_start);
     const auto solver_start = std::chrono::steady_clock::now();
     solvers::MethodParameters parameters;
@@ -183,18 +217,31 @@ std::unique_ptr<solvers::LinearSystemSolver<double>> GridIntegrator::make_solver
     // The rows are scaled by the row scale (halved per folded side, quadrature weights): what
     // makes a pure Neumann system compatible is the source's weighted mean, removed in those
     // weights.
-    if (plan.remove_constant) linear_solver->set_constant_removal_weights(op_.row_scale());
+    if (plan.remove_constant) linear_solver->set_constant_removal_weights(owned(op_.row_scale()));
     backend_->synchronize();
     setup_times_.solver = seconds_since(solver_start);
     return linear_solver;
 }
 
+std::unique_ptr<solvers::LinearOperator<double>> GridIntegrator::owned_operator(
+    solvers::DiaData<double> matrix) const {
+    if (!slab_.distributed()) {
+        return std::make_unique<solvers::DiaMatrix<double>>(backend_, std::move(matrix));
+    }
+    solvers::SplitBlock<double> block = solvers::split_block(
+        owned_rows(std::move(matrix), slab_.owned_offset(grid_), slab_.num_points(grid_)));
+    return std::make_unique<solvers::DistributedMatrix<double>>(
+        std::make_unique<solvers::DiaMatrix<double>>(backend_, block.inner),
+        std::move(block.before), std::move(block.after));
+}
+
 solvers::Array<double> GridIntegrator::node_weights(double value_free, double value_fixed,
                                                     bool scaled) const {
-    const auto& fixed = op_.dirichlet();
+    const auto fixed = owned(op_.dirichlet());
+    const auto scale = owned(op_.row_scale());
     std::vector<double> w(fixed.size());
     for (std::size_t i = 0; i < w.size(); ++i) {
-        w[i] = (fixed[i] ? value_fixed : value_free) * (scaled ? op_.row_scale()[i] : 1.0);
+        w[i] = (fixed[i] ? value_fixed : value_free) * (scaled ? scale[i] : 1.0);
     }
     return solvers::Array<double>::from_host(backend_, w);
 }

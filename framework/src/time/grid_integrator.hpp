@@ -5,7 +5,10 @@
 #include <memory>
 
 #include "simrun/framework/config/input_error.hpp"
+#include "simrun/framework/distributed/agreement.hpp"
+#include "simrun/framework/distributed/slab_decomposition.hpp"
 #include "simrun/framework/time/time_integrator.hpp"
+#include "simrun/solvers/matrices/linear_operator.hpp"
 
 namespace simrun::framework {
 
@@ -16,6 +19,9 @@ struct IntegratorSetup {
     const TimeParameters& time;
     const SolverParameters& solver;
     std::shared_ptr<const solvers::Backend> backend;
+    // The planes this rank owns (the whole grid on one process); the back-end's communicator
+    // holds the ranks.
+    SlabDecomposition slab;
 };
 
 class GridIntegrator : public TimeIntegrator {
@@ -27,10 +33,26 @@ public:
     double time() const override { return static_cast<double>(step_) * dt_; }
 
 protected:
-    // A solver for `matrix` as the [solver] section asks, with the matrix's measured properties
-    // (measured on DIA; the solver takes the matrix over, see LinearSystemSolver).
+    // A solver for `matrix` (over the assembled planes) as the [solver] section asks, with the
+    // matrix's measured properties (measured on DIA, over the ranks; the solver takes the owned
+    // rows over, see LinearSystemSolver). Collective over the ranks.
     std::unique_ptr<solvers::LinearSystemSolver<double>> make_solver(
         solvers::DiaData<double> matrix, const SolverParameters& solver);
+    // `matrix` (over the assembled planes: L) as an operator on the owned rows: over several
+    // ranks a DistributedMatrix (collective), else the matrix on the back-end.
+    std::unique_ptr<solvers::LinearOperator<double>> owned_operator(
+        solvers::DiaData<double> matrix) const;
+    // The owned part of a vector over the assembled planes (the operator's and the step
+    // data's): all of it on one process.
+    template <typename T>
+    std::span<const T> owned(std::span<const T> assembled) const {
+        return slab_.owned_part(grid_, assembled);
+    }
+    template <typename T>
+    std::span<const T> owned(const std::vector<T>& assembled) const {
+        return owned(std::span<const T>(assembled));
+    }
+    const solvers::Communicator& ranks() const { return backend_->communicator(); }
     // A vector on the back-end: w_i = value_free at free nodes, value_fixed at Dirichlet nodes,
     // each times the row scale when `scaled`.
     solvers::Array<double> node_weights(double value_free, double value_fixed, bool scaled) const;
@@ -52,11 +74,12 @@ protected:
     const Grid& grid_;
     const BoundaryConditions& boundary_;
     std::shared_ptr<const solvers::Backend> backend_;
-    SpatialOperator op_;
+    SlabDecomposition slab_;
+    SpatialOperator op_;  // over the slab's assembled planes
     StepData data_;
     double dt_;
     std::int64_t step_ = 0;
-    solvers::Array<double> u_;
+    solvers::Array<double> u_;  // on the owned planes
     solvers::MatrixProperties properties_;
 };
 
@@ -96,7 +119,15 @@ void require_stable_explicit_step(const TimeParameters& time, double limit);
 // Throws InputError for a singular nonsymmetric all-Neumann system, std::invalid_argument where
 // the solver layer refuses the request.
 solvers::SolverPlan plan_grid_solver(const Grid& grid, const solvers::MatrixProperties& properties,
-                                     const SolverParameters& solver);
+                                     const SolverParameters& solver, int ranks = 1);
+// Rows [first, first + rows) of a DIA matrix, in the block's numbering, with the entries that
+// reach outside the block kept (a rank's block of a distributed matrix).
+solvers::DiaData<double> owned_rows(solvers::DiaData<double> matrix, std::int64_t first,
+                                    std::int64_t rows);
+
+// TimeIntegrator::data_details over several ranks.
+inline constexpr const char* distributed_data_details =
+    "on the host of each rank (on the device only in a run of one process, yet)";
 
 std::unique_ptr<TimeIntegrator> make_theta_integrator(const IntegratorSetup& setup);
 std::unique_ptr<TimeIntegrator> make_explicit_euler_integrator(const IntegratorSetup& setup);

@@ -14,13 +14,14 @@ public:
 
     std::optional<solvers::SolveReport> advance() override {
         solvers::Array<double> b;
+        // A value that is not finite at a node of one rank's planes stops every rank alike.
+        forming_data([&] { agreeing(ranks(), [&] { data_.evaluate(0.0); }); });
         forming_data([&] {
-            data_.evaluate(0.0);
-            const auto& fixed = op_.dirichlet();
-            const auto& scale = op_.row_scale();
-            const auto& f = data_.forcing();
-            const auto g = data_.dirichlet_values();
-            const auto lg = data_.dirichlet_coupling();
+            const auto fixed = owned(op_.dirichlet());
+            const auto scale = owned(op_.row_scale());
+            const auto f = owned(data_.forcing());
+            const auto g = owned(data_.dirichlet_values());
+            const auto lg = owned(data_.dirichlet_coupling());
             std::vector<double> rhs(f.size());
             const auto n = static_cast<std::int64_t>(rhs.size());
 #pragma omp parallel for schedule(static)

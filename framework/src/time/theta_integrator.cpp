@@ -16,14 +16,17 @@ public:
         : GridIntegrator(setup), theta_(setup.time.theta) {
         const auto n = u_.size();
         if (theta_ < 1.0) {
-            l_ = std::make_unique<solvers::DiaMatrix<double>>(backend_, op_.matrix());
+            l_ = owned_operator(op_.matrix());
             lu_ = solvers::Array<double>(backend_, n);
         }
         const SystemScaling system = system_scaling(setup.time);
         solver_ = make_solver(release_system_matrix(op_, system.shift, system.scale), setup.solver);
         rhs_ = solvers::Array<double>(backend_, n);
-        device_data_ = DeviceDataTerm::make(grid_, setup.problem, boundary_, op_, backend_, theta_,
-                                            dt_, true, data_details_);
+        device_data_ = slab_.distributed()
+                           ? nullptr
+                           : DeviceDataTerm::make(grid_, setup.problem, boundary_, op_, backend_,
+                                                  theta_, dt_, true, data_details_);
+        if (slab_.distributed()) data_details_ = distributed_data_details;
         if (!device_data_) {
             data_term_ = solvers::Array<double>(backend_, n);
             weights_ = node_weights(1.0, 0.0, true);
@@ -43,7 +46,8 @@ public:
                 device_data_->check(t_now, t_next);
             });
         } else {
-            forming_data([&] { update_data_term(t_now, t_next); });
+            // A value that is not finite at a node of one rank's planes stops every rank alike.
+            forming_data([&] { agreeing(ranks(), [&] { update_data_term(t_now, t_next); }); });
             // rhs = S .* (u + (1 - theta) dt L u) at free nodes, then + e
             solvers::copy(u_, rhs_);
             if (l_) {
@@ -70,16 +74,16 @@ private:
     // Crank-Nicolson's F^n is the previous step's F^{n+1}, kept as (1 - theta) F^n.
     void update_data_term(double t_now, double t_next) {
         if (uploaded_ && !data_.depends_on_time()) return;
-        const auto& fixed = op_.dirichlet();
-        const auto& scale = op_.row_scale();
+        const auto fixed = owned(op_.dirichlet());
+        const auto scale = owned(op_.row_scale());
         if (theta_ < 1.0 && kept_at_ != t_now) {
             data_.evaluate(t_now);
             keep_forcing(t_now);
         }
         data_.evaluate(t_next);
-        const auto& f = data_.forcing();
-        const auto g = data_.dirichlet_values();
-        const auto lg = data_.dirichlet_coupling();
+        const auto f = owned(data_.forcing());
+        const auto g = owned(data_.dirichlet_values());
+        const auto lg = owned(data_.dirichlet_coupling());
         for (std::size_t i = 0; i < host_data_.size(); ++i) {
             double value = theta_ * (f[i] + lg[i]);
             if (theta_ < 1.0) value += kept_forcing_[i];
@@ -91,7 +95,7 @@ private:
     }
     // kept_forcing_ = (1 - theta) F at t, F the data just evaluated.
     void keep_forcing(double t) {
-        const auto& f = data_.forcing();
+        const auto f = owned(data_.forcing());
         kept_forcing_.resize(f.size());
         for (std::size_t i = 0; i < f.size(); ++i) kept_forcing_[i] = (1.0 - theta_) * f[i];
         kept_at_ = t;
@@ -100,7 +104,7 @@ private:
     double theta_;
     bool uploaded_ = false;
     std::unique_ptr<solvers::LinearSystemSolver<double>> solver_;
-    std::unique_ptr<solvers::DiaMatrix<double>> l_;  // L on the back-end (theta < 1)
+    std::unique_ptr<solvers::LinearOperator<double>> l_;  // L on the back-end (theta < 1)
     solvers::Array<double> rhs_, data_term_, weights_, lu_;
     std::vector<double> host_data_;
     std::vector<double> kept_forcing_;  // (1 - theta) F at kept_at_ (Crank-Nicolson)

@@ -9,8 +9,14 @@ namespace simrun::framework {
 std::unique_ptr<TimeIntegrator> make_time_integrator(
     const Grid& grid, const Problem& problem, const BoundaryConditions& boundary,
     const TimeParameters& time, const SolverParameters& solver,
-    std::shared_ptr<const solvers::Backend> backend) {
-    const IntegratorSetup setup{grid, problem, boundary, time, solver, std::move(backend)};
+    std::shared_ptr<const solvers::Backend> backend, std::optional<SlabDecomposition> slab) {
+    const IntegratorSetup setup{grid,
+                                problem,
+                                boundary,
+                                time,
+                                solver,
+                                std::move(backend),
+                                slab.value_or(SlabDecomposition::whole(grid))};
     switch (time.scheme) {
         case TimeScheme::steady:
             return make_steady_integrator(setup);

@@ -37,13 +37,33 @@ std::shared_ptr<const Backend> make_backend(BackendChoice choice) {
     return cuda_device_count() > 0 ? make_cuda_backend() : make_cpu_backend();
 }
 
-BackendDecision choose_backend(BackendChoice choice) {
-    if (choice != BackendChoice::automatic) return {make_backend(choice), "named by the user"};
-    if (cuda_device_count() == 0) {
-        return {make_cpu_backend(), cuda_compiled() ? "auto: no CUDA GPU is available"
+BackendDecision choose_backend(BackendChoice choice,
+                               std::shared_ptr<const Communicator> communicator) {
+    const int gpus = cuda_device_count();
+    const bool distributed = communicator->size() > 1;
+    const auto cuda = [&] {
+        const int device = gpus > 0 ? communicator->host_rank() % gpus : 0;
+        return make_cuda_backend(device, communicator);
+    };
+    const std::string gpu_of_rank =
+        distributed && gpus > 0
+            ? ", GPU " + std::to_string(communicator->host_rank() % gpus) + " of its host's " +
+                  std::to_string(gpus) + " for rank " + std::to_string(communicator->rank())
+            : std::string();
+    switch (choice) {
+        case BackendChoice::cpu:
+            return {make_cpu_backend(communicator), "named by the user"};
+        case BackendChoice::cuda:
+            return {cuda(), "named by the user" + gpu_of_rank};
+        case BackendChoice::automatic:
+            break;
+    }
+    if (gpus == 0) {
+        return {make_cpu_backend(communicator), cuda_compiled()
+                                                    ? "auto: no CUDA GPU is available"
                                                     : "auto: this build has no CUDA back-end"};
     }
-    return {make_cuda_backend(), "auto: a CUDA GPU is present"};
+    return {cuda(), "auto: a CUDA GPU is present" + gpu_of_rank};
 }
 
 BackendDecision choose_backend_for_solve(BackendChoice choice, std::int64_t rows) {

@@ -1,8 +1,10 @@
 #include "simrun/solvers/base/vector_ops.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "base/kernel_table.hpp"
 
@@ -48,18 +50,29 @@ void multiply(const Array<T>& x, const Array<T>& y, Array<T>& z) {
 }
 
 template <typename T>
+void sum_over_ranks(const Backend& backend, std::span<T> values) {
+    const Communicator& ranks = backend.communicator();
+    if (ranks.size() == 1) return;
+    std::vector<double> wide(values.begin(), values.end());
+    ranks.sum(wide);
+    std::copy(wide.begin(), wide.end(), values.begin());
+}
+
+template <typename T>
 T dot(const Array<T>& x, const Array<T>& y) {
-    check_same("dot", x, y);
-    if (x.size() == 0) return T(0);
-    return x.backend().template kernels<T>().dot(x.backend(), x.size(), x.data(), y.data());
+    return dot(x, y, false);
 }
 
 template <typename T>
 T dot(const Array<T>& x, const Array<T>& y, bool compensated) {
     check_same("dot", x, y);
-    if (x.size() == 0) return T(0);
+    if (!x.backend_ptr()) return T(0);  // an empty array of no back-end
     const auto& k = x.backend().template kernels<T>();
-    return (compensated ? k.dot_compensated : k.dot)(x.backend(), x.size(), x.data(), y.data());
+    T local = x.size() == 0 ? T(0)
+                            : (compensated ? k.dot_compensated : k.dot)(x.backend(), x.size(),
+                                                                        x.data(), y.data());
+    sum_over_ranks(x.backend(), std::span<T>(&local, 1));
+    return local;
 }
 
 template <typename T>
@@ -77,6 +90,7 @@ void copy(const Array<T>& x, Array<T>& y) {
     template void fill<T>(Array<T>&, T);                                    \
     template void axpy<T>(T, const Array<T>&, Array<T>&);                   \
     template void multiply<T>(const Array<T>&, const Array<T>&, Array<T>&); \
+    template void sum_over_ranks<T>(const Backend&, std::span<T>);          \
     template T dot<T>(const Array<T>&, const Array<T>&);                    \
     template T dot<T>(const Array<T>&, const Array<T>&, bool);              \
     template T norm2<T>(const Array<T>&, bool);                             \

@@ -98,6 +98,7 @@ SolveResult Gmres<T>::solve(const Array<T>& b, Array<T>& x) const {
             // h = V^T w and w'w in one reduction; ||w - V h||^2 = w'w - h'h.
             const int count = static_cast<int>(j + 1);
             k.basis_dots(backend, n, count, basis, w.data(), sums.data());
+            sum_over_ranks(backend, std::span<T>(sums.data(), static_cast<std::size_t>(count) + 1));
             std::vector<double>& column = h[j];
             double projected = 0;
             for (int i = 0; i < count; ++i) {
@@ -119,6 +120,8 @@ SolveResult Gmres<T>::solve(const Array<T>& b, Array<T>& x) const {
                 }
                 k.basis_combine(backend, n, count, basis, c, T(1), w.data(), w.data());
                 k.basis_dots(backend, n, count, basis, w.data(), sums.data());
+                sum_over_ranks(backend,
+                               std::span<T>(sums.data(), static_cast<std::size_t>(count) + 1));
                 double again = 0;
                 for (int i = 0; i < count; ++i) {
                     const double correction = static_cast<double>(sums[i]);

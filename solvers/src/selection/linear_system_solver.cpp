@@ -7,6 +7,7 @@
 #include "methods/residual_monitor.hpp"
 #include "simrun/solvers/base/vector_ops.hpp"
 #include "simrun/solvers/matrices/conversions.hpp"
+#include "simrun/solvers/matrices/distributed_matrix.hpp"
 #include "simrun/solvers/matrices/matrix_factory.hpp"
 #include "simrun/solvers/methods/bicg.hpp"
 #include "simrun/solvers/methods/bicgstab.hpp"
@@ -37,6 +38,10 @@ LinearSystemSolver<T>::LinearSystemSolver(std::shared_ptr<const Backend> backend
       host_(std::move(matrix)),
       plan_(std::move(plan)),
       parameters_(parameters) {
+    if (backend_->communicator().size() > 1) {
+        throw std::invalid_argument(
+            "a CSR matrix is not split over ranks: give each rank its block's DIA rows");
+    }
     operator_ = make_operator(backend_, *host_, plan_.format);
     built_.resize(1 + plan_.fallbacks.size());
     method(0);
@@ -46,6 +51,13 @@ template <typename T>
 LinearSystemSolver<T>::LinearSystemSolver(std::shared_ptr<const Backend> backend, DiaData<T> matrix,
                                           SolverPlan plan, MethodParameters parameters)
     : backend_(std::move(backend)), plan_(std::move(plan)), parameters_(parameters) {
+    // Over several ranks the matrix is this rank's block of rows, its couplings to the
+    // neighbouring ranks' rows among them (distributed_matrix.hpp).
+    std::optional<SplitBlock<T>> split;
+    if (backend_->communicator().size() > 1) {
+        split = split_block(std::move(matrix));
+        matrix = std::move(split->inner);
+    }
     if (plan_.format == Format::dia || plan_.format == Format::stencil) {
         operator_ = std::make_unique<DiaMatrix<T>>(
             backend_, matrix,
@@ -53,6 +65,10 @@ LinearSystemSolver<T>::LinearSystemSolver(std::shared_ptr<const Backend> backend
     } else {
         host_ = to_csr(matrix);
         operator_ = make_operator(backend_, *host_, plan_.format);
+    }
+    if (split) {
+        operator_ = std::make_unique<DistributedMatrix<T>>(
+            std::move(operator_), std::move(split->before), std::move(split->after));
     }
     built_.resize(1 + plan_.fallbacks.size());
     // The first step's set-up (a multigrid hierarchy) reads the host matrix while it is here,
@@ -67,6 +83,10 @@ LinearSystemSolver<T>::~LinearSystemSolver() = default;
 
 template <typename T>
 const DiaMatrix<T>* LinearSystemSolver<T>::dia_operator() const {
+    // A distributed operator's pointwise parts (its diagonal) are its block's own.
+    if (const auto* split = dynamic_cast<const DistributedMatrix<T>*>(operator_.get())) {
+        return dynamic_cast<const DiaMatrix<T>*>(&split->inner());
+    }
     return dynamic_cast<const DiaMatrix<T>*>(operator_.get());
 }
 
@@ -184,6 +204,7 @@ void LinearSystemSolver<T>::set_constant_removal_weights(std::span<const T> weig
     }
     double sum = 0;
     for (const T w : weights) sum += static_cast<double>(w);
+    sum = backend_->communicator().sum(sum);
     if (sum == 0) throw std::invalid_argument("set_constant_removal_weights: the weights sum to 0");
     removal_weights_ = Array<T>::from_host(backend_, weights);
 }

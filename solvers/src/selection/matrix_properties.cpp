@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <limits>
 #include <map>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "simrun/solvers/matrices/conversions.hpp"
@@ -405,6 +407,52 @@ MatrixProperties MatrixAnalysis::properties(double symmetry_tolerance) const {
     p.constant_coefficients = n > 0 && mask_bits <= 8 && total.has_main_diagonal && constant &&
                               identity_rows_fit(total.identity_rows, mask_bits, main_value);
     return p;
+}
+
+std::vector<std::byte> MatrixAnalysis::to_bytes() const {
+    static_assert(std::is_trivially_copyable_v<RowMeasures> &&
+                  std::is_trivially_copyable_v<DiagonalMeasures>);
+    const Measures& m = *measures_;
+    const std::int64_t diagonals = static_cast<std::int64_t>(m.diagonals.size());
+    std::vector<std::byte> bytes;
+    const auto put = [&bytes](const auto& value) {
+        const auto* first = reinterpret_cast<const std::byte*>(&value);
+        bytes.insert(bytes.end(), first, first + sizeof value);
+    };
+    put(m.rows);
+    put(m.stored_diagonals);
+    put(diagonals);
+    for (const auto& [offset, diagonal] : m.diagonals) {
+        put(offset);
+        put(diagonal);
+    }
+    return bytes;
+}
+
+void MatrixAnalysis::merge_bytes(std::span<const std::byte> bytes) {
+    std::size_t at = 0;
+    const auto get = [&](auto& value) {
+        if (at + sizeof value > bytes.size()) {
+            throw std::invalid_argument("matrix analysis: truncated measures");
+        }
+        std::memcpy(&value, bytes.data() + at, sizeof value);
+        at += sizeof value;
+    };
+    RowMeasures rows;
+    int stored = 0;
+    std::int64_t diagonals = 0;
+    get(rows);
+    get(stored);
+    get(diagonals);
+    measures_->rows.merge(rows);
+    measures_->stored_diagonals = std::max(measures_->stored_diagonals, stored);
+    for (std::int64_t d = 0; d < diagonals; ++d) {
+        std::int64_t offset = 0;
+        DiagonalMeasures diagonal;
+        get(offset);
+        get(diagonal);
+        measures_->diagonals[offset].merge(diagonal);
+    }
 }
 
 template <typename T>

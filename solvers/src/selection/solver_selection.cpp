@@ -94,12 +94,22 @@ std::optional<std::string> multigrid_pays(Method method, const MatrixProperties&
 
 // The preconditioner for a Krylov method when the user left it to us.
 SolverStep choose_preconditioner(Method method, const MatrixProperties& p,
-                                 const std::optional<GridBox>& grid) {
+                                 const std::optional<GridBox>& grid, int ranks) {
     SolverStep step;
     step.method = method;
+    const auto pays = multigrid_pays(method, p, grid);
     if (stationary(method)) {
         step.preconditioner = PreconditionerKind::none;
-    } else if (const auto reason = multigrid_pays(method, p, grid)) {
+    } else if (ranks > 1 && p.zero_diagonal_rows == 0) {
+        step.preconditioner = PreconditionerKind::jacobi;
+        step.reason = "jacobi: the rows are split over " + std::to_string(ranks) +
+                      " ranks, where multigrid and ssor do not run yet" +
+                      (pays ? " (" + *pays + ")" : std::string());
+    } else if (ranks > 1) {
+        step.preconditioner = PreconditionerKind::none;
+        step.reason = "no preconditioner: " + std::to_string(p.zero_diagonal_rows) +
+                      " rows have a zero diagonal entry";
+    } else if (const auto& reason = pays) {
         step.preconditioner = PreconditionerKind::multigrid;
         step.reason = *reason;
     } else if (p.zero_diagonal_rows > 0) {
@@ -126,8 +136,21 @@ SolverStep choose_preconditioner(Method method, const MatrixProperties& p,
     return step;
 }
 
+// Whether a step runs with its rows split over ranks.
+bool runs_distributed(const SolverStep& step) {
+    return (step.method == Method::cg || step.method == Method::bicgstab ||
+            step.method == Method::gmres || step.method == Method::jacobi) &&
+           (step.preconditioner == PreconditionerKind::none ||
+            step.preconditioner == PreconditionerKind::jacobi);
+}
+
 void check_combination(const SolverStep& step, const MatrixProperties& p,
-                       const std::optional<GridBox>& grid) {
+                       const std::optional<GridBox>& grid, int ranks) {
+    if (ranks > 1 && !runs_distributed(step)) {
+        throw std::invalid_argument(
+            step.name() + " does not run with the rows split over " + std::to_string(ranks) +
+            " ranks yet: use cg, bicgstab, gmres or jacobi, with no preconditioner or jacobi");
+    }
     if (stationary(step.method) && step.preconditioner != PreconditionerKind::none) {
         throw std::invalid_argument(to_string(step.method) +
                                     " is a stationary method and takes no preconditioner");
@@ -239,13 +262,13 @@ SolverPlan plan_solver(const MatrixProperties& p, const SolverRequest& request) 
                                       "indefinite"
                                     : "nonsymmetric";
     }
-    SolverStep first = choose_preconditioner(method, p, request.grid);
+    SolverStep first = choose_preconditioner(method, p, request.grid, request.ranks);
     std::string preconditioner_reason = first.reason;
     if (request.preconditioner) {
         first.preconditioner = *request.preconditioner;
         preconditioner_reason = "named by the user";
     }
-    check_combination(first, p, request.grid);
+    check_combination(first, p, request.grid, request.ranks);
     first.reason = first.name() + ": " + method_reason +
                    (stationary(method) ? "" : "; " + preconditioner_reason);
     plan.first = first;
@@ -314,14 +337,15 @@ SolverPlan plan_solver(const MatrixProperties& p, const SolverRequest& request) 
                                         : "a weakly chained diagonally dominant matrix (every "
                                           "row reaches a strictly dominant one)";
             plan.fallbacks.push_back(
-                fits_csr(p) ? SolverStep{Method::sor, PreconditionerKind::none,
-                                         std::string("Krylov methods failed: Gauss-Seidel "
-                                                     "converges on ") +
-                                             dominance}
-                            : SolverStep{Method::jacobi, PreconditionerKind::none,
-                                         std::string("Krylov methods failed: Jacobi converges "
-                                                     "on ") +
-                                             dominance});
+                fits_csr(p) && request.ranks == 1
+                    ? SolverStep{Method::sor, PreconditionerKind::none,
+                                 std::string("Krylov methods failed: Gauss-Seidel "
+                                             "converges on ") +
+                                     dominance}
+                    : SolverStep{Method::jacobi, PreconditionerKind::none,
+                                 std::string("Krylov methods failed: Jacobi converges "
+                                             "on ") +
+                                     dominance});
         }
     }
 
@@ -352,6 +376,14 @@ SolverPlan plan_solver(const MatrixProperties& p, const SolverRequest& request) 
     plan.multigrid = request.multigrid;
     plan.remove_constant = request.remove_constant_null_space && p.zero_row_sums && p.symmetric;
     plan.singular = p.singularity();
+    if (request.ranks > 1) {
+        // The chain keeps the steps that run across ranks.
+        std::vector<SolverStep> kept;
+        for (const SolverStep& step : plan.fallbacks) {
+            if (runs_distributed(step)) kept.push_back(step);
+        }
+        plan.fallbacks = std::move(kept);
+    }
     if (plan.remove_constant) {
         plan.first.reason +=
             "; singular with the constants as null space (A 1 = 0): solved for b without its "

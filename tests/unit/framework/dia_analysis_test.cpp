@@ -130,6 +130,8 @@ TEST(DiaAnalysis, WindowsOfAMatrixAddUpToTheWholeAnalysis) {
             std::iota(order.begin(), order.end(), 0);
             std::shuffle(order.begin(), order.end(), generator);
             MatrixAnalysis analysis;
+            // The same parts each measured apart and merged from bytes (as ranks do).
+            MatrixAnalysis merged;
             for (const std::size_t part : order) {
                 const std::int64_t begin = cuts[part], end = cuts[part + 1];
                 const std::int64_t first = std::max<std::int64_t>(0, begin - reach);
@@ -144,13 +146,21 @@ TEST(DiaAnalysis, WindowsOfAMatrixAddUpToTheWholeAnalysis) {
                     }
                 }
                 analysis.add(window, begin - first, end - first, first);
+                MatrixAnalysis alone;
+                alone.add(window, begin - first, end - first, first);
+                merged.merge_bytes(alone.to_bytes());
             }
             expect_same(analysis.properties(), analyze(a));
+            expect_same(merged.properties(), analyze(a));
         }
     }
     MatrixAnalysis analysis;
     const DiaData<double> a = testing::laplacian_2d(4);
     EXPECT_THROW(analysis.add(a, 3, a.n + 1), std::invalid_argument);
+    analysis.add(a, 0, a.n);
+    const std::vector<std::byte> bytes = analysis.to_bytes();
+    EXPECT_THROW(analysis.merge_bytes(std::span(bytes).first(bytes.size() - 1)),
+                 std::invalid_argument);
 }
 
 TEST(DiaAnalysis, AgreesWithTheCsrAnalysisOnTheProblemMatrices) {

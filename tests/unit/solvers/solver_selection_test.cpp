@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <utility>
+#include <vector>
 
 #include "simrun/solvers/matrices/conversions.hpp"
 #include "simrun/solvers/selection/matrix_properties.hpp"
@@ -192,6 +194,36 @@ TEST(SolverSelection, IdentityRowsKeepAStencilConstant) {
     a.at(1, 5) = 2.5;
     EXPECT_FALSE(analyze(a).constant_coefficients);
     EXPECT_FALSE(analyze(to_csr(a)).constant_coefficients);
+}
+
+// Rows split over ranks: only what runs distributed. auto keeps CG with Jacobi (saying what
+// multigrid would have done), the chain drops BiCG, ILU(0) and Gauss-Seidel, and a method or
+// preconditioner named that does not run over ranks is refused.
+TEST(SolverSelection, OverRanksOnlyWhatRunsDistributed) {
+    const auto p = analyze(tridiagonal(500, -1, 2.5, -1));
+    SolverRequest request;
+    request.ranks = 3;
+    const SolverPlan plan = plan_solver(p, request);
+    EXPECT_EQ(plan.first.method, Method::cg);
+    EXPECT_EQ(plan.first.preconditioner, PreconditionerKind::jacobi);
+    EXPECT_NE(plan.first.reason.find("split over 3 ranks"), std::string::npos);
+    ASSERT_FALSE(plan.fallbacks.empty());
+    for (const SolverStep& step : plan.fallbacks) {
+        EXPECT_TRUE(step.method == Method::bicgstab || step.method == Method::gmres ||
+                    step.method == Method::jacobi)
+            << step.name();
+        EXPECT_TRUE(step.preconditioner == PreconditionerKind::none ||
+                    step.preconditioner == PreconditionerKind::jacobi)
+            << step.name();
+    }
+    for (const auto& [method, preconditioner] : std::vector<std::pair<const char*, const char*>>{
+             {"cg", "ssor"}, {"bicgstab", "ilu0"}, {"sor", "none"}, {"bicg", "jacobi"}}) {
+        SolverRequest named = SolverRequest::parse(method, preconditioner, "auto");
+        named.ranks = 2;
+        EXPECT_THROW(plan_solver(p, named), std::invalid_argument) << method;
+        named.ranks = 1;
+        EXPECT_NO_THROW(plan_solver(p, named)) << method;
+    }
 }
 
 }  // namespace

@@ -27,6 +27,7 @@ private:
 
 class CpuBackend final : public Backend {
 public:
+    using Backend::Backend;
     BackendKind kind() const override { return BackendKind::cpu; }
     std::string description() const override {
         return "CPU, OpenMP, " + std::to_string(omp_get_max_threads()) + " threads";
@@ -77,6 +78,8 @@ protected:
 
 }  // namespace
 
-std::shared_ptr<const Backend> make_cpu_backend() { return std::make_shared<CpuBackend>(); }
+std::shared_ptr<const Backend> make_cpu_backend(std::shared_ptr<const Communicator> communicator) {
+    return std::make_shared<CpuBackend>(std::move(communicator));
+}
 
 }  // namespace simrun::solvers

@@ -8,7 +8,8 @@
 namespace simrun::solvers {
 namespace cuda {
 
-CudaBackend::CudaBackend(int device) : device_(device) {
+CudaBackend::CudaBackend(int device, std::shared_ptr<const Communicator> communicator)
+    : Backend(std::move(communicator)), device_(device) {
     SIMRUN_CUDA_CHECK(cudaSetDevice(device_));
     SIMRUN_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
     SIMRUN_CUDA_CHECK(cudaMalloc(&reduction_scratch_, reduction_scratch_doubles * sizeof(double)));
@@ -155,7 +156,8 @@ int cuda_device_count() {
 
 bool cuda_compiled() { return true; }
 
-std::shared_ptr<const Backend> make_cuda_backend(int device) {
+std::shared_ptr<const Backend> make_cuda_backend(int device,
+                                                 std::shared_ptr<const Communicator> communicator) {
     const int count = cuda_device_count();
     if (count == 0) {
         throw DeviceUnavailable(
@@ -166,7 +168,7 @@ std::shared_ptr<const Backend> make_cuda_backend(int device) {
         throw DeviceUnavailable("CUDA device " + std::to_string(device) + " requested but only " +
                                 std::to_string(count) + " present");
     }
-    return std::make_shared<cuda::CudaBackend>(device);
+    return std::make_shared<cuda::CudaBackend>(device, std::move(communicator));
 }
 
 }  // namespace simrun::solvers

@@ -16,7 +16,7 @@ constexpr int max_reduction_blocks = 1024;
 
 class CudaBackend final : public Backend {
 public:
-    explicit CudaBackend(int device);
+    CudaBackend(int device, std::shared_ptr<const Communicator> communicator);
     ~CudaBackend() override;
 
     BackendKind kind() const override { return BackendKind::cuda; }

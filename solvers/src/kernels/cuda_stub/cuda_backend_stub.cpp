@@ -4,7 +4,9 @@
 
 namespace simrun::solvers {
 
-std::shared_ptr<const Backend> make_cuda_backend(int) { throw NotCompiled("CUDA"); }
+std::shared_ptr<const Backend> make_cuda_backend(int, std::shared_ptr<const Communicator>) {
+    throw NotCompiled("CUDA");
+}
 int cuda_device_count() { return 0; }
 bool cuda_compiled() { return false; }
 

@@ -9,6 +9,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "simrun/framework/distributed/slab_decomposition.hpp"
 #include "simrun/framework/output/restart_state.hpp"
 #include "simrun/framework/problem/run_spec.hpp"
 #include "simrun/framework/time/time_integrator.hpp"
@@ -29,6 +30,9 @@ struct RunOptions {
     bool write_output = true;
     // Continue from the last step stored in this run file (see Simulation::Simulation).
     std::optional<std::filesystem::path> restart_file;
+    // The ranks the run is split over (solvers::launched_processes): each holds a slab of the
+    // grid (SlabDecomposition); one process by default.
+    std::shared_ptr<const solvers::Communicator> ranks = solvers::single_process();
 };
 
 struct RunSummary {
@@ -68,7 +72,10 @@ public:
     // options.restart_file the state of the last step that file stores (read_restart_state()
     // says what must match). Throws InputError when the initial condition is not finite or
     // the restart file does not fit, solvers::Error when the back-end is unavailable,
-    // std::invalid_argument when the solver cannot handle the matrix.
+    // std::invalid_argument when the solver cannot handle the matrix. Over several ranks
+    // (options.ranks) it is collective, and run() too: every rank holds its slab, rank 0
+    // alone writes the outputs (the fields gathered to it), and a failure met on any rank is
+    // raised on every rank as an AgreedFailure (distributed/agreement.hpp).
     Simulation(RunSpec spec, const RunOptions& options);
     ~Simulation();
 
@@ -87,7 +94,10 @@ public:
     const std::string& backend_reason() const { return backend_reason_; }
     const TimeIntegrator& integrator() const { return *integrator_; }
     double time() const { return integrator_->time(); }
+    // The whole field (over several ranks: gathered on rank 0, empty on the others;
+    // collective).
     std::vector<double> field() const;
+    const SlabDecomposition& slab() const { return slab_; }
     // Where the outputs went (empty paths when output is off or before run()).
     std::filesystem::path pvd_path() const { return pvd_path_; }
     std::filesystem::path h5_path() const { return h5_path_; }
@@ -98,12 +108,18 @@ private:
 
     RunSpec spec_;
     RunOptions options_;
+    SlabDecomposition slab_;
     std::shared_ptr<const solvers::Backend> backend_;
     std::string backend_reason_;
     std::unique_ptr<TimeIntegrator> integrator_;
     std::optional<RestartState> restart_;  // its field released once set in the integrator
     std::filesystem::path pvd_path_, h5_path_;
 };
+
+// The ranks of a distributed run and its decomposition, e.g. "4 (Open MPI v4.1.4, 4 ranks):
+// slabs of 64-65 planes across y, a plane of halo from each neighbour".
+std::string describe_ranks(const Grid& grid, const SlabDecomposition& slab,
+                           const solvers::Backend& backend);
 
 // Every validation constructing a Simulation from `spec` makes (without a restart file), and
 // the first step's data, without allocating the problem: the memory the run needs, the

@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "simrun/solvers/base/communicator.hpp"
 #include "simrun/solvers/base/enum_names.hpp"
 #include "simrun/solvers/base/runtime_kernel.hpp"
 
@@ -64,7 +65,8 @@ private:
 class Backend {
 public:
     virtual ~Backend() = default;
-    Backend() = default;
+    explicit Backend(std::shared_ptr<const Communicator> communicator = single_process())
+        : communicator_(std::move(communicator)) {}
     Backend(const Backend&) = delete;
     Backend& operator=(const Backend&) = delete;
 
@@ -113,9 +115,18 @@ public:
     template <typename T>
     const KernelTable<T>& kernels() const;
 
+    // The ranks a distributed solve splits its vectors over, each rank holding its rows in
+    // this back-end's memory: the reductions of vector_ops (dot, norm2) and of the methods sum
+    // over them. One process unless made with another.
+    const Communicator& communicator() const { return *communicator_; }
+    const std::shared_ptr<const Communicator>& shared_communicator() const { return communicator_; }
+
 protected:
     virtual const KernelTable<float>& float_kernels() const = 0;
     virtual const KernelTable<double>& double_kernels() const = 0;
+
+private:
+    std::shared_ptr<const Communicator> communicator_;
 };
 
 template <>
@@ -127,9 +138,11 @@ inline const KernelTable<double>& Backend::kernels<double>() const {
     return double_kernels();
 }
 
-std::shared_ptr<const Backend> make_cpu_backend();
+std::shared_ptr<const Backend> make_cpu_backend(
+    std::shared_ptr<const Communicator> communicator = single_process());
 // Throws NotCompiled in a build without CUDA, DeviceUnavailable when no GPU can be used.
-std::shared_ptr<const Backend> make_cuda_backend(int device = 0);
+std::shared_ptr<const Backend> make_cuda_backend(
+    int device = 0, std::shared_ptr<const Communicator> communicator = single_process());
 // Number of usable CUDA devices (0 in a build without CUDA or when the driver has none).
 int cuda_device_count();
 bool cuda_compiled();
@@ -151,7 +164,9 @@ struct BackendDecision {
 BackendDecision choose_backend_for_solve(BackendChoice choice, std::int64_t rows);
 // The back-end for a run (many solves, the GPU's start-up spread over them; per iteration the
 // GPU was faster at every size measured, from 900 rows): the one named, or for `automatic`
-// CUDA when a GPU is usable; with the reason.
-BackendDecision choose_backend(BackendChoice choice);
+// CUDA when a GPU is usable; with the reason. Over several ranks, each takes the GPU of its
+// host numbered by its rank on the host (modulo the GPUs there: ranks may share one).
+BackendDecision choose_backend(BackendChoice choice,
+                               std::shared_ptr<const Communicator> communicator = single_process());
 
 }  // namespace simrun::solvers

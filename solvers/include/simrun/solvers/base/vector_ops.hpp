@@ -1,6 +1,8 @@
 #pragma once
 // Vector operations on Arrays, run on the arrays' back-end. Operands must share one back-end
 // and one size; otherwise DimensionMismatch (or std::invalid_argument for mixed back-ends).
+#include <span>
+
 #include "simrun/solvers/base/array.hpp"
 
 namespace simrun::solvers {
@@ -13,7 +15,9 @@ void axpy(T alpha, const Array<T>& x, Array<T>& y);
 // z = x .* y
 template <typename T>
 void multiply(const Array<T>& x, const Array<T>& y, Array<T>& z);
-// Deterministic: the same inputs on the same back-end give the same bits every run.
+// Deterministic: the same inputs on the same back-end give the same bits every run. Over the
+// ranks of the back-end's communicator (a distributed vector, each rank its rows): the ranks'
+// partial products summed in rank order (Communicator::sum), so also the same on every rank.
 template <typename T>
 T dot(const Array<T>& x, const Array<T>& y);
 // As dot, with compensated (Neumaier) summation when `compensated`.
@@ -21,6 +25,10 @@ template <typename T>
 T dot(const Array<T>& x, const Array<T>& y, bool compensated);
 template <typename T>
 T norm2(const Array<T>& x, bool compensated = false);
+// Each value (a rank's partial sums) summed over the ranks of the back-end's communicator, in
+// rank order; nothing to do on one process.
+template <typename T>
+void sum_over_ranks(const Backend& backend, std::span<T> values);
 // y = x (same size and back-end)
 template <typename T>
 void copy(const Array<T>& x, Array<T>& y);

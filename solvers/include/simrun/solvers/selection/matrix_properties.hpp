@@ -1,8 +1,11 @@
 #pragma once
 // Measured properties of a square matrix, from which a solver is chosen (solver_selection.hpp).
+#include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
+#include <vector>
 
 #include "simrun/solvers/matrices/csr_data.hpp"
 #include "simrun/solvers/matrices/dia_data.hpp"
@@ -79,6 +82,12 @@ public:
     void add(const DiaData<T>& window, std::int64_t begin, std::int64_t end,
              std::int64_t window_first = 0);
     MatrixProperties properties(double symmetry_tolerance = 1e-12) const;
+
+    // The measures as bytes, and the merge of another analysis's so written: the rows of a
+    // matrix split over ranks are measured each on its rank and merged on every rank, in rank
+    // order, into the whole's (equal to one analysis of all the windows in that order).
+    std::vector<std::byte> to_bytes() const;
+    void merge_bytes(std::span<const std::byte> bytes);
 
 private:
     struct Measures;

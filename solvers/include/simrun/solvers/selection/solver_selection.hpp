@@ -86,6 +86,11 @@ struct SolverRequest {
     // b's constant part (SolverPlan::remove_constant). Off, such a system with a b outside the
     // range is reported as not converging, as any system without a solution.
     bool remove_constant_null_space = false;
+    // The ranks the rows are split over (a distributed solve: DistributedMatrix): the plan then
+    // holds only what runs across ranks (CG, BiCGStab, GMRES and Jacobi, with no
+    // preconditioner or Jacobi's); multigrid, SSOR, ILU(0), Gauss-Seidel and BiCG (whose
+    // transpose is not split) do not yet.
+    int ranks = 1;
 
     // From the words of the input file and the command line: "auto" or a name of the enum's
     // list (enum_names). Throws std::invalid_argument naming the accepted words.

@@ -1,0 +1,72 @@
+#pragma once
+// How the ranks of a distributed run stop together. A failure one rank meets alone (data that
+// is not finite at a node of its slab, a file it cannot read, a write that fails) would leave
+// the others waiting in their next collective for ever. So the places where a rank may fail on
+// its own are followed by an agreement, a collective every rank reaches, where the ranks learn
+// whether any failed: then every rank raises the same AgreedFailure (the lowest failing rank's,
+// as it raised it) and the run ends alike everywhere, reported once.
+//
+// A rank that fails skips the agreements between its failure and the next one it reaches; that
+// one meets the others' next agreement, which is why no other collective may stand between a
+// place a rank may fail alone and the next agreement. An AgreedFailure passes through the
+// enclosing agreements without another (every rank knows it already). On one process nothing
+// is exchanged and exceptions pass unchanged.
+#include <exception>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <utility>
+
+#include "simrun/solvers/base/communicator.hpp"
+
+namespace simrun::framework {
+
+class AgreedFailure : public std::runtime_error {
+public:
+    // input: an InputError or std::invalid_argument (the input asks for what cannot be done:
+    // exit 2); failure: anything else (exit 1).
+    enum class Kind { input, failure };
+    AgreedFailure(Kind kind, int rank, bool every_rank, const std::string& message)
+        : std::runtime_error(message), kind_(kind), rank_(rank), every_rank_(every_rank) {}
+    Kind kind() const { return kind_; }
+    // The lowest rank that failed, and whether every rank failed with this very message (a
+    // decision all ranks made alike: a solve that did not converge, an unstable step).
+    int rank() const { return rank_; }
+    bool every_rank() const { return every_rank_; }
+
+private:
+    Kind kind_;
+    int rank_;
+    bool every_rank_;
+};
+
+// The agreement: `failure` is this rank's (null where it did not fail). Collective. Throws
+// AgreedFailure on every rank when any failed; returns where none did. On one process,
+// rethrows `failure` as it is.
+void agree(const solvers::Communicator& ranks, std::exception_ptr failure);
+
+// Runs work() and then the agreement on whether it failed on any rank (see above).
+template <typename Work>
+auto agreeing(const solvers::Communicator& ranks, Work&& work) -> decltype(work()) {
+    if (ranks.size() == 1) return work();
+    std::exception_ptr failure;
+    try {
+        if constexpr (std::is_void_v<decltype(work())>) {
+            work();
+            agree(ranks, nullptr);
+            return;
+        } else {
+            auto result = work();
+            agree(ranks, nullptr);
+            return result;
+        }
+    } catch (const AgreedFailure&) {
+        throw;
+    } catch (...) {
+        failure = std::current_exception();
+    }
+    agree(ranks, failure);
+    throw std::logic_error("agreement returned after a failure");  // agree() threw
+}
+
+}  // namespace simrun::framework

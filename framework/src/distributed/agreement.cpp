@@ -1,0 +1,71 @@
+#include "simrun/framework/distributed/agreement.hpp"
+
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include "simrun/framework/config/input_error.hpp"
+
+namespace simrun::framework {
+namespace {
+
+// On the wire: the kind (-1: no failure) and the message.
+std::vector<std::byte> record(std::exception_ptr failure) {
+    std::int32_t kind = -1;
+    std::string message;
+    if (failure) {
+        try {
+            std::rethrow_exception(failure);
+        } catch (const InputError& e) {
+            kind = static_cast<std::int32_t>(AgreedFailure::Kind::input);
+            message = e.what();
+        } catch (const std::invalid_argument& e) {
+            kind = static_cast<std::int32_t>(AgreedFailure::Kind::input);
+            message = e.what();
+        } catch (const std::exception& e) {
+            kind = static_cast<std::int32_t>(AgreedFailure::Kind::failure);
+            message = e.what();
+        } catch (...) {
+            kind = static_cast<std::int32_t>(AgreedFailure::Kind::failure);
+            message = "an unknown exception";
+        }
+    }
+    std::vector<std::byte> bytes(sizeof kind + message.size());
+    std::memcpy(bytes.data(), &kind, sizeof kind);
+    std::memcpy(bytes.data() + sizeof kind, message.data(), message.size());
+    return bytes;
+}
+
+}  // namespace
+
+void agree(const solvers::Communicator& ranks, std::exception_ptr failure) {
+    if (ranks.size() == 1) {
+        if (failure) std::rethrow_exception(failure);
+        return;
+    }
+    const auto records = ranks.all_gather(record(failure));
+    int first = -1, failed = 0;
+    std::string message;
+    bool same = true;
+    std::int32_t kind = -1;
+    for (std::size_t r = 0; r < records.size(); ++r) {
+        std::int32_t k = -1;
+        std::memcpy(&k, records[r].data(), sizeof k);
+        if (k < 0) continue;
+        const std::string text(reinterpret_cast<const char*>(records[r].data()) + sizeof k,
+                               records[r].size() - sizeof k);
+        ++failed;
+        if (first < 0) {
+            first = static_cast<int>(r);
+            message = text;
+            kind = k;
+        } else {
+            same = same && text == message;
+        }
+    }
+    if (first < 0) return;
+    const bool every_rank = same && failed == ranks.size();
+    throw AgreedFailure(static_cast<AgreedFailure::Kind>(kind), first, every_rank, message);
+}
+
+}  // namespace simrun::framework

@@ -1,0 +1,49 @@
+#include "simrun/solvers/base/communicator.hpp"
+
+#include <cstdlib>
+
+namespace simrun::solvers {
+
+double Communicator::sum(double value) const {
+    sum(std::span<double>(&value, 1));
+    return value;
+}
+
+namespace {
+
+class SingleProcess final : public Communicator {
+public:
+    int rank() const override { return 0; }
+    int size() const override { return 1; }
+    int host_rank() const override { return 0; }
+    void sum(std::span<double>) const override {}
+    double min(double value) const override { return value; }
+    std::vector<std::vector<std::byte>> all_gather(
+        std::span<const std::byte> bytes) const override {
+        return {std::vector<std::byte>(bytes.begin(), bytes.end())};
+    }
+    std::vector<double> gather(std::span<const double> values, int) const override {
+        return {values.begin(), values.end()};
+    }
+    std::unique_ptr<PendingExchange> start_exchange(
+        std::span<const Message> sends, std::span<const Message> receives) const override {
+        struct Nothing final : PendingExchange {
+            void finish() override {}
+        };
+        // One process has no other rank to exchange with.
+        if (!sends.empty() || !receives.empty()) std::abort();
+        return std::make_unique<Nothing>();
+    }
+    void barrier() const override {}
+    [[noreturn]] void abort(int code) const override { std::_Exit(code); }
+    std::string describe() const override { return "one process"; }
+};
+
+}  // namespace
+
+std::shared_ptr<const Communicator> single_process() {
+    static const auto one = std::make_shared<const SingleProcess>();
+    return one;
+}
+
+}  // namespace simrun::solvers

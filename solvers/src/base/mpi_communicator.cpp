@@ -1,0 +1,179 @@
+// The communicator of the processes an MPI launcher started (MPI_COMM_WORLD). Compiled where
+// CMake found MPI; mpi_absent.cpp stands in elsewhere. The C API only: Open MPI's and MPICH's
+// deprecated C++ bindings are left out (they would need a library of their own).
+#define OMPI_SKIP_MPICXX 1
+#define MPICH_SKIP_MPICXX 1
+#include <mpi.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstdlib>
+#include <stdexcept>
+
+#include "simrun/solvers/base/communicator.hpp"
+
+namespace simrun::solvers {
+namespace {
+
+// Whether an MPI launcher started this process: Open MPI's mpirun, MPICH's Hydra and Slurm
+// (PMI), or a PMIx launcher (srun, Open MPI 5).
+bool started_by_launcher() {
+    for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK"}) {
+        if (std::getenv(name) != nullptr) return true;
+    }
+    return false;
+}
+
+int to_int(std::size_t count, const char* what) {
+    if (count > static_cast<std::size_t>(INT_MAX)) {
+        throw std::length_error(std::string("MPI: ") + what + " of " + std::to_string(count) +
+                                " elements exceeds MPI's int counts");
+    }
+    return static_cast<int>(count);
+}
+
+class MpiExchange final : public PendingExchange {
+public:
+    explicit MpiExchange(std::vector<MPI_Request> requests) : requests_(std::move(requests)) {}
+    ~MpiExchange() override {
+        if (!requests_.empty()) finish();
+    }
+    void finish() override {
+        MPI_Waitall(static_cast<int>(requests_.size()), requests_.data(), MPI_STATUSES_IGNORE);
+        requests_.clear();
+    }
+
+private:
+    std::vector<MPI_Request> requests_;
+};
+
+class MpiWorld final : public Communicator {
+public:
+    MpiWorld(int& argc, char**& argv) {
+        int provided = 0;
+        // Only the main thread calls MPI (OpenMP threads compute; writer threads write files).
+        MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+        MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
+        MPI_Comm_size(MPI_COMM_WORLD, &size_);
+        MPI_Comm host;
+        MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &host);
+        MPI_Comm_rank(host, &host_rank_);
+        MPI_Comm_free(&host);
+    }
+    ~MpiWorld() override {
+        int finalized = 0;
+        MPI_Finalized(&finalized);
+        if (!finalized) MPI_Finalize();
+    }
+
+    int rank() const override { return rank_; }
+    int size() const override { return size_; }
+    int host_rank() const override { return host_rank_; }
+
+    // Traffic: K m doubles received per rank; the sum runs in rank order on each.
+    void sum(std::span<double> values) const override {
+        if (values.empty()) return;
+        const int m = to_int(values.size(), "a sum");
+        std::vector<double> all(values.size() * static_cast<std::size_t>(size_));
+        MPI_Allgather(values.data(), m, MPI_DOUBLE, all.data(), m, MPI_DOUBLE, MPI_COMM_WORLD);
+        for (std::size_t i = 0; i < values.size(); ++i) {
+            double total = all[i];
+            for (int r = 1; r < size_; ++r)
+                total += all[static_cast<std::size_t>(r) * values.size() + i];
+            values[i] = total;
+        }
+    }
+    double min(double value) const override {
+        double result = value;
+        MPI_Allreduce(&value, &result, 1, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD);
+        return result;
+    }
+    std::vector<std::vector<std::byte>> all_gather(
+        std::span<const std::byte> bytes) const override {
+        const int count = to_int(bytes.size(), "a gather");
+        std::vector<int> counts(static_cast<std::size_t>(size_));
+        MPI_Allgather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, MPI_COMM_WORLD);
+        std::vector<int> displacements(counts.size());
+        long long total = 0;
+        for (std::size_t r = 0; r < counts.size(); ++r) {
+            displacements[r] = to_int(static_cast<std::size_t>(total), "a gather");
+            total += counts[r];
+        }
+        std::vector<std::byte> all(static_cast<std::size_t>(total));
+        MPI_Allgatherv(bytes.data(), count, MPI_BYTE, all.data(), counts.data(),
+                       displacements.data(), MPI_BYTE, MPI_COMM_WORLD);
+        std::vector<std::vector<std::byte>> result(counts.size());
+        for (std::size_t r = 0; r < counts.size(); ++r) {
+            const auto first = all.begin() + displacements[r];
+            result[r].assign(first, first + counts[r]);
+        }
+        return result;
+    }
+    std::vector<double> gather(std::span<const double> values, int root) const override {
+        const int count = to_int(values.size(), "a gather");
+        std::vector<int> counts(static_cast<std::size_t>(size_));
+        MPI_Gather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, root, MPI_COMM_WORLD);
+        std::vector<int> displacements(counts.size());
+        std::size_t total = 0;
+        if (rank_ == root) {
+            for (std::size_t r = 0; r < counts.size(); ++r) {
+                displacements[r] = to_int(total, "a gather");
+                total += static_cast<std::size_t>(counts[r]);
+            }
+        }
+        std::vector<double> all(total);
+        MPI_Gatherv(values.data(), count, MPI_DOUBLE, all.data(), counts.data(),
+                    displacements.data(), MPI_DOUBLE, root, MPI_COMM_WORLD);
+        return all;
+    }
+    std::unique_ptr<PendingExchange> start_exchange(
+        std::span<const Message> sends, std::span<const Message> receives) const override {
+        std::vector<MPI_Request> requests(sends.size() + receives.size());
+        std::size_t i = 0;
+        for (const Message& m : receives) {
+            MPI_Irecv(m.bytes.data(), to_int(m.bytes.size(), "a message"), MPI_BYTE, m.rank, 0,
+                      MPI_COMM_WORLD, &requests[i++]);
+        }
+        for (const Message& m : sends) {
+            MPI_Isend(m.bytes.data(), to_int(m.bytes.size(), "a message"), MPI_BYTE, m.rank, 0,
+                      MPI_COMM_WORLD, &requests[i++]);
+        }
+        return std::make_unique<MpiExchange>(std::move(requests));
+    }
+    void barrier() const override { MPI_Barrier(MPI_COMM_WORLD); }
+    [[noreturn]] void abort(int code) const override {
+        MPI_Abort(MPI_COMM_WORLD, code);
+        std::_Exit(code);
+    }
+    std::string describe() const override {
+        std::string library = mpi_library_version();
+        return library.substr(0, library.find(',')) + ", " + std::to_string(size_) +
+               (size_ == 1 ? " rank" : " ranks");
+    }
+
+private:
+    int rank_ = 0, size_ = 1, host_rank_ = 0;
+};
+
+}  // namespace
+
+std::shared_ptr<const Communicator> launched_processes(int& argc, char**& argv) {
+    if (!started_by_launcher()) return single_process();
+    return std::make_shared<const MpiWorld>(argc, argv);
+}
+
+bool mpi_compiled() { return true; }
+
+std::string mpi_library_version() {
+    char text[MPI_MAX_LIBRARY_VERSION_STRING];
+    int length = 0;
+    MPI_Get_library_version(text, &length);
+    std::string version(text, static_cast<std::size_t>(length));
+    version = version.substr(0, version.find('\n'));
+    while (!version.empty() && (version.back() == '\0' || version.back() == ' ')) {
+        version.pop_back();
+    }
+    return version;
+}
+
+}  // namespace simrun::solvers

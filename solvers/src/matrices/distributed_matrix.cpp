@@ -1,0 +1,205 @@
+#include "simrun/solvers/matrices/distributed_matrix.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+
+#include "base/kernel_table.hpp"
+
+namespace simrun::solvers {
+
+template <typename T>
+SplitBlock<T> split_block(DiaData<T> block) {
+    SplitBlock<T> split;
+    const std::int64_t n = block.n;
+    // Per diagonal, the rows whose column leaves the block: rows [0, -o) before it for o < 0,
+    // rows [n - o, n) after it for o > 0.
+    for (int d = 0; d < block.num_diagonals(); ++d) {
+        const std::int64_t o = block.offsets[static_cast<std::size_t>(d)];
+        if (o == 0) continue;
+        const std::int64_t first = o < 0 ? 0 : std::max<std::int64_t>(0, n - o);
+        const std::int64_t last = o < 0 ? std::min(n, -o) : n;
+        typename NeighbourCouplings<T>::Run run;
+        run.row = first;
+        bool any = false;
+        for (std::int64_t i = first; i < last; ++i) {
+            T& entry = block.at(d, i);
+            any = any || entry != T(0);
+            run.values.push_back(entry);
+            entry = T(0);
+        }
+        if (!any) continue;
+        // The halo row of row `first`'s column: before, counted back from the neighbour's end
+        // (fixed below, once the width is known); after, from its start.
+        NeighbourCouplings<T>& side = o < 0 ? split.before : split.after;
+        run.halo_row = o < 0 ? first + o : first + o - n;
+        side.width = std::max(side.width, o < 0 ? -o : o);
+        side.runs.push_back(std::move(run));
+    }
+    for (auto& run : split.before.runs) run.halo_row += split.before.width;
+    // A diagonal reaching past the whole block (a block of one grid plane) holds no entry of it.
+    DiaData<T> inner{n, {}, {}};
+    for (int d = 0; d < block.num_diagonals(); ++d) {
+        const std::int64_t o = block.offsets[static_cast<std::size_t>(d)];
+        if (o <= -n || o >= n) continue;
+        inner.offsets.push_back(static_cast<int>(o));
+        inner.values.insert(inner.values.end(), block.values.begin() + d * n,
+                            block.values.begin() + (d + 1) * n);
+    }
+    split.inner = std::move(inner);
+    return split;
+}
+
+template <typename T>
+struct DistributedMatrix<T>::Halo {
+    const Backend& backend;
+    const Communicator& ranks;
+    // Rows sent to the rank before (this block's first `send_before`) and after (its last).
+    std::int64_t send_before = 0, send_after = 0;
+    NeighbourCouplings<T> before, after;
+    Array<T> received_before, received_after;                 // the halo on the back-end
+    Array<T> values;                                          // every run's values, runs in order
+    std::vector<std::int64_t> before_offsets, after_offsets;  // of each run in `values`
+    T* staging = nullptr;  // pinned host: send before, send after, receive before, after
+    std::size_t staged = 0;
+
+    Halo(const std::shared_ptr<const Backend>& on, NeighbourCouplings<T> b, NeighbourCouplings<T> a)
+        : backend(*on), ranks(on->communicator()), before(std::move(b)), after(std::move(a)) {}
+    ~Halo() {
+        if (staging != nullptr) backend.release_host(staging);
+    }
+    T* send_before_buffer() const { return staging; }
+    T* send_after_buffer() const { return staging + send_before; }
+    T* receive_before_buffer() const { return staging + send_before + send_after; }
+    T* receive_after_buffer() const { return staging + send_before + send_after + before.width; }
+};
+
+namespace {
+
+struct BlockShape {
+    std::int64_t rows, before, after;
+};
+
+template <typename T>
+std::size_t bytes_of(std::int64_t rows) {
+    return static_cast<std::size_t>(rows) * sizeof(T);
+}
+
+}  // namespace
+
+template <typename T>
+DistributedMatrix<T>::DistributedMatrix(std::unique_ptr<LinearOperator<T>> inner,
+                                        NeighbourCouplings<T> before, NeighbourCouplings<T> after)
+    : inner_(std::move(inner)) {
+    halo_ = std::make_unique<Halo>(inner_->backend(), std::move(before), std::move(after));
+    Halo& h = *halo_;
+    const Communicator& ranks = h.ranks;
+    const int rank = ranks.rank(), count = ranks.size();
+    // Every rank learns every block's size and reach, and so finds the same faults.
+    const BlockShape mine{static_cast<std::int64_t>(inner_->size()), h.before.width, h.after.width};
+    const auto gathered = ranks.all_gather(std::as_bytes(std::span(&mine, 1)));
+    std::vector<BlockShape> blocks(gathered.size());
+    for (std::size_t r = 0; r < gathered.size(); ++r) {
+        std::memcpy(&blocks[r], gathered[r].data(), sizeof(BlockShape));
+    }
+    for (int r = 0; r < count; ++r) {
+        const BlockShape& b = blocks[static_cast<std::size_t>(r)];
+        const std::string who =
+            "the rows of rank " + std::to_string(r) + " (" + std::to_string(b.rows) + " rows)";
+        if ((r == 0 && b.before > 0) || (r == count - 1 && b.after > 0)) {
+            throw std::invalid_argument(who + " couple to columns outside the matrix");
+        }
+        if (r > 0 && b.before > blocks[static_cast<std::size_t>(r - 1)].rows) {
+            throw std::invalid_argument(who + " reach " + std::to_string(b.before) +
+                                        " rows back, further than rank " + std::to_string(r - 1) +
+                                        "'s block: use fewer ranks");
+        }
+        if (r + 1 < count && b.after > blocks[static_cast<std::size_t>(r + 1)].rows) {
+            throw std::invalid_argument(who + " reach " + std::to_string(b.after) +
+                                        " rows ahead, further than rank " + std::to_string(r + 1) +
+                                        "'s block: use fewer ranks");
+        }
+    }
+    if (rank > 0) h.send_before = blocks[static_cast<std::size_t>(rank - 1)].after;
+    if (rank + 1 < count) h.send_after = blocks[static_cast<std::size_t>(rank + 1)].before;
+
+    const std::shared_ptr<const Backend>& backend = inner_->backend();
+    h.received_before = Array<T>(backend, static_cast<std::size_t>(h.before.width));
+    h.received_after = Array<T>(backend, static_cast<std::size_t>(h.after.width));
+    std::vector<T> values;
+    for (auto* side : {&h.before, &h.after}) {
+        auto& offsets = side == &h.before ? h.before_offsets : h.after_offsets;
+        for (const auto& run : side->runs) {
+            offsets.push_back(static_cast<std::int64_t>(values.size()));
+            values.insert(values.end(), run.values.begin(), run.values.end());
+        }
+    }
+    h.values = Array<T>::from_host(backend, values);
+    h.staged =
+        static_cast<std::size_t>(h.send_before + h.send_after + h.before.width + h.after.width);
+    if (h.staged > 0) h.staging = static_cast<T*>(backend->allocate_host(h.staged * sizeof(T)));
+}
+
+template <typename T>
+DistributedMatrix<T>::~DistributedMatrix() = default;
+
+template <typename T>
+void DistributedMatrix<T>::apply(const Array<T>& x, Array<T>& y) const {
+    Halo& h = *halo_;
+    const std::int64_t n = static_cast<std::int64_t>(size());
+    if (x.size() != size() || y.size() != size()) {
+        throw DimensionMismatch("distributed product: " + std::to_string(x.size()) + " and " +
+                                std::to_string(y.size()) + " values for a block of " +
+                                std::to_string(n) + " rows");
+    }
+    const Backend& backend = h.backend;
+    const int rank = h.ranks.rank();
+    // The rows the neighbours reach, staged on the host (waits for x).
+    if (h.send_before > 0)
+        backend.copy_to_host(h.send_before_buffer(), x.data(), bytes_of<T>(h.send_before));
+    if (h.send_after > 0) {
+        backend.copy_to_host(h.send_after_buffer(), x.data() + (n - h.send_after),
+                             bytes_of<T>(h.send_after));
+    }
+    const auto message = [](int to, T* buffer, std::int64_t rows) {
+        return Message{to, std::span(reinterpret_cast<std::byte*>(buffer), bytes_of<T>(rows))};
+    };
+    std::vector<Message> sends, receives;
+    if (h.send_before > 0)
+        sends.push_back(message(rank - 1, h.send_before_buffer(), h.send_before));
+    if (h.send_after > 0) sends.push_back(message(rank + 1, h.send_after_buffer(), h.send_after));
+    if (h.before.width > 0) {
+        receives.push_back(message(rank - 1, h.receive_before_buffer(), h.before.width));
+    }
+    if (h.after.width > 0) {
+        receives.push_back(message(rank + 1, h.receive_after_buffer(), h.after.width));
+    }
+    const auto exchange = h.ranks.start_exchange(sends, receives);
+    // The block's own rows while the halo travels (issued asynchronously on a GPU).
+    inner_->apply(x, y);
+    exchange->finish();
+    const KernelTable<T>& k = backend.kernels<T>();
+    const auto add = [&](const NeighbourCouplings<T>& side,
+                         const std::vector<std::int64_t>& offsets, Array<T>& halo,
+                         const T* received) {
+        if (side.width == 0) return;
+        halo.copy_from_host(std::span<const T>(received, static_cast<std::size_t>(side.width)));
+        for (std::size_t r = 0; r < side.runs.size(); ++r) {
+            const auto& run = side.runs[r];
+            k.scaled_axpy(backend, run.values.size(), T(1), h.values.data() + offsets[r],
+                          halo.data() + run.halo_row, y.data() + run.row);
+        }
+    };
+    add(h.before, h.before_offsets, h.received_before, h.receive_before_buffer());
+    add(h.after, h.after_offsets, h.received_after, h.receive_after_buffer());
+}
+
+template struct SplitBlock<float>;
+template struct SplitBlock<double>;
+template SplitBlock<float> split_block(DiaData<float>);
+template SplitBlock<double> split_block(DiaData<double>);
+template class DistributedMatrix<float>;
+template class DistributedMatrix<double>;
+
+}  // namespace simrun::solvers

@@ -1,0 +1,180 @@
+// A matrix split over ranks (here threads of one process, tests/support/thread_ranks.hpp): the
+// product of the blocks with their halo equals the whole product, and a solve over the ranks
+// takes the iterations of one process to the same solution. Built per back-end: on CUDA the
+// ranks share the GPU, and the halo goes through host staging as it does under MPI.
+#include "simrun/solvers/matrices/distributed_matrix.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <stdexcept>
+#include <vector>
+
+#include "simrun/solvers/base/array.hpp"
+#include "simrun/solvers/base/vector_ops.hpp"
+#include "simrun/solvers/matrices/conversions.hpp"
+#include "simrun/solvers/matrices/dia_matrix.hpp"
+#include "simrun/solvers/selection/linear_system_solver.hpp"
+#include "simrun/solvers/selection/matrix_properties.hpp"
+#include "support/test_backend.hpp"
+#include "support/test_matrices.hpp"
+#include "support/thread_ranks.hpp"
+
+namespace simrun::solvers {
+namespace {
+
+using testing::test_backend;
+using testing::ThreadRanks;
+
+// Rows [first, first + rows) of `a` in the block's numbering, entries beyond it kept.
+DiaData<double> block_of(const DiaData<double>& a, std::int64_t first, std::int64_t rows) {
+    DiaData<double> block{rows, a.offsets, std::vector<double>(a.offsets.size() * rows)};
+    for (int d = 0; d < a.num_diagonals(); ++d) {
+        std::copy_n(a.values.begin() + d * a.n + first, rows, block.values.begin() + d * rows);
+    }
+    return block;
+}
+
+// The first row of each of `ranks` blocks of n rows, the first n mod ranks blocks one longer.
+std::vector<std::int64_t> block_starts(std::int64_t n, int ranks) {
+    std::vector<std::int64_t> first{0};
+    for (int r = 0; r < ranks; ++r) first.push_back(first.back() + n / ranks + (r < n % ranks));
+    return first;
+}
+
+// A banded matrix with random entries on the offsets of a 2D grid's stencil (+-1, +-width),
+// the entries that would leave the matrix zero.
+DiaData<double> random_band(std::int64_t n, int width, unsigned seed) {
+    std::mt19937 generator(seed);
+    std::uniform_real_distribution<double> value(-1.0, 1.0);
+    DiaData<double> a{n, {-width, -1, 0, 1, width}, {}};
+    a.values.resize(5 * static_cast<std::size_t>(n));
+    for (int d = 0; d < 5; ++d) {
+        for (std::int64_t i = 0; i < n; ++i) {
+            const std::int64_t j = i + a.offsets[static_cast<std::size_t>(d)];
+            a.at(d, i) = j >= 0 && j < n ? value(generator) : 0.0;
+        }
+    }
+    return a;
+}
+
+TEST(DistributedMatrix, BlocksWithTheirHaloGiveTheWholeProduct) {
+    SIMRUN_SKIP_WITHOUT_BACKEND(test_backend());
+    const std::int64_t n = 61;
+    const int width = 7;
+    const DiaData<double> a = random_band(n, width, 11);
+    std::vector<double> x(static_cast<std::size_t>(n));
+    std::mt19937 generator(5);
+    for (double& v : x) v = std::uniform_real_distribution<double>(-1, 1)(generator);
+    std::vector<double> expected(static_cast<std::size_t>(n), 0.0);
+    for (std::int64_t i = 0; i < n; ++i) {
+        for (int d = 0; d < a.num_diagonals(); ++d) {
+            const std::int64_t j = i + a.offsets[static_cast<std::size_t>(d)];
+            if (j >= 0 && j < n) expected[i] += a.at(d, i) * x[static_cast<std::size_t>(j)];
+        }
+    }
+    for (const int count : {2, 3, 4}) {
+        SCOPED_TRACE(std::to_string(count) + " ranks");
+        const std::vector<std::int64_t> first = block_starts(n, count);
+        ThreadRanks ranks(count);
+        ranks.run([&](std::shared_ptr<const Communicator> communicator) {
+            const int r = communicator->rank();
+            const std::int64_t begin = first[r], rows = first[r + 1] - first[r];
+            const auto backend = test_backend(communicator);
+            SplitBlock<double> split = split_block(block_of(a, begin, rows));
+            // Only the stencil's +-width diagonals reach the neighbours (+-1 crosses too, where
+            // its entry at the block's edge is nonzero).
+            EXPECT_EQ(split.before.width, r == 0 ? 0 : width);
+            EXPECT_EQ(split.after.width, r == count - 1 ? 0 : width);
+            const DistributedMatrix<double> block(
+                std::make_unique<DiaMatrix<double>>(backend, split.inner), std::move(split.before),
+                std::move(split.after));
+            const auto xs = std::span<const double>(x).subspan(static_cast<std::size_t>(begin),
+                                                               static_cast<std::size_t>(rows));
+            const Array<double> local = Array<double>::from_host(backend, xs);
+            Array<double> y(backend, static_cast<std::size_t>(rows));
+            block.apply(local, y);
+            const std::vector<double> got = y.to_host();
+            for (std::int64_t i = 0; i < rows; ++i) {
+                const double want = expected[static_cast<std::size_t>(begin + i)];
+                EXPECT_NEAR(got[static_cast<std::size_t>(i)], want, 1e-14 * (1 + std::abs(want)))
+                    << "row " << begin + i;
+            }
+        });
+    }
+}
+
+TEST(DistributedMatrix, ABlockNarrowerThanTheBandIsRefusedOnEveryRank) {
+    SIMRUN_SKIP_WITHOUT_BACKEND(test_backend());
+    const DiaData<double> a = random_band(20, 7, 3);
+    const std::vector<std::int64_t> first{0, 15, 20};  // rank 1: 5 rows, the band reaches 7
+    ThreadRanks ranks(2);
+    ranks.run([&](std::shared_ptr<const Communicator> communicator) {
+        const int r = communicator->rank();
+        const auto backend = test_backend(communicator);
+        SplitBlock<double> split = split_block(block_of(a, first[r], first[r + 1] - first[r]));
+        EXPECT_THROW(
+            DistributedMatrix<double>(std::make_unique<DiaMatrix<double>>(backend, split.inner),
+                                      std::move(split.before), std::move(split.after)),
+            std::invalid_argument);
+    });
+}
+
+// CG + Jacobi on a 2D Laplacian (a grid's stencil, the band nx wide) over 1 to 4 ranks: the
+// iterations of one process (the sums differ only in rounding) and the same solution.
+TEST(DistributedMatrix, SolveOverRanksTakesTheIterationsOfOneProcess) {
+    SIMRUN_SKIP_WITHOUT_BACKEND(test_backend());
+    const auto one = [](double, double, double) { return 1.0; };
+    const DiaData<double> a = to_dia(testing::diffusion_matrix(14, 2, one));
+    const auto n = static_cast<std::size_t>(a.n);
+    std::vector<double> b(n);
+    for (std::size_t i = 0; i < n; ++i) b[i] = std::sin(0.37 * static_cast<double>(i)) + 0.5;
+    SolverRequest request = SolverRequest::parse("cg", "jacobi", "dia");
+    MethodParameters parameters;
+    parameters.criteria.relative_tolerance = 1e-10;
+    const SolverPlan plan = plan_solver(analyze(a), request);
+    const auto backend = test_backend();
+    const LinearSystemSolver<double> whole(backend, a, plan, parameters);
+    Array<double> x1(backend, n);
+    fill(x1, 0.0);
+    const SolveReport reference = whole.solve(Array<double>::from_host(backend, b), x1);
+    ASSERT_TRUE(reference.converged());
+    const std::vector<double> u1 = x1.to_host();
+    for (const int count : {2, 3, 4}) {
+        SCOPED_TRACE(std::to_string(count) + " ranks");
+        request.ranks = count;
+        const SolverPlan split_plan = plan_solver(analyze(a), request);
+        const std::vector<std::int64_t> first = block_starts(a.n, count);
+        std::vector<double> residuals(static_cast<std::size_t>(count));
+        ThreadRanks ranks(count);
+        ranks.run([&](std::shared_ptr<const Communicator> communicator) {
+            const int r = communicator->rank();
+            const std::int64_t begin = first[r], rows = first[r + 1] - first[r];
+            const auto on = test_backend(communicator);
+            const LinearSystemSolver<double> solver(on, block_of(a, begin, rows), split_plan,
+                                                    parameters);
+            const auto part = [&](const std::vector<double>& v) {
+                return std::span<const double>(v).subspan(static_cast<std::size_t>(begin),
+                                                          static_cast<std::size_t>(rows));
+            };
+            Array<double> x(on, static_cast<std::size_t>(rows));
+            fill(x, 0.0);
+            const SolveReport report = solver.solve(Array<double>::from_host(on, part(b)), x);
+            EXPECT_TRUE(report.converged());
+            EXPECT_EQ(report.total_iterations(), reference.total_iterations());
+            residuals[static_cast<std::size_t>(r)] = report.result().relative_residual();
+            const std::vector<double> got = x.to_host();
+            const auto want = part(u1);
+            for (std::size_t i = 0; i < got.size(); ++i) {
+                EXPECT_NEAR(got[i], want[i], 1e-12 * (1 + std::abs(want[i])));
+            }
+        });
+        // The reductions are global: every rank saw the same residuals, to the bit.
+        for (const double residual : residuals) EXPECT_EQ(residual, residuals[0]);
+    }
+}
+
+}  // namespace
+}  // namespace simrun::solvers

@@ -1,0 +1,245 @@
+// Distributed runs under mpirun (2 cores in CI: --oversubscribe): every input split over 1 to 4
+// ranks gives the fields of one rank; the same input on the same ranks gives the same bits every
+// run; a restart changes the rank count; input errors and failures end every rank alike, within
+// a time limit (a hang fails the test instead of stalling CI).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "support/run_file.hpp"
+#include "support/run_simrun.hpp"
+
+namespace simrun {
+namespace {
+
+using testing::CommandResult;
+using testing::RunFile;
+using testing::TemporaryDirectory;
+
+// The launcher, bounded in time: as root (CI containers) Open MPI must be told that is meant;
+// shared memory between the ranks of this host only; ranks may outnumber the cores.
+std::string mpirun(int ranks) {
+    return "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self,vader "
+           "OMPI_MCA_btl_vader_single_copy_mechanism=none OMPI_MCA_rmaps_base_oversubscribe=1 "
+           "OMP_NUM_THREADS=1 timeout -k 10 120 " SIMRUN_MPIEXEC " -np " +
+           std::to_string(ranks);
+}
+
+CommandResult run_ranks(int ranks, const std::string& arguments, const TemporaryDirectory& dir) {
+    return testing::run_simrun(arguments, dir.path(), mpirun(ranks));
+}
+
+std::string step_group(std::int64_t step) {
+    char name[32];
+    std::snprintf(name, sizeof name, "/steps/%06lld", static_cast<long long>(step));
+    return name;
+}
+
+// The run file a run wrote into `directory`.
+std::filesystem::path run_file_in(const std::filesystem::path& directory) {
+    for (const auto& entry : std::filesystem::directory_iterator(directory)) {
+        if (entry.path().extension() == ".h5") return entry.path();
+    }
+    return directory / "none.h5";
+}
+
+// max |a - b| / max |a|
+double relative_difference(const std::vector<double>& a, const std::vector<double>& b) {
+    EXPECT_EQ(a.size(), b.size());
+    double difference = 0, scale = 0;
+    for (std::size_t i = 0; i < std::min(a.size(), b.size()); ++i) {
+        difference = std::max(difference, std::abs(a[i] - b[i]));
+        scale = std::max(scale, std::abs(a[i]));
+    }
+    return scale > 0 ? difference / scale : difference;
+}
+
+struct Case {
+    std::string input;     // in inputs/
+    std::string settings;  // --set ... making it small
+};
+void PrintTo(const Case& c, std::ostream* out) { *out << c.input; }
+
+std::string case_name(const ::testing::TestParamInfo<Case>& info) {
+    std::string name = info.param.input.substr(0, info.param.input.find('.'));
+    std::replace(name.begin(), name.end(), '-', '_');
+    return name;
+}
+
+class DistributedRun : public ::testing::TestWithParam<Case> {};
+
+// One rank, then 2, 3 and 4 (uneven slabs among them): the last step's field agrees to 1e-12
+// relative. CG + Jacobi on one rank too, so that the method is the same (one process would
+// choose multigrid for the Poisson problems); tight tolerances, so that what remains is the
+// rounding of sums taken in another order.
+TEST_P(DistributedRun, TwoThreeAndFourRanksGiveTheFieldOfOne) {
+    TemporaryDirectory dir;
+    const Case& c = GetParam();
+    const std::string common = std::string(SIMRUN_SOURCE_DIR) + "/inputs/" + c.input +
+                               " --backend cpu --quiet --set output.vtk=false " + c.settings;
+    const auto one = run_ranks(1, common + " --output r1", dir);
+    ASSERT_EQ(one.exit_code, 0) << one.err;
+    const RunFile reference(run_file_in(dir.path() / "r1"));
+    ASSERT_TRUE(reference.is_open());
+    const std::int64_t last = reference.steps().back();
+    const std::vector<double> u1 = reference.doubles(step_group(last) + "/u");
+    for (const int ranks : {2, 3, 4}) {
+        SCOPED_TRACE(std::to_string(ranks) + " ranks");
+        const std::string out = "r" + std::to_string(ranks);
+        const auto run = run_ranks(ranks, common + " --output " + out, dir);
+        ASSERT_EQ(run.exit_code, 0) << run.err;
+        const RunFile file(run_file_in(dir.path() / out));
+        ASSERT_TRUE(file.is_open());
+        EXPECT_EQ(file.steps(), reference.steps());
+        const std::vector<double> u = file.doubles(step_group(last) + "/u");
+        const double difference = relative_difference(u1, u);
+        EXPECT_LE(difference, 1e-12);
+        std::printf("%s on %d ranks: max |u - u_1| / max |u_1| = %.3g\n", c.input.c_str(), ranks,
+                    difference);
+        // The run file says how the run was split.
+        EXPECT_NE(file.text("/solver_decisions").find("ranks = " + std::to_string(ranks)),
+                  std::string::npos);
+    }
+}
+
+const std::string tight =
+    " --set solver.method='\"cg\"' --set solver.preconditioner='\"jacobi\"' "
+    "--set solver.rtol=1e-13 ";
+
+INSTANTIATE_TEST_SUITE_P(
+    Inputs, DistributedRun,
+    ::testing::Values(
+        Case{"heat.toml", "--set grid.nx=33 --set grid.ny=33 --set time.end=0.05" + tight},
+        Case{"heat_3d.toml",
+             "--set grid.nx=13 --set grid.ny=13 --set grid.nz=13 --set time.end=0.04" + tight},
+        Case{"poisson.toml", "--set grid.nx=41 --set grid.ny=41" + tight},
+        Case{"poisson_3d.toml", "--set grid.nx=13 --set grid.ny=13 --set grid.nz=13" + tight},
+        Case{"convection_diffusion.toml",
+             "--set grid.nx=33 --set grid.ny=33 --set time.end=0.05 --set solver.rtol=1e-13"},
+        Case{"convection_diffusion_3d.toml",
+             "--set grid.nx=13 --set grid.ny=13 --set grid.nz=13 --set solver.rtol=1e-13"}),
+    case_name);
+
+// The same input on the same ranks twice: the same bits (the global sums are taken in rank
+// order, whatever the timing).
+TEST(Distributed, SameRanksGiveTheSameBitsEveryRun) {
+    TemporaryDirectory dir;
+    const std::string common = std::string(SIMRUN_SOURCE_DIR) +
+                               "/inputs/heat.toml --backend cpu --quiet --set output.vtk=false "
+                               "--set grid.nx=33 --set grid.ny=33 --set time.end=0.05 ";
+    for (const char* out : {"a", "b"}) {
+        const auto run = run_ranks(3, common + "--output " + out, dir);
+        ASSERT_EQ(run.exit_code, 0) << run.err;
+    }
+    const RunFile a(dir.path() / "a" / "heat.h5"), b(dir.path() / "b" / "heat.h5");
+    ASSERT_TRUE(a.is_open() && b.is_open());
+    for (const std::int64_t step : a.steps()) {
+        EXPECT_EQ(a.doubles(step_group(step) + "/u"), b.doubles(step_group(step) + "/u"));
+    }
+}
+
+// A run stopped at step 3 on 2 ranks and continued on 3 from its run file ends where the run
+// on 3 ranks throughout ends, to 1e-12.
+TEST(Distributed, RestartOnAnotherRankCount) {
+    TemporaryDirectory dir;
+    const std::string common = std::string(SIMRUN_SOURCE_DIR) +
+                               "/inputs/heat.toml --backend cpu --quiet --set output.vtk=false "
+                               "--set grid.nx=33 --set grid.ny=33 --set output.every=1" +
+                               tight;
+    const auto full = run_ranks(3, common + " --set time.end=0.06 --output full", dir);
+    ASSERT_EQ(full.exit_code, 0) << full.err;
+    const auto part = run_ranks(2, common + " --set time.end=0.03 --output part", dir);
+    ASSERT_EQ(part.exit_code, 0) << part.err;
+    const auto rest =
+        run_ranks(3, common + " --set time.end=0.06 --output rest --restart part/heat.h5", dir);
+    ASSERT_EQ(rest.exit_code, 0) << rest.err;
+    const RunFile reference(dir.path() / "full" / "heat.h5"),
+        continued(dir.path() / "rest" / "heat.h5");
+    ASSERT_TRUE(reference.is_open() && continued.is_open());
+    EXPECT_EQ(continued.steps(), (std::vector<std::int64_t>{3, 4, 5, 6}));
+    EXPECT_LE(relative_difference(reference.doubles(step_group(6) + "/u"),
+                                  continued.doubles(step_group(6) + "/u")),
+              1e-12);
+}
+
+// An input error is reported once, by rank 0, and every rank exits with 2.
+TEST(Distributed, InputErrorExitsTwoOnEveryRankReportedOnce) {
+    TemporaryDirectory dir;
+    dir.write("bad.toml",
+              "[problem]\ntype = \"heat\"\nalpha = -1\n[grid]\nnx = 17\nny = 17\n"
+              "[time]\ndt = 0.01\nend = 0.1\n");
+    const auto run = run_ranks(3, "bad.toml --backend cpu --quiet", dir);
+    EXPECT_EQ(run.exit_code, 2) << run.err;
+    EXPECT_NE(run.err.find("input error"), std::string::npos) << run.err;
+    // Once: the message's own text appears a single time.
+    const auto first = run.err.find("input error");
+    EXPECT_EQ(run.err.find("input error", first + 1), std::string::npos) << run.err;
+}
+
+// A source that is not finite at nodes of one rank's slab only (y = 0.75 lies in the last of
+// 3 slabs of 17 planes): every rank stops with 2 and the serial run's message, reported once.
+TEST(Distributed, DataNotFiniteOnOneRankStopsEveryRankWithTheSerialMessage) {
+    TemporaryDirectory dir;
+    const std::string arguments = std::string(SIMRUN_SOURCE_DIR) +
+                                  "/inputs/heat.toml --backend cpu --quiet --set grid.nx=17 "
+                                  "--set grid.ny=17 --set time.end=0.05 --set "
+                                  "problem.source='\"1/(y - 0.75)\"' --set output.vtk=false";
+    const auto serial = testing::run_simrun(arguments, dir.path());
+    ASSERT_EQ(serial.exit_code, 2) << serial.err;
+    const auto run = run_ranks(3, arguments, dir);
+    EXPECT_EQ(run.exit_code, 2) << run.err;
+    // The serial message first (the launcher adds its own lines after it), and only once.
+    EXPECT_EQ(run.err.substr(0, serial.err.size()), serial.err) << run.err;
+    EXPECT_EQ(run.err.find("simrun:", 1), std::string::npos) << run.err;
+}
+
+// A failure of one rank alone, where the others cannot know it (rank 0 cannot write its
+// outputs): every rank stops with 1, the message naming the rank, within the time limit.
+TEST(Distributed, WriteFailureOnRankZeroStopsEveryRank) {
+    TemporaryDirectory dir;
+    dir.write("file", "not a directory");
+    const auto run = run_ranks(3,
+                               std::string(SIMRUN_SOURCE_DIR) +
+                                   "/inputs/heat.toml --backend cpu --quiet --set grid.nx=17 "
+                                   "--set grid.ny=17 --set time.end=0.05 --output file/out",
+                               dir);
+    EXPECT_EQ(run.exit_code, 1) << run.err;
+    EXPECT_NE(run.err.find("rank 0 of 3"), std::string::npos) << run.err;
+}
+
+// As many ranks as planes (a slab of one plane each: the band reaches past every block).
+TEST(Distributed, OnePlanePerRank) {
+    TemporaryDirectory dir;
+    const std::string common = std::string(SIMRUN_SOURCE_DIR) +
+                               "/inputs/poisson.toml --backend cpu --quiet --set output.vtk=false "
+                               "--set grid.nx=9 --set grid.ny=4" +
+                               tight;
+    const auto one = run_ranks(1, common + " --output r1", dir);
+    ASSERT_EQ(one.exit_code, 0) << one.err;
+    const auto four = run_ranks(4, common + " --output r4", dir);
+    ASSERT_EQ(four.exit_code, 0) << four.err;
+    const RunFile a(run_file_in(dir.path() / "r1")), b(run_file_in(dir.path() / "r4"));
+    EXPECT_LE(relative_difference(a.doubles(step_group(0) + "/u"), b.doubles(step_group(0) + "/u")),
+              1e-12);
+}
+
+// More ranks than planes: said once, exit 2.
+TEST(Distributed, MoreRanksThanPlanesIsAnInputError) {
+    TemporaryDirectory dir;
+    const auto run = run_ranks(4,
+                               std::string(SIMRUN_SOURCE_DIR) +
+                                   "/inputs/poisson.toml --backend cpu --quiet --set grid.nx=5 "
+                                   "--set grid.ny=3",
+                               dir);
+    EXPECT_EQ(run.exit_code, 2) << run.err;
+    EXPECT_NE(run.err.find("at least one plane"), std::string::npos) << run.err;
+}
+
+}  // namespace
+}  // namespace simrun
