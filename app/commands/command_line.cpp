@@ -394,11 +394,10 @@ int run_command_line(int argc, char** argv) {
     }
 
     try {
-        if (arguments.ranks->size() > 1 &&
-            (check->parsed() || solve->parsed() || bench->parsed() || verify_command->parsed())) {
+        if (ranks->size() > 1 && (check->parsed() || solve->parsed() || bench->parsed())) {
             throw InputError(
-                "only a run (simrun FILE.toml) is split over several ranks yet; start check, "
-                "verify, solve and bench without mpirun");
+                "only a run (simrun FILE.toml) and verify are split over several ranks; start "
+                "check, solve and bench without mpirun");
         }
         if (check->parsed()) return run_check(check_arguments);
         if (solve->parsed()) {
@@ -414,8 +413,12 @@ int run_command_line(int argc, char** argv) {
         }
         if (bench->parsed()) return run_bench(bench_options);
         if (verify_command->parsed()) {
-            const VerificationReport report = verify([&] { return load(verify_arguments); },
-                                                     verify_levels, verify_arguments.backend);
+            // Over several ranks each level runs split over them; rank 0 prints the report.
+            const VerificationReport report = agreeing(*ranks, [&] {
+                return verify([&] { return load(verify_arguments); }, verify_levels,
+                              verify_arguments.backend, ranks);
+            });
+            if (ranks->rank() != 0) return exit_success;
             std::printf("%s", verify_json ? (format_json(report) + "\n").c_str()
                                           : format_table(report).c_str());
             return exit_success;

@@ -229,6 +229,28 @@ TEST(Distributed, OnePlanePerRank) {
               1e-12);
 }
 
+// simrun verify over ranks: the observed orders of one rank (the levels' solves to 1e-12, so
+// the errors are the discretisation's).
+TEST(Distributed, VerifyObservesTheOrdersOfOneRank) {
+    TemporaryDirectory dir;
+    for (const char* input : {"heat_crank_nicolson_2d", "poisson_3d"}) {
+        SCOPED_TRACE(input);
+        const std::string arguments = "verify " + std::string(SIMRUN_SOURCE_DIR) +
+                                      "/inputs/verify/" + input +
+                                      ".toml --backend cpu --json --levels 3";
+        const auto one = run_ranks(1, arguments, dir);
+        ASSERT_EQ(one.exit_code, 0) << one.err;
+        const auto three = run_ranks(3, arguments, dir);
+        ASSERT_EQ(three.exit_code, 0) << three.err;
+        const auto order = [](const std::string& json) {
+            const auto at = json.find("\"observed_order_space\":");
+            return at == std::string::npos ? -1.0 : std::stod(json.substr(at + 23));
+        };
+        EXPECT_GT(order(one.out), 0.9);
+        EXPECT_NEAR(order(three.out), order(one.out), 1e-6) << one.out << three.out;
+    }
+}
+
 // More ranks than planes: said once, exit 2.
 TEST(Distributed, MoreRanksThanPlanesIsAnInputError) {
     TemporaryDirectory dir;

@@ -8,6 +8,7 @@
 
 #include "simrun/framework/config/input_error.hpp"
 #include "simrun/framework/discretisation/grid_sampling.hpp"
+#include "simrun/framework/distributed/agreement.hpp"
 #include "simrun/framework/problem/run_spec.hpp"
 #include "simrun/framework/run/simulation.hpp"
 
@@ -21,10 +22,44 @@ int time_ratio(const std::string& scheme_space, TimeScheme scheme) {
     return scheme == TimeScheme::crank_nicolson ? 2 : 4;
 }
 
+// A level's errors against the exact solution at the run's end time; u is the whole field
+// (empty: nothing measured), dt the level's step (0: steady).
+VerificationLevel measure(const Simulation& simulation, const std::vector<double>& u, double dt) {
+    const Grid& grid = simulation.grid();
+    std::vector<double> exact(u.size());
+    if (!u.empty()) {
+        sample(grid, *simulation.spec().problem->exact_solution(), simulation.time(), exact);
+    }
+    for (std::size_t i = 0; i < exact.size(); ++i) {
+        if (std::isfinite(exact[i])) continue;
+        char text[160];
+        std::snprintf(text, sizeof text,
+                      "the exact solution is %g at node %zu (t = %.6g): no error can be "
+                      "measured against it",
+                      exact[i], i, simulation.time());
+        throw InputError("key 'problem.exact': " + std::string(text));
+    }
+    VerificationLevel result;
+    result.h = grid.spacing(0);
+    result.dt = dt;
+    result.nodes = grid.num_points();
+    double volume = 1.0;
+    for (int a = 0; a < grid.dimension(); ++a) volume *= grid.spacing(a);
+    double sum = 0.0;
+    for (std::size_t i = 0; i < u.size(); ++i) {
+        const double e = std::abs(u[i] - exact[i]);
+        sum += e * e;
+        result.error_max = std::max(result.error_max, e);
+    }
+    result.error_l2 = std::sqrt(sum * volume);
+    return result;
+}
+
 }  // namespace
 
 VerificationReport verify(const std::function<Config()>& make_config, int levels,
-                          solvers::BackendChoice backend) {
+                          solvers::BackendChoice backend,
+                          std::shared_ptr<const solvers::Communicator> ranks) {
     if (levels < 2) throw InputError("--levels must be at least 2, got " + std::to_string(levels));
     // Each level has 4 (2D) or 8 (3D) times the nodes of the one before, and more steps: past
     // 10 levels the finest grid of even a 3 x 3 start has 10^6 nodes and the study runs for
@@ -40,7 +75,7 @@ VerificationReport verify(const std::function<Config()>& make_config, int levels
     TimeScheme scheme = TimeScheme::steady;
     int ratio = 1;
     for (int level = 0; level < levels; ++level) {
-        Config config = make_config();
+        Config config = agreeing(*ranks, make_config);
         if (level == 0) {
             const RunSpec base = parse_run_spec(config);
             if (base.problem->exact_solution() == nullptr) {
@@ -55,7 +90,7 @@ VerificationReport verify(const std::function<Config()>& make_config, int levels
             scheme = base.time.scheme;
             report.scheme_time = solvers::name_of(scheme);
             ratio = time_ratio(report.scheme_space, scheme);
-            config = make_config();
+            config = agreeing(*ranks, make_config);
         }
         // Level k: h / 2^k and dt / ratio^k, set as typed values of the input.
         const std::string origin =
@@ -78,34 +113,14 @@ VerificationReport verify(const std::function<Config()>& make_config, int levels
         options.backend = backend;
         options.quiet = true;
         options.write_output = false;
+        options.ranks = ranks;
         Simulation simulation(std::move(spec), options);
-        simulation.run();
-        const Grid& grid = simulation.grid();
+        agreeing(*ranks, [&] { simulation.run(); });
+        // The whole field on rank 0 (empty on the other ranks, which measure nothing).
         const std::vector<double> u = simulation.field();
-        std::vector<double> exact(u.size());
-        sample(grid, *simulation.spec().problem->exact_solution(), simulation.time(), exact);
-        for (std::size_t i = 0; i < exact.size(); ++i) {
-            if (std::isfinite(exact[i])) continue;
-            char text[160];
-            std::snprintf(text, sizeof text,
-                          "the exact solution is %g at node %zu (t = %.6g): no error can be "
-                          "measured against it",
-                          exact[i], i, simulation.time());
-            throw InputError("key 'problem.exact': " + std::string(text));
-        }
         VerificationLevel result;
-        result.h = grid.spacing(0);
-        result.dt = scheme == TimeScheme::steady ? 0.0 : dt;
-        result.nodes = grid.num_points();
-        double volume = 1.0;
-        for (int a = 0; a < grid.dimension(); ++a) volume *= grid.spacing(a);
-        double sum = 0.0;
-        for (std::size_t i = 0; i < u.size(); ++i) {
-            const double e = std::abs(u[i] - exact[i]);
-            sum += e * e;
-            result.error_max = std::max(result.error_max, e);
-        }
-        result.error_l2 = std::sqrt(sum * volume);
+        agreeing(*ranks,
+                 [&] { result = measure(simulation, u, scheme == TimeScheme::steady ? 0.0 : dt); });
         report.levels.push_back(result);
     }
     const auto& coarse = report.levels[report.levels.size() - 2];

@@ -40,9 +40,12 @@ struct VerificationReport {
 
 // `make_config` returns the input (with the caller's --set overrides applied) afresh for each
 // level. Throws InputError when the input has no exact solution or levels < 2, and SolveFailure
-// when a level's solve fails.
-VerificationReport verify(const std::function<Config()>& make_config, int levels,
-                          solvers::BackendChoice backend);
+// when a level's solve fails. Over several `ranks` each level runs split over them (collective),
+// the errors are measured on rank 0, and the report is rank 0's (failures agreed, see
+// distributed/agreement.hpp).
+VerificationReport verify(
+    const std::function<Config()>& make_config, int levels, solvers::BackendChoice backend,
+    std::shared_ptr<const solvers::Communicator> ranks = solvers::single_process());
 
 // The report as the text table `simrun verify` prints, and as one JSON object.
 std::string format_table(const VerificationReport& report);
