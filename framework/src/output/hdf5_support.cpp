@@ -146,6 +146,35 @@ std::vector<double> Context::read_doubles(hid_t dataset, const std::string& name
     return values;
 }
 
+std::vector<double> Context::read_doubles(hid_t dataset, const std::string& name, hsize_t first,
+                                          hsize_t count) const {
+    std::vector<hsize_t> dims = dataset_dims(dataset, name);
+    if (dims.empty() || first + count > dims[0]) {
+        throw std::runtime_error("HDF5 file '" + file_.string() + "': dataset '" + name +
+                                 "' has no rows " + std::to_string(first) + " to " +
+                                 std::to_string(first + count));
+    }
+    std::vector<hsize_t> start(dims.size(), 0);
+    start[0] = first;
+    dims[0] = count;
+    double values = 1;
+    for (const hsize_t extent : dims) values *= static_cast<double>(extent);
+    if (const auto problem = solvers::memory_problem(8.0 * values)) {
+        throw std::runtime_error("HDF5 file '" + file_.string() + "': reading rows of dataset '" +
+                                 name + "' " + *problem);
+    }
+    std::vector<double> result(static_cast<std::size_t>(values));
+    auto file_space = check(H5Dget_space(dataset), H5Sclose, "H5Dget_space of '" + name + "'");
+    check(H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start.data(), nullptr, dims.data(),
+                              nullptr),
+          "H5Sselect_hyperslab of '" + name + "'");
+    auto memory = simple_space(dims);
+    check(H5Dread(dataset, H5T_NATIVE_DOUBLE, memory.get(), file_space.get(), H5P_DEFAULT,
+                  result.data()),
+          "H5Dread of rows of '" + name + "'");
+    return result;
+}
+
 namespace {
 
 // The names of a group's links, in name order.

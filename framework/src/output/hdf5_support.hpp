@@ -79,6 +79,10 @@ public:
     // A double dataset's extent, slowest axis first, and its values.
     std::vector<hsize_t> dataset_dims(hid_t dataset, const std::string& name) const;
     std::vector<double> read_doubles(hid_t dataset, const std::string& name) const;
+    // Rows [first, first + count) along the dataset's first (slowest) dimension: a rank's
+    // slab of a stored field.
+    std::vector<double> read_doubles(hid_t dataset, const std::string& name, hsize_t first,
+                                     hsize_t count) const;
 
     const std::filesystem::path& file() const { return file_; }
 

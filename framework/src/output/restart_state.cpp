@@ -56,7 +56,8 @@ struct StoredRun {
 
 // The last step's field is read only when shaped like `expected` (the input's grid): a file
 // whose shape differs is refused on its shape, without reading what it claims to hold.
-StoredRun read_stored_run(const std::filesystem::path& path, const std::vector<hsize_t>& expected) {
+StoredRun read_stored_run(const std::filesystem::path& path, const std::vector<hsize_t>& expected,
+                          PlaneRange planes) {
     const hdf5::Context context(path);
     auto file = context.check(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose,
                               "H5Fopen (read-only)");
@@ -86,7 +87,10 @@ StoredRun read_stored_run(const std::filesystem::path& path, const std::vector<h
         auto data = context.check(H5Dopen2(group.get(), "u", H5P_DEFAULT), H5Dclose,
                                   "H5Dopen2 of dataset '" + u_path + "'");
         run.u_dims = context.dataset_dims(data.get(), u_path);
-        if (run.u_dims == expected) state.u = context.read_doubles(data.get(), u_path);
+        if (run.u_dims == expected) {
+            state.u = context.read_doubles(data.get(), u_path, static_cast<hsize_t>(planes.first),
+                                           static_cast<hsize_t>(planes.count()));
+        }
     }
     // The statistics make the step's copy in a new file equal to this one; files written
     // before `method` and `residual_history` existed lack them.
@@ -112,7 +116,8 @@ StoredRun read_stored_run(const std::filesystem::path& path, const std::vector<h
 }  // namespace
 
 RestartState read_restart_state(const std::filesystem::path& h5_path, const Grid& grid,
-                                const TimeParameters& time) {
+                                const TimeParameters& time, std::optional<PlaneRange> planes) {
+    const PlaneRange read = planes.value_or(grid.all_planes());
     const std::string place = "--restart " + h5_path.string();
     const std::string name = h5_path.string();
     if (time.steady()) {
@@ -126,7 +131,7 @@ RestartState read_restart_state(const std::filesystem::path& h5_path, const Grid
     }
     StoredRun stored;
     try {
-        stored = read_stored_run(h5_path, hdf5::field_dims(grid));
+        stored = read_stored_run(h5_path, hdf5::field_dims(grid), read);
     } catch (const std::runtime_error& e) {
         throw InputError(place, "",
                          std::string("not a readable simrun run file (") + e.what() + ")");
@@ -160,9 +165,10 @@ RestartState read_restart_state(const std::filesystem::path& h5_path, const Grid
     }
     for (std::size_t i = 0; i < state.u.size(); ++i) {
         if (!std::isfinite(state.u[i])) {
-            throw InputError(place, "",
-                             name + ": " + step_group_path(state.step) +
-                                 "/u is not finite at node " + std::to_string(i));
+            throw InputError(
+                place, "",
+                name + ": " + step_group_path(state.step) + "/u is not finite at node " +
+                    std::to_string(grid.first_node(read) + static_cast<std::int64_t>(i)));
         }
     }
 

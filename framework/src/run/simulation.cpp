@@ -191,7 +191,8 @@ Simulation::Simulation(RunSpec spec, const RunOptions& options)
         require_memory_for(spec_, slab_);
         // The restart file is checked first: its errors are the user's, and cheap to find.
         if (options_.restart_file) {
-            restart_ = read_restart_state(*options_.restart_file, grid, spec_.time);
+            // Each rank reads its own planes of the stored field (any rank count continues).
+            restart_ = read_restart_state(*options_.restart_file, grid, spec_.time, slab_.owned);
         }
         solvers::BackendDecision decision =
             solvers::choose_backend(options_.backend, options_.ranks);
@@ -206,12 +207,8 @@ Simulation::Simulation(RunSpec spec, const RunOptions& options)
             });
         });
     });
-    const auto owned = [&](std::vector<double>& whole) {
-        return std::span<double>(whole).subspan(static_cast<std::size_t>(slab_.first_node(grid)),
-                                                static_cast<std::size_t>(slab_.num_points(grid)));
-    };
     if (restart_) {
-        integrator_->set_state(owned(restart_->u), restart_->step);
+        integrator_->set_state(restart_->u, restart_->step);
         restart_->u = {};
         return;
     }
