@@ -264,16 +264,18 @@ int report_failure(std::exception_ptr error, const solvers::Communicator& ranks)
         std::rethrow_exception(error);
     } catch (const AgreedFailure& agreed) {
         // An input error names its place (a node, a key); a failure of some ranks, the first.
-        const std::string who = agreed.every_rank() || agreed.kind() == AgreedFailure::Kind::input
+        const bool usage = agreed.kind() != AgreedFailure::Kind::failure;
+        const std::string who = agreed.every_rank() || usage
                                     ? std::string("simrun")
                                     : "simrun: rank " + std::to_string(agreed.rank()) + " of " +
                                           std::to_string(ranks.size());
-        const int code = agreed.kind() == AgreedFailure::Kind::input ? exit_usage : exit_failure;
         if (ranks.rank() == 0) {
-            std::fprintf(stderr, "%s: %s: %s\n", who.c_str(),
-                         code == exit_usage ? "input error" : "error", agreed.what());
+            const char* what = agreed.kind() == AgreedFailure::Kind::input   ? "input error"
+                               : agreed.kind() == AgreedFailure::Kind::usage ? "usage error"
+                                                                             : "error";
+            std::fprintf(stderr, "%s: %s: %s\n", who.c_str(), what, agreed.what());
         }
-        return code;
+        return usage ? exit_usage : exit_failure;
     } catch (...) {
     }
     report(error,

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "simrun/solvers/base/backend.hpp"
 #include "support/run_file.hpp"
 #include "support/run_simrun.hpp"
 
@@ -249,6 +250,21 @@ TEST(Distributed, VerifyObservesTheOrdersOfOneRank) {
         EXPECT_GT(order(one.out), 0.9);
         EXPECT_NEAR(order(three.out), order(one.out), 1e-6) << one.out << three.out;
     }
+}
+
+// A back-end this build or machine lacks: the one-process message, once, exit 2.
+TEST(Distributed, MissingBackEndIsAUsageErrorOnEveryRank) {
+    if (solvers::cuda_device_count() > 0) GTEST_SKIP() << "a GPU is present";
+    TemporaryDirectory dir;
+    const std::string arguments = std::string(SIMRUN_SOURCE_DIR) +
+                                  "/inputs/heat.toml --backend cuda --quiet --set grid.nx=17 "
+                                  "--set grid.ny=17";
+    const auto serial = testing::run_simrun(arguments, dir.path());
+    ASSERT_EQ(serial.exit_code, 2) << serial.err;
+    const auto run = run_ranks(2, arguments, dir);
+    EXPECT_EQ(run.exit_code, 2) << run.err;
+    EXPECT_EQ(run.err.substr(0, serial.err.size()), serial.err) << run.err;
+    EXPECT_EQ(run.err.find("simrun:", 1), std::string::npos) << run.err;
 }
 
 // More ranks than planes: said once, exit 2.

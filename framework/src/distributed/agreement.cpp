@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "simrun/framework/config/input_error.hpp"
+#include "simrun/solvers/base/errors.hpp"
 
 namespace simrun::framework {
 namespace {
@@ -21,6 +22,12 @@ std::vector<std::byte> record(std::exception_ptr failure) {
             message = e.what();
         } catch (const std::invalid_argument& e) {
             kind = static_cast<std::int32_t>(AgreedFailure::Kind::input);
+            message = e.what();
+        } catch (const solvers::NotCompiled& e) {
+            kind = static_cast<std::int32_t>(AgreedFailure::Kind::usage);
+            message = e.what();
+        } catch (const solvers::DeviceUnavailable& e) {
+            kind = static_cast<std::int32_t>(AgreedFailure::Kind::usage);
             message = e.what();
         } catch (const std::exception& e) {
             kind = static_cast<std::int32_t>(AgreedFailure::Kind::failure);

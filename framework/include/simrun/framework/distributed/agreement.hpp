@@ -23,9 +23,10 @@ namespace simrun::framework {
 
 class AgreedFailure : public std::runtime_error {
 public:
-    // input: an InputError or std::invalid_argument (the input asks for what cannot be done:
-    // exit 2); failure: anything else (exit 1).
-    enum class Kind { input, failure };
+    // input: an InputError or std::invalid_argument (the input asks for what cannot be done);
+    // usage: a back-end this build or machine lacks (solvers::NotCompiled, DeviceUnavailable);
+    // both exit 2. failure: anything else (exit 1).
+    enum class Kind { input, usage, failure };
     AgreedFailure(Kind kind, int rank, bool every_rank, const std::string& message)
         : std::runtime_error(message), kind_(kind), rank_(rank), every_rank_(every_rank) {}
     Kind kind() const { return kind_; }
