@@ -397,9 +397,10 @@ int run_command_line(int argc, char** argv) {
 
     try {
         if (ranks->size() > 1 && (check->parsed() || solve->parsed() || bench->parsed())) {
-            throw InputError(
-                "only a run (simrun FILE.toml) and verify are split over several ranks; start "
-                "check, solve and bench without mpirun");
+            // Every rank knows this alike: reported once, exit 2 everywhere.
+            throw AgreedFailure(AgreedFailure::Kind::usage, 0, true,
+                                "only a run (simrun FILE.toml) and verify are split over several "
+                                "ranks; start check, solve and bench without mpirun");
         }
         if (check->parsed()) return run_check(check_arguments);
         if (solve->parsed()) {

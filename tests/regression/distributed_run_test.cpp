@@ -234,7 +234,7 @@ TEST(Distributed, OnePlanePerRank) {
 // the errors are the discretisation's).
 TEST(Distributed, VerifyObservesTheOrdersOfOneRank) {
     TemporaryDirectory dir;
-    for (const char* input : {"heat_crank_nicolson_2d", "poisson_3d"}) {
+    for (const char* input : {"heat_crank_nicolson_2d", "poisson_3d", "poisson_neumann_2d"}) {
         SCOPED_TRACE(input);
         const std::string arguments = "verify " + std::string(SIMRUN_SOURCE_DIR) +
                                       "/inputs/verify/" + input +
@@ -264,6 +264,16 @@ TEST(Distributed, MissingBackEndIsAUsageErrorOnEveryRank) {
     const auto run = run_ranks(2, arguments, dir);
     EXPECT_EQ(run.exit_code, 2) << run.err;
     EXPECT_EQ(run.err.substr(0, serial.err.size()), serial.err) << run.err;
+    EXPECT_EQ(run.err.find("simrun:", 1), std::string::npos) << run.err;
+}
+
+// The commands that do not run split are refused once, exit 2.
+TEST(Distributed, CheckUnderSeveralRanksIsRefusedOnce) {
+    TemporaryDirectory dir;
+    const auto run =
+        run_ranks(2, "check " + std::string(SIMRUN_SOURCE_DIR) + "/inputs/heat.toml", dir);
+    EXPECT_EQ(run.exit_code, 2) << run.err;
+    EXPECT_NE(run.err.find("usage error: only a run"), std::string::npos) << run.err;
     EXPECT_EQ(run.err.find("simrun:", 1), std::string::npos) << run.err;
 }
 

@@ -10,13 +10,19 @@
 namespace simrun::framework {
 namespace {
 
-// On the wire: the kind (-1: no failure) and the message.
+// On the wire: the kind (-1: no failure; `peer`: this rank stopped because another failed, see
+// solvers::all_or_none) and the message.
+constexpr std::int32_t peer = 100;
+
 std::vector<std::byte> record(std::exception_ptr failure) {
     std::int32_t kind = -1;
     std::string message;
     if (failure) {
         try {
             std::rethrow_exception(failure);
+        } catch (const solvers::PeerFailure& e) {
+            kind = peer;
+            message = e.what();
         } catch (const InputError& e) {
             kind = static_cast<std::int32_t>(AgreedFailure::Kind::input);
             message = e.what();
@@ -45,13 +51,33 @@ std::vector<std::byte> record(std::exception_ptr failure) {
 
 }  // namespace
 
+bool agreed_on(std::exception_ptr failure) {
+    try {
+        std::rethrow_exception(failure);
+    } catch (const InputError&) {
+        return true;
+    } catch (const std::invalid_argument&) {
+        return true;
+    } catch (const solvers::NotCompiled&) {
+        return true;
+    } catch (const solvers::DeviceUnavailable&) {
+        return true;
+    } catch (const FailureOnEveryRank&) {
+        return true;
+    } catch (const solvers::PeerFailure&) {
+        return true;
+    } catch (...) {
+        return false;
+    }
+}
+
 void agree(const solvers::Communicator& ranks, std::exception_ptr failure) {
     if (ranks.size() == 1) {
         if (failure) std::rethrow_exception(failure);
         return;
     }
     const auto records = ranks.all_gather(record(failure));
-    int first = -1, failed = 0;
+    int first = -1, failed = 0, stopped_by = -1;
     std::string message;
     bool same = true;
     std::int32_t kind = -1;
@@ -61,6 +87,10 @@ void agree(const solvers::Communicator& ranks, std::exception_ptr failure) {
         if (k < 0) continue;
         const std::string text(reinterpret_cast<const char*>(records[r].data()) + sizeof k,
                                records[r].size() - sizeof k);
+        if (k == peer) {  // the failing rank's own record carries the cause
+            if (stopped_by < 0) stopped_by = static_cast<int>(r);
+            continue;
+        }
         ++failed;
         if (first < 0) {
             first = static_cast<int>(r);
@@ -69,6 +99,10 @@ void agree(const solvers::Communicator& ranks, std::exception_ptr failure) {
         } else {
             same = same && text == message;
         }
+    }
+    if (first < 0 && stopped_by >= 0) {
+        throw AgreedFailure(AgreedFailure::Kind::failure, stopped_by, false,
+                            "stopped because another rank failed");
     }
     if (first < 0) return;
     const bool every_rank = same && failed == ranks.size();

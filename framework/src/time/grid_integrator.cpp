@@ -103,7 +103,11 @@ GridIntegrator::GridIntegrator(const IntegratorSetup& setup)
           setup.boundary, setup.slab.assembled),
       data_(setup.grid, setup.problem, setup.boundary, op_),
       dt_(setup.time.dt),
-      u_(setup.backend, static_cast<std::size_t>(setup.slab.num_points(setup.grid))) {}
+      u_(setup.backend, static_cast<std::size_t>(setup.slab.num_points(setup.grid))) {
+    // Assembly and allocation ran on each rank alone: a rank that failed in them meets this
+    // agreement in the caller's, before any collective of the integrators.
+    agree(ranks(), nullptr);
+}
 
 void GridIntegrator::set_state(std::span<const double> u, std::int64_t step) {
     std::vector<double> state(u.begin(), u.end());
@@ -230,9 +234,12 @@ std::unique_ptr<solvers::LinearOperator<double>> GridIntegrator::owned_operator(
     }
     solvers::SplitBlock<double> block = solvers::split_block(
         owned_rows(std::move(matrix), slab_.owned_offset(grid_), slab_.num_points(grid_)));
+    // The block on the back-end, on each rank alone, before the collective set-up.
+    auto inner = solvers::all_or_none(ranks(), [&] {
+        return std::make_unique<solvers::DiaMatrix<double>>(backend_, block.inner);
+    });
     return std::make_unique<solvers::DistributedMatrix<double>>(
-        std::make_unique<solvers::DiaMatrix<double>>(backend_, block.inner),
-        std::move(block.before), std::move(block.after));
+        std::move(inner), std::move(block.before), std::move(block.after));
 }
 
 solvers::Array<double> GridIntegrator::node_weights(double value_free, double value_fixed,

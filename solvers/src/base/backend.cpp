@@ -39,6 +39,8 @@ std::shared_ptr<const Backend> make_backend(BackendChoice choice) {
 
 BackendDecision choose_backend(BackendChoice choice,
                                std::shared_ptr<const Communicator> communicator) {
+    // The CPU named: the CUDA runtime is not touched.
+    if (choice == BackendChoice::cpu) return {make_cpu_backend(communicator), "named by the user"};
     const int gpus = cuda_device_count();
     const bool distributed = communicator->size() > 1;
     const auto cuda = [&] {
@@ -50,14 +52,7 @@ BackendDecision choose_backend(BackendChoice choice,
             ? ", GPU " + std::to_string(communicator->host_rank() % gpus) + " of its host's " +
                   std::to_string(gpus) + " for rank " + std::to_string(communicator->rank())
             : std::string();
-    switch (choice) {
-        case BackendChoice::cpu:
-            return {make_cpu_backend(communicator), "named by the user"};
-        case BackendChoice::cuda:
-            return {cuda(), "named by the user" + gpu_of_rank};
-        case BackendChoice::automatic:
-            break;
-    }
+    if (choice == BackendChoice::cuda) return {cuda(), "named by the user" + gpu_of_rank};
     if (gpus == 0) {
         return {make_cpu_backend(communicator), cuda_compiled()
                                                     ? "auto: no CUDA GPU is available"

@@ -54,18 +54,22 @@ LinearSystemSolver<T>::LinearSystemSolver(std::shared_ptr<const Backend> backend
     // Over several ranks the matrix is this rank's block of rows, its couplings to the
     // neighbouring ranks' rows among them (distributed_matrix.hpp).
     std::optional<SplitBlock<T>> split;
-    if (backend_->communicator().size() > 1) {
-        split = split_block(std::move(matrix));
-        matrix = std::move(split->inner);
-    }
-    if (plan_.format == Format::dia || plan_.format == Format::stencil) {
-        operator_ = std::make_unique<DiaMatrix<T>>(
-            backend_, matrix,
-            plan_.format == Format::stencil ? DiaStorage::stencil : DiaStorage::general);
-    } else {
-        host_ = to_csr(matrix);
-        operator_ = make_operator(backend_, *host_, plan_.format);
-    }
+    // The block's own part goes to the back-end first, on each rank alone (all_or_none: a rank
+    // that cannot stops every rank before the collective DistributedMatrix set-up).
+    all_or_none(backend_->communicator(), [&] {
+        if (backend_->communicator().size() > 1) {
+            split = split_block(std::move(matrix));
+            matrix = std::move(split->inner);
+        }
+        if (plan_.format == Format::dia || plan_.format == Format::stencil) {
+            operator_ = std::make_unique<DiaMatrix<T>>(
+                backend_, matrix,
+                plan_.format == Format::stencil ? DiaStorage::stencil : DiaStorage::general);
+        } else {
+            host_ = to_csr(matrix);
+            operator_ = make_operator(backend_, *host_, plan_.format);
+        }
+    });
     if (split) {
         operator_ = std::make_unique<DistributedMatrix<T>>(
             std::move(operator_), std::move(split->before), std::move(split->after));
@@ -122,69 +126,75 @@ std::unique_ptr<LinearOperator<T>> LinearSystemSolver<T>::make_transpose() const
 template <typename T>
 const IterativeSolver<T>& LinearSystemSolver<T>::method(std::size_t index) const {
     if (built_[index]) return *built_[index]->method;
-    const SolverStep& step = index == 0 ? plan_.first : plan_.fallbacks[index - 1];
-    auto built = std::make_unique<Built>();
-    switch (step.preconditioner) {
-        case PreconditionerKind::none:
-            break;
-        case PreconditionerKind::jacobi:
-            built->preconditioner =
-                std::make_unique<JacobiPreconditioner<T>>(backend_, host_diagonal());
-            break;
-        case PreconditionerKind::ssor:
-            built->preconditioner = std::make_unique<SsorPreconditioner<T>>(
-                backend_, host_csr(), static_cast<T>(parameters_.omega), operator_.get());
-            break;
-        case PreconditionerKind::ilu0:
-            built->preconditioner = std::make_unique<IluPreconditioner<T>>(backend_, host_csr());
-            break;
-        case PreconditionerKind::multigrid: {
-            // CG needs the symmetric cycle; BiCGStab takes the one that contracts more.
-            MultigridParameters multigrid = plan_.multigrid;
-            multigrid.symmetric = step.method == Method::cg;
-            const DiaMatrix<T>* dia = dia_operator();
-            const DiaData<T> copied = construction_matrix_ != nullptr ? DiaData<T>{}
-                                      : dia != nullptr                ? dia->host_data()
-                                                                      : to_dia(*host_);
-            // The finest level is the solver's own operator (built_ is destroyed first).
-            built->preconditioner = make_multigrid_preconditioner<T>(
-                backend_, construction_matrix_ != nullptr ? *construction_matrix_ : copied,
-                *plan_.grid, multigrid, dia);
-            break;
+    // Built on each rank alone (a preconditioner's set-up, a fallback's when first needed):
+    // all_or_none stops every rank where one cannot, before the solve's collectives.
+    all_or_none(backend_->communicator(), [&] {
+        const SolverStep& step = index == 0 ? plan_.first : plan_.fallbacks[index - 1];
+        auto built = std::make_unique<Built>();
+        switch (step.preconditioner) {
+            case PreconditionerKind::none:
+                break;
+            case PreconditionerKind::jacobi:
+                built->preconditioner =
+                    std::make_unique<JacobiPreconditioner<T>>(backend_, host_diagonal());
+                break;
+            case PreconditionerKind::ssor:
+                built->preconditioner = std::make_unique<SsorPreconditioner<T>>(
+                    backend_, host_csr(), static_cast<T>(parameters_.omega), operator_.get());
+                break;
+            case PreconditionerKind::ilu0:
+                built->preconditioner =
+                    std::make_unique<IluPreconditioner<T>>(backend_, host_csr());
+                break;
+            case PreconditionerKind::multigrid: {
+                // CG needs the symmetric cycle; BiCGStab takes the one that contracts more.
+                MultigridParameters multigrid = plan_.multigrid;
+                multigrid.symmetric = step.method == Method::cg;
+                const DiaMatrix<T>* dia = dia_operator();
+                const DiaData<T> copied = construction_matrix_ != nullptr ? DiaData<T>{}
+                                          : dia != nullptr                ? dia->host_data()
+                                                                          : to_dia(*host_);
+                // The finest level is the solver's own operator (built_ is destroyed first).
+                built->preconditioner = make_multigrid_preconditioner<T>(
+                    backend_, construction_matrix_ != nullptr ? *construction_matrix_ : copied,
+                    *plan_.grid, multigrid, dia);
+                break;
+            }
         }
-    }
-    const Preconditioner<T>* m = built->preconditioner.get();
-    // A step with others after it is stopped when it stalls (solver_selection.hpp).
-    MethodParameters parameters = parameters_;
-    if (index < plan_.fallbacks.size()) {
-        parameters.criteria.progress_window =
-            std::max<std::int64_t>(200, parameters.criteria.max_iterations / 10);
-    }
-    switch (step.method) {
-        case Method::jacobi:
-            built->method =
-                std::make_unique<WeightedJacobi<T>>(*operator_, host_diagonal(), parameters);
-            break;
-        case Method::sor:
-            built->method = std::make_unique<MulticolourSor<T>>(backend_, host_csr(), parameters);
-            break;
-        case Method::cg:
-            built->method = std::make_unique<ConjugateGradient<T>>(*operator_, m, parameters);
-            break;
-        case Method::bicg:
-            if (!transpose_) transpose_ = make_transpose();
-            built->method =
-                std::make_unique<BiConjugateGradient<T>>(*operator_, *transpose_, m, parameters);
-            break;
-        case Method::bicgstab:
-            built->method = std::make_unique<BiCgStab<T>>(*operator_, m, parameters);
-            break;
-        case Method::gmres:
-            parameters.restart = std::max(parameters.restart, step.restart);
-            built->method = std::make_unique<Gmres<T>>(*operator_, m, parameters);
-            break;
-    }
-    built_[index] = std::move(built);
+        const Preconditioner<T>* m = built->preconditioner.get();
+        // A step with others after it is stopped when it stalls (solver_selection.hpp).
+        MethodParameters parameters = parameters_;
+        if (index < plan_.fallbacks.size()) {
+            parameters.criteria.progress_window =
+                std::max<std::int64_t>(200, parameters.criteria.max_iterations / 10);
+        }
+        switch (step.method) {
+            case Method::jacobi:
+                built->method =
+                    std::make_unique<WeightedJacobi<T>>(*operator_, host_diagonal(), parameters);
+                break;
+            case Method::sor:
+                built->method =
+                    std::make_unique<MulticolourSor<T>>(backend_, host_csr(), parameters);
+                break;
+            case Method::cg:
+                built->method = std::make_unique<ConjugateGradient<T>>(*operator_, m, parameters);
+                break;
+            case Method::bicg:
+                if (!transpose_) transpose_ = make_transpose();
+                built->method = std::make_unique<BiConjugateGradient<T>>(*operator_, *transpose_, m,
+                                                                         parameters);
+                break;
+            case Method::bicgstab:
+                built->method = std::make_unique<BiCgStab<T>>(*operator_, m, parameters);
+                break;
+            case Method::gmres:
+                parameters.restart = std::max(parameters.restart, step.restart);
+                built->method = std::make_unique<Gmres<T>>(*operator_, m, parameters);
+                break;
+        }
+        built_[index] = std::move(built);
+    });
     return *built_[index]->method;
 }
 
@@ -255,8 +265,9 @@ SolveReport LinearSystemSolver<T>::solve(const Array<T>& b, Array<T>& x) const {
     if (report.result().status == SolveStatus::non_finite) copy(initial, x);
     // The solution of zero mean (x is fixed only up to a constant).
     if (plan_.remove_constant) {
-        const T mean =
-            static_cast<T>(static_cast<double>(dot(x, ones_)) / static_cast<double>(x.size()));
+        // Over ranks the dot is the whole vector's, and so must the count be.
+        const double rows = backend_->communicator().sum(static_cast<double>(x.size()));
+        const T mean = static_cast<T>(static_cast<double>(dot(x, ones_)) / rows);
         axpy(-mean, ones_, x);
     }
     backend_->synchronize();

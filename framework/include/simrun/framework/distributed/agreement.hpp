@@ -41,12 +41,29 @@ private:
     bool every_rank_;
 };
 
+// A failure every rank raises at the same point, decided from values all ranks share (a solve
+// that did not converge, a field that is no longer finite by its global norm): agreed, so that
+// it is reported once.
+class FailureOnEveryRank : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+// Whether a failure is one the ranks agree on: the input's and the usage's (InputError,
+// std::invalid_argument, solvers::NotCompiled, DeviceUnavailable), FailureOnEveryRank, and
+// solvers::PeerFailure (a rank stopped by another's failure). Anything else (a write that
+// failed, a device error, memory) may strike one rank where the others are inside a
+// collective: that rank does not wait for them (agreeing rethrows it, and the program ends
+// every rank through Communicator::abort, naming the rank).
+bool agreed_on(std::exception_ptr failure);
+
 // The agreement: `failure` is this rank's (null where it did not fail). Collective. Throws
 // AgreedFailure on every rank when any failed; returns where none did. On one process,
 // rethrows `failure` as it is.
 void agree(const solvers::Communicator& ranks, std::exception_ptr failure);
 
-// Runs work() and then the agreement on whether it failed on any rank (see above).
+// Runs work() and then the agreement on whether it failed on any rank (see above); a failure
+// not agreed_on is rethrown at once.
 template <typename Work>
 auto agreeing(const solvers::Communicator& ranks, Work&& work) -> decltype(work()) {
     if (ranks.size() == 1) return work();
@@ -66,6 +83,7 @@ auto agreeing(const solvers::Communicator& ranks, Work&& work) -> decltype(work(
     } catch (...) {
         failure = std::current_exception();
     }
+    if (!agreed_on(failure)) std::rethrow_exception(failure);
     agree(ranks, failure);
     throw std::logic_error("agreement returned after a failure");  // agree() threw
 }

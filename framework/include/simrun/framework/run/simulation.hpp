@@ -9,6 +9,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "simrun/framework/distributed/agreement.hpp"
 #include "simrun/framework/distributed/slab_decomposition.hpp"
 #include "simrun/framework/output/restart_state.hpp"
 #include "simrun/framework/problem/run_spec.hpp"
@@ -18,9 +19,9 @@
 namespace simrun::framework {
 
 // A step's solve did not converge: the run stops (exit code 1); steps written before stay valid.
-class SolveFailure : public std::runtime_error {
+class SolveFailure : public FailureOnEveryRank {  // from global sums: alike on every rank
 public:
-    using std::runtime_error::runtime_error;
+    using FailureOnEveryRank::FailureOnEveryRank;
 };
 
 struct RunOptions {

@@ -13,6 +13,7 @@
 
 #include "simrun/framework/discretisation/boundary_conditions.hpp"
 #include "simrun/framework/discretisation/spatial_operator.hpp"
+#include "simrun/framework/distributed/agreement.hpp"
 #include "simrun/framework/distributed/slab_decomposition.hpp"
 #include "simrun/framework/problem/problem.hpp"
 #include "simrun/framework/problem/run_spec.hpp"
@@ -59,9 +60,9 @@ public:
 
 // A step's field is no longer finite (an unstable or overflowing explicit step). The message
 // names the step and time; the outputs written before it are complete.
-class FieldNotFinite : public std::runtime_error {
+class FieldNotFinite : public FailureOnEveryRank {  // from the global norm: alike on every rank
 public:
-    using std::runtime_error::runtime_error;
+    using FailureOnEveryRank::FailureOnEveryRank;
 };
 
 // Evaluates the data of a step on the host: F(t) = f(t) + boundary forcing at free nodes (0 at

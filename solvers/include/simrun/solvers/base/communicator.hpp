@@ -5,9 +5,14 @@
 // so that code written against this interface runs unchanged without MPI. With MPI (a build
 // that found it, a program started by mpirun) the processes are MPI_COMM_WORLD's.
 #include <cstddef>
+#include <exception>
 #include <memory>
+#include <optional>
 #include <span>
+#include <stdexcept>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace simrun::solvers {
@@ -58,6 +63,51 @@ public:
     // E.g. "Open MPI v4.1.4, 4 ranks"; "one process" where there is no MPI.
     virtual std::string describe() const = 0;
 };
+
+// Raised on the ranks that did not fail where all_or_none saw another rank fail: that rank's own
+// exception carries the cause.
+class PeerFailure : public std::runtime_error {
+public:
+    explicit PeerFailure(int rank)
+        : std::runtime_error("rank " + std::to_string(rank) + " failed"), rank_(rank) {}
+    int rank() const { return rank_; }
+
+private:
+    int rank_;
+};
+
+// Runs work() (local work: no collective inside) on every rank, then one collective where the
+// ranks learn whether any failed: then the ranks that failed rethrow their exception and the
+// others throw PeerFailure, so that no rank goes on to a collective the failed one never
+// reaches. On one process, work() alone.
+template <typename Work>
+auto all_or_none(const Communicator& ranks, Work&& work) -> decltype(work()) {
+    if (ranks.size() == 1) return work();
+    std::exception_ptr failure;
+    using Result = decltype(work());
+    if constexpr (std::is_void_v<Result>) {
+        try {
+            work();
+        } catch (...) {
+            failure = std::current_exception();
+        }
+        // The lowest failing rank, or size() where none failed.
+        const double first = ranks.min(failure ? ranks.rank() : ranks.size());
+        if (failure) std::rethrow_exception(failure);
+        if (first < ranks.size()) throw PeerFailure(static_cast<int>(first));
+    } else {
+        std::optional<Result> result;
+        try {
+            result.emplace(work());
+        } catch (...) {
+            failure = std::current_exception();
+        }
+        const double first = ranks.min(failure ? ranks.rank() : ranks.size());
+        if (failure) std::rethrow_exception(failure);
+        if (first < ranks.size()) throw PeerFailure(static_cast<int>(first));
+        return std::move(*result);
+    }
+}
 
 // The communicator of one process.
 std::shared_ptr<const Communicator> single_process();
