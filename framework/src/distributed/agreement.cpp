@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "simrun/framework/config/input_error.hpp"
@@ -14,62 +15,50 @@ namespace {
 // solvers::all_or_none) and the message.
 constexpr std::int32_t peer = 100;
 
-std::vector<std::byte> record(std::exception_ptr failure) {
-    std::int32_t kind = -1;
+// What a failure is: its kind on the wire, whether the ranks agree on it, and its message.
+struct Classified {
+    std::int32_t kind;
+    bool agreed;
     std::string message;
-    if (failure) {
-        try {
-            std::rethrow_exception(failure);
-        } catch (const solvers::PeerFailure& e) {
-            kind = peer;
-            message = e.what();
-        } catch (const InputError& e) {
-            kind = static_cast<std::int32_t>(AgreedFailure::Kind::input);
-            message = e.what();
-        } catch (const std::invalid_argument& e) {
-            kind = static_cast<std::int32_t>(AgreedFailure::Kind::input);
-            message = e.what();
-        } catch (const solvers::NotCompiled& e) {
-            kind = static_cast<std::int32_t>(AgreedFailure::Kind::usage);
-            message = e.what();
-        } catch (const solvers::DeviceUnavailable& e) {
-            kind = static_cast<std::int32_t>(AgreedFailure::Kind::usage);
-            message = e.what();
-        } catch (const std::exception& e) {
-            kind = static_cast<std::int32_t>(AgreedFailure::Kind::failure);
-            message = e.what();
-        } catch (...) {
-            kind = static_cast<std::int32_t>(AgreedFailure::Kind::failure);
-            message = "an unknown exception";
-        }
+};
+
+Classified classify(std::exception_ptr failure) {
+    const auto as = [](AgreedFailure::Kind kind, bool agreed, const std::exception& e) {
+        return Classified{static_cast<std::int32_t>(kind), agreed, e.what()};
+    };
+    try {
+        std::rethrow_exception(failure);
+    } catch (const solvers::PeerFailure& e) {
+        return {peer, true, e.what()};
+    } catch (const InputError& e) {
+        return as(AgreedFailure::Kind::input, true, e);
+    } catch (const std::invalid_argument& e) {
+        return as(AgreedFailure::Kind::input, true, e);
+    } catch (const solvers::NotCompiled& e) {
+        return as(AgreedFailure::Kind::usage, true, e);
+    } catch (const solvers::DeviceUnavailable& e) {
+        return as(AgreedFailure::Kind::usage, true, e);
+    } catch (const FailureOnEveryRank& e) {
+        return as(AgreedFailure::Kind::failure, true, e);
+    } catch (const std::exception& e) {
+        return as(AgreedFailure::Kind::failure, false, e);
+    } catch (...) {
+        return {static_cast<std::int32_t>(AgreedFailure::Kind::failure), false,
+                "an unknown exception"};
     }
-    std::vector<std::byte> bytes(sizeof kind + message.size());
-    std::memcpy(bytes.data(), &kind, sizeof kind);
-    std::memcpy(bytes.data() + sizeof kind, message.data(), message.size());
+}
+
+std::vector<std::byte> record(std::exception_ptr failure) {
+    const Classified c = failure ? classify(failure) : Classified{-1, true, {}};
+    std::vector<std::byte> bytes(sizeof c.kind + c.message.size());
+    std::memcpy(bytes.data(), &c.kind, sizeof c.kind);
+    std::memcpy(bytes.data() + sizeof c.kind, c.message.data(), c.message.size());
     return bytes;
 }
 
 }  // namespace
 
-bool agreed_on(std::exception_ptr failure) {
-    try {
-        std::rethrow_exception(failure);
-    } catch (const InputError&) {
-        return true;
-    } catch (const std::invalid_argument&) {
-        return true;
-    } catch (const solvers::NotCompiled&) {
-        return true;
-    } catch (const solvers::DeviceUnavailable&) {
-        return true;
-    } catch (const FailureOnEveryRank&) {
-        return true;
-    } catch (const solvers::PeerFailure&) {
-        return true;
-    } catch (...) {
-        return false;
-    }
-}
+bool agreed_on(std::exception_ptr failure) { return classify(failure).agreed; }
 
 void agree(const solvers::Communicator& ranks, std::exception_ptr failure) {
     if (ranks.size() == 1) {
