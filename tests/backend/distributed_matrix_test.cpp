@@ -18,6 +18,8 @@
 #include "simrun/solvers/matrices/dia_matrix.hpp"
 #include "simrun/solvers/selection/linear_system_solver.hpp"
 #include "simrun/solvers/selection/matrix_properties.hpp"
+#include "support/rank_blocks.hpp"
+#include "support/solve_over_ranks.hpp"
 #include "support/test_backend.hpp"
 #include "support/test_matrices.hpp"
 #include "support/thread_ranks.hpp"
@@ -25,24 +27,10 @@
 namespace simrun::solvers {
 namespace {
 
+using testing::block_of;
+using testing::block_starts;
 using testing::test_backend;
 using testing::ThreadRanks;
-
-// Rows [first, first + rows) of `a` in the block's numbering, entries beyond it kept.
-DiaData<double> block_of(const DiaData<double>& a, std::int64_t first, std::int64_t rows) {
-    DiaData<double> block{rows, a.offsets, std::vector<double>(a.offsets.size() * rows)};
-    for (int d = 0; d < a.num_diagonals(); ++d) {
-        std::copy_n(a.values.begin() + d * a.n + first, rows, block.values.begin() + d * rows);
-    }
-    return block;
-}
-
-// The first row of each of `ranks` blocks of n rows, the first n mod ranks blocks one longer.
-std::vector<std::int64_t> block_starts(std::int64_t n, int ranks) {
-    std::vector<std::int64_t> first{0};
-    for (int r = 0; r < ranks; ++r) first.push_back(first.back() + n / ranks + (r < n % ranks));
-    return first;
-}
 
 // A banded matrix with random entries on the offsets of a 2D grid's stencil (+-1, +-width),
 // the entries that would leave the matrix zero.
@@ -135,40 +123,26 @@ TEST(DistributedMatrix, SolveOverRanksTakesTheIterationsOfOneProcess) {
     MethodParameters parameters;
     parameters.criteria.relative_tolerance = 1e-10;
     const SolverPlan plan = plan_solver(analyze(a), request);
-    const auto backend = test_backend();
-    const LinearSystemSolver<double> whole(backend, a, plan, parameters);
-    Array<double> x1(backend, n);
-    fill(x1, 0.0);
-    const SolveReport reference = whole.solve(Array<double>::from_host(backend, b), x1);
+    // One process: a single rank.
+    testing::RankSolve whole;
+    testing::solve_over_ranks(a, b, {0, a.n}, plan, parameters, [&](const auto& r) { whole = r; });
+    const SolveReport& reference = whole.report;
     ASSERT_TRUE(reference.converged());
-    const std::vector<double> u1 = x1.to_host();
+    const std::vector<double>& u1 = whole.x;
     for (const int count : {2, 3, 4}) {
         SCOPED_TRACE(std::to_string(count) + " ranks");
         request.ranks = count;
         const SolverPlan split_plan = plan_solver(analyze(a), request);
         const std::vector<std::int64_t> first = block_starts(a.n, count);
         std::vector<double> residuals(static_cast<std::size_t>(count));
-        ThreadRanks ranks(count);
-        ranks.run([&](std::shared_ptr<const Communicator> communicator) {
-            const int r = communicator->rank();
-            const std::int64_t begin = first[r], rows = first[r + 1] - first[r];
-            const auto on = test_backend(communicator);
-            const LinearSystemSolver<double> solver(on, block_of(a, begin, rows), split_plan,
-                                                    parameters);
-            const auto part = [&](const std::vector<double>& v) {
-                return std::span<const double>(v).subspan(static_cast<std::size_t>(begin),
-                                                          static_cast<std::size_t>(rows));
-            };
-            Array<double> x(on, static_cast<std::size_t>(rows));
-            fill(x, 0.0);
-            const SolveReport report = solver.solve(Array<double>::from_host(on, part(b)), x);
-            EXPECT_TRUE(report.converged());
-            EXPECT_EQ(report.total_iterations(), reference.total_iterations());
-            residuals[static_cast<std::size_t>(r)] = report.result().relative_residual();
-            const std::vector<double> got = x.to_host();
-            const auto want = part(u1);
-            for (std::size_t i = 0; i < got.size(); ++i) {
-                EXPECT_NEAR(got[i], want[i], 1e-12 * (1 + std::abs(want[i])));
+        testing::solve_over_ranks(a, b, first, split_plan, parameters, [&](const auto& rank) {
+            EXPECT_TRUE(rank.report.converged());
+            EXPECT_EQ(rank.report.total_iterations(), reference.total_iterations());
+            residuals[static_cast<std::size_t>(rank.rank)] =
+                rank.report.result().relative_residual();
+            for (std::size_t i = 0; i < rank.x.size(); ++i) {
+                const double want = u1[static_cast<std::size_t>(rank.first) + i];
+                EXPECT_NEAR(rank.x[i], want, 1e-12 * (1 + std::abs(want)));
             }
         });
         // The reductions are global: every rank saw the same residuals, to the bit.

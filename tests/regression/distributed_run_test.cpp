@@ -64,6 +64,7 @@ double relative_difference(const std::vector<double>& a, const std::vector<doubl
 struct Case {
     std::string input;     // in inputs/
     std::string settings;  // --set ... making it small
+    std::string solver;    // what the run file's solver decisions name (the preconditioner)
 };
 void PrintTo(const Case& c, std::ostream* out) { *out << c.input; }
 
@@ -76,9 +77,9 @@ std::string case_name(const ::testing::TestParamInfo<Case>& info) {
 class DistributedRun : public ::testing::TestWithParam<Case> {};
 
 // One rank, then 2, 3 and 4 (uneven slabs among them): the last step's field agrees to 1e-12
-// relative. CG + Jacobi on one rank too, so that the method is the same (one process would
-// choose multigrid for the Poisson problems); tight tolerances, so that what remains is the
-// rounding of sums taken in another order.
+// relative. The same method on every rank count (CG + Jacobi for the time-dependent problems,
+// CG + multigrid for Poisson: its levels split over the ranks, then gathered); tight
+// tolerances, so that what remains is the rounding of sums taken in another order.
 TEST_P(DistributedRun, TwoThreeAndFourRanksGiveTheFieldOfOne) {
     TemporaryDirectory dir;
     const Case& c = GetParam();
@@ -103,28 +104,39 @@ TEST_P(DistributedRun, TwoThreeAndFourRanksGiveTheFieldOfOne) {
         EXPECT_LE(difference, 1e-12);
         std::printf("%s on %d ranks: max |u - u_1| / max |u_1| = %.3g\n", c.input.c_str(), ranks,
                     difference);
-        // The run file says how the run was split.
-        EXPECT_NE(file.text("/solver_decisions").find("ranks = " + std::to_string(ranks)),
-                  std::string::npos);
+        // The run file says how the run was split, and the method.
+        const std::string decisions = file.text("/solver_decisions");
+        EXPECT_NE(decisions.find("ranks = " + std::to_string(ranks)), std::string::npos);
+        EXPECT_NE(decisions.find(c.solver), std::string::npos) << decisions;
     }
 }
 
 const std::string tight =
     " --set solver.method='\"cg\"' --set solver.preconditioner='\"jacobi\"' "
     "--set solver.rtol=1e-13 ";
+const std::string tight_multigrid =
+    " --set solver.method='\"cg\"' --set solver.preconditioner='\"multigrid\"' "
+    "--set solver.rtol=1e-13 ";
 
 INSTANTIATE_TEST_SUITE_P(
     Inputs, DistributedRun,
     ::testing::Values(
-        Case{"heat.toml", "--set grid.nx=33 --set grid.ny=33 --set time.end=0.05" + tight},
+        Case{"heat.toml", "--set grid.nx=33 --set grid.ny=33 --set time.end=0.05" + tight,
+             "jacobi"},
         Case{"heat_3d.toml",
-             "--set grid.nx=13 --set grid.ny=13 --set grid.nz=13 --set time.end=0.04" + tight},
-        Case{"poisson.toml", "--set grid.nx=41 --set grid.ny=41" + tight},
-        Case{"poisson_3d.toml", "--set grid.nx=13 --set grid.ny=13 --set grid.nz=13" + tight},
+             "--set grid.nx=13 --set grid.ny=13 --set grid.nz=13 --set time.end=0.04" + tight,
+             "jacobi"},
+        // 41 planes: the finest level split on 2-4 ranks, a coarse level too on 2 and 3.
+        Case{"poisson.toml", "--set grid.nx=41 --set grid.ny=41" + tight_multigrid, "multigrid"},
+        // 25 planes: 6 to 13 a rank, the finest level split on 2-4 ranks.
+        Case{"poisson_3d.toml",
+             "--set grid.nx=25 --set grid.ny=25 --set grid.nz=25" + tight_multigrid, "multigrid"},
         Case{"convection_diffusion.toml",
-             "--set grid.nx=33 --set grid.ny=33 --set time.end=0.05 --set solver.rtol=1e-13"},
+             "--set grid.nx=33 --set grid.ny=33 --set time.end=0.05 --set solver.rtol=1e-13",
+             "bicgstab"},
         Case{"convection_diffusion_3d.toml",
-             "--set grid.nx=13 --set grid.ny=13 --set grid.nz=13 --set solver.rtol=1e-13"}),
+             "--set grid.nx=13 --set grid.ny=13 --set grid.nz=13 --set solver.rtol=1e-13",
+             "bicgstab"}),
     case_name);
 
 // The same input on the same ranks twice: the same bits (the global sums are taken in rank

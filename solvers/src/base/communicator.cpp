@@ -1,12 +1,30 @@
 #include "simrun/solvers/base/communicator.hpp"
 
 #include <cstdlib>
+#include <vector>
 
 namespace simrun::solvers {
 
 double Communicator::sum(double value) const {
     sum(std::span<double>(&value, 1));
     return value;
+}
+
+void exchange_with_neighbours(const Communicator& ranks, std::span<std::byte> to_before,
+                              std::span<std::byte> from_before, std::span<std::byte> to_after,
+                              std::span<std::byte> from_after) {
+    std::vector<Message> sends, receives;
+    const int rank = ranks.rank();
+    if (!to_before.empty() || !from_before.empty()) {
+        sends.push_back({rank - 1, to_before});
+        receives.push_back({rank - 1, from_before});
+    }
+    if (!to_after.empty() || !from_after.empty()) {
+        sends.push_back({rank + 1, to_after});
+        receives.push_back({rank + 1, from_after});
+    }
+    if (sends.empty()) return;
+    ranks.start_exchange(sends, receives)->finish();
 }
 
 namespace {

@@ -115,6 +115,16 @@ void visit_coarse_neighbours(const Coordinates& c, const GridBox& fine,
 
 }  // namespace
 
+std::vector<int> neighbour_offsets(const GridBox& box) {
+    std::vector<int> offsets;
+    for_each_box_step(box, [&](const Coordinates&, std::int64_t offset) {
+        offsets.push_back(static_cast<int>(offset));
+    });
+    std::sort(offsets.begin(), offsets.end());
+    offsets.erase(std::unique(offsets.begin(), offsets.end()), offsets.end());
+    return offsets;
+}
+
 int transfer_slots(int dimension) { return dimension == 1 ? 3 : dimension == 2 ? 9 : 27; }
 
 std::optional<WeightClasses> weight_classes(const std::vector<double>& weights,
@@ -177,16 +187,17 @@ bool check_box_couplings(const DiaData<double>& a, const GridBox& box) {
     return along_axes;
 }
 
-BoxCoarsening choose_coarsening(const DiaData<double>& a, const GridBox& box) {
-    // Per axis the coupling strength; per axis and end (low, high) its rows, how many are
-    // identity rows, and the sum of the others' collapsed inward weights.
+CoarseningMeasures measure_coarsening(const DiaData<double>& a, const GridBox& box,
+                                      std::int64_t first_row, std::int64_t end_row,
+                                      std::int64_t plane_offset, std::int64_t whole_planes) {
     const DiagonalSteps steps(a, box);
+    const std::size_t slow = static_cast<std::size_t>(box.dimension - 1);
     double strength[3] = {0, 0, 0};
     double end_rows[6] = {0, 0, 0, 0, 0, 0}, end_identity[6] = {0, 0, 0, 0, 0, 0};
     double end_weight[6] = {0, 0, 0, 0, 0, 0};
 #pragma omp parallel for schedule(static) reduction(+ : strength[:3], end_rows[:6], \
                                                         end_identity[:6], end_weight[:6])
-    for (std::int64_t i = 0; i < a.n; ++i) {
+    for (std::int64_t i = first_row; i < end_row; ++i) {
         const Coordinates c = box.coordinates(i);
         double same_line[3] = {0, 0, 0}, inward[3] = {0, 0, 0};
         bool identity = true;
@@ -203,8 +214,11 @@ BoxCoarsening choose_coarsening(const DiaData<double>& a, const GridBox& box) {
                            }
                        });
         for (std::size_t axis = 0; axis < 3; ++axis) {
-            if (box.points[axis] < 2) continue;
-            const int side = c[axis] == 0 ? 0 : c[axis] == box.points[axis] - 1 ? 1 : -1;
+            // The slowest axis's position in the whole box.
+            const std::int64_t at = axis == slow ? c[axis] + plane_offset : c[axis];
+            const std::int64_t points = axis == slow ? whole_planes : box.points[axis];
+            if (points < 2) continue;
+            const int side = at == 0 ? 0 : at == points - 1 ? 1 : -1;
             if (side < 0) continue;
             const std::size_t end = 2 * axis + static_cast<std::size_t>(side);
             end_rows[end] += 1;
@@ -215,6 +229,19 @@ BoxCoarsening choose_coarsening(const DiaData<double>& a, const GridBox& box) {
             }
         }
     }
+    CoarseningMeasures measures;
+    std::copy_n(strength, 3, measures.values.begin());
+    std::copy_n(end_rows, 6, measures.values.begin() + 3);
+    std::copy_n(end_identity, 6, measures.values.begin() + 9);
+    std::copy_n(end_weight, 6, measures.values.begin() + 15);
+    return measures;
+}
+
+BoxCoarsening decide_coarsening(const CoarseningMeasures& measures, const GridBox& box) {
+    const double* strength = measures.values.data();
+    const double* end_rows = strength + 3;
+    const double* end_identity = strength + 9;
+    const double* end_weight = strength + 15;
     double strongest = 0;
     for (std::size_t axis = 0; axis < 3; ++axis) {
         if (box.points[axis] >= 3) strongest = std::max(strongest, strength[axis]);
@@ -244,6 +271,11 @@ BoxCoarsening choose_coarsening(const DiaData<double>& a, const GridBox& box) {
         coarsening.coarse.points[axis] = (n - 1 - best_first) / 2 + 1;
     }
     return coarsening;
+}
+
+BoxCoarsening choose_coarsening(const DiaData<double>& a, const GridBox& box) {
+    const std::int64_t slow = box.points[static_cast<std::size_t>(box.dimension - 1)];
+    return decide_coarsening(measure_coarsening(a, box, 0, a.n, 0, slow), box);
 }
 
 std::vector<double> operator_interpolation(const DiaData<double>& a, const GridBox& fine,
@@ -443,14 +475,12 @@ DiaData<double> galerkin_operator(const DiaData<double>& a, const GridBox& fine,
     // The coarse stencil's steps (those the coarse box has room for) and their DIA offsets; in
     // a box of 2 points along an axis two steps may share an offset (they never meet in one
     // row), so each step maps to the diagonal of its offset.
-    std::map<std::int64_t, int> offsets;
-    for_each_box_step(coarse,
-                      [&](const Coordinates&, std::int64_t offset) { offsets.emplace(offset, 0); });
     DiaData<double> result;
     result.n = nc;
-    for (auto& [offset, diagonal] : offsets) {
-        diagonal = result.num_diagonals();
-        result.offsets.push_back(static_cast<int>(offset));
+    result.offsets = neighbour_offsets(coarse);
+    std::map<std::int64_t, int> offsets;
+    for (int d = 0; d < result.num_diagonals(); ++d) {
+        offsets.emplace(result.offsets[static_cast<std::size_t>(d)], d);
     }
     int step_diagonal[27];
     std::fill(std::begin(step_diagonal), std::end(step_diagonal), -1);

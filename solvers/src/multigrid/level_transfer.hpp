@@ -40,6 +40,21 @@ bool check_box_couplings(const DiaData<double>& a, const GridBox& box);
 // Neumann side) and fine where they lost it (an eliminated Dirichlet side).
 BoxCoarsening choose_coarsening(const DiaData<double>& a, const GridBox& box);
 
+// What choose_coarsening decides from, summed over rows: per axis the coupling strength; per
+// axis and end (low, high) its rows, how many are identity rows, and the sum of the others'
+// collapsed inward weights. Sums of parts of a box add up to the whole's (over ranks).
+struct CoarseningMeasures {
+    std::array<double, 21> values{};  // strength[3], end_rows[6], end_identity[6], end_weight[6]
+};
+// The measures of rows [first_row, end_row) of `a` on `box`, a slab of whole planes of a
+// larger box (planes along the box's last axis): box's plane 0 is the whole's plane
+// `plane_offset` of `whole_planes` (which decides the ends along that axis).
+CoarseningMeasures measure_coarsening(const DiaData<double>& a, const GridBox& box,
+                                      std::int64_t first_row, std::int64_t end_row,
+                                      std::int64_t plane_offset, std::int64_t whole_planes);
+// choose_coarsening's decision for `box` from its measures.
+BoxCoarsening decide_coarsening(const CoarseningMeasures& measures, const GridBox& box);
+
 // Black-box interpolation, by coarse point in BoxTransferView's layout (3^dimension slots):
 // coarse points take their value; a point that is fine on the axes F takes
 // -sum_h c_h P_h / c_0 over its neighbours h one step away along F, with the stencil summed
@@ -60,6 +75,10 @@ DiaData<double> galerkin_operator(const DiaData<double>& a, const GridBox& fine,
                                   const std::vector<double>& weights);
 
 int transfer_slots(int dimension);
+
+// The DIA offsets of the steps from a point to its neighbours that the box has room for,
+// ascending: the diagonals of galerkin_operator's result.
+std::vector<int> neighbour_offsets(const GridBox& box);
 
 // The coarse points' weight sets (weights in operator_interpolation's layout, `slots` per
 // point) as classes in BoxTransferView's layout: of_point[I] the class of coarse point I,

@@ -58,6 +58,13 @@ LinearSystemSolver<T>::LinearSystemSolver(std::shared_ptr<const Backend> backend
     // that cannot stops every rank before the collective DistributedMatrix set-up).
     all_or_none(backend_->communicator(), [&] {
         if (backend_->communicator().size() > 1) {
+            const auto multigrid = [](const SolverStep& step) {
+                return step.preconditioner == PreconditionerKind::multigrid;
+            };
+            if (multigrid(plan_.first) ||
+                std::any_of(plan_.fallbacks.begin(), plan_.fallbacks.end(), multigrid)) {
+                block_ = matrix;
+            }
             split = split_block(std::move(matrix));
             matrix = std::move(split->inner);
         }
@@ -150,6 +157,12 @@ const IterativeSolver<T>& LinearSystemSolver<T>::method(std::size_t index) const
                 // CG needs the symmetric cycle; BiCGStab takes the one that contracts more.
                 MultigridParameters multigrid = plan_.multigrid;
                 multigrid.symmetric = step.method == Method::cg;
+                if (block_) {
+                    // Over ranks the hierarchy starts from the block with its couplings.
+                    built->preconditioner = make_multigrid_preconditioner<T>(
+                        backend_, *block_, *plan_.grid, multigrid, nullptr);
+                    break;
+                }
                 const DiaMatrix<T>* dia = dia_operator();
                 const DiaData<T> copied = construction_matrix_ != nullptr ? DiaData<T>{}
                                           : dia != nullptr                ? dia->host_data()

@@ -100,18 +100,13 @@ SolverStep choose_preconditioner(Method method, const MatrixProperties& p,
     const auto pays = multigrid_pays(method, p, grid);
     if (stationary(method)) {
         step.preconditioner = PreconditionerKind::none;
-    } else if (ranks > 1 && p.zero_diagonal_rows == 0) {
-        step.preconditioner = PreconditionerKind::jacobi;
-        step.reason = "jacobi: the rows are split over " + std::to_string(ranks) +
-                      " ranks, where multigrid and ssor do not run yet" +
-                      (pays ? " (" + *pays + ")" : std::string());
-    } else if (ranks > 1) {
-        step.preconditioner = PreconditionerKind::none;
-        step.reason = "no preconditioner: " + std::to_string(p.zero_diagonal_rows) +
-                      " rows have a zero diagonal entry";
     } else if (const auto& reason = pays) {
         step.preconditioner = PreconditionerKind::multigrid;
         step.reason = *reason;
+    } else if (ranks > 1 && p.zero_diagonal_rows == 0) {
+        step.preconditioner = PreconditionerKind::jacobi;
+        step.reason = "jacobi: the rows are split over " + std::to_string(ranks) +
+                      " ranks, where ssor does not run yet";
     } else if (p.zero_diagonal_rows > 0) {
         step.preconditioner = PreconditionerKind::none;
         step.reason = "no preconditioner: " + std::to_string(p.zero_diagonal_rows) +
@@ -141,7 +136,8 @@ bool runs_distributed(const SolverStep& step) {
     return (step.method == Method::cg || step.method == Method::bicgstab ||
             step.method == Method::gmres || step.method == Method::jacobi) &&
            (step.preconditioner == PreconditionerKind::none ||
-            step.preconditioner == PreconditionerKind::jacobi);
+            step.preconditioner == PreconditionerKind::jacobi ||
+            step.preconditioner == PreconditionerKind::multigrid);
 }
 
 void check_combination(const SolverStep& step, const MatrixProperties& p,
@@ -149,7 +145,8 @@ void check_combination(const SolverStep& step, const MatrixProperties& p,
     if (ranks > 1 && !runs_distributed(step)) {
         throw std::invalid_argument(
             step.name() + " does not run with the rows split over " + std::to_string(ranks) +
-            " ranks yet: use cg, bicgstab, gmres or jacobi, with no preconditioner or jacobi");
+            " ranks yet: use cg, bicgstab, gmres or jacobi, with no preconditioner, jacobi or "
+            "multigrid");
     }
     if (stationary(step.method) && step.preconditioner != PreconditionerKind::none) {
         throw std::invalid_argument(to_string(step.method) +

@@ -9,6 +9,7 @@
 
 #include "simrun/solvers/matrices/conversions.hpp"
 #include "simrun/solvers/selection/matrix_properties.hpp"
+#include "support/test_matrices.hpp"
 
 namespace simrun::solvers {
 namespace {
@@ -196,9 +197,9 @@ TEST(SolverSelection, IdentityRowsKeepAStencilConstant) {
     EXPECT_FALSE(analyze(to_csr(a)).constant_coefficients);
 }
 
-// Rows split over ranks: only what runs distributed. auto keeps CG with Jacobi (saying what
-// multigrid would have done), the chain drops BiCG, ILU(0) and Gauss-Seidel, and a method or
-// preconditioner named that does not run over ranks is refused.
+// Rows split over ranks: only what runs distributed. auto keeps CG with Jacobi where multigrid
+// has no box (and with multigrid where it has one), the chain drops BiCG, ILU(0) and
+// Gauss-Seidel, and a method or preconditioner named that does not run over ranks is refused.
 TEST(SolverSelection, OverRanksOnlyWhatRunsDistributed) {
     const auto p = analyze(tridiagonal(500, -1, 2.5, -1));
     SolverRequest request;
@@ -216,6 +217,14 @@ TEST(SolverSelection, OverRanksOnlyWhatRunsDistributed) {
                     step.preconditioner == PreconditionerKind::jacobi)
             << step.name();
     }
+    // A grid's rows: multigrid, its levels split over the ranks.
+    const auto laplacian =
+        to_dia(testing::diffusion_matrix(63, 2, [](double, double, double) { return 1.0; }));
+    SolverRequest on_grid;
+    on_grid.ranks = 3;
+    on_grid.grid = GridBox{2, {63, 63, 1}};
+    const SolverPlan grid_plan = plan_solver(analyze(laplacian), on_grid);
+    EXPECT_EQ(grid_plan.first.name(), "cg + multigrid") << grid_plan.first.reason;
     for (const auto& [method, preconditioner] : std::vector<std::pair<const char*, const char*>>{
              {"cg", "ssor"}, {"bicgstab", "ilu0"}, {"sor", "none"}, {"bicg", "jacobi"}}) {
         SolverRequest named = SolverRequest::parse(method, preconditioner, "auto");

@@ -64,6 +64,13 @@ public:
     virtual std::string describe() const = 0;
 };
 
+// Sends `to_before` to rank() - 1 and `to_after` to rank() + 1, and receives from them into
+// `from_before` and `from_after` (sizes agreed beforehand); a side whose two spans are empty
+// takes no part (none where there is no such rank). Waits until every message has travelled.
+void exchange_with_neighbours(const Communicator& ranks, std::span<std::byte> to_before,
+                              std::span<std::byte> from_before, std::span<std::byte> to_after,
+                              std::span<std::byte> from_after);
+
 // Raised on the ranks that did not fail where all_or_none saw another rank fail: that rank's own
 // exception carries the cause.
 class PeerFailure : public std::runtime_error {

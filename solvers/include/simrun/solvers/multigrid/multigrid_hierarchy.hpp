@@ -17,6 +17,15 @@
 //
 // The cycle runs on the back-end (multigrid kernels of the kernel table) as one recorded unit
 // (a CUDA graph on the GPU); no host round trip.
+//
+// Over several ranks (the back-end's communicator) each rank gives its block of rows (whole
+// planes of the box along its last axis, distributed_matrix.hpp's blocks) and the hierarchy
+// is split in slabs (multigrid/slab_levels.hpp): every level a slab of planes per rank with a
+// plane of halo on each side, exchanged after each sweep's colour, the residual and the
+// interpolation; the colours are the whole box's, so a cycle over ranks is one process's cycle
+// to rounding. Once a rank would hold too few planes, the level is gathered whole on every
+// rank and the rest of the cycle is one process's, repeated on each. The cycle then waits on
+// the host at each exchange (not recorded).
 #include <memory>
 #include <string>
 #include <type_traits>
@@ -39,7 +48,9 @@ public:
     // in the box (saying which), has a zero or negative diagonal entry (the smoothers divide by
     // it), or the parameters are out of range. `fine_operator`, when given, is `fine` already on
     // the back-end (a solver's own operator, which must outlive the hierarchy): the finest
-    // level uses it instead of uploading a copy.
+    // level uses it instead of uploading a copy. Over several ranks, `fine` is this rank's
+    // block of rows of the matrix on `box` (its couplings to the neighbours' rows kept) and
+    // `fine_operator` is not used; collective.
     MultigridHierarchy(std::shared_ptr<const Backend> backend, const DiaData<T>& fine,
                        const GridBox& box, const MultigridParameters& parameters,
                        const DiaMatrix<T>* fine_operator = nullptr);
@@ -79,11 +90,18 @@ public:
     std::string describe() const;
     const MultigridParameters& parameters() const { return parameters_; }
     const std::shared_ptr<const Backend>& backend() const { return backend_; }
-    // The points of the finest level (the size of b and x).
-    std::size_t size() const { return static_cast<std::size_t>(summaries_.front().box.size()); }
+    // The points of the finest level (the size of b and x): this rank's, over ranks.
+    std::size_t size() const { return size_; }
 
 private:
     struct Level;
+    // One process's hierarchy of a level gathered on each rank.
+    struct OnThisRank {};
+    MultigridHierarchy(std::shared_ptr<const Backend> backend, const DiaData<double>& whole,
+                       const GridBox& box, const MultigridParameters& parameters, OnThisRank);
+    // The levels over ranks, from this rank's block of rows.
+    void build_split(const DiaData<double>& block, const GridBox& box);
+    bool split() const { return backend_->communicator().size() > 1 && !on_this_rank_; }
     // The finest level's operator is `fine_operator` (the caller's) or `fine_owned` where one
     // is given, else made from `fine`.
     void build(const DiaData<double>& fine, const GridBox& box, const DiaMatrix<T>* fine_operator,
@@ -92,6 +110,8 @@ private:
     void run_cycle(std::size_t level, const T* b, T* x, MultigridCycle cycle,
                    std::vector<double>* seconds) const;
     void check_sizes(const Array<T>& b, const Array<T>& x) const;
+    // A cycle over ranks (see cycle()), timed by level where `seconds` is given.
+    void run_split(const Array<T>& b, Array<T>& x, std::vector<double>* seconds) const;
     // `sweeps` sweeps of the iterate in x; returns where it ends: x, or `spare` where the
     // sweeps write into another vector (two-colour Gauss-Seidel moves it between the two).
     T* smooth(Level& level, const T* b, T* x, T* spare, int sweeps, bool forward) const;
@@ -101,6 +121,9 @@ private:
     MultigridParameters parameters_;
     std::vector<std::unique_ptr<Level>> levels_;
     std::vector<LevelSummary> summaries_;
+    std::size_t size_ = 0;
+    bool on_this_rank_ = false;
+    std::size_t split_levels_ = 0;  // over ranks: the levels split in slabs, then one gathered
     // The cycle recorded once for the vectors it was last asked of.
     mutable RecordedForOperands recorded_;
 };

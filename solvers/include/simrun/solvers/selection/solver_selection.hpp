@@ -88,7 +88,7 @@ struct SolverRequest {
     bool remove_constant_null_space = false;
     // The ranks the rows are split over (a distributed solve: DistributedMatrix): the plan then
     // holds only what runs across ranks (CG, BiCGStab, GMRES and Jacobi, with no
-    // preconditioner or Jacobi's); multigrid, SSOR, ILU(0), Gauss-Seidel and BiCG (whose
+    // preconditioner, Jacobi's or multigrid); SSOR, ILU(0), Gauss-Seidel and BiCG (whose
     // transpose is not split) do not yet.
     int ranks = 1;
 

@@ -1,0 +1,309 @@
+#include "multigrid/slab_levels.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+namespace simrun::solvers::multigrid {
+namespace {
+
+using Index = std::int64_t;
+
+std::size_t slow_axis(const GridBox& box) { return static_cast<std::size_t>(box.dimension - 1); }
+
+// Points per plane of the box's last axis.
+Index plane_of(const GridBox& box) {
+    return box.dimension == 1   ? 1
+           : box.dimension == 2 ? box.points[0]
+                                : box.points[0] * box.points[1];
+}
+
+// Rounded towards minus infinity (numerators of either sign, d > 0).
+Index floor_div(Index n, Index d) { return n >= 0 ? n / d : -((-n + d - 1) / d); }
+Index ceil_div(Index n, Index d) { return -floor_div(-n, d); }
+
+// Rows [first, first + count) of `a`, their entries as they are.
+DiaData<double> rows_of(const DiaData<double>& a, Index first, Index count) {
+    DiaData<double> part{count, a.offsets, std::vector<double>(a.offsets.size() * count)};
+    for (int d = 0; d < a.num_diagonals(); ++d) {
+        std::copy_n(a.values.begin() + d * a.n + first, count, part.values.begin() + d * count);
+    }
+    return part;
+}
+
+// `a` on the diagonals `offsets` (those it lacks zero). Throws where a diagonal of `a` with a
+// nonzero entry is not among them (a coupling to a point that is no neighbour in the box).
+DiaData<double> on_offsets(const DiaData<double>& a, const std::vector<int>& offsets,
+                           const GridBox& box) {
+    DiaData<double> result{a.n, offsets, std::vector<double>(offsets.size() * a.n, 0.0)};
+    for (int d = 0; d < a.num_diagonals(); ++d) {
+        const auto begin = a.values.begin() + d * a.n;
+        const int to = result.find_diagonal(a.offsets[static_cast<std::size_t>(d)]);
+        if (to < 0) {
+            if (std::any_of(begin, begin + a.n, [](double v) { return v != 0.0; })) {
+                throw std::invalid_argument("multigrid: the rows couple points " +
+                                            std::to_string(a.offsets[static_cast<std::size_t>(d)]) +
+                                            " apart, which is no step to a neighbour in the " +
+                                            box.describe() +
+                                            " box: the rows are not the box's points, x fastest");
+            }
+            continue;
+        }
+        std::copy(begin, begin + a.n, result.values.begin() + to * a.n);
+    }
+    return result;
+}
+
+// Zeroes the entries of rows [first, first + count) that reach outside the matrix.
+void cut_outside(DiaData<double>& a, Index first, Index count) {
+    for (int d = 0; d < a.num_diagonals(); ++d) {
+        const Index offset = a.offsets[static_cast<std::size_t>(d)];
+        for (Index i = first; i < first + count; ++i) {
+            if (i + offset < 0 || i + offset >= a.n) a.at(d, i) = 0.0;
+        }
+    }
+}
+
+// `a` without its diagonals of zeros (but the main one), which the exchanges carry so that
+// every rank's rows have the same shape, and a product would only read.
+DiaData<double> without_empty_diagonals(DiaData<double> a) {
+    DiaData<double> kept{a.n, {}, {}};
+    for (int d = 0; d < a.num_diagonals(); ++d) {
+        const auto begin = a.values.begin() + d * a.n;
+        const int offset = a.offsets[static_cast<std::size_t>(d)];
+        if (offset != 0 && std::all_of(begin, begin + a.n, [](double v) { return v == 0.0; })) {
+            continue;
+        }
+        kept.offsets.push_back(offset);
+        kept.values.insert(kept.values.end(), begin, begin + a.n);
+    }
+    return kept;
+}
+
+// This rank's rows with `ghost` planes of its neighbours' rows before and after them (each
+// neighbour sends its nearest; every rank holds at least `ghost` planes). The ghost rows'
+// entries that reach outside the result are zeroed. Collective with the neighbours.
+DiaData<double> with_ghost_rows(const Communicator& ranks, const DiaData<double>& own, Index plane,
+                                Index ghost, bool before, bool after) {
+    const auto diagonals = static_cast<std::size_t>(own.num_diagonals());
+    const Index g = ghost * plane, n = own.n;
+    const auto pack = [&](Index first) {
+        std::vector<double> values(diagonals * static_cast<std::size_t>(g));
+        for (std::size_t d = 0; d < diagonals; ++d) {
+            std::copy_n(own.values.begin() + static_cast<Index>(d) * n + first, g,
+                        values.begin() + static_cast<Index>(d) * g);
+        }
+        return values;
+    };
+    std::vector<double> send_before = before ? pack(0) : std::vector<double>{};
+    std::vector<double> send_after = after ? pack(n - g) : std::vector<double>{};
+    std::vector<double> receive_before(send_before.size()), receive_after(send_after.size());
+    const auto bytes = [](std::vector<double>& values) {
+        return std::as_writable_bytes(std::span(values));
+    };
+    exchange_with_neighbours(ranks, bytes(send_before), bytes(receive_before), bytes(send_after),
+                             bytes(receive_after));
+    const Index gb = before ? g : 0, ga = after ? g : 0;
+    DiaData<double> result{gb + n + ga, own.offsets, {}};
+    result.values.resize(diagonals * static_cast<std::size_t>(result.n));
+    for (std::size_t d = 0; d < diagonals; ++d) {
+        const auto to = result.values.begin() + static_cast<Index>(d) * result.n;
+        const auto di = static_cast<Index>(d);
+        if (before) std::copy_n(receive_before.begin() + di * g, g, to);
+        std::copy_n(own.values.begin() + di * n, n, to + gb);
+        if (after) std::copy_n(receive_after.begin() + di * g, g, to + gb + n);
+    }
+    cut_outside(result, 0, gb);
+    cut_outside(result, gb + n, ga);
+    return result;
+}
+
+// The coarsening of a slab of `planes` planes from the whole's plane `first` (a box of the
+// whole's other axes): the whole's, its coarse points along the last axis those that lie on
+// the slab's planes, the first of them the whole's coarse plane `coarse_first`.
+BoxCoarsening slab_coarsening(const BoxCoarsening& whole, const GridBox& slab_box, Index first,
+                              Index& coarse_first) {
+    const std::size_t slow = slow_axis(slab_box);
+    const Index planes = slab_box.points[slow];
+    BoxCoarsening slab = whole;
+    AxisCoarsening& axis = slab.axes[slow];
+    if (axis.step == 2) {
+        coarse_first = ceil_div(first - axis.first, 2);
+        const Index coarse_last = floor_div(first + planes - 1 - axis.first, 2);
+        axis.first = static_cast<int>(axis.first + 2 * coarse_first - first);
+        slab.coarse.points[slow] = coarse_last - coarse_first + 1;
+    } else {
+        coarse_first = first;
+        slab.coarse.points[slow] = planes;
+    }
+    return slab;
+}
+
+// The whole level's rows on every rank, from each rank's (ranks holding `starts` planes).
+DiaData<double> gather_rows(const Communicator& ranks, const DiaData<double>& own,
+                            const std::vector<Index>& starts, Index plane) {
+    const auto all = ranks.all_gather(std::as_bytes(std::span(own.values)));
+    DiaData<double> whole{starts.back() * plane, own.offsets, {}};
+    whole.values.assign(own.offsets.size() * static_cast<std::size_t>(whole.n), 0.0);
+    for (std::size_t r = 0; r < all.size(); ++r) {
+        const Index rows = (starts[r + 1] - starts[r]) * plane;
+        if (all[r].size() != own.offsets.size() * static_cast<std::size_t>(rows) * sizeof(double)) {
+            throw std::logic_error("multigrid: rank " + std::to_string(r) +
+                                   " sent the rows of a gathered level in another shape");
+        }
+        for (int d = 0; d < own.num_diagonals(); ++d) {
+            std::memcpy(whole.values.data() + d * whole.n + starts[r] * plane,
+                        all[r].data() + static_cast<std::size_t>(d * rows) * sizeof(double),
+                        static_cast<std::size_t>(rows) * sizeof(double));
+        }
+    }
+    return whole;
+}
+
+}  // namespace
+
+SlabHierarchy plan_slab_hierarchy(const Communicator& ranks, const DiaData<double>& block,
+                                  const GridBox& box, const MultigridParameters& parameters) {
+    const int count = ranks.size(), rank = ranks.rank();
+    const std::size_t slow = slow_axis(box);
+    const auto r = static_cast<std::size_t>(rank);
+    SlabHierarchy result;
+    GridBox level_box = box;
+    Index plane = plane_of(box);
+    DiaData<double> rows;
+    // Every rank's first plane, and the end (the same on every rank).
+    std::vector<Index> starts{0};
+    all_or_none(ranks, [&] {
+        if (block.n % plane != 0) {
+            throw std::invalid_argument("multigrid over ranks: rank " + std::to_string(rank) +
+                                        " holds " + std::to_string(block.n) +
+                                        " rows, not whole planes of " + std::to_string(plane) +
+                                        " points of the " + box.describe() + " box");
+        }
+        rows = on_offsets(block, neighbour_offsets(box), box);
+    });
+    const Index own_planes = block.n / plane;
+    for (const auto& bytes : ranks.all_gather(std::as_bytes(std::span(&own_planes, 1)))) {
+        Index planes;
+        std::memcpy(&planes, bytes.data(), sizeof planes);
+        starts.push_back(starts.back() + planes);
+    }
+    if (starts.back() != box.points[slow]) {
+        throw std::invalid_argument("multigrid over ranks: the ranks hold " +
+                                    std::to_string(starts.back()) + " planes of the " +
+                                    box.describe() + " box, which has " +
+                                    std::to_string(box.points[slow]));
+    }
+    // Where the last split level's transfer starts in the next level's points (a plane).
+    Index pending_coarse_first = 0;
+    for (int level = 0;; ++level) {
+        const Index first = starts[r], planes = starts[r + 1] - starts[r];
+        Index fewest = planes;
+        for (std::size_t q = 0; q + 1 < starts.size(); ++q) {
+            fewest = std::min(fewest, starts[q + 1] - starts[q]);
+        }
+        const auto gather = [&] {
+            result.gathered_box = level_box;
+            result.gathered = gather_rows(ranks, rows, starts, plane);
+            for (const Index start : starts) result.gathered_starts.push_back(start * plane);
+            if (!result.levels.empty()) {
+                result.levels.back().coarse_offset = pending_coarse_first * plane;
+            }
+            return std::move(result);
+        };
+        if (count == 1 || fewest < slab_ghost_planes ||
+            level_box.size() <= parameters.coarsest_size || level + 1 >= parameters.max_levels) {
+            return gather();
+        }
+        const bool before = rank > 0, after = rank + 1 < count;
+        const Index ghost_before = before ? slab_ghost_planes : 0;
+        const DiaData<double> slab =
+            with_ghost_rows(ranks, rows, plane, slab_ghost_planes, before, after);
+        GridBox slab_box = level_box;
+        slab_box.points[slow] = slab.n / plane;
+        const Index slab_first = first - ghost_before;
+        bool along_axes = true;
+        CoarseningMeasures measures;
+        all_or_none(ranks, [&] {
+            along_axes = check_box_couplings(slab, slab_box);
+            measures = measure_coarsening(slab, slab_box, ghost_before * plane,
+                                          (ghost_before + planes) * plane, slab_first,
+                                          level_box.points[slow]);
+        });
+        ranks.sum(measures.values);
+        along_axes = ranks.min(along_axes ? 1.0 : 0.0) > 0;
+        const BoxCoarsening coarsening = decide_coarsening(measures, level_box);
+        if (!coarsening.coarsens()) return gather();
+
+        // The next level's rows on this rank's part, from its slab: those of the coarse
+        // planes on its own planes are what one process computes.
+        Index slab_coarse_first = 0;
+        const BoxCoarsening on_slab =
+            slab_coarsening(coarsening, slab_box, slab_first, slab_coarse_first);
+        std::vector<double> slab_weights;
+        DiaData<double> slab_coarse;
+        all_or_none(ranks, [&] {
+            slab_weights = operator_interpolation(slab, slab_box, on_slab);
+            slab_coarse = galerkin_operator(slab, slab_box, on_slab, slab_weights);
+        });
+
+        if (!result.levels.empty()) {
+            // The previous level's transfer reaches this level's window.
+            result.levels.back().coarse_offset =
+                (pending_coarse_first - (first - (before ? 1 : 0))) * plane;
+        }
+        SlabLevel split;
+        split.box = level_box;
+        split.plane = plane;
+        split.first_plane = first;
+        split.planes = planes;
+        split.halo_before = before;
+        split.halo_after = after;
+        split.window = level_box;
+        split.window.points[slow] = planes + (before ? 1 : 0) + (after ? 1 : 0);
+        const Index window_rows = split.window.points[slow] * plane;
+        split.window_operator =
+            rows_of(slab, (ghost_before - (before ? 1 : 0)) * plane, window_rows);
+        if (before) cut_outside(split.window_operator, 0, plane);
+        if (after) cut_outside(split.window_operator, window_rows - plane, plane);
+        split.window_operator = without_empty_diagonals(std::move(split.window_operator));
+        split.along_axes = along_axes;
+        Index window_coarse_first = 0;
+        split.transfer = slab_coarsening(coarsening, split.window, split.window_first_plane(),
+                                         window_coarse_first);
+        // The window's coarse points' weights, from the slab's (slot by slot, point by point).
+        const Index coarse_plane = plane_of(coarsening.coarse);
+        const Index slab_points = on_slab.coarse.size(),
+                    window_points = split.transfer.coarse.size();
+        const int slots = transfer_slots(box.dimension);
+        split.weights.resize(static_cast<std::size_t>(slots * window_points));
+        for (int slot = 0; slot < slots; ++slot) {
+            std::copy_n(slab_weights.begin() + slot * slab_points +
+                            (window_coarse_first - slab_coarse_first) * coarse_plane,
+                        window_points, split.weights.begin() + slot * window_points);
+        }
+        pending_coarse_first = window_coarse_first;
+        result.levels.push_back(std::move(split));
+
+        // Each rank's part of the next level: the coarse planes on its planes.
+        const AxisCoarsening& along = coarsening.axes[slow];
+        const auto coarse_plane_of = [&](Index fine) {
+            return along.step == 2 ? ceil_div(fine - along.first, 2) : fine;
+        };
+        std::vector<Index> coarse_starts;
+        for (const Index start : starts) coarse_starts.push_back(coarse_plane_of(start));
+        coarse_starts.back() = coarsening.coarse.points[slow];
+        const Index coarse_first = coarse_starts[r];
+        rows = on_offsets(rows_of(slab_coarse, (coarse_first - slab_coarse_first) * coarse_plane,
+                                  (coarse_starts[r + 1] - coarse_first) * coarse_plane),
+                          neighbour_offsets(coarsening.coarse), coarsening.coarse);
+        level_box = coarsening.coarse;
+        plane = coarse_plane;
+        starts = std::move(coarse_starts);
+    }
+}
+
+}  // namespace simrun::solvers::multigrid

@@ -1,0 +1,222 @@
+// Multigrid over ranks (here threads of one process, tests/support/thread_ranks.hpp): a cycle
+// whose levels are split in slabs over the ranks is one process's cycle to rounding (the same
+// coarse operators, the whole box's colours, the halo exchanged between them), with the levels
+// split, gathered, or both; and CG with it takes one process's iterations to the same
+// solution. Built per back-end: on CUDA the ranks share the GPU.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <memory>
+#include <random>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "simrun/solvers/base/array.hpp"
+#include "simrun/solvers/base/vector_ops.hpp"
+#include "simrun/solvers/matrices/conversions.hpp"
+#include "simrun/solvers/multigrid/multigrid_hierarchy.hpp"
+#include "simrun/solvers/selection/linear_system_solver.hpp"
+#include "simrun/solvers/selection/matrix_properties.hpp"
+#include "support/rank_blocks.hpp"
+#include "support/solve_over_ranks.hpp"
+#include "support/test_backend.hpp"
+#include "support/test_matrices.hpp"
+#include "support/thread_ranks.hpp"
+
+namespace simrun::solvers {
+namespace {
+
+using testing::block_of;
+using testing::block_starts;
+using testing::Side;
+using testing::test_backend;
+using testing::ThreadRanks;
+
+struct Case {
+    std::string name;
+    std::array<std::int32_t, 3> points;
+    int dimension;
+    std::array<double, 3> h;
+    std::array<Side, 6> sides;
+    bool varying;  // a coefficient that jumps by 100 across a slanted line
+    MultigridParameters parameters;
+    std::vector<int> ranks;
+};
+
+std::vector<Case> cases() {
+    const auto dirichlet = Side::dirichlet, neumann = Side::neumann;
+    MultigridParameters chebyshev_w;
+    chebyshev_w.smoother = MultigridSmoother::chebyshev;
+    chebyshev_w.cycle = MultigridCycle::w;
+    chebyshev_w.pre_sweeps = chebyshev_w.post_sweeps = 2;
+    MultigridParameters f_small;
+    f_small.cycle = MultigridCycle::f;
+    f_small.coarsest_size = 16;
+    MultigridParameters nonsymmetric;
+    nonsymmetric.symmetric = false;
+    return {
+        // Several split levels, then the rest gathered (2 ranks: 32, 16, 8 planes each).
+        {"2D varying, Dirichlet",
+         {64, 64, 1},
+         2,
+         {1.0 / 65, 1.0 / 65, 1},
+         {dirichlet, dirichlet, dirichlet, dirichlet, dirichlet, dirichlet},
+         true,
+         {},
+         {2, 3}},
+        // Neumann ends along the split axis (the coarse points' choice at its ends), uneven
+        // slabs, a W-cycle with Chebyshev.
+        {"2D Neumann in y, Chebyshev W",
+         {33, 45, 1},
+         2,
+         {0.03, 0.025, 1},
+         {dirichlet, dirichlet, neumann, neumann, dirichlet, dirichlet},
+         false,
+         chebyshev_w,
+         {2, 4}},
+        // Strong coupling along x only: the split axis is not coarsened (semi-coarsening).
+        {"2D anisotropic",
+         {40, 36, 1},
+         2,
+         {0.01, 0.1, 1},
+         {dirichlet, dirichlet, dirichlet, dirichlet, dirichlet, dirichlet},
+         false,
+         nonsymmetric,
+         {3}},
+        // 3D, levels down to 16 points (F-cycle).
+        {"3D varying",
+         {20, 18, 26},
+         3,
+         {0.05, 0.05, 0.04},
+         {dirichlet, neumann, dirichlet, dirichlet, neumann, dirichlet},
+         true,
+         f_small,
+         {2, 3}},
+        // Fewer planes per rank than the ghost planes: the finest level is gathered.
+        {"2D thin slabs",
+         {21, 20, 1},
+         2,
+         {0.05, 0.05, 1},
+         {dirichlet, dirichlet, dirichlet, dirichlet, dirichlet, dirichlet},
+         false,
+         {},
+         {4}},
+    };
+}
+
+DiaData<double> matrix_of(const Case& c) {
+    const auto k = [&](double x, double y, double) {
+        return c.varying && x + 0.7 * y > 0.55 ? 100.0 : 1.0;
+    };
+    return to_dia(testing::box_diffusion_matrix(c.points, c.dimension, c.h, k, c.sides));
+}
+
+GridBox box_of(const Case& c) {
+    return GridBox{c.dimension, {c.points[0], c.points[1], c.points[2]}};
+}
+
+std::int64_t plane_of(const GridBox& box) {
+    return box.dimension == 2 ? box.points[0] : box.points[0] * box.points[1];
+}
+
+TEST(MultigridOverRanks, ACycleIsOneProcessCycle) {
+    SIMRUN_SKIP_WITHOUT_BACKEND(test_backend());
+    for (const Case& c : cases()) {
+        SCOPED_TRACE(c.name);
+        const DiaData<double> a = matrix_of(c);
+        const GridBox box = box_of(c);
+        const auto n = static_cast<std::size_t>(a.n);
+        std::vector<double> b(n);
+        std::mt19937 generator(7);
+        for (double& v : b) v = std::uniform_real_distribution<double>(-1, 1)(generator);
+        const auto backend = test_backend();
+        const MultigridHierarchy<double> whole(backend, a, box, c.parameters);
+        Array<double> x1(backend, n);
+        fill(x1, 0.0);
+        whole.cycle(Array<double>::from_host(backend, b), x1);
+        // A second cycle from the first's result (x not zero on entry).
+        whole.cycle(Array<double>::from_host(backend, b), x1);
+        const std::vector<double> u1 = x1.to_host();
+        double scale = 0;
+        for (const double v : u1) scale = std::max(scale, std::abs(v));
+        for (const int count : c.ranks) {
+            SCOPED_TRACE(std::to_string(count) + " ranks");
+            const std::vector<std::int64_t> first = block_starts(a.n, count, plane_of(box));
+            ThreadRanks ranks(count);
+            ranks.run([&](std::shared_ptr<const Communicator> communicator) {
+                const int r = communicator->rank();
+                const std::int64_t begin = first[r], rows = first[r + 1] - first[r];
+                const auto on = test_backend(communicator);
+                const MultigridHierarchy<double> split(on, block_of(a, begin, rows), box,
+                                                       c.parameters);
+                // The same levels as one process.
+                ASSERT_EQ(split.levels().size(), whole.levels().size());
+                for (std::size_t l = 0; l < whole.levels().size(); ++l) {
+                    EXPECT_EQ(split.levels()[l].box.describe(), whole.levels()[l].box.describe());
+                }
+                EXPECT_NE(split.describe().find("over " + std::to_string(count) + " ranks"),
+                          std::string::npos)
+                    << split.describe();
+                const auto part = std::span<const double>(b).subspan(
+                    static_cast<std::size_t>(begin), static_cast<std::size_t>(rows));
+                Array<double> x(on, static_cast<std::size_t>(rows));
+                fill(x, 0.0);
+                split.cycle(Array<double>::from_host(on, part), x);
+                split.cycle(Array<double>::from_host(on, part), x);
+                const std::vector<double> got = x.to_host();
+                for (std::int64_t i = 0; i < rows; ++i) {
+                    ASSERT_NEAR(got[static_cast<std::size_t>(i)],
+                                u1[static_cast<std::size_t>(begin + i)], 1e-12 * scale)
+                        << "row " << begin + i << " of rank " << r;
+                }
+            });
+        }
+    }
+}
+
+// CG with the multigrid the plan chooses (over ranks as on one process; the cycle in float on a
+// GPU): one process's iterations, and its solution.
+TEST(MultigridOverRanks, CgTakesOneProcessIterations) {
+    SIMRUN_SKIP_WITHOUT_BACKEND(test_backend());
+    const auto one = [](double, double, double) { return 1.0; };
+    const DiaData<double> a = to_dia(testing::diffusion_matrix(95, 2, one));
+    const GridBox box{2, {95, 95, 1}};
+    const auto n = static_cast<std::size_t>(a.n);
+    std::vector<double> b(n);
+    for (std::size_t i = 0; i < n; ++i) b[i] = std::sin(0.37 * static_cast<double>(i)) + 0.5;
+    SolverRequest request = SolverRequest::parse("cg", "auto", "dia");
+    request.grid = box;
+    MethodParameters parameters;
+    parameters.criteria.relative_tolerance = 1e-11;
+    const SolverPlan plan = plan_solver(analyze(a), request);
+    ASSERT_EQ(plan.first.preconditioner, PreconditionerKind::multigrid) << plan.first.reason;
+    // One process: a single rank.
+    testing::RankSolve whole;
+    testing::solve_over_ranks(a, b, {0, a.n}, plan, parameters, [&](const auto& r) { whole = r; });
+    const SolveReport& reference = whole.report;
+    ASSERT_TRUE(reference.converged());
+    const std::vector<double>& u1 = whole.x;
+    for (const int count : {2, 3, 4}) {
+        SCOPED_TRACE(std::to_string(count) + " ranks");
+        request.ranks = count;
+        const SolverPlan split_plan = plan_solver(analyze(a), request);
+        EXPECT_EQ(split_plan.first.name(), plan.first.name());
+        const std::vector<std::int64_t> first = block_starts(a.n, count, box.points[0]);
+        testing::solve_over_ranks(a, b, first, split_plan, parameters, [&](const auto& rank) {
+            EXPECT_TRUE(rank.report.converged());
+            // The cycle is one process's to rounding: the same count, or one more or fewer
+            // where the last residual lies that close to the tolerance.
+            EXPECT_LE(std::abs(rank.report.total_iterations() - reference.total_iterations()), 1);
+            for (std::size_t i = 0; i < rank.x.size(); ++i) {
+                const double want = u1[static_cast<std::size_t>(rank.first) + i];
+                EXPECT_NEAR(rank.x[i], want, 1e-9 * (1 + std::abs(want)));
+            }
+        });
+    }
+}
+
+}  // namespace
+}  // namespace simrun::solvers

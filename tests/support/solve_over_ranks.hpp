@@ -1,0 +1,50 @@
+#pragma once
+// A solve over ranks as threads (thread_ranks.hpp): each rank its block of rows
+// (rank_blocks.hpp) on the test back-end, from x = 0.
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "simrun/solvers/base/array.hpp"
+#include "simrun/solvers/base/vector_ops.hpp"
+#include "simrun/solvers/selection/linear_system_solver.hpp"
+#include "support/rank_blocks.hpp"
+#include "support/test_backend.hpp"
+#include "support/thread_ranks.hpp"
+
+namespace simrun::testing {
+
+// What one rank's solve gave: its report, its rows of x, and where they start.
+struct RankSolve {
+    int rank = 0;
+    std::int64_t first = 0;
+    solvers::SolveReport report;
+    std::vector<double> x;
+};
+
+// Solves a x = b with `plan` over starts.size() - 1 ranks (rank r: rows starts[r] ..
+// starts[r + 1] - 1); check(const RankSolve&) runs on each rank's thread.
+template <typename Check>
+void solve_over_ranks(const solvers::DiaData<double>& a, const std::vector<double>& b,
+                      const std::vector<std::int64_t>& starts, const solvers::SolverPlan& plan,
+                      const solvers::MethodParameters& parameters, Check&& check) {
+    ThreadRanks ranks(static_cast<int>(starts.size()) - 1);
+    ranks.run([&](std::shared_ptr<const solvers::Communicator> communicator) {
+        const int r = communicator->rank();
+        const std::int64_t first = starts[r], rows = starts[r + 1] - starts[r];
+        const auto on = test_backend(communicator);
+        const solvers::LinearSystemSolver<double> solver(on, block_of(a, first, rows), plan,
+                                                         parameters);
+        const auto part = std::span<const double>(b).subspan(static_cast<std::size_t>(first),
+                                                             static_cast<std::size_t>(rows));
+        solvers::Array<double> x(on, static_cast<std::size_t>(rows));
+        solvers::fill(x, 0.0);
+        RankSolve result{
+            r, first, solver.solve(solvers::Array<double>::from_host(on, part), x), {}};
+        result.x = x.to_host();
+        check(result);
+    });
+}
+
+}  // namespace simrun::testing
