@@ -159,13 +159,13 @@ MultigridHierarchy<T>::MultigridHierarchy(std::shared_ptr<const Backend> backend
     // Set up in double: the fine matrix itself when it is double (no copy).
     if constexpr (std::is_same_v<T, double>) {
         if (split()) {
-            build_split(fine, box);
+            build_split(fine, box, fine_operator);
         } else {
             build(fine, box, fine_operator);
         }
     } else {
         if (split()) {
-            build_split(convert_dia<double>(fine), box);
+            build_split(convert_dia<double>(fine), box, fine_operator);
         } else {
             build(convert_dia<double>(fine), box, fine_operator);
         }
@@ -192,7 +192,7 @@ MultigridHierarchy<T>::MultigridHierarchy(std::shared_ptr<const Backend> backend
                                     std::to_string(fine.n));
     }
     if (split()) {
-        build_split(convert_dia<double>(fine), box);
+        build_split(convert_dia<double>(fine), box, fine_operator);
         return;
     }
     auto converted =
@@ -313,7 +313,9 @@ void MultigridHierarchy<T>::build(const DiaData<double>& fine, const GridBox& bo
 }
 
 template <typename T>
-void MultigridHierarchy<T>::build_split(const DiaData<double>& block, const GridBox& box) {
+template <typename Fine>
+void MultigridHierarchy<T>::build_split(const DiaData<double>& block, const GridBox& box,
+                                        const DiaMatrix<Fine>* fine_operator) {
     parameters_.validate();
     size_ = static_cast<std::size_t>(block.n);
     const Communicator& ranks = backend_->communicator();
@@ -336,11 +338,25 @@ void MultigridHierarchy<T>::build_split(const DiaData<double>& block, const Grid
             if (parameters_.smoother == MultigridSmoother::chebyshev) {
                 current->inverse_diagonal = upload<T>(backend_, inverse_diagonal);
             }
+            // The finest level in the storage of the solver's operator (its plan's format),
+            // where its window takes it; the others as one process's.
+            DiaData<T> converted;
+            const DiaData<T>* in_t = nullptr;
             if constexpr (std::is_same_v<T, double>) {
-                current->owned_a = make_level_operator(slab.window_operator);
+                in_t = &slab.window_operator;
             } else {
-                current->owned_a = make_level_operator(convert_dia<T>(slab.window_operator));
+                converted = convert_dia<T>(slab.window_operator);
+                in_t = &converted;
             }
+            const DiaData<T>& window = *in_t;
+            if (l == 0 && fine_operator != nullptr) {
+                try {
+                    current->owned_a =
+                        std::make_unique<DiaMatrix<T>>(backend_, window, fine_operator->storage());
+                } catch (const std::invalid_argument&) {
+                }
+            }
+            if (!current->owned_a) current->owned_a = make_level_operator(window);
             current->a = current->owned_a.get();
             current->main = slab.window_operator.find_diagonal(0);
             const auto n = static_cast<std::size_t>(slab.window.size());

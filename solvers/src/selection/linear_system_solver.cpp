@@ -158,9 +158,10 @@ const IterativeSolver<T>& LinearSystemSolver<T>::method(std::size_t index) const
                 MultigridParameters multigrid = plan_.multigrid;
                 multigrid.symmetric = step.method == Method::cg;
                 if (block_) {
-                    // Over ranks the hierarchy starts from the block with its couplings.
+                    // Over ranks the hierarchy starts from the block with its couplings (the
+                    // operator, the block's own part, gives the finest level's storage).
                     built->preconditioner = make_multigrid_preconditioner<T>(
-                        backend_, *block_, *plan_.grid, multigrid, nullptr);
+                        backend_, *block_, *plan_.grid, multigrid, dia_operator());
                     break;
                 }
                 const DiaMatrix<T>* dia = dia_operator();

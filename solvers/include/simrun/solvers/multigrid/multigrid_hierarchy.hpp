@@ -49,8 +49,9 @@ public:
     // it), or the parameters are out of range. `fine_operator`, when given, is `fine` already on
     // the back-end (a solver's own operator, which must outlive the hierarchy): the finest
     // level uses it instead of uploading a copy. Over several ranks, `fine` is this rank's
-    // block of rows of the matrix on `box` (its couplings to the neighbours' rows kept) and
-    // `fine_operator` is not used; collective.
+    // block of rows of the matrix on `box` (its couplings to the neighbours' rows kept), and
+    // `fine_operator` (the block's own couplings) only names the finest level's storage;
+    // collective.
     MultigridHierarchy(std::shared_ptr<const Backend> backend, const DiaData<T>& fine,
                        const GridBox& box, const MultigridParameters& parameters,
                        const DiaMatrix<T>* fine_operator = nullptr);
@@ -99,8 +100,11 @@ private:
     struct OnThisRank {};
     MultigridHierarchy(std::shared_ptr<const Backend> backend, const DiaData<double>& whole,
                        const GridBox& box, const MultigridParameters& parameters, OnThisRank);
-    // The levels over ranks, from this rank's block of rows.
-    void build_split(const DiaData<double>& block, const GridBox& box);
+    // The levels over ranks, from this rank's block of rows; the finest in the storage of
+    // `fine_operator` (the solver's block) where it is given.
+    template <typename Fine>
+    void build_split(const DiaData<double>& block, const GridBox& box,
+                     const DiaMatrix<Fine>* fine_operator);
     bool split() const { return backend_->communicator().size() > 1 && !on_this_rank_; }
     // The finest level's operator is `fine_operator` (the caller's) or `fine_owned` where one
     // is given, else made from `fine`.
