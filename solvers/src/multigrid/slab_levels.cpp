@@ -83,6 +83,29 @@ DiaData<double> without_empty_diagonals(DiaData<double> a) {
     return kept;
 }
 
+// `own` (this rank's rows) without the diagonals that are zero on every rank (the main one
+// kept), so that every rank's rows keep one shape and the set-up reads no empty diagonals.
+// Collective.
+DiaData<double> without_diagonals_empty_everywhere(const Communicator& ranks,
+                                                   const DiaData<double>& own) {
+    std::vector<double> used(own.offsets.size(), 0.0);
+    for (int d = 0; d < own.num_diagonals(); ++d) {
+        const auto begin = own.values.begin() + d * own.n;
+        used[static_cast<std::size_t>(d)] =
+            own.offsets[static_cast<std::size_t>(d)] == 0 ||
+                    std::any_of(begin, begin + own.n, [](double v) { return v != 0.0; })
+                ? 1.0
+                : 0.0;
+    }
+    ranks.sum(used);
+    std::vector<int> kept;
+    for (int d = 0; d < own.num_diagonals(); ++d) {
+        if (used[static_cast<std::size_t>(d)] > 0)
+            kept.push_back(own.offsets[static_cast<std::size_t>(d)]);
+    }
+    return on_offsets(own, kept, GridBox{});
+}
+
 // This rank's rows with `ghost` planes of its neighbours' rows before and after them (each
 // neighbour sends its nearest; every rank holds at least `ghost` planes). The ghost rows'
 // entries that reach outside the result are zeroed. Collective with the neighbours.
@@ -185,6 +208,7 @@ SlabHierarchy plan_slab_hierarchy(const Communicator& ranks, const DiaData<doubl
         }
         rows = on_offsets(block, neighbour_offsets(box), box);
     });
+    rows = without_diagonals_empty_everywhere(ranks, rows);
     const Index own_planes = block.n / plane;
     for (const auto& bytes : ranks.all_gather(std::as_bytes(std::span(&own_planes, 1)))) {
         Index planes;
@@ -300,6 +324,7 @@ SlabHierarchy plan_slab_hierarchy(const Communicator& ranks, const DiaData<doubl
         rows = on_offsets(rows_of(slab_coarse, (coarse_first - slab_coarse_first) * coarse_plane,
                                   (coarse_starts[r + 1] - coarse_first) * coarse_plane),
                           neighbour_offsets(coarsening.coarse), coarsening.coarse);
+        rows = without_diagonals_empty_everywhere(ranks, rows);
         level_box = coarsening.coarse;
         plane = coarse_plane;
         starts = std::move(coarse_starts);
