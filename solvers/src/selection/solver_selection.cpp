@@ -94,7 +94,7 @@ std::optional<std::string> multigrid_pays(Method method, const MatrixProperties&
 
 // The preconditioner for a Krylov method when the user left it to us.
 SolverStep choose_preconditioner(Method method, const MatrixProperties& p,
-                                 const std::optional<GridBox>& grid, int ranks) {
+                                 const std::optional<GridBox>& grid) {
     SolverStep step;
     step.method = method;
     const auto pays = multigrid_pays(method, p, grid);
@@ -103,10 +103,6 @@ SolverStep choose_preconditioner(Method method, const MatrixProperties& p,
     } else if (const auto& reason = pays) {
         step.preconditioner = PreconditionerKind::multigrid;
         step.reason = *reason;
-    } else if (ranks > 1 && p.zero_diagonal_rows == 0) {
-        step.preconditioner = PreconditionerKind::jacobi;
-        step.reason = "jacobi: the rows are split over " + std::to_string(ranks) +
-                      " ranks, where ssor does not run yet";
     } else if (p.zero_diagonal_rows > 0) {
         step.preconditioner = PreconditionerKind::none;
         step.reason = "no preconditioner: " + std::to_string(p.zero_diagonal_rows) +
@@ -133,11 +129,9 @@ SolverStep choose_preconditioner(Method method, const MatrixProperties& p,
 
 // Whether a step runs with its rows split over ranks.
 bool runs_distributed(const SolverStep& step) {
-    return (step.method == Method::cg || step.method == Method::bicgstab ||
-            step.method == Method::gmres || step.method == Method::jacobi) &&
-           (step.preconditioner == PreconditionerKind::none ||
-            step.preconditioner == PreconditionerKind::jacobi ||
-            step.preconditioner == PreconditionerKind::multigrid);
+    if (step.method == Method::jacobi) return step.preconditioner == PreconditionerKind::none;
+    return step.method == Method::cg || step.method == Method::bicgstab ||
+           step.method == Method::gmres;
 }
 
 void check_combination(const SolverStep& step, const MatrixProperties& p,
@@ -145,8 +139,7 @@ void check_combination(const SolverStep& step, const MatrixProperties& p,
     if (ranks > 1 && !runs_distributed(step)) {
         throw std::invalid_argument(
             step.name() + " does not run with the rows split over " + std::to_string(ranks) +
-            " ranks yet: use cg, bicgstab, gmres or jacobi, with no preconditioner, jacobi or "
-            "multigrid");
+            " ranks yet: use cg, bicgstab or gmres (with any preconditioner) or jacobi");
     }
     if (stationary(step.method) && step.preconditioner != PreconditionerKind::none) {
         throw std::invalid_argument(to_string(step.method) +
@@ -259,7 +252,7 @@ SolverPlan plan_solver(const MatrixProperties& p, const SolverRequest& request) 
                                       "indefinite"
                                     : "nonsymmetric";
     }
-    SolverStep first = choose_preconditioner(method, p, request.grid, request.ranks);
+    SolverStep first = choose_preconditioner(method, p, request.grid);
     std::string preconditioner_reason = first.reason;
     if (request.preconditioner) {
         first.preconditioner = *request.preconditioner;
@@ -268,6 +261,12 @@ SolverPlan plan_solver(const MatrixProperties& p, const SolverRequest& request) 
     check_combination(first, p, request.grid, request.ranks);
     first.reason = first.name() + ": " + method_reason +
                    (stationary(method) ? "" : "; " + preconditioner_reason);
+    if (request.ranks > 1 && (first.preconditioner == PreconditionerKind::ssor ||
+                              first.preconditioner == PreconditionerKind::ilu0)) {
+        first.reason += " (over " + std::to_string(request.ranks) +
+                        " ranks block Jacobi: each rank's " +
+                        std::string(to_string(first.preconditioner)) + " of its own block)";
+    }
     plan.first = first;
 
     if (auto_method) {
