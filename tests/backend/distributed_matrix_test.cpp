@@ -206,5 +206,58 @@ TEST(DistributedMatrix, BlockJacobiSsorAndIluReachOneProcessSolution) {
     }
 }
 
+// A^T split as A is: each rank's block of the transpose, from its block of A and its
+// neighbours' rows, is the whole transpose's block; and BiCG (which multiplies by A^T) over
+// ranks takes one process's iterations to its solution.
+TEST(DistributedMatrix, TransposeBlocksAreTheWholeTransposeAndBiCgRuns) {
+    SIMRUN_SKIP_WITHOUT_BACKEND(test_backend());
+    const DiaData<double> a = random_band(61, 7, 23);
+    const DiaData<double> whole_transpose = transpose(a);
+    for (const int count : {2, 3, 4}) {
+        SCOPED_TRACE(std::to_string(count) + " ranks");
+        const std::vector<std::int64_t> first = block_starts(a.n, count);
+        ThreadRanks ranks(count);
+        ranks.run([&](std::shared_ptr<const Communicator> communicator) {
+            const int r = communicator->rank();
+            const std::int64_t begin = first[r], rows = first[r + 1] - first[r];
+            const DiaData<double> got = transpose_block(*communicator, block_of(a, begin, rows));
+            const DiaData<double> want = block_of(whole_transpose, begin, rows);
+            for (int d = 0; d < want.num_diagonals(); ++d) {
+                const int g = got.find_diagonal(want.offsets[static_cast<std::size_t>(d)]);
+                for (std::int64_t i = 0; i < rows; ++i) {
+                    EXPECT_EQ(g >= 0 ? got.at(g, i) : 0.0, want.at(d, i))
+                        << "offset " << want.offsets[static_cast<std::size_t>(d)] << ", row "
+                        << begin + i;
+                }
+            }
+        });
+    }
+    const DiaData<double> c = to_dia(testing::convection_diffusion_matrix(24, 15.0, 5.0));
+    std::vector<double> b(static_cast<std::size_t>(c.n));
+    for (std::size_t i = 0; i < b.size(); ++i) b[i] = std::sin(0.23 * static_cast<double>(i));
+    MethodParameters parameters;
+    parameters.criteria.relative_tolerance = 1e-10;
+    SolverRequest request = SolverRequest::parse("bicg", "jacobi", "dia");
+    testing::RankSolve whole;
+    testing::solve_over_ranks(c, b, {0, c.n}, plan_solver(analyze(c), request), parameters,
+                              [&](const auto& r) { whole = r; });
+    ASSERT_TRUE(whole.report.converged());
+    for (const int count : {2, 4}) {
+        SCOPED_TRACE(std::to_string(count) + " ranks");
+        request.ranks = count;
+        testing::solve_over_ranks(
+            c, b, block_starts(c.n, count, 24), plan_solver(analyze(c), request), parameters,
+            [&](const auto& rank) {
+                EXPECT_TRUE(rank.report.converged());
+                EXPECT_LE(
+                    std::abs(rank.report.total_iterations() - whole.report.total_iterations()), 1);
+                for (std::size_t i = 0; i < rank.x.size(); ++i) {
+                    const double want = whole.x[static_cast<std::size_t>(rank.first) + i];
+                    EXPECT_NEAR(rank.x[i], want, 1e-8 * (1 + std::abs(want)));
+                }
+            });
+    }
+}
+
 }  // namespace
 }  // namespace simrun::solvers

@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <cstring>
+#include <span>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "base/kernel_table.hpp"
 
@@ -142,6 +144,81 @@ DistributedMatrix<T>::DistributedMatrix(std::unique_ptr<LinearOperator<T>> inner
 }
 
 template <typename T>
+DiaData<T> transpose_block(const Communicator& ranks, const DiaData<T>& block) {
+    const int rank = ranks.rank(), count = ranks.size();
+    // Every rank's row count and offsets, so that every rank finds the same faults.
+    std::vector<std::int64_t> mine{block.n};
+    mine.insert(mine.end(), block.offsets.begin(), block.offsets.end());
+    const auto gathered = ranks.all_gather(std::as_bytes(std::span(mine)));
+    std::int64_t width = 0;
+    for (const int o : block.offsets) width = std::max<std::int64_t>(width, o < 0 ? -o : o);
+    std::vector<std::int64_t> rows(static_cast<std::size_t>(count));
+    for (int r = 0; r < count; ++r) {
+        const auto& bytes = gathered[static_cast<std::size_t>(r)];
+        std::vector<std::int64_t> theirs(bytes.size() / sizeof(std::int64_t));
+        std::memcpy(theirs.data(), bytes.data(), bytes.size());
+        rows[static_cast<std::size_t>(r)] = theirs[0];
+        if (!std::equal(theirs.begin() + 1, theirs.end(), mine.begin() + 1, mine.end())) {
+            throw std::invalid_argument(
+                "the transpose over ranks needs every rank's block on the "
+                "same diagonals; rank " +
+                std::to_string(r) + "'s differ from rank " + std::to_string(rank) + "'s");
+        }
+        if (count > 1 && theirs[0] < width) {
+            throw std::invalid_argument("the transpose over ranks reads " + std::to_string(width) +
+                                        " rows of each neighbour, but rank " + std::to_string(r) +
+                                        " holds " + std::to_string(theirs[0]) +
+                                        ": use fewer ranks");
+        }
+    }
+    // The neighbours' rows the transpose reads: the last `width` of the rank before, the first
+    // `width` of the rank after (every diagonal's values).
+    const std::int64_t n = block.n;
+    const auto diagonals = static_cast<std::size_t>(block.num_diagonals());
+    const auto pack = [&](std::int64_t first) {
+        std::vector<T> values(diagonals * static_cast<std::size_t>(width));
+        for (std::size_t d = 0; d < diagonals; ++d) {
+            std::copy_n(block.values.begin() + static_cast<std::int64_t>(d) * n + first, width,
+                        values.begin() + static_cast<std::int64_t>(d) * width);
+        }
+        return values;
+    };
+    const bool before = rank > 0, after = rank + 1 < count;
+    std::vector<T> to_before = before ? pack(0) : std::vector<T>{};
+    std::vector<T> to_after = after ? pack(n - width) : std::vector<T>{};
+    std::vector<T> from_before(to_before.size()), from_after(to_after.size());
+    const auto bytes = [](std::vector<T>& v) { return std::as_writable_bytes(std::span(v)); };
+    exchange_with_neighbours(ranks, bytes(to_before), bytes(from_before), bytes(to_after),
+                             bytes(from_after));
+    // (A^T)_{i, i - o} = A_{i - o, i}: diagonal -o at row i holds A's diagonal o at row i - o.
+    // The transpose's diagonals ascending: A's in reverse order (DiaData keeps them ascending).
+    DiaData<T> transposed{n, {}, std::vector<T>(diagonals * static_cast<std::size_t>(n), T(0))};
+    std::vector<std::size_t> order(diagonals);
+    for (std::size_t d = 0; d < diagonals; ++d) order[d] = d;
+    std::sort(order.begin(), order.end(),
+              [&](std::size_t x, std::size_t y) { return block.offsets[x] > block.offsets[y]; });
+    for (std::size_t t = 0; t < diagonals; ++t) {
+        const std::size_t d = order[t];
+        const std::int64_t o = block.offsets[d];
+        transposed.offsets.push_back(static_cast<int>(-o));
+        const auto di = static_cast<std::int64_t>(d);
+        for (std::int64_t i = 0; i < n; ++i) {
+            const std::int64_t j = i - o;  // A's row, in this block's numbering
+            T value = T(0);
+            if (j >= 0 && j < n) {
+                value = block.at(static_cast<int>(d), j);
+            } else if (j < 0 && before && j >= -width) {
+                value = from_before[static_cast<std::size_t>(di * width + width + j)];
+            } else if (j >= n && after && j < n + width) {
+                value = from_after[static_cast<std::size_t>(di * width + j - n)];
+            }
+            transposed.at(static_cast<int>(t), i) = value;
+        }
+    }
+    return transposed;
+}
+
+template <typename T>
 DistributedMatrix<T>::~DistributedMatrix() = default;
 
 template <typename T>
@@ -199,6 +276,8 @@ template struct SplitBlock<float>;
 template struct SplitBlock<double>;
 template SplitBlock<float> split_block(DiaData<float>);
 template SplitBlock<double> split_block(DiaData<double>);
+template DiaData<float> transpose_block(const Communicator&, const DiaData<float>&);
+template DiaData<double> transpose_block(const Communicator&, const DiaData<double>&);
 template class DistributedMatrix<float>;
 template class DistributedMatrix<double>;
 

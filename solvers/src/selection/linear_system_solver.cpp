@@ -58,11 +58,13 @@ LinearSystemSolver<T>::LinearSystemSolver(std::shared_ptr<const Backend> backend
     // that cannot stops every rank before the collective DistributedMatrix set-up).
     all_or_none(backend_->communicator(), [&] {
         if (backend_->communicator().size() > 1) {
-            const auto multigrid = [](const SolverStep& step) {
-                return step.preconditioner == PreconditionerKind::multigrid;
+            // Multigrid and BiCG's transpose start from the block as given.
+            const auto needs_block = [](const SolverStep& step) {
+                return step.preconditioner == PreconditionerKind::multigrid ||
+                       step.method == Method::bicg;
             };
-            if (multigrid(plan_.first) ||
-                std::any_of(plan_.fallbacks.begin(), plan_.fallbacks.end(), multigrid)) {
+            if (needs_block(plan_.first) ||
+                std::any_of(plan_.fallbacks.begin(), plan_.fallbacks.end(), needs_block)) {
                 block_ = matrix;
             }
             split = split_block(std::move(matrix));
@@ -115,6 +117,18 @@ std::vector<T> LinearSystemSolver<T>::host_diagonal() const {
 
 template <typename T>
 std::unique_ptr<LinearOperator<T>> LinearSystemSolver<T>::make_transpose() const {
+    if (block_) {
+        // Over ranks: this rank's block of A^T's rows, its couplings to the neighbours' rows
+        // split off as A's are (collective).
+        const Communicator& ranks = backend_->communicator();
+        SplitBlock<T> split = split_block(transpose_block(ranks, *block_));
+        std::unique_ptr<LinearOperator<T>> inner;
+        all_or_none(ranks, [&] {
+            inner = std::make_unique<DiaMatrix<T>>(backend_, split.inner, DiaStorage::general);
+        });
+        return std::make_unique<DistributedMatrix<T>>(std::move(inner), std::move(split.before),
+                                                      std::move(split.after));
+    }
     if (const DiaMatrix<T>* dia = dia_operator()) {
         // The transpose of a stencil with identity rows need not be a stencil (columns of
         // the identity rows may hold other rows' couplings): general storage then.

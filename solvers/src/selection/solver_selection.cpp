@@ -131,7 +131,7 @@ SolverStep choose_preconditioner(Method method, const MatrixProperties& p,
 bool runs_distributed(const SolverStep& step) {
     if (step.method == Method::jacobi) return step.preconditioner == PreconditionerKind::none;
     return step.method == Method::cg || step.method == Method::bicgstab ||
-           step.method == Method::gmres;
+           step.method == Method::bicg || step.method == Method::gmres;
 }
 
 void check_combination(const SolverStep& step, const MatrixProperties& p,
@@ -139,7 +139,7 @@ void check_combination(const SolverStep& step, const MatrixProperties& p,
     if (ranks > 1 && !runs_distributed(step)) {
         throw std::invalid_argument(
             step.name() + " does not run with the rows split over " + std::to_string(ranks) +
-            " ranks yet: use cg, bicgstab or gmres (with any preconditioner) or jacobi");
+            " ranks yet: use cg, bicgstab, bicg or gmres (with any preconditioner) or jacobi");
     }
     if (stationary(step.method) && step.preconditioner != PreconditionerKind::none) {
         throw std::invalid_argument(to_string(step.method) +

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "simrun/solvers/base/array.hpp"
+#include "simrun/solvers/base/communicator.hpp"
 #include "simrun/solvers/matrices/dia_data.hpp"
 #include "simrun/solvers/matrices/linear_operator.hpp"
 
@@ -45,6 +46,13 @@ struct SplitBlock {
 };
 template <typename T>
 SplitBlock<T> split_block(DiaData<T> block);
+
+// This rank's block of A^T's rows (split as A's), from its block of A's rows (entries beyond
+// the block kept) and the rows of its neighbours' blocks that A's band reaches (exchanged):
+// row i of A^T is column i of A. Collective. Throws std::invalid_argument, on every rank alike,
+// where the blocks lie on different diagonals or one is narrower than the band.
+template <typename T>
+DiaData<T> transpose_block(const Communicator& ranks, const DiaData<T>& block);
 
 template <typename T>
 class DistributedMatrix final : public LinearOperator<T> {

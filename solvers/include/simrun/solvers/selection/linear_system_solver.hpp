@@ -100,8 +100,9 @@ private:
     mutable Array<T> residual_;                             // b - A x, recomputed
     // The host DIA matrix while the constructor builds the first step, else null.
     const DiaData<T>* construction_matrix_ = nullptr;
-    // Over ranks, with multigrid in the chain: this rank's block of rows as given (the
-    // couplings to the neighbours' rows included), which a hierarchy over ranks starts from.
+    // Over ranks, with multigrid or BiCG in the chain: this rank's block of rows as given (the
+    // couplings to the neighbours' rows included), which a hierarchy over ranks and the
+    // transpose start from.
     std::optional<DiaData<T>> block_;
     // For remove_constant: 1, the weights w (1 when none were given), and b - c w.
     mutable Array<T> ones_, removal_weights_, projected_;

@@ -87,9 +87,9 @@ struct SolverRequest {
     // range is reported as not converging, as any system without a solution.
     bool remove_constant_null_space = false;
     // The ranks the rows are split over (a distributed solve: DistributedMatrix): the plan then
-    // holds only what runs across ranks: CG, BiCGStab and GMRES with any preconditioner (SSOR
-    // and ILU(0) as block Jacobi, each rank's of its own block; multigrid split over the
-    // ranks) and Jacobi; Gauss-Seidel and BiCG (whose transpose is not split) do not yet.
+    // holds only what runs across ranks: CG, BiCGStab, BiCG and GMRES with any preconditioner
+    // (SSOR and ILU(0) as block Jacobi, each rank's of its own block; multigrid split over the
+    // ranks) and Jacobi; Gauss-Seidel does not yet.
     int ranks = 1;
 
     // From the words of the input file and the command line: "auto" or a name of the enum's
