@@ -259,5 +259,47 @@ TEST(DistributedMatrix, TransposeBlocksAreTheWholeTransposeAndBiCgRuns) {
     }
 }
 
+// Gauss-Seidel over ranks is hybrid (Gauss-Seidel within each rank's block, Jacobi between the
+// blocks): on an M-matrix (a Laplacian plus a shift) it reaches one process's solution, and in
+// no more iterations than Jacobi over as many ranks (a regular splitting closer to A).
+TEST(DistributedMatrix, HybridGaussSeidelReachesOneProcessSolution) {
+    SIMRUN_SKIP_WITHOUT_BACKEND(test_backend());
+    const std::int32_t m = 20;
+    const DiaData<double> a = to_dia(testing::shifted_laplacian(m, -0.5));
+    std::vector<double> b(static_cast<std::size_t>(a.n));
+    for (std::size_t i = 0; i < b.size(); ++i) b[i] = 1.0 + std::sin(0.3 * static_cast<double>(i));
+    MethodParameters parameters;
+    parameters.criteria.relative_tolerance = 1e-10;
+    parameters.criteria.max_iterations = 3000;
+    const auto plan_for = [&](const char* method, int ranks) {
+        SolverRequest request = SolverRequest::parse(method, "none", "dia");
+        request.ranks = ranks;
+        return plan_solver(analyze(a), request);
+    };
+    testing::RankSolve whole;
+    testing::solve_over_ranks(a, b, {0, a.n}, plan_for("sor", 1), parameters,
+                              [&](const auto& r) { whole = r; });
+    ASSERT_TRUE(whole.report.converged());
+    for (const int count : {2, 3, 4}) {
+        SCOPED_TRACE(std::to_string(count) + " ranks");
+        const std::vector<std::int64_t> first = block_starts(a.n, count, m);
+        std::vector<std::int64_t> jacobi(static_cast<std::size_t>(count));
+        testing::solve_over_ranks(
+            a, b, first, plan_for("jacobi", count), parameters, [&](const auto& rank) {
+                jacobi[static_cast<std::size_t>(rank.rank)] = rank.report.total_iterations();
+            });
+        testing::solve_over_ranks(
+            a, b, first, plan_for("sor", count), parameters, [&](const auto& rank) {
+                EXPECT_TRUE(rank.report.converged());
+                EXPECT_LE(rank.report.total_iterations(),
+                          jacobi[static_cast<std::size_t>(rank.rank)]);
+                for (std::size_t i = 0; i < rank.x.size(); ++i) {
+                    const double want = whole.x[static_cast<std::size_t>(rank.first) + i];
+                    EXPECT_NEAR(rank.x[i], want, 1e-8 * (1 + std::abs(want)));
+                }
+            });
+    }
+}
+
 }  // namespace
 }  // namespace simrun::solvers

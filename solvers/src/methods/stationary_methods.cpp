@@ -91,11 +91,13 @@ SolveResult WeightedJacobi<T>::solve_reference(const Array<T>& b, Array<T>& x) c
 
 template <typename T>
 MulticolourSor<T>::MulticolourSor(std::shared_ptr<const Backend> backend, const CsrData<T>& a,
-                                  MethodParameters parameters)
+                                  MethodParameters parameters, const LinearOperator<T>* whole)
     : matrix_(backend, a),
       sweeper_(backend, a),
       parameters_(parameters),
+      whole_(whole),
       r_(backend, static_cast<std::size_t>(a.rows)) {
+    if (whole_ != nullptr) own_ = Array<T>(backend, static_cast<std::size_t>(a.rows));
     if (!(parameters.omega > 0.0 && parameters.omega < 2.0)) {
         throw std::invalid_argument("SOR: omega must lie in (0, 2), got " +
                                     std::to_string(parameters.omega));
@@ -106,7 +108,7 @@ MulticolourSor<T>::MulticolourSor(std::shared_ptr<const Backend> backend, const 
 // (one SpMV and a norm).
 template <typename T>
 SolveResult MulticolourSor<T>::solve(const Array<T>& b, Array<T>& x) const {
-    const LinearOperator<T>& a = matrix_;
+    const LinearOperator<T>& a = whole_ != nullptr ? *whole_ : matrix_;
     check_system_sizes("SOR", a.size(), b, x);
     const bool kahan = parameters_.compensated_dots;
     SolveResult result;
@@ -114,7 +116,15 @@ SolveResult MulticolourSor<T>::solve(const Array<T>& b, Array<T>& x) const {
     for (std::int64_t iteration = 0;; ++iteration) {
         if (monitor.stop_at(compute_residual(a, b, x, r_, kahan), iteration)) return result;
         if (iteration == parameters_.criteria.max_iterations) break;
-        sweeper_.forward(b, x, static_cast<T>(parameters_.omega));
+        if (whole_ == nullptr) {
+            sweeper_.forward(b, x, static_cast<T>(parameters_.omega));
+            continue;
+        }
+        // Over ranks the block's right side is b less the neighbours' part of A x:
+        // r + A_block x = b - (A - A_block) x (a product of the block and an update more).
+        matrix_.apply(x, own_);
+        axpy(T(1), r_, own_);
+        sweeper_.forward(own_, x, static_cast<T>(parameters_.omega));
     }
     result.status = SolveStatus::max_iterations;
     return result;

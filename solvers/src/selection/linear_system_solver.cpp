@@ -202,8 +202,10 @@ const IterativeSolver<T>& LinearSystemSolver<T>::method(std::size_t index) const
                     std::make_unique<WeightedJacobi<T>>(*operator_, host_diagonal(), parameters);
                 break;
             case Method::sor:
-                built->method =
-                    std::make_unique<MulticolourSor<T>>(backend_, host_csr(), parameters);
+                // Over ranks host_csr() is the block's own part of the distributed operator.
+                built->method = std::make_unique<MulticolourSor<T>>(
+                    backend_, host_csr(), parameters,
+                    backend_->communicator().size() > 1 ? operator_.get() : nullptr);
                 break;
             case Method::cg:
                 built->method = std::make_unique<ConjugateGradient<T>>(*operator_, m, parameters);

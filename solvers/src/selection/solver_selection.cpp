@@ -127,20 +127,8 @@ SolverStep choose_preconditioner(Method method, const MatrixProperties& p,
     return step;
 }
 
-// Whether a step runs with its rows split over ranks.
-bool runs_distributed(const SolverStep& step) {
-    if (step.method == Method::jacobi) return step.preconditioner == PreconditionerKind::none;
-    return step.method == Method::cg || step.method == Method::bicgstab ||
-           step.method == Method::bicg || step.method == Method::gmres;
-}
-
 void check_combination(const SolverStep& step, const MatrixProperties& p,
-                       const std::optional<GridBox>& grid, int ranks) {
-    if (ranks > 1 && !runs_distributed(step)) {
-        throw std::invalid_argument(
-            step.name() + " does not run with the rows split over " + std::to_string(ranks) +
-            " ranks yet: use cg, bicgstab, bicg or gmres (with any preconditioner) or jacobi");
-    }
+                       const std::optional<GridBox>& grid) {
     if (stationary(step.method) && step.preconditioner != PreconditionerKind::none) {
         throw std::invalid_argument(to_string(step.method) +
                                     " is a stationary method and takes no preconditioner");
@@ -258,9 +246,14 @@ SolverPlan plan_solver(const MatrixProperties& p, const SolverRequest& request) 
         first.preconditioner = *request.preconditioner;
         preconditioner_reason = "named by the user";
     }
-    check_combination(first, p, request.grid, request.ranks);
+    check_combination(first, p, request.grid);
     first.reason = first.name() + ": " + method_reason +
                    (stationary(method) ? "" : "; " + preconditioner_reason);
+    if (request.ranks > 1 && first.method == Method::sor) {
+        first.reason += " (over " + std::to_string(request.ranks) +
+                        " ranks hybrid: Gauss-Seidel within each rank's block, Jacobi between "
+                        "the blocks)";
+    }
     if (request.ranks > 1 && (first.preconditioner == PreconditionerKind::ssor ||
                               first.preconditioner == PreconditionerKind::ilu0)) {
         first.reason += " (over " + std::to_string(request.ranks) +
@@ -333,15 +326,14 @@ SolverPlan plan_solver(const MatrixProperties& p, const SolverRequest& request) 
                                         : "a weakly chained diagonally dominant matrix (every "
                                           "row reaches a strictly dominant one)";
             plan.fallbacks.push_back(
-                fits_csr(p) && request.ranks == 1
-                    ? SolverStep{Method::sor, PreconditionerKind::none,
-                                 std::string("Krylov methods failed: Gauss-Seidel "
-                                             "converges on ") +
-                                     dominance}
-                    : SolverStep{Method::jacobi, PreconditionerKind::none,
-                                 std::string("Krylov methods failed: Jacobi converges "
-                                             "on ") +
-                                     dominance});
+                fits_csr(p) ? SolverStep{Method::sor, PreconditionerKind::none,
+                                         std::string("Krylov methods failed: Gauss-Seidel "
+                                                     "converges on ") +
+                                             dominance}
+                            : SolverStep{Method::jacobi, PreconditionerKind::none,
+                                         std::string("Krylov methods failed: Jacobi converges "
+                                                     "on ") +
+                                             dominance});
         }
     }
 
@@ -372,14 +364,6 @@ SolverPlan plan_solver(const MatrixProperties& p, const SolverRequest& request) 
     plan.multigrid = request.multigrid;
     plan.remove_constant = request.remove_constant_null_space && p.zero_row_sums && p.symmetric;
     plan.singular = p.singularity();
-    if (request.ranks > 1) {
-        // The chain keeps the steps that run across ranks.
-        std::vector<SolverStep> kept;
-        for (const SolverStep& step : plan.fallbacks) {
-            if (runs_distributed(step)) kept.push_back(step);
-        }
-        plan.fallbacks = std::move(kept);
-    }
     if (plan.remove_constant) {
         plan.first.reason +=
             "; singular with the constants as null space (A 1 = 0): solved for b without its "

@@ -47,16 +47,21 @@ template <typename T>
 class MulticolourSor final : public IterativeSolver<T> {
 public:
     // Throws std::invalid_argument when a diagonal entry is zero or omega is outside (0, 2).
+    // Over ranks `a` is this rank's own block of `whole`, the distributed operator (whose
+    // product reaches the neighbours' rows): hybrid Gauss-Seidel, each rank sweeping its block
+    // with its neighbours' values of the previous iteration (Jacobi between the ranks,
+    // Gauss-Seidel within), which converges where both do (diagonal dominance).
     MulticolourSor(std::shared_ptr<const Backend> backend, const CsrData<T>& a,
-                   MethodParameters parameters);
+                   MethodParameters parameters, const LinearOperator<T>* whole = nullptr);
     SolveResult solve(const Array<T>& b, Array<T>& x) const override;
     int num_colours() const { return sweeper_.num_colours(); }
 
 private:
-    CsrMatrix<T> matrix_;  // A, for the residual
+    CsrMatrix<T> matrix_;  // A (over ranks the block), for the residual
     MulticolourSweeper<T> sweeper_;
     MethodParameters parameters_;
-    mutable Array<T> r_;
+    const LinearOperator<T>* whole_;
+    mutable Array<T> r_, own_;  // over ranks own_: the block's right side
 };
 
 }  // namespace simrun::solvers

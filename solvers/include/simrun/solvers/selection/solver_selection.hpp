@@ -86,10 +86,10 @@ struct SolverRequest {
     // b's constant part (SolverPlan::remove_constant). Off, such a system with a b outside the
     // range is reported as not converging, as any system without a solution.
     bool remove_constant_null_space = false;
-    // The ranks the rows are split over (a distributed solve: DistributedMatrix): the plan then
-    // holds only what runs across ranks: CG, BiCGStab, BiCG and GMRES with any preconditioner
-    // (SSOR and ILU(0) as block Jacobi, each rank's of its own block; multigrid split over the
-    // ranks) and Jacobi; Gauss-Seidel does not yet.
+    // The ranks the rows are split over (a distributed solve: DistributedMatrix). Every method
+    // and preconditioner runs so (multigrid split over the ranks; SSOR and ILU(0) as block
+    // Jacobi, each rank's of its own block; Gauss-Seidel hybrid, Jacobi between the blocks; the
+    // others as one process), and the plan's reasons say where the ranks change a method.
     int ranks = 1;
 
     // From the words of the input file and the command line: "auto" or a name of the enum's
