@@ -144,32 +144,38 @@ DistributedMatrix<T>::DistributedMatrix(std::unique_ptr<LinearOperator<T>> inner
 }
 
 template <typename T>
-DiaData<T> transpose_block(const Communicator& ranks, const DiaData<T>& block) {
+DiaData<T> transpose_block(const Communicator& ranks, const DiaData<T>& given) {
     const int rank = ranks.rank(), count = ranks.size();
-    // Every rank's row count and offsets, so that every rank finds the same faults.
-    std::vector<std::int64_t> mine{block.n};
-    mine.insert(mine.end(), block.offsets.begin(), block.offsets.end());
+    // Every rank's row count and offsets: the blocks go on the union of the ranks' diagonals
+    // (so that every rank sends its neighbours the same shape), and every rank finds the same
+    // faults.
+    std::vector<std::int64_t> mine{given.n};
+    mine.insert(mine.end(), given.offsets.begin(), given.offsets.end());
     const auto gathered = ranks.all_gather(std::as_bytes(std::span(mine)));
-    std::int64_t width = 0;
-    for (const int o : block.offsets) width = std::max<std::int64_t>(width, o < 0 ? -o : o);
-    std::vector<std::int64_t> rows(static_cast<std::size_t>(count));
-    for (int r = 0; r < count; ++r) {
-        const auto& bytes = gathered[static_cast<std::size_t>(r)];
+    std::vector<int> offsets;
+    for (const auto& bytes : gathered) {
         std::vector<std::int64_t> theirs(bytes.size() / sizeof(std::int64_t));
         std::memcpy(theirs.data(), bytes.data(), bytes.size());
-        rows[static_cast<std::size_t>(r)] = theirs[0];
-        if (!std::equal(theirs.begin() + 1, theirs.end(), mine.begin() + 1, mine.end())) {
-            throw std::invalid_argument(
-                "the transpose over ranks needs every rank's block on the "
-                "same diagonals; rank " +
-                std::to_string(r) + "'s differ from rank " + std::to_string(rank) + "'s");
-        }
-        if (count > 1 && theirs[0] < width) {
+        offsets.insert(offsets.end(), theirs.begin() + 1, theirs.end());
+    }
+    std::sort(offsets.begin(), offsets.end());
+    offsets.erase(std::unique(offsets.begin(), offsets.end()), offsets.end());
+    std::int64_t width = 0;
+    for (const int o : offsets) width = std::max<std::int64_t>(width, o < 0 ? -o : o);
+    for (int r = 0; r < count; ++r) {
+        std::int64_t rows;
+        std::memcpy(&rows, gathered[static_cast<std::size_t>(r)].data(), sizeof rows);
+        if (count > 1 && rows < width) {
             throw std::invalid_argument("the transpose over ranks reads " + std::to_string(width) +
                                         " rows of each neighbour, but rank " + std::to_string(r) +
-                                        " holds " + std::to_string(theirs[0]) +
-                                        ": use fewer ranks");
+                                        " holds " + std::to_string(rows) + ": use fewer ranks");
         }
+    }
+    DiaData<T> block{given.n, offsets, std::vector<T>(offsets.size() * given.n, T(0))};
+    for (int d = 0; d < given.num_diagonals(); ++d) {
+        std::copy_n(given.values.begin() + d * given.n, given.n,
+                    block.values.begin() +
+                        block.find_diagonal(given.offsets[static_cast<std::size_t>(d)]) * given.n);
     }
     // The neighbours' rows the transpose reads: the last `width` of the rank before, the first
     // `width` of the rank after (every diagonal's values).

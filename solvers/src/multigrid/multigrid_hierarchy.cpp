@@ -363,6 +363,9 @@ void MultigridHierarchy<T>::build_split(const DiaData<double>& block, const Grid
             current->r = Array<T>(backend_, n);
             current->b = Array<T>(backend_, n);
             current->x = Array<T>(backend_, n);
+            // Zero once: halo planes no kernel writes before the exchange (the finest b's, a
+            // coarse b's beyond the restriction's reach) are read by the halo rows' sweeps.
+            for (Array<T>* v : {&current->r, &current->b, &current->x}) fill(*v, T(0));
             if (parameters_.smoother == MultigridSmoother::chebyshev) {
                 current->d = Array<T>(backend_, n);
                 fill(current->d, T(0));

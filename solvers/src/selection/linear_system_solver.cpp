@@ -25,6 +25,16 @@ std::int64_t SolveReport::total_iterations() const {
     return total;
 }
 
+namespace {
+
+// Over ranks, whether a step starts from the block as given (its couplings to the neighbours'
+// rows included): multigrid's hierarchy and BiCG's transpose.
+bool needs_block(const SolverStep& step) {
+    return step.preconditioner == PreconditionerKind::multigrid || step.method == Method::bicg;
+}
+
+}  // namespace
+
 template <typename T>
 struct LinearSystemSolver<T>::Built {
     std::unique_ptr<Preconditioner<T>> preconditioner;
@@ -58,11 +68,6 @@ LinearSystemSolver<T>::LinearSystemSolver(std::shared_ptr<const Backend> backend
     // that cannot stops every rank before the collective DistributedMatrix set-up).
     all_or_none(backend_->communicator(), [&] {
         if (backend_->communicator().size() > 1) {
-            // Multigrid and BiCG's transpose start from the block as given.
-            const auto needs_block = [](const SolverStep& step) {
-                return step.preconditioner == PreconditionerKind::multigrid ||
-                       step.method == Method::bicg;
-            };
             if (needs_block(plan_.first) ||
                 std::any_of(plan_.fallbacks.begin(), plan_.fallbacks.end(), needs_block)) {
                 block_ = matrix;
@@ -89,6 +94,8 @@ LinearSystemSolver<T>::LinearSystemSolver(std::shared_ptr<const Backend> backend
     construction_matrix_ = &matrix;
     method(0);
     construction_matrix_ = nullptr;
+    // The block's copy stays only for a fallback that will need it.
+    if (std::none_of(plan_.fallbacks.begin(), plan_.fallbacks.end(), needs_block)) block_.reset();
 }
 
 template <typename T>
@@ -148,10 +155,22 @@ template <typename T>
 const IterativeSolver<T>& LinearSystemSolver<T>::method(std::size_t index) const {
     if (built_[index]) return *built_[index]->method;
     // Built on each rank alone (a preconditioner's set-up, a fallback's when first needed):
-    // all_or_none stops every rank where one cannot, before the solve's collectives.
-    all_or_none(backend_->communicator(), [&] {
-        const SolverStep& step = index == 0 ? plan_.first : plan_.fallbacks[index - 1];
-        auto built = std::make_unique<Built>();
+    // all_or_none stops every rank where one cannot, before the solve's collectives. Over ranks
+    // two set-ups are collective themselves (a multigrid hierarchy, BiCG's transpose): they run
+    // between the guarded local parts, with guards of their own.
+    const Communicator& ranks = backend_->communicator();
+    const SolverStep& step = index == 0 ? plan_.first : plan_.fallbacks[index - 1];
+    auto built = std::make_unique<Built>();
+    if (block_ && step.preconditioner == PreconditionerKind::multigrid) {
+        // Over ranks the hierarchy starts from the block with its couplings (the operator,
+        // the block's own part, gives the finest level's storage).
+        MultigridParameters multigrid = plan_.multigrid;
+        multigrid.symmetric = step.method == Method::cg;
+        built->preconditioner = make_multigrid_preconditioner<T>(backend_, *block_, *plan_.grid,
+                                                                 multigrid, dia_operator());
+    }
+    if (block_ && step.method == Method::bicg && !transpose_) transpose_ = make_transpose();
+    all_or_none(ranks, [&] {
         switch (step.preconditioner) {
             case PreconditionerKind::none:
                 break;
@@ -160,8 +179,10 @@ const IterativeSolver<T>& LinearSystemSolver<T>::method(std::size_t index) const
                     std::make_unique<JacobiPreconditioner<T>>(backend_, host_diagonal());
                 break;
             case PreconditionerKind::ssor:
+                // (Over ranks the sweeps hold the block's own entries, not the operator's.)
                 built->preconditioner = std::make_unique<SsorPreconditioner<T>>(
-                    backend_, host_csr(), static_cast<T>(parameters_.omega), operator_.get());
+                    backend_, host_csr(), static_cast<T>(parameters_.omega),
+                    ranks.size() > 1 ? nullptr : operator_.get());
                 break;
             case PreconditionerKind::ilu0:
                 built->preconditioner =
@@ -169,15 +190,9 @@ const IterativeSolver<T>& LinearSystemSolver<T>::method(std::size_t index) const
                 break;
             case PreconditionerKind::multigrid: {
                 // CG needs the symmetric cycle; BiCGStab takes the one that contracts more.
+                if (built->preconditioner) break;  // over ranks, built above
                 MultigridParameters multigrid = plan_.multigrid;
                 multigrid.symmetric = step.method == Method::cg;
-                if (block_) {
-                    // Over ranks the hierarchy starts from the block with its couplings (the
-                    // operator, the block's own part, gives the finest level's storage).
-                    built->preconditioner = make_multigrid_preconditioner<T>(
-                        backend_, *block_, *plan_.grid, multigrid, dia_operator());
-                    break;
-                }
                 const DiaMatrix<T>* dia = dia_operator();
                 const DiaData<T> copied = construction_matrix_ != nullptr ? DiaData<T>{}
                                           : dia != nullptr                ? dia->host_data()

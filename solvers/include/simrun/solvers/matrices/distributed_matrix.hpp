@@ -50,7 +50,7 @@ SplitBlock<T> split_block(DiaData<T> block);
 // This rank's block of A^T's rows (split as A's), from its block of A's rows (entries beyond
 // the block kept) and the rows of its neighbours' blocks that A's band reaches (exchanged):
 // row i of A^T is column i of A. Collective. Throws std::invalid_argument, on every rank alike,
-// where the blocks lie on different diagonals or one is narrower than the band.
+// where a block is narrower than the band (the union of the ranks' diagonals).
 template <typename T>
 DiaData<T> transpose_block(const Communicator& ranks, const DiaData<T>& block);
 
