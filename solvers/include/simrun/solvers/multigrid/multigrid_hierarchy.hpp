@@ -40,6 +40,10 @@
 
 namespace simrun::solvers {
 
+namespace multigrid {
+struct BoxCoarsening;
+}
+
 template <typename T>
 class MultigridHierarchy {
 public:
@@ -114,6 +118,10 @@ private:
     void run_cycle(std::size_t level, const T* b, T* x, MultigridCycle cycle,
                    std::vector<double>* seconds) const;
     void check_sizes(const Array<T>& b, const Array<T>& x) const;
+    // The level's transfer to the next: its weights on the back-end (or their classes) and
+    // the view the transfer kernels take.
+    void set_transfer(Level& level, const std::vector<double>& weights,
+                      const multigrid::BoxCoarsening& coarsening) const;
     // A cycle over ranks (see cycle()), timed by level where `seconds` is given.
     void run_split(const Array<T>& b, Array<T>& x, std::vector<double>* seconds) const;
     // `sweeps` sweeps of the iterate in x; returns where it ends: x, or `spare` where the
