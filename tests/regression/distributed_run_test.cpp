@@ -3,12 +3,20 @@
 // run; a restart changes the rank count; input errors and failures end every rank alike, within
 // a time limit (a hang fails the test instead of stalling CI).
 #include <gtest/gtest.h>
+#include <vtkDataArray.h>
+#include <vtkImageData.h>
+#include <vtkNew.h>
+#include <vtkPointData.h>
+#include <vtkXMLImageDataReader.h>
+#include <vtkXMLPImageDataReader.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <ostream>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -179,6 +187,127 @@ TEST(Distributed, RestartOnAnotherRankCount) {
     EXPECT_LE(relative_difference(reference.doubles(step_group(6) + "/u"),
                                   continued.doubles(step_group(6) + "/u")),
               1e-12);
+}
+
+// The files a .pvd lists, in order.
+std::vector<std::string> pvd_files(const std::filesystem::path& pvd) {
+    const std::string text = testing::read_text(pvd);
+    const std::regex dataset(R"re(file="([^"]*)")re");
+    std::vector<std::string> files;
+    for (auto it = std::sregex_iterator(text.begin(), text.end(), dataset);
+         it != std::sregex_iterator(); ++it) {
+        files.push_back((*it)[1].str());
+    }
+    return files;
+}
+
+// An image VTK read (the reader's output), its extent and its point array u.
+struct Image {
+    std::array<int, 6> extent{};
+    std::vector<double> u;
+};
+
+template <typename Reader>
+Image read_image(const std::filesystem::path& path) {
+    vtkNew<Reader> reader;
+    reader->SetFileName(path.c_str());
+    reader->Update();
+    Image image;
+    EXPECT_EQ(reader->GetErrorCode(), 0u) << path;
+    vtkImageData* data = reader->GetOutput();
+    data->GetExtent(image.extent.data());
+    vtkDataArray* u = data->GetPointData()->GetArray("u");
+    EXPECT_NE(u, nullptr) << path;
+    if (u == nullptr) return image;
+    for (vtkIdType i = 0; i < u->GetNumberOfTuples(); ++i) image.u.push_back(u->GetTuple1(i));
+    return image;
+}
+
+// On 3 ranks each VTK step is a .pvti of 3 pieces, each piece a rank's planes and the next
+// rank's first plane; VTK's parallel reader puts them together into the image one rank
+// writes: the same extent, and the same values to 1e-12 (the solves' sums are taken in another
+// order). The run file on 3 ranks holds the same steps, fields and attributes as on one.
+TEST(Distributed, VtkPiecesReadAsTheImageOfOneRank) {
+    TemporaryDirectory dir;
+    for (const std::string grid : {"--set grid.nx=33 --set grid.ny=33 --set time.end=0.05 ",
+                                   "--set grid.nx=13 --set grid.ny=11 --set grid.nz=13 "
+                                   "--set time.end=0.04 "}) {
+        const bool three_d = grid.find("nz") != std::string::npos;
+        SCOPED_TRACE(three_d ? "3D" : "2D");
+        const std::string input = three_d ? "heat_3d" : "heat";
+        const std::string common = std::string(SIMRUN_SOURCE_DIR) + "/inputs/" + input +
+                                   ".toml --backend cpu --quiet " + grid + tight;
+        const std::string one = input + "_r1", three = input + "_r3";
+        const std::string base = "heat";  // the problem's name: both inputs' outputs
+        const auto serial = run_ranks(1, common + " --output " + one, dir);
+        ASSERT_EQ(serial.exit_code, 0) << serial.err;
+        const auto run = run_ranks(3, common + " --output " + three, dir);
+        ASSERT_EQ(run.exit_code, 0) << run.err;
+
+        const auto serial_steps = pvd_files(dir.path() / one / (base + ".pvd"));
+        const auto steps = pvd_files(dir.path() / three / (base + ".pvd"));
+        ASSERT_EQ(steps.size(), serial_steps.size());
+        ASSERT_GE(steps.size(), 2u);
+        for (std::size_t k = 0; k < steps.size(); ++k) {
+            ASSERT_EQ(steps[k], serial_steps[k].substr(0, serial_steps[k].size() - 4) + ".pvti");
+            const Image reference =
+                read_image<vtkXMLImageDataReader>(dir.path() / one / serial_steps[k]);
+            const Image image = read_image<vtkXMLPImageDataReader>(dir.path() / three / steps[k]);
+            EXPECT_EQ(image.extent, reference.extent) << steps[k];
+            EXPECT_LE(relative_difference(reference.u, image.u), 1e-12) << steps[k];
+        }
+        // A piece alone: the middle rank's planes (33 split 11/11/11, 13 split 5/4/4) and the
+        // last rank's first plane.
+        const std::string step = steps.back().substr(0, steps.back().size() - 5);
+        const Image piece =
+            read_image<vtkXMLImageDataReader>(dir.path() / three / step / (step + "_1.vti"));
+        const int planes = three_d ? 13 : 33, axis = three_d ? 2 : 1;
+        const int first = planes / 3 + (planes % 3 > 0 ? 1 : 0);
+        const int last = first + planes / 3 + (planes % 3 > 1 ? 1 : 0);
+        EXPECT_EQ(piece.extent[2 * axis], first);
+        EXPECT_EQ(piece.extent[2 * axis + 1], last);  // the next rank's first plane, shared
+
+        const RunFile reference(dir.path() / one / (base + ".h5"));
+        const RunFile file(dir.path() / three / (base + ".h5"));
+        ASSERT_TRUE(reference.is_open() && file.is_open());
+        EXPECT_EQ(file.steps(), reference.steps());
+        for (const std::int64_t k : reference.steps()) {
+            std::vector<hsize_t> extent, reference_extent;
+            const auto u = file.doubles(step_group(k) + "/u", &extent);
+            const auto u1 = reference.doubles(step_group(k) + "/u", &reference_extent);
+            EXPECT_EQ(extent, reference_extent);
+            EXPECT_LE(relative_difference(u1, u), 1e-12);
+            EXPECT_EQ(file.string_attribute(step_group(k), "method"),
+                      reference.string_attribute(step_group(k), "method"));
+        }
+        EXPECT_EQ(testing::read_text(dir.path() / three / (base + ".xmf")),
+                  testing::read_text(dir.path() / one / (base + ".xmf")));
+    }
+}
+
+// A write that fails on one rank alone, not rank 0 (its piece of the first step cannot replace
+// the directory standing at its name): every rank stops with 1 within the time limit, and rank
+// 0 reports that rank's own message once; no index lists the step.
+TEST(Distributed, PieceWriteFailureOnOneRankStopsEveryRankWithItsMessage) {
+    TemporaryDirectory dir;
+    const auto blocked = dir.path() / "out" / "heat_000000" / "heat_000000_1.vti";
+    std::filesystem::create_directories(blocked);
+    dir.write("out/heat_000000/heat_000000_1.vti/keep", "in the way");
+    const auto run = run_ranks(3,
+                               std::string(SIMRUN_SOURCE_DIR) +
+                                   "/inputs/heat.toml --backend cpu --quiet --set grid.nx=17 "
+                                   "--set grid.ny=17 --set time.end=0.05 --output out",
+                               dir);
+    EXPECT_EQ(run.exit_code, 1) << run.err;
+    EXPECT_NE(run.err.find("simrun: rank 1 of 3: error:"), std::string::npos) << run.err;
+    EXPECT_NE(run.err.find("heat_000000_1.vti"), std::string::npos) << run.err;
+    const auto first = run.err.find("simrun:");
+    EXPECT_EQ(run.err.find("simrun:", first + 1), std::string::npos) << run.err;
+    EXPECT_TRUE(pvd_files(dir.path() / "out" / "heat.pvd").empty());
+    EXPECT_FALSE(std::filesystem::exists(dir.path() / "out" / "heat_000000.pvti"));
+    const RunFile file(dir.path() / "out" / "heat.h5");
+    ASSERT_TRUE(file.is_open());
+    EXPECT_TRUE(file.steps().empty());
 }
 
 // An input error is reported once, by rank 0, and every rank exits with 2.

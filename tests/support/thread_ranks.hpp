@@ -9,6 +9,7 @@
 #include <cstring>
 #include <deque>
 #include <functional>
+#include <stdexcept>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -110,6 +111,9 @@ private:
         void barrier() const override { hub_.meeting_.arrive_and_wait(); }
         [[noreturn]] void abort(int) const override { std::abort(); }
         std::string describe() const override { return "test threads"; }
+        std::shared_ptr<const solvers::Communicator> duplicate() const override {
+            throw std::logic_error("test threads share one channel: no duplicate");
+        }
 
     private:
         ThreadRanks& hub_;

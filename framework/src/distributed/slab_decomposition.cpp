@@ -28,4 +28,14 @@ SlabDecomposition SlabDecomposition::of(const Grid& grid, int rank, int ranks) {
     return {owned, grid.with_neighbours(owned), rank, ranks};
 }
 
+std::vector<PlaneRange> SlabDecomposition::output_pieces(const Grid& grid, int ranks) {
+    std::vector<PlaneRange> pieces;
+    for (int rank = 0; rank < ranks; ++rank) {
+        PlaneRange piece = of(grid, rank, ranks).owned;
+        if (rank + 1 < ranks) piece.last += 1;
+        pieces.push_back(piece);
+    }
+    return pieces;
+}
+
 }  // namespace simrun::framework

@@ -4,8 +4,11 @@
 #include <sys/stat.h>
 
 #include <array>
+#include <cstddef>
 #include <optional>
+#include <span>
 #include <stdexcept>
+#include <string>
 #include <system_error>
 #include <type_traits>
 #include <utility>
@@ -47,8 +50,9 @@ void Hdf5Handle::reset() {
 
 Hdf5RunWriter::Hdf5RunWriter(std::filesystem::path h5_path, const Grid& grid,
                              std::string_view input_text, std::string_view solver_decisions,
-                             Hdf5OpenMode mode)
-    : h5_path_(std::move(h5_path)), grid_(grid) {
+                             Hdf5OpenMode mode, std::optional<Hdf5Ranks> ranks)
+    : h5_path_(std::move(h5_path)), grid_(grid), ranks_(std::move(ranks)) {
+    if (distributed()) transfer_ = hdf5::collective_transfer(hdf5::Context(h5_path_));
     if (mode == Hdf5OpenMode::append) {
         append(input_text, solver_decisions);
     } else {
@@ -70,8 +74,28 @@ Hdf5RunWriter::~Hdf5RunWriter() {
     }
 }
 
+template <typename Work>
+void Hdf5RunWriter::guarded(Work&& work) const {
+    if (distributed()) {
+        solvers::all_or_none(*ranks_->ranks, work);
+    } else {
+        work();
+    }
+}
+
+hdf5::Context Hdf5RunWriter::context() const {
+    hdf5::Context context(h5_path_);
+    if (distributed()) context.share_writes(index_writer(), transfer_.get());
+    return context;
+}
+
+Hdf5Handle Hdf5RunWriter::file_access(const hdf5::Context& context) const {
+    return distributed() ? hdf5::collective_file_access(context, *ranks_->ranks)
+                         : hdf5::crash_safe_file_access(context);
+}
+
 void Hdf5RunWriter::write_index() {
-    if (!xdmf_schedule_.stale()) return;
+    if (!xdmf_schedule_.stale() || !index_writer()) return;
     // Unsynced, as the steps it lists: the .xmf, as the .h5, survives a killed process.
     solvers::write_file_atomically(xdmf_path(),
                                    make_xdmf(grid_, h5_path_.filename().string(), steps_),
@@ -80,43 +104,60 @@ void Hdf5RunWriter::write_index() {
 }
 
 void Hdf5RunWriter::create(std::string_view input_text, std::string_view solver_decisions) {
-    const hdf5::Context context(h5_path_);
-    // An .xmf of an earlier run names steps the new file does not hold.
-    std::error_code error;
-    std::filesystem::remove(xdmf_path(), error);
-    if (error && error != std::errc::no_such_file_or_directory &&
-        error != std::errc::not_a_directory) {
-        throw std::runtime_error("cannot remove '" + xdmf_path().string() +
-                                 "': " + error.message());
-    }
+    const hdf5::Context context = this->context();
     // Built under a temporary name, so the run file's name never shows a headerless file.
     // Unsynced, as the steps (safe from a killed process; an fsync costs as much as a step).
-    solvers::AtomicReplace replace(h5_path_, solvers::FileSync::unsynced);
-    auto access = hdf5::crash_safe_file_access(context);
-    file_ = context.check(
-        H5Fcreate(replace.temp_path().c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, access.get()), H5Fclose,
-        "H5Fcreate (create/truncate)");
+    // Over ranks, rank 0 names it and renames it into place, and the ranks create it together.
+    std::optional<solvers::AtomicReplace> replace;
+    std::string temp_path;
+    guarded([&] {
+        if (!index_writer()) return;
+        // An .xmf of an earlier run names steps the new file does not hold.
+        std::error_code error;
+        std::filesystem::remove(xdmf_path(), error);
+        if (error && error != std::errc::no_such_file_or_directory &&
+            error != std::errc::not_a_directory) {
+            throw std::runtime_error("cannot remove '" + xdmf_path().string() +
+                                     "': " + error.message());
+        }
+        replace.emplace(h5_path_, solvers::FileSync::unsynced);
+        temp_path = replace->temp_path().string();
+    });
+    if (distributed()) {
+        const auto bytes = std::as_bytes(std::span(temp_path));
+        const auto all = ranks_->ranks->all_gather(bytes);
+        temp_path.assign(reinterpret_cast<const char*>(all[0].data()), all[0].size());
+    }
+    guarded([&] {
+        auto access = file_access(context);
+        file_ =
+            context.check(H5Fcreate(temp_path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, access.get()),
+                          H5Fclose, "H5Fcreate (create/truncate)");
 
-    auto group =
-        context.check(H5Gcreate2(file_.get(), "/grid", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
-                      H5Gclose, "H5Gcreate2 of group '/grid'");
-    context.scalar_attribute(group.get(), "dimension", H5T_NATIVE_INT, grid_.dimension());
-    context.triple_attribute(group.get(), "points", H5T_NATIVE_INT64, grid_.points());
-    context.triple_attribute(group.get(), "origin", H5T_NATIVE_DOUBLE, grid_.origin());
-    context.triple_attribute(group.get(), "spacing", H5T_NATIVE_DOUBLE, grid_.spacing());
+        auto group =
+            context.check(H5Gcreate2(file_.get(), "/grid", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+                          H5Gclose, "H5Gcreate2 of group '/grid'");
+        context.scalar_attribute(group.get(), "dimension", H5T_NATIVE_INT, grid_.dimension());
+        context.triple_attribute(group.get(), "points", H5T_NATIVE_INT64, grid_.points());
+        context.triple_attribute(group.get(), "origin", H5T_NATIVE_DOUBLE, grid_.origin());
+        context.triple_attribute(group.get(), "spacing", H5T_NATIVE_DOUBLE, grid_.spacing());
 
-    context.string_dataset(file_.get(), "/input", input_text);
-    context.string_dataset(file_.get(), "/solver_decisions", solver_decisions);
-    context.check(H5Gcreate2(file_.get(), "/steps", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
-                  H5Gclose, "H5Gcreate2 of group '/steps'");
-    hdf5::flush_to_disk(context, file_.get());
-    replace.commit();
+        context.string_dataset(file_.get(), "/input", input_text);
+        context.string_dataset(file_.get(), "/solver_decisions", solver_decisions);
+        context.check(H5Gcreate2(file_.get(), "/steps", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+                      H5Gclose, "H5Gcreate2 of group '/steps'");
+        hdf5::flush_to_disk(context, file_.get());
+    });
+    guarded([&] {
+        if (replace) replace->commit();
+    });
+    // Renamed into place (the agreement above comes after it): every rank sees the run file.
     identity_ = identity_of(h5_path_);
 }
 
 void Hdf5RunWriter::append(std::string_view input_text, std::string_view solver_decisions) {
-    const hdf5::Context context(h5_path_);
-    auto access = hdf5::crash_safe_file_access(context);
+    const hdf5::Context context = this->context();
+    auto access = file_access(context);
     file_ = context.check(H5Fopen(h5_path_.c_str(), H5F_ACC_RDWR, access.get()), H5Fclose,
                           "H5Fopen (read-write)");
     identity_ = identity_of(h5_path_);
@@ -170,9 +211,13 @@ void Hdf5RunWriter::append(std::string_view input_text, std::string_view solver_
     context.string_dataset(group.get(), "input", input_text);
     context.string_dataset(group.get(), "solver_decisions", solver_decisions);
     group.reset();
-    hdf5::flush_to_disk(context, file_.get());
-    solvers::write_file_atomically(xdmf_path(),
-                                   make_xdmf(grid_, h5_path_.filename().string(), steps_));
+    guarded([&] {
+        hdf5::flush_to_disk(context, file_.get());
+        if (index_writer()) {
+            solvers::write_file_atomically(xdmf_path(),
+                                           make_xdmf(grid_, h5_path_.filename().string(), steps_));
+        }
+    });
 }
 
 void Hdf5RunWriter::release_cache(const hdf5::Context& context) {
@@ -183,9 +228,12 @@ void Hdf5RunWriter::release_cache(const hdf5::Context& context) {
     int entries = 0;
     context.check(H5Fget_mdc_size(file_.get(), &max_size, &min_clean_size, &size, &entries),
                   "H5Fget_mdc_size");
-    if (size < limit) return;
+    // Over ranks the reopening is collective: the ranks decide alike, on the largest cache.
+    const double largest =
+        distributed() ? ranks_->ranks->max(static_cast<double>(size)) : static_cast<double>(size);
+    if (largest < static_cast<double>(limit)) return;
     file_.reset();
-    auto access = hdf5::crash_safe_file_access(context);
+    auto access = file_access(context);
     file_ = context.check(H5Fopen(h5_path_.c_str(), H5F_ACC_RDWR, access.get()), H5Fclose,
                           "H5Fopen (read-write, reopening)");
 }
@@ -210,42 +258,49 @@ void Hdf5RunWriter::stage_step(std::int64_t step, double time, std::span<const F
                                std::to_string(staged_->step) + " is staged and not committed");
     }
     const std::string group_path = step_group_path(step);
+    const PlaneRange planes = distributed() ? ranks_->owned : grid_.all_planes();
     for (const auto& field : fields) {
-        if (static_cast<std::int64_t>(field.values.size()) != grid_.num_points()) {
-            throw std::invalid_argument(
-                "HDF5 file '" + h5_path_.string() + "', " + group_path + ": field '" + field.name +
-                "' has " + std::to_string(field.values.size()) + " values, the grid has " +
-                std::to_string(grid_.num_points()) + " nodes");
+        if (static_cast<std::int64_t>(field.values.size()) != grid_.num_points(planes)) {
+            throw std::invalid_argument("HDF5 file '" + h5_path_.string() + "', " + group_path +
+                                        ": field '" + field.name + "' has " +
+                                        std::to_string(field.values.size()) + " values, the " +
+                                        (distributed() ? "rank's planes have " : "grid has ") +
+                                        std::to_string(grid_.num_points(planes)) + " nodes");
         }
     }
 
-    const hdf5::Context context(h5_path_);
+    const hdf5::Context context = this->context();
     auto group = context.check(
         H5Gcreate2(file_.get(), group_path.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
         H5Gclose, "H5Gcreate2 of group '" + group_path + "'");
     XdmfStep entry{step, time, {}};
     try {
-        context.scalar_attribute(group.get(), "time", H5T_NATIVE_DOUBLE, time);
-        context.scalar_attribute(group.get(), "solver_iterations", H5T_NATIVE_INT64,
-                                 stats.solver_iterations);
-        context.scalar_attribute(group.get(), "relative_residual", H5T_NATIVE_DOUBLE,
-                                 stats.relative_residual);
-        context.string_attribute(group.get(), "status", stats.status);
-        context.string_attribute(group.get(), "method", stats.method);
+        guarded([&] {
+            context.scalar_attribute(group.get(), "time", H5T_NATIVE_DOUBLE, time);
+            context.scalar_attribute(group.get(), "solver_iterations", H5T_NATIVE_INT64,
+                                     stats.solver_iterations);
+            context.scalar_attribute(group.get(), "relative_residual", H5T_NATIVE_DOUBLE,
+                                     stats.relative_residual);
+            context.string_attribute(group.get(), "status", stats.status);
+            context.string_attribute(group.get(), "method", stats.method);
 
-        // Raw data goes to space that the flushed metadata does not reference yet: the step
-        // is invisible until commit_staged().
-        const auto dims = hdf5::field_dims(grid_);
-        for (const auto& field : fields) {
-            context.double_dataset(group.get(), field.name.c_str(), dims, field.values);
-            entry.field_names.push_back(field.name);
-        }
-        if (!stats.residual_history.empty()) {
-            const std::array<hsize_t, 1> length{stats.residual_history.size()};
-            context.double_dataset(group.get(), "residual_history", length, stats.residual_history);
-        }
+            // Raw data goes to space that the flushed metadata does not reference yet: the step
+            // is invisible until commit_staged().
+            const auto dims = hdf5::field_dims(grid_);
+            for (const auto& field : fields) {
+                context.field_dataset(group.get(), field.name.c_str(), dims,
+                                      static_cast<hsize_t>(planes.first), field.values);
+                entry.field_names.push_back(field.name);
+            }
+            if (!stats.residual_history.empty()) {
+                const std::array<hsize_t, 1> length{stats.residual_history.size()};
+                context.double_dataset(group.get(), "residual_history", length,
+                                       stats.residual_history);
+            }
+        });
     } catch (...) {
-        // A half-written group would be flushed with the next step: unlink it (best effort).
+        // A half-written group would be flushed with the next step: unlink it (best effort; over
+        // ranks every rank is here, as the failure was agreed).
         group.reset();
         H5Ldelete(file_.get(), group_path.c_str(), H5P_DEFAULT);
         H5Eclear2(H5E_DEFAULT);
@@ -258,13 +313,15 @@ void Hdf5RunWriter::commit_staged() {
     if (!staged_) {
         throw std::logic_error("HDF5 file '" + h5_path_.string() + "': no step is staged");
     }
-    const hdf5::Context context(h5_path_);
-    hdf5::flush_to_disk(context, file_.get());
-    check_still_in_place();
+    const hdf5::Context context = this->context();
+    guarded([&] {
+        hdf5::flush_to_disk(context, file_.get());
+        check_still_in_place();
+    });
     steps_.push_back(std::move(*staged_));
     staged_.reset();
     release_cache(context);
-    if (xdmf_schedule_.changed(steps_.size())) write_index();
+    if (xdmf_schedule_.changed(steps_.size())) guarded([&] { write_index(); });
 }
 
 void Hdf5RunWriter::check_still_in_place() const {
@@ -278,7 +335,7 @@ void Hdf5RunWriter::discard_staged() {
     if (!staged_) return;
     const std::string group_path = step_group_path(staged_->step);
     staged_.reset();
-    const hdf5::Context context(h5_path_);
+    const hdf5::Context context = this->context();
     context.check(H5Ldelete(file_.get(), group_path.c_str(), H5P_DEFAULT),
                   "H5Ldelete of group '" + group_path + "'");
 }

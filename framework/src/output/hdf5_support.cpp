@@ -1,12 +1,16 @@
 #include "hdf5_support.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <stdexcept>
 
 #include "simrun/solvers/base/memory_budget.hpp"
+#ifdef H5_HAVE_PARALLEL
+#include "simrun/solvers/base/mpi_comm.hpp"
+#endif
 
 namespace simrun::framework::hdf5 {
 
@@ -59,27 +63,56 @@ void Context::string_attribute(hid_t object, const char* name, std::string_view 
     attribute(object, name, type.get(), scalar_space().get(), padded.data());
 }
 
+void Context::write_dataset(hid_t location, const char* name, hid_t type, hid_t file_part,
+                            const void* values, hsize_t count, bool write) const {
+    const std::string what = std::string(" of dataset '") + name + "'";
+    auto data =
+        check(H5Dcreate2(location, name, type, file_part, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+              H5Dclose, "H5Dcreate2" + what);
+    const std::array<hsize_t, 1> length{std::max<hsize_t>(count, 1)};
+    auto memory = simple_space(length);
+    if (!write) {
+        check(H5Sselect_none(file_part), "H5Sselect_none" + what);
+        check(H5Sselect_none(memory.get()), "H5Sselect_none" + what);
+    }
+    const bool scalar = H5Sget_simple_extent_type(file_part) == H5S_SCALAR;
+    check(H5Dwrite(data.get(), type, scalar && write ? H5S_ALL : memory.get(), file_part, transfer_,
+                   values),
+          "H5Dwrite" + what);
+}
+
 void Context::string_dataset(hid_t location, const char* name, std::string_view text) const {
     const std::string padded(text.empty() ? std::string(1, '\0') : std::string(text));
-    const std::string what = std::string(" of dataset '") + name + "'";
     auto type = string_type(text.size());
     auto space = scalar_space();
-    auto data = check(
-        H5Dcreate2(location, name, type.get(), space.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
-        H5Dclose, "H5Dcreate2" + what);
-    check(H5Dwrite(data.get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, padded.data()),
-          "H5Dwrite" + what);
+    write_dataset(location, name, type.get(), space.get(), padded.data(), 1, writes_small_);
 }
 
 void Context::double_dataset(hid_t location, const char* name, std::span<const hsize_t> dims,
                              std::span<const double> values) const {
-    const std::string what = std::string(" of dataset '") + name + "'";
     auto space = simple_space(dims);
-    auto data = check(H5Dcreate2(location, name, H5T_NATIVE_DOUBLE, space.get(), H5P_DEFAULT,
-                                 H5P_DEFAULT, H5P_DEFAULT),
-                      H5Dclose, "H5Dcreate2" + what);
-    check(H5Dwrite(data.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data()),
-          "H5Dwrite" + what);
+    write_dataset(location, name, H5T_NATIVE_DOUBLE, space.get(), values.data(), values.size(),
+                  writes_small_);
+}
+
+void Context::field_dataset(hid_t location, const char* name, std::span<const hsize_t> dims,
+                            hsize_t first_row, std::span<const double> values) const {
+    auto space = simple_space(dims);
+    std::vector<hsize_t> start(dims.size(), 0), count(dims.begin(), dims.end());
+    hsize_t row = 1;
+    for (std::size_t axis = 1; axis < dims.size(); ++axis) row *= dims[axis];
+    start[0] = first_row;
+    count[0] = values.size() / row;
+    if (count[0] * row != values.size() || first_row + count[0] > dims[0]) {
+        throw std::logic_error("HDF5 file '" + file_.string() + "': dataset '" + name +
+                               "': rows from " + std::to_string(first_row) + " of " +
+                               std::to_string(values.size()) + " values do not fit its shape");
+    }
+    check(H5Sselect_hyperslab(space.get(), H5S_SELECT_SET, start.data(), nullptr, count.data(),
+                              nullptr),
+          std::string("H5Sselect_hyperslab of dataset '") + name + "'");
+    write_dataset(location, name, H5T_NATIVE_DOUBLE, space.get(), values.data(), values.size(),
+                  true);
 }
 
 bool Context::link_exists(hid_t location, const std::string& name) const {
@@ -252,6 +285,29 @@ Hdf5Handle crash_safe_file_access(const Context& context) {
     config.decr_mode = H5C_decr__off;
     context.check(H5Pset_mdc_config(access.get(), &config), "H5Pset_mdc_config");
     return access;
+}
+
+Hdf5Handle collective_file_access(const Context& context,
+                                  [[maybe_unused]] const solvers::Communicator& ranks) {
+#ifdef H5_HAVE_PARALLEL
+    auto access = crash_safe_file_access(context);
+    context.check(H5Pset_fapl_mpio(access.get(), solvers::mpi_comm_of(ranks), MPI_INFO_NULL),
+                  "H5Pset_fapl_mpio");
+    return access;
+#else
+    throw std::logic_error("HDF5 file '" + context.file().string() +
+                           "': this build's HDF5 has no MPI-IO: it cannot be written by several "
+                           "ranks together");
+#endif
+}
+
+Hdf5Handle collective_transfer(const Context& context) {
+    auto transfer =
+        context.check(H5Pcreate(H5P_DATASET_XFER), H5Pclose, "H5Pcreate (data transfer)");
+#ifdef H5_HAVE_PARALLEL
+    context.check(H5Pset_dxpl_mpio(transfer.get(), H5FD_MPIO_COLLECTIVE), "H5Pset_dxpl_mpio");
+#endif
+    return transfer;
 }
 
 // H5Fflush hands every buffered byte and the metadata to the operating system, which keeps them

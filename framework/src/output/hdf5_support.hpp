@@ -2,6 +2,10 @@
 // HDF5 helpers shared by the run file writer and the restart reader: checked calls whose
 // exceptions name the file, the operation and HDF5's innermost message, and the run file's
 // common pieces (the step list, the field shape, the crash-safe file access).
+// HDF5's MPI build includes mpi.h: its C API only (Open MPI's and MPICH's C++ bindings need a
+// library of their own).
+#define OMPI_SKIP_MPICXX 1
+#define MPICH_SKIP_MPICXX 1
 #include <hdf5.h>
 
 #include <array>
@@ -15,6 +19,7 @@
 
 #include "simrun/framework/discretisation/grid.hpp"
 #include "simrun/framework/output/hdf5_run_writer.hpp"
+#include "simrun/solvers/base/communicator.hpp"
 
 namespace simrun::framework::hdf5 {
 
@@ -39,6 +44,14 @@ public:
         return answer > 0;
     }
 
+    // Over several ranks (a file that they opened collectively, where every rank takes part in
+    // every write): rank 0 alone writes the small datasets (string_dataset, double_dataset),
+    // each rank its rows of a field (field_dataset), all through `transfer` (collective).
+    void share_writes(bool small, hid_t transfer) {
+        writes_small_ = small;
+        transfer_ = transfer;
+    }
+
     Hdf5Handle scalar_space() const;
     Hdf5Handle simple_space(std::span<const hsize_t> dims) const;
     // Fixed-length UTF-8 string type; HDF5 forbids size 0, so an empty string gets one NUL.
@@ -59,6 +72,11 @@ public:
     void string_dataset(hid_t location, const char* name, std::string_view text) const;
     void double_dataset(hid_t location, const char* name, std::span<const hsize_t> dims,
                         std::span<const double> values) const;
+    // A field shaped `dims` of which `values` are the rows [first_row, first_row + rows) along
+    // the first (slowest) dimension: the whole field on one process, a rank's slab over
+    // several.
+    void field_dataset(hid_t location, const char* name, std::span<const hsize_t> dims,
+                       hsize_t first_row, std::span<const double> values) const;
 
     bool link_exists(hid_t location, const std::string& name) const;
     bool attribute_exists(hid_t object, const char* name) const;
@@ -90,7 +108,14 @@ private:
     // Reads an attribute of exactly `count` elements (fails naming it otherwise).
     void read_attribute(hid_t object, const char* name, hid_t type, hsize_t count, void* out) const;
 
+    // Creates dataset `name` and writes `values` to the part of it `file_part` selects
+    // (modified here), or nothing where `write` is false.
+    void write_dataset(hid_t location, const char* name, hid_t type, hid_t space,
+                       const void* values, hsize_t count, bool write) const;
+
     std::filesystem::path file_;
+    bool writes_small_ = true;
+    hid_t transfer_ = H5P_DEFAULT;
 };
 
 // A step group of /steps: its index and its name.
@@ -114,6 +139,13 @@ std::vector<hsize_t> field_dims(const Grid& grid);
 // the file only when it is flushed: between flushes the file on disk stays the one of the last
 // flush (new raw data goes to space that metadata does not reference yet).
 Hdf5Handle crash_safe_file_access(const Context& context);
+
+// File access for a file that every rank of `ranks` opens together (HDF5's MPI-IO driver), with
+// the cache of crash_safe_file_access. Only in a build with HDF5's MPI build
+// (H5_HAVE_PARALLEL); throws std::logic_error elsewhere.
+Hdf5Handle collective_file_access(const Context& context, const solvers::Communicator& ranks);
+// Data transfer that writes collectively (every rank calls each write), or H5P_DEFAULT.
+Hdf5Handle collective_transfer(const Context& context);
 
 // H5Fflush: the step is in the operating system's hands (safe from a killed process) before it
 // is announced in the .xmf.

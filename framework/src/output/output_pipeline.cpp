@@ -4,6 +4,7 @@
 #include <optional>
 #include <stdexcept>
 #include <utility>
+#include <vector>
 
 #include "simrun/framework/discretisation/field.hpp"
 
@@ -26,7 +27,7 @@ OutputPipeline::Buffer::Buffer(Buffer&& other) noexcept
 OutputPipeline::OutputPipeline(std::unique_ptr<VtkSeriesWriter> vtk,
                                std::unique_ptr<Hdf5RunWriter> hdf5, std::size_t field_size,
                                std::shared_ptr<const solvers::Backend> host_memory,
-                               std::size_t buffer_bytes)
+                               std::size_t buffer_bytes, std::size_t hdf5_field_size)
     : vtk_(std::move(vtk)),
       hdf5_(std::move(hdf5)),
       field_size_(field_size),
@@ -42,8 +43,10 @@ OutputPipeline::OutputPipeline(std::unique_ptr<VtkSeriesWriter> vtk,
     }
     if (hdf5_) {
         Stage& stage = stages_.emplace_back();
-        stage.write = [this](const Job& job) {
-            const FieldView fields[] = {{"u", job.u.values()}};
+        const std::size_t values = hdf5_field_size == 0 ? field_size : hdf5_field_size;
+        if (values > field_size) throw std::invalid_argument("HDF5 field larger than the field");
+        stage.write = [this, values](const Job& job) {
+            const FieldView fields[] = {{"u", job.u.values().first(values)}};
             if (job.hdf5) hdf5_->stage_step(job.step, job.time, fields, job.statistics);
         };
         stage.commit = [this](const Job& job) {
@@ -101,7 +104,15 @@ void OutputPipeline::submit(OutputStep step,
         changed_.wait(lock, [this] {
             return !free_buffers_.empty() || (!preparing_ && buffers_ < max_buffers_) || error_;
         });
-        if (error_) std::rethrow_exception(error_);
+        if (error_) {
+            // copy_field runs all the same: what it does beside copying (over ranks, an
+            // exchange with the neighbouring ranks) must happen on every rank.
+            const std::exception_ptr failure = error_;
+            lock.unlock();
+            std::vector<double> scratch(field_size_);
+            copy_field(scratch);
+            std::rethrow_exception(failure);
+        }
         if (free_buffers_.empty()) {
             ++buffers_;  // allocated below, outside the lock
         } else {
@@ -132,6 +143,18 @@ void OutputPipeline::submit(OutputStep step,
         for (auto& stage : stages_) stage.queue.push_back(job);
     }
     changed_.notify_all();
+}
+
+std::exception_ptr OutputPipeline::wait_for_failure() {
+    std::unique_lock lock(mutex_);
+    changed_.wait(lock, [this] {
+        if (error_) return true;
+        for (const Stage& stage : stages_) {
+            if (!stage.queue.empty() || stage.completed < submitted_) return false;
+        }
+        return true;
+    });
+    return error_;
 }
 
 void OutputPipeline::finish() {

@@ -52,10 +52,12 @@ public:
     // Starts one writer thread per writer given (a null writer is an output that is off; at
     // least one must be given, else std::invalid_argument) and a thread that allocates the
     // first min_buffers buffers from `host_memory` (allocate_host). field_size: values per
-    // field.
+    // field; hdf5_field_size (0: field_size): how many of them, from the first, the HDF5
+    // writer takes (a rank's own nodes, where its VTK piece holds one more plane).
     OutputPipeline(std::unique_ptr<VtkSeriesWriter> vtk, std::unique_ptr<Hdf5RunWriter> hdf5,
                    std::size_t field_size, std::shared_ptr<const solvers::Backend> host_memory,
-                   std::size_t buffer_bytes = default_buffer_bytes);
+                   std::size_t buffer_bytes = default_buffer_bytes,
+                   std::size_t hdf5_field_size = 0);
     // Writes the steps still queued (a run stopped by an error keeps the steps it handed over)
     // and joins the threads; a writer error stored by then is dropped, as the error that ends
     // the run is being reported.
@@ -66,12 +68,16 @@ public:
     // Takes a host buffer of field_size values (one the writers are done with; else a new one
     // while the buffers take at most max(buffer_bytes, min_buffers fields); else waits for
     // one), has copy_field overwrite all its values, and queues the step. Rethrows the writers'
-    // first error (or an allocation's), after which nothing more is queued; an exception from
-    // copy_field propagates and queues nothing.
+    // first error (or an allocation's), after which nothing more is queued (copy_field still
+    // runs, into a scratch buffer); an exception from copy_field propagates and queues nothing.
     void submit(OutputStep step, const std::function<void(std::span<double>)>& copy_field);
     // Waits until every step is written and joins the threads; rethrows the writers' first
     // error. Nothing may be submitted afterwards.
     void finish();
+    // Waits until the writers fail or have done every step queued; returns their first error
+    // (null where none failed). For a rank that the other ranks learnt had failed, before its
+    // own writer's error reached it.
+    std::exception_ptr wait_for_failure();
 
 private:
     // field_size values from Backend::allocate_host, released with it.

@@ -101,20 +101,22 @@ std::size_t compress(VtkCompression compression, const Block& block, std::vector
     return status == Z_OK ? static_cast<std::size_t>(size) : 0;
 }
 
-std::string extent(const Grid& grid) {
+}  // namespace
+
+std::string vtk_extent(const Grid& grid, PlaneRange planes) {
     std::string text;
     for (int axis = 0; axis < 3; ++axis) {
-        text += (axis > 0 ? " 0 " : "0 ") + std::to_string(grid.points(axis) - 1);
+        const bool split = axis == grid.slowest_axis();
+        text += (axis > 0 ? " " : "") + std::to_string(split ? planes.first : 0) + " " +
+                std::to_string(split ? planes.last - 1 : grid.points(axis) - 1);
     }
     return text;
 }
 
-std::string triple(const std::array<double, 3>& values) {
+std::string vtk_triple(const std::array<double, 3>& values) {
     return format_double(values[0]) + " " + format_double(values[1]) + " " +
            format_double(values[2]);
 }
-
-}  // namespace
 
 namespace {
 
@@ -142,7 +144,8 @@ void for_each_block(std::size_t count, std::size_t threads, const Task& task) {
 VtiFileWriter::VtiFileWriter(std::size_t threads) : threads_(std::max<std::size_t>(threads, 1)) {}
 
 void VtiFileWriter::write(const std::filesystem::path& path, const Grid& grid,
-                          std::span<const FieldView> fields, VtkCompression compression) {
+                          std::span<const FieldView> fields, VtkCompression compression,
+                          PlaneRange planes) {
     const bool compressed = compression != VtkCompression::none;
     std::vector<Block> blocks;
     std::vector<std::size_t> first_block;  // of each field, and one past the last
@@ -210,9 +213,9 @@ void VtiFileWriter::write(const std::filesystem::path& path, const Grid& grid,
          : compression == VtkCompression::zlib ? " compressor=\"vtkZLibDataCompressor\""
                                                : "") +
         ">\n";
-    xml += "  <ImageData WholeExtent=\"" + extent(grid) + "\" Origin=\"" + triple(grid.origin()) +
-           "\" Spacing=\"" + triple(grid.spacing()) +
-           "\" Direction=\"1 0 0 0 1 0 0 0 1\">\n    <Piece Extent=\"" + extent(grid) +
+    xml += "  <ImageData WholeExtent=\"" + vtk_extent(grid, planes) + "\" Origin=\"" +
+           vtk_triple(grid.origin()) + "\" Spacing=\"" + vtk_triple(grid.spacing()) +
+           "\" Direction=\"1 0 0 0 1 0 0 0 1\">\n    <Piece Extent=\"" + vtk_extent(grid, planes) +
            "\">\n      <PointData>\n";
     for (std::size_t f = 0; f < fields.size(); ++f) {
         double min = std::numeric_limits<double>::infinity();

@@ -10,9 +10,11 @@
 // previous file (no page faults after the first), then written with one pwrite per block by the
 // same team: ~B / threads of compression and of copying into the page cache, plus one XML
 // header.
+#include <array>
 #include <cstddef>
 #include <filesystem>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "simrun/framework/discretisation/field.hpp"
@@ -20,6 +22,11 @@
 #include "simrun/framework/output/vtk_series_writer.hpp"
 
 namespace simrun::framework {
+
+// VTK's extent of `planes` of the grid ("x0 x1 y0 y1 z0 z1", node indices, inclusive), and
+// three numbers as VTK's XML writes them.
+std::string vtk_extent(const Grid& grid, PlaneRange planes);
+std::string vtk_triple(const std::array<double, 3>& values);
 
 class VtiFileWriter {
 public:
@@ -29,11 +36,13 @@ public:
     // `threads` compress and write the blocks (the caller of write() being one of them).
     explicit VtiFileWriter(std::size_t threads);
 
-    // Writes the fields (each with one value per grid node) to `path`, created or truncated.
-    // Throws std::runtime_error naming `path` when the file cannot be written (and the OS
-    // error) or a block cannot be compressed.
+    // Writes the fields (each with one value per node of `planes`) to `path`, created or
+    // truncated: the whole grid, or a piece of it whose extent is those planes (a rank's
+    // piece of a distributed run's step, listed in the step's .pvti). Throws
+    // std::runtime_error naming `path` when the file cannot be written (and the OS error) or a
+    // block cannot be compressed.
     void write(const std::filesystem::path& path, const Grid& grid,
-               std::span<const FieldView> fields, VtkCompression compression);
+               std::span<const FieldView> fields, VtkCompression compression, PlaneRange planes);
 
     std::size_t threads() const { return threads_; }
 

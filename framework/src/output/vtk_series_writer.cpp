@@ -11,6 +11,7 @@
 #include <thread>
 #include <utility>
 
+#include "pvti_file.hpp"
 #include "simrun/framework/output/xml_text.hpp"
 #include "simrun/solvers/base/atomic_file.hpp"
 #include "vti_file.hpp"
@@ -46,11 +47,14 @@ std::size_t VtkSeriesWriter::default_threads() {
 }
 
 VtkSeriesWriter::VtkSeriesWriter(std::filesystem::path directory, std::string basename,
-                                 const Grid& grid)
+                                 const Grid& grid, std::optional<VtkPieces> pieces)
     : directory_(std::move(directory)),
       basename_(std::move(basename)),
       grid_(grid),
-      file_writer_(std::make_unique<VtiFileWriter>(default_threads())) {
+      file_writer_(std::make_unique<VtiFileWriter>(default_threads())),
+      pieces_(std::move(pieces)) {
+    // Over ranks rank 0 creates the directory; the others' pieces create their step's.
+    if (!index_writer()) return;
     create_directory();
     std::error_code error;
     std::filesystem::remove(pvd_path(), error);
@@ -60,14 +64,19 @@ VtkSeriesWriter::VtkSeriesWriter(std::filesystem::path directory, std::string ba
 }
 
 VtkSeriesWriter::VtkSeriesWriter(std::filesystem::path directory, std::string basename,
-                                 const Grid& grid, ContinueSeries from)
+                                 const Grid& grid, ContinueSeries from,
+                                 std::optional<VtkPieces> pieces)
     : directory_(std::move(directory)),
       basename_(std::move(basename)),
       grid_(grid),
-      file_writer_(std::make_unique<VtiFileWriter>(default_threads())) {
+      file_writer_(std::make_unique<VtiFileWriter>(default_threads())),
+      pieces_(std::move(pieces)) {
+    if (!index_writer()) return;
     create_directory();
     read_pvd(from.last_step);
 }
+
+bool VtkSeriesWriter::index_writer() const { return !pieces_ || pieces_->ranks->rank() == 0; }
 
 VtkSeriesWriter::~VtkSeriesWriter() {
     try {
@@ -78,7 +87,7 @@ VtkSeriesWriter::~VtkSeriesWriter() {
 }
 
 void VtkSeriesWriter::write_index() {
-    if (!pvd_schedule_.stale()) return;
+    if (!pvd_schedule_.stale() || !index_writer()) return;
     write_pvd();
     pvd_schedule_.written(entries_.size());
 }
@@ -110,11 +119,12 @@ void VtkSeriesWriter::read_pvd(std::int64_t last_step) {
     for (auto it = std::sregex_iterator(text.begin(), text.end(), dataset);
          it != std::sregex_iterator(); ++it) {
         const std::string file = xml_unescape((*it)[2].str());
-        if (file.size() <= prefix.size() + 4 || !file.starts_with(prefix) ||
-            !file.ends_with(".vti")) {
+        // A step's .vti, or its .pvti where a distributed run wrote it.
+        const std::size_t suffix = file.ends_with(".pvti") ? 5 : file.ends_with(".vti") ? 4 : 0;
+        if (suffix == 0 || file.size() <= prefix.size() + suffix || !file.starts_with(prefix)) {
             continue;
         }
-        const std::string digits = file.substr(prefix.size(), file.size() - prefix.size() - 4);
+        const std::string digits = file.substr(prefix.size(), file.size() - prefix.size() - suffix);
         if (digits.size() > 18 || !std::all_of(digits.begin(), digits.end(),
                                                [](char c) { return c >= '0' && c <= '9'; })) {
             continue;
@@ -152,10 +162,18 @@ std::filesystem::path VtkSeriesWriter::step_path(std::int64_t step) const {
     return directory_ / step_file_name(step);
 }
 
-std::string VtkSeriesWriter::step_file_name(std::int64_t step) const {
+std::string VtkSeriesWriter::step_name(std::int64_t step) const {
     char digits[32];
     std::snprintf(digits, sizeof digits, "%06lld", static_cast<long long>(step));
-    return basename_ + "_" + digits + ".vti";
+    return basename_ + "_" + digits;
+}
+
+std::string VtkSeriesWriter::step_file_name(std::int64_t step) const {
+    return step_name(step) + (pieces_ ? ".pvti" : ".vti");
+}
+
+std::filesystem::path VtkSeriesWriter::piece_path(std::int64_t step, int rank) const {
+    return directory_ / step_name(step) / (step_name(step) + "_" + std::to_string(rank) + ".vti");
 }
 
 void VtkSeriesWriter::write_step(std::int64_t step, double time,
@@ -163,20 +181,27 @@ void VtkSeriesWriter::write_step(std::int64_t step, double time,
     if (step < 0) {
         throw std::invalid_argument("VTK output: negative step " + std::to_string(step));
     }
-    const auto path = step_path(step);
+    const auto path = pieces_ ? piece_path(step, pieces_->ranks->rank()) : step_path(step);
+    const PlaneRange planes =
+        pieces_ ? pieces_->planes[static_cast<std::size_t>(pieces_->ranks->rank())]
+                : grid_.all_planes();
     for (const auto& field : fields) {
-        if (static_cast<std::int64_t>(field.values.size()) != grid_.num_points()) {
+        if (static_cast<std::int64_t>(field.values.size()) != grid_.num_points(planes)) {
             throw std::invalid_argument("VTK output '" + path.string() + "': field '" + field.name +
                                         "' has " + std::to_string(field.values.size()) +
-                                        " values, the grid has " +
-                                        std::to_string(grid_.num_points()) + " nodes");
+                                        " values, the " + (pieces_ ? "piece" : "grid") + " has " +
+                                        std::to_string(grid_.num_points(planes)) + " nodes");
         }
     }
 
-    // Unsynced, as the HDF5 steps: complete or absent after a kill, an fsync per step saved.
-    solvers::AtomicReplace replace(path, solvers::FileSync::unsynced);
-    file_writer_->write(replace.temp_path(), grid_, fields, compression_);
-    replace.commit();
+    if (pieces_) {
+        write_pieces(step, fields);
+    } else {
+        // Unsynced, as the HDF5 steps: complete or absent after a kill, an fsync per step saved.
+        solvers::AtomicReplace replace(path, solvers::FileSync::unsynced);
+        file_writer_->write(replace.temp_path(), grid_, fields, compression_, planes);
+        replace.commit();
+    }
 
     const auto existing = std::find_if(entries_.begin(), entries_.end(),
                                        [step](const Entry& e) { return e.step == step; });
@@ -188,9 +213,49 @@ void VtkSeriesWriter::write_step(std::int64_t step, double time,
                   [](const Entry& a, const Entry& b) { return a.step < b.step; });
     }
     if (pvd_schedule_.changed(entries_.size())) {
-        write_pvd();
+        // Over ranks, the ranks learn whether rank 0 could write it, so that they stop alike.
+        if (pieces_) {
+            solvers::all_or_none(*pieces_->ranks, [&] {
+                if (index_writer()) write_pvd();
+            });
+        } else {
+            write_pvd();
+        }
         pvd_schedule_.written(entries_.size());
     }
+}
+
+// Every rank writes its piece; once all are written (the ranks agree on it: a rank that
+// failed rethrows its error, the others solvers::PeerFailure), rank 0 names them in the step's
+// .pvti, and the ranks agree on that too. Traffic: the piece's bytes (its planes and one more),
+// and two agreements of one value.
+void VtkSeriesWriter::write_pieces(std::int64_t step, std::span<const FieldView> fields) {
+    const solvers::Communicator& ranks = *pieces_->ranks;
+    const auto path = piece_path(step, ranks.rank());
+    solvers::all_or_none(ranks, [&] {
+        std::error_code error;
+        std::filesystem::create_directories(path.parent_path(), error);
+        if (error && !std::filesystem::is_directory(path.parent_path())) {
+            throw std::runtime_error("cannot create directory '" + path.parent_path().string() +
+                                     "': " + error.message());
+        }
+        solvers::AtomicReplace replace(path, solvers::FileSync::unsynced);
+        file_writer_->write(replace.temp_path(), grid_, fields, compression_,
+                            pieces_->planes[static_cast<std::size_t>(ranks.rank())]);
+        replace.commit();
+    });
+    solvers::all_or_none(ranks, [&] {
+        if (ranks.rank() != 0) return;
+        std::vector<std::string> names;
+        for (const auto& field : fields) names.push_back(field.name);
+        std::vector<PvtiPiece> pieces;
+        for (int rank = 0; rank < ranks.size(); ++rank) {
+            pieces.push_back({pieces_->planes[static_cast<std::size_t>(rank)],
+                              step_name(step) + "/" + piece_path(step, rank).filename().string()});
+        }
+        solvers::write_file_atomically(step_path(step), make_pvti(grid_, names, pieces),
+                                       solvers::FileSync::unsynced);
+    });
 }
 
 void VtkSeriesWriter::write_pvd() const {

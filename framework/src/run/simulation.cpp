@@ -20,6 +20,39 @@
 
 namespace simrun::framework {
 
+namespace {
+
+// Runs work() (a hand-over to the output pipeline, or its end) and then, over several ranks,
+// an agreement on whether any rank's writers failed. A writer's failure is agreed among the
+// writers of every rank (each rank's writer threads meet in collectives of their own): the
+// rank that failed holds its error, the others solvers::PeerFailure naming it; but when each
+// learns it depends on its threads' timing. So every rank states what it holds, and the rank
+// that the others name waits for its own writers' error, before the ranks agree: all of them
+// end alike, with that rank's message.
+template <typename Work>
+void agree_on_outputs(const solvers::Communicator& ranks, OutputPipeline& pipeline, Work&& work) {
+    if (ranks.size() == 1) return work();
+    std::exception_ptr failure;
+    int named = ranks.size();  // the rank this one knows to have failed
+    try {
+        work();
+    } catch (const solvers::PeerFailure& peer) {
+        failure = std::current_exception();
+        named = peer.rank();
+    } catch (...) {
+        failure = std::current_exception();
+        named = ranks.rank();
+    }
+    const int first = static_cast<int>(ranks.min(named));
+    if (first == ranks.size()) return;
+    if (first == ranks.rank() && named != ranks.rank()) {
+        if (const auto own = pipeline.wait_for_failure()) failure = own;
+    }
+    agree(ranks, failure);
+}
+
+}  // namespace
+
 struct Simulation::Outputs {
     std::unique_ptr<OutputLock> lock;          // this run's hold on its output files
     std::unique_ptr<OutputPipeline> pipeline;  // none when output is off
@@ -86,13 +119,11 @@ double estimated_run_bytes(const Grid& grid, std::int64_t nodes) {
 }
 
 // What one process holds: the whole grid, or over several ranks its slab with the planes
-// beside it (and, on rank 0, the gathered field for output).
+// beside it.
 void require_memory_for(const RunSpec& spec, const SlabDecomposition& slab) {
     const Grid& grid = *spec.grid;
     const std::int64_t nodes = grid.num_points(slab.assembled);
-    const double gathered =
-        slab.distributed() && slab.rank == 0 ? 16.0 * static_cast<double>(grid.num_points()) : 0;
-    if (const auto problem = solvers::memory_problem(estimated_run_bytes(grid, nodes) + gathered)) {
+    if (const auto problem = solvers::memory_problem(estimated_run_bytes(grid, nodes))) {
         throw InputError(
             spec.source_name, "grid",
             "a grid of " + std::to_string(grid.num_points()) + " nodes " +
@@ -231,12 +262,25 @@ std::vector<double> Simulation::field() const {
     return options_.ranks->gather(u, 0);
 }
 
+// Over several ranks every rank opens the outputs with its share: its piece of each VTK step,
+// its planes of the run file's fields (collective, on communicators of the writers' own);
+// rank 0 alone holds the output directory's lock and writes the indexes.
 Simulation::Outputs Simulation::open_outputs() {
     Outputs outputs;
-    if (!options_.write_output || slab_.rank != 0) return outputs;
     const OutputParameters& output = spec_.output;
-    if (!output.vtk && !output.hdf5) return outputs;
-    outputs.lock = std::make_unique<OutputLock>(output.directory, output.basename);
+    if (!options_.write_output || (!output.vtk && !output.hdf5)) return outputs;
+    const solvers::Communicator& ranks = *options_.ranks;
+    std::optional<VtkPieces> pieces;
+    std::optional<Hdf5Ranks> hdf5_ranks;
+    if (slab_.distributed()) {
+        if (output.vtk)
+            pieces = VtkPieces{ranks.duplicate(),
+                               SlabDecomposition::output_pieces(*spec_.grid, ranks.size())};
+        if (output.hdf5) hdf5_ranks = Hdf5Ranks{ranks.duplicate(), slab_.owned};
+    }
+    if (slab_.rank == 0) {
+        outputs.lock = std::make_unique<OutputLock>(output.directory, output.basename);
+    }
     const auto h5_file = output.directory / (output.basename + ".h5");
     // A run continued into the file it continues from appends to its outputs.
     bool append = false;
@@ -247,29 +291,53 @@ Simulation::Outputs Simulation::open_outputs() {
     std::unique_ptr<VtkSeriesWriter> vtk;
     std::unique_ptr<Hdf5RunWriter> hdf5;
     if (output.vtk) {
-        vtk =
-            append
-                ? std::make_unique<VtkSeriesWriter>(output.directory, output.basename, *spec_.grid,
-                                                    ContinueSeries{restart_->step})
-                : std::make_unique<VtkSeriesWriter>(output.directory, output.basename, *spec_.grid);
+        vtk = append ? std::make_unique<VtkSeriesWriter>(output.directory, output.basename,
+                                                         *spec_.grid,
+                                                         ContinueSeries{restart_->step}, pieces)
+                     : std::make_unique<VtkSeriesWriter>(output.directory, output.basename,
+                                                         *spec_.grid, pieces);
         vtk->set_compression(output.compression);
-        outputs.first_vtk = !vtk->has_step(integrator_->step());
+        // Rank 0 read the series: the others learn from it whether the first step is there.
+        const bool first = !vtk->has_step(integrator_->step());
+        outputs.first_vtk = ranks.min(slab_.rank == 0 && !first ? 0.0 : 1.0) > 0;
         pvd_path_ = vtk->pvd_path();
     }
     if (output.hdf5) {
         std::filesystem::create_directories(output.directory);
-        hdf5 =
-            std::make_unique<Hdf5RunWriter>(h5_file, *spec_.grid, spec_.effective_input,
-                                            decisions_text(*integrator_, *backend_, spec_, slab_),
-                                            append ? Hdf5OpenMode::append : Hdf5OpenMode::create);
+        hdf5 = std::make_unique<Hdf5RunWriter>(
+            h5_file, *spec_.grid, spec_.effective_input,
+            decisions_text(*integrator_, *backend_, spec_, slab_),
+            append ? Hdf5OpenMode::append : Hdf5OpenMode::create, hdf5_ranks);
         outputs.first_hdf5 = !append;
         h5_path_ = h5_file;
     }
-    if (!vtk && !hdf5) return outputs;
     outputs.pipeline = std::make_unique<OutputPipeline>(
-        std::move(vtk), std::move(hdf5), static_cast<std::size_t>(spec_.grid->num_points()),
-        backend_);
+        std::move(vtk), std::move(hdf5), static_cast<std::size_t>(output_piece_size()), backend_,
+        OutputPipeline::default_buffer_bytes,
+        static_cast<std::size_t>(slab_.num_points(*spec_.grid)));
     return outputs;
+}
+
+// This rank's piece of an output step: its planes, and where a VTK piece follows, the next
+// rank's first plane too (VTK pieces share their boundary planes).
+std::int64_t Simulation::output_piece_size() const {
+    const Grid& grid = *spec_.grid;
+    const bool shares_plane = spec_.output.vtk && slab_.rank + 1 < slab_.ranks;
+    return slab_.num_points(grid) + (shares_plane ? grid.plane_size() : 0);
+}
+
+// Fills `piece` with this rank's part of the field: its own nodes, then (output_piece_size) the
+// next rank's first plane, which every rank sends to the one before it (collective).
+void Simulation::copy_output_piece(std::span<double> piece) const {
+    const Grid& grid = *spec_.grid;
+    const auto owned = piece.first(static_cast<std::size_t>(slab_.num_points(grid)));
+    integrator_->copy_state(owned);
+    if (!slab_.distributed() || !spec_.output.vtk) return;
+    const auto plane = static_cast<std::size_t>(grid.plane_size());
+    const auto first_plane = std::as_writable_bytes(owned.first(plane));
+    const auto next_plane = std::as_writable_bytes(piece.subspan(owned.size()));
+    solvers::exchange_with_neighbours(
+        *options_.ranks, slab_.rank > 0 ? first_plane : first_plane.first(0), {}, {}, next_plane);
 }
 
 RunSummary Simulation::run() {
@@ -280,29 +348,25 @@ RunSummary Simulation::run() {
     Outputs outputs = agreeing(*options_.ranks, [&] { return open_outputs(); });
     // The copy into the pipeline's host buffer (pinned on CUDA) synchronises with the device and
     // is the loop's whole cost of an output step; the writer threads take it from there.
-    // Over several ranks every rank sends its slab to rank 0 at each output step, which hands
-    // the whole field to its writers (the ranks agree on the steps; only rank 0 knows which
-    // outputs already hold the first one).
-    const bool writing = options_.write_output && (spec_.output.vtk || spec_.output.hdf5);
+    // Over several ranks every rank hands its own piece to its writers (the ranks agree on
+    // the steps and on which outputs already hold the first one).
     auto submit = [&](StepStatistics statistics, bool vtk, bool hdf5) {
         const auto handover = std::chrono::steady_clock::now();
-        std::vector<double> gathered;
-        if (slab_.distributed() && writing) gathered = field();
         if (!outputs.pipeline || !(vtk || hdf5)) return;
-        outputs.pipeline->submit({integrator_->step(), time(), std::move(statistics), vtk, hdf5},
-                                 [&](std::span<double> u) {
-                                     if (slab_.distributed()) {
-                                         std::copy(gathered.begin(), gathered.end(), u.begin());
-                                     } else {
-                                         integrator_->copy_state(u);
-                                     }
-                                 });
+        agree_on_outputs(*options_.ranks, *outputs.pipeline, [&] {
+            outputs.pipeline->submit(
+                {integrator_->step(), time(), std::move(statistics), vtk, hdf5},
+                [&](std::span<double> u) { copy_output_piece(u); });
+        });
         summary.output_handover_seconds += seconds_since(handover);
     };
     // The run's time includes waiting for the writers to finish.
     auto finish = [&] {
         const auto wait = std::chrono::steady_clock::now();
-        if (outputs.pipeline) outputs.pipeline->finish();
+        if (outputs.pipeline) {
+            agree_on_outputs(*options_.ranks, *outputs.pipeline,
+                             [&] { outputs.pipeline->finish(); });
+        }
         summary.output_wait_seconds = seconds_since(wait);
         summary.seconds = seconds_since(start);
         summary.data_seconds = integrator_->data_seconds() - data_seconds_before;

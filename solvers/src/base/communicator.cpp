@@ -55,6 +55,7 @@ public:
     void barrier() const override {}
     [[noreturn]] void abort(int code) const override { std::_Exit(code); }
     std::string describe() const override { return "one process"; }
+    std::shared_ptr<const Communicator> duplicate() const override { return single_process(); }
 };
 
 }  // namespace

@@ -1,16 +1,16 @@
-// The communicator of the processes an MPI launcher started (MPI_COMM_WORLD). Compiled where
-// CMake found MPI; mpi_absent.cpp stands in elsewhere. The C API only: Open MPI's and MPICH's
-// deprecated C++ bindings are left out (they would need a library of their own).
-#define OMPI_SKIP_MPICXX 1
-#define MPICH_SKIP_MPICXX 1
-#include <mpi.h>
-
+// The communicator of the processes an MPI launcher started (MPI_COMM_WORLD) and its duplicates.
+// Compiled where CMake found MPI; mpi_absent.cpp stands in elsewhere. The C API only: Open MPI's
+// and MPICH's deprecated C++ bindings are left out (they would need a library of their own).
 #include <algorithm>
 #include <climits>
 #include <cstdlib>
+#include <memory>
 #include <stdexcept>
+#include <string>
+#include <utility>
 
 #include "simrun/solvers/base/communicator.hpp"
+#include "simrun/solvers/base/mpi_comm.hpp"
 
 namespace simrun::solvers {
 namespace {
@@ -47,23 +47,54 @@ private:
     std::vector<MPI_Request> requests_;
 };
 
-class MpiWorld final : public Communicator {
+// MPI_COMM_WORLD (the instance that initialises and finalises MPI) or a duplicate of another
+// instance's communicator (which keeps that instance, and so MPI, alive).
+class MpiRanks final : public Communicator, public std::enable_shared_from_this<MpiRanks> {
 public:
-    MpiWorld(int& argc, char**& argv) {
-        int provided = 0;
-        // Only the main thread calls MPI (OpenMP threads compute; writer threads write files).
-        MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
-        MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
-        MPI_Comm_size(MPI_COMM_WORLD, &size_);
+    MpiRanks(int& argc, char**& argv) {
+        // Several threads call MPI: the main thread computes, the output writers write the run
+        // file collectively and agree on each step's pieces, each on a duplicate.
+        MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &threads_);
+        comm_ = MPI_COMM_WORLD;
+        MPI_Comm_rank(comm_, &rank_);
+        MPI_Comm_size(comm_, &size_);
         MPI_Comm host;
-        MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &host);
+        MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &host);
         MPI_Comm_rank(host, &host_rank_);
         MPI_Comm_free(&host);
     }
-    ~MpiWorld() override {
+    explicit MpiRanks(std::shared_ptr<const MpiRanks> of)
+        : of_(std::move(of)),
+          threads_(of_->threads_),
+          rank_(of_->rank_),
+          size_(of_->size_),
+          host_rank_(of_->host_rank_) {
+        MPI_Comm_dup(of_->comm_, &comm_);
+    }
+    ~MpiRanks() override {
         int finalized = 0;
         MPI_Finalized(&finalized);
-        if (!finalized) MPI_Finalize();
+        if (finalized) return;
+        if (of_) {
+            MPI_Comm_free(&comm_);
+        } else {
+            MPI_Finalize();
+        }
+    }
+    MpiRanks(const MpiRanks&) = delete;
+    MpiRanks& operator=(const MpiRanks&) = delete;
+
+    MPI_Comm comm() const { return comm_; }
+
+    std::shared_ptr<const Communicator> duplicate() const override {
+        if (threads_ < MPI_THREAD_MULTIPLE) {
+            throw std::runtime_error(
+                "this MPI library lets one thread at a time call it (MPI_THREAD_MULTIPLE was "
+                "asked for, level " +
+                std::to_string(threads_) +
+                " given): distributed output needs its writer threads to communicate");
+        }
+        return std::make_shared<const MpiRanks>(shared_from_this());
     }
 
     int rank() const override { return rank_; }
@@ -75,7 +106,7 @@ public:
         if (values.empty()) return;
         const int m = to_int(values.size(), "a sum");
         std::vector<double> all(values.size() * static_cast<std::size_t>(size_));
-        MPI_Allgather(values.data(), m, MPI_DOUBLE, all.data(), m, MPI_DOUBLE, MPI_COMM_WORLD);
+        MPI_Allgather(values.data(), m, MPI_DOUBLE, all.data(), m, MPI_DOUBLE, comm_);
         for (std::size_t i = 0; i < values.size(); ++i) {
             double total = all[i];
             for (int r = 1; r < size_; ++r)
@@ -85,14 +116,14 @@ public:
     }
     double min(double value) const override {
         double result = value;
-        MPI_Allreduce(&value, &result, 1, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD);
+        MPI_Allreduce(&value, &result, 1, MPI_DOUBLE, MPI_MIN, comm_);
         return result;
     }
     std::vector<std::vector<std::byte>> all_gather(
         std::span<const std::byte> bytes) const override {
         const int count = to_int(bytes.size(), "a gather");
         std::vector<int> counts(static_cast<std::size_t>(size_));
-        MPI_Allgather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, MPI_COMM_WORLD);
+        MPI_Allgather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, comm_);
         std::vector<int> displacements(counts.size());
         long long total = 0;
         for (std::size_t r = 0; r < counts.size(); ++r) {
@@ -101,7 +132,7 @@ public:
         }
         std::vector<std::byte> all(static_cast<std::size_t>(total));
         MPI_Allgatherv(bytes.data(), count, MPI_BYTE, all.data(), counts.data(),
-                       displacements.data(), MPI_BYTE, MPI_COMM_WORLD);
+                       displacements.data(), MPI_BYTE, comm_);
         std::vector<std::vector<std::byte>> result(counts.size());
         for (std::size_t r = 0; r < counts.size(); ++r) {
             const auto first = all.begin() + displacements[r];
@@ -112,7 +143,7 @@ public:
     std::vector<double> gather(std::span<const double> values, int root) const override {
         const int count = to_int(values.size(), "a gather");
         std::vector<int> counts(static_cast<std::size_t>(size_));
-        MPI_Gather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, root, MPI_COMM_WORLD);
+        MPI_Gather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, root, comm_);
         std::vector<int> displacements(counts.size());
         std::size_t total = 0;
         if (rank_ == root) {
@@ -123,7 +154,7 @@ public:
         }
         std::vector<double> all(total);
         MPI_Gatherv(values.data(), count, MPI_DOUBLE, all.data(), counts.data(),
-                    displacements.data(), MPI_DOUBLE, root, MPI_COMM_WORLD);
+                    displacements.data(), MPI_DOUBLE, root, comm_);
         return all;
     }
     std::unique_ptr<PendingExchange> start_exchange(
@@ -132,17 +163,17 @@ public:
         std::size_t i = 0;
         for (const Message& m : receives) {
             MPI_Irecv(m.bytes.data(), to_int(m.bytes.size(), "a message"), MPI_BYTE, m.rank, 0,
-                      MPI_COMM_WORLD, &requests[i++]);
+                      comm_, &requests[i++]);
         }
         for (const Message& m : sends) {
             MPI_Isend(m.bytes.data(), to_int(m.bytes.size(), "a message"), MPI_BYTE, m.rank, 0,
-                      MPI_COMM_WORLD, &requests[i++]);
+                      comm_, &requests[i++]);
         }
         return std::make_unique<MpiExchange>(std::move(requests));
     }
-    void barrier() const override { MPI_Barrier(MPI_COMM_WORLD); }
+    void barrier() const override { MPI_Barrier(comm_); }
     [[noreturn]] void abort(int code) const override {
-        MPI_Abort(MPI_COMM_WORLD, code);
+        MPI_Abort(comm_, code);
         std::_Exit(code);
     }
     std::string describe() const override {
@@ -152,14 +183,22 @@ public:
     }
 
 private:
+    std::shared_ptr<const MpiRanks> of_;  // the instance duplicated; null for the world
+    int threads_ = MPI_THREAD_SINGLE;     // the thread level MPI provides
     int rank_ = 0, size_ = 1, host_rank_ = 0;
+    MPI_Comm comm_ = MPI_COMM_NULL;
 };
 
 }  // namespace
 
 std::shared_ptr<const Communicator> launched_processes(int& argc, char**& argv) {
     if (!started_by_launcher()) return single_process();
-    return std::make_shared<const MpiWorld>(argc, argv);
+    return std::make_shared<const MpiRanks>(argc, argv);
+}
+
+MPI_Comm mpi_comm_of(const Communicator& ranks) {
+    if (const auto* mpi = dynamic_cast<const MpiRanks*>(&ranks)) return mpi->comm();
+    return MPI_COMM_SELF;
 }
 
 bool mpi_compiled() { return true; }

@@ -9,6 +9,7 @@
 // (Grid::with_neighbours), so its rows are complete.
 #include <cstdint>
 #include <span>
+#include <vector>
 
 #include "simrun/framework/discretisation/grid.hpp"
 #include "simrun/solvers/base/communicator.hpp"
@@ -26,6 +27,10 @@ struct SlabDecomposition {
     // Rank `rank` of `ranks`. Throws std::invalid_argument when there are fewer planes than
     // ranks (every rank owns at least one plane).
     static SlabDecomposition of(const Grid& grid, int rank, int ranks);
+
+    // Every rank's piece of a VTK output step, in rank order: its planes and the next rank's
+    // first plane, so that neighbouring pieces share a plane and ParaView draws no gap.
+    static std::vector<PlaneRange> output_pieces(const Grid& grid, int ranks);
 
     bool distributed() const { return ranks > 1; }
     // The grid's index of this rank's first node, and its number of nodes.

@@ -23,8 +23,15 @@
 // A process killed between flushes thus leaves a file that opens and holds every step the .xmf
 // names. A kill during a flush itself (milliseconds per step) is not covered: HDF5 rewrites its
 // metadata in place and has no transactional writes.
+//
+// Over several ranks (Hdf5Ranks) the ranks write the one file together through HDF5's MPI-IO
+// driver, in the same layout: each rank its planes of each field (a hyperslab of the dataset,
+// written collectively), the attributes alike on every rank, the other datasets from rank 0;
+// rank 0 alone renames the file into place and writes the .xmf. Every call that touches the
+// file is then collective: every rank makes it, in the same order.
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -36,6 +43,7 @@
 #include "simrun/framework/discretisation/grid.hpp"
 #include "simrun/framework/output/index_schedule.hpp"
 #include "simrun/framework/output/xdmf_writer.hpp"
+#include "simrun/solvers/base/communicator.hpp"
 
 namespace simrun::framework {
 
@@ -77,6 +85,12 @@ private:
     Closer closer_ = nullptr;
 };
 
+// A distributed run's ranks writing one run file together.
+struct Hdf5Ranks {
+    std::shared_ptr<const solvers::Communicator> ranks;  // its own channel (the writer's thread)
+    PlaneRange owned;                                    // this rank's planes
+};
+
 class Hdf5RunWriter {
 public:
     // create: writes a new file with /grid, /input and /solver_decisions and renames it over
@@ -85,8 +99,10 @@ public:
     // rewrites the .xmf from every step the file holds. Disables HDF5's automatic error
     // printing. Throws std::invalid_argument when an appended file's grid differs from
     // `grid`, std::runtime_error naming the file and the HDF5 operation that failed.
+    // With `ranks`, this rank's share of a file the ranks write together (collective).
     Hdf5RunWriter(std::filesystem::path h5_path, const Grid& grid, std::string_view input_text,
-                  std::string_view solver_decisions, Hdf5OpenMode mode = Hdf5OpenMode::create);
+                  std::string_view solver_decisions, Hdf5OpenMode mode = Hdf5OpenMode::create,
+                  std::optional<Hdf5Ranks> ranks = std::nullopt);
     // Discards a staged step (see stage_step), then closes the file.
     ~Hdf5RunWriter();
     Hdf5RunWriter(const Hdf5RunWriter&) = delete;
@@ -95,8 +111,9 @@ public:
     // Writes group /steps/<step, 6 digits>, flushes the file to disk and then rewrites the
     // .xmf. Throws
     // std::invalid_argument for a negative step or a field whose size differs from the grid's
-    // node count (nothing is written then), std::runtime_error naming the file and operation
-    // when HDF5 or the file system fails (including a step written twice).
+    // node count (over ranks: this rank's planes' count; nothing is written then),
+    // std::runtime_error naming the file and operation when HDF5 or the file system fails
+    // (including a step written twice).
     void write_step(std::int64_t step, double time, std::span<const FieldView> fields,
                     const StepStatistics& stats);
     // write_step in two parts, for a caller that lets a step appear only once another output
@@ -120,6 +137,15 @@ public:
     const std::vector<XdmfStep>& steps() const { return steps_; }
 
 private:
+    // The helpers for this writer's file: writes shared among the ranks where there are several.
+    hdf5::Context context() const;
+    bool distributed() const { return ranks_.has_value(); }
+    bool index_writer() const { return !ranks_ || ranks_->ranks->rank() == 0; }
+    Hdf5Handle file_access(const hdf5::Context& context) const;
+    // Runs work() (no collective inside but HDF5's own); over ranks, then the ranks agree on
+    // whether it failed anywhere (solvers::all_or_none), so that they stop alike.
+    template <typename Work>
+    void guarded(Work&& work) const;
     void create(std::string_view input_text, std::string_view solver_decisions);
     void append(std::string_view input_text, std::string_view solver_decisions);
     void release_cache(const hdf5::Context& context);
@@ -135,6 +161,8 @@ private:
     std::vector<XdmfStep> steps_;
     IndexSchedule xdmf_schedule_;
     std::optional<XdmfStep> staged_;
+    std::optional<Hdf5Ranks> ranks_;
+    Hdf5Handle transfer_;  // collective writes over ranks
 };
 
 }  // namespace simrun::framework

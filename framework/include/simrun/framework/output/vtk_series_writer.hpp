@@ -2,10 +2,15 @@
 // Time series output for ParaView: one VTK XML image data file (.vti, binary appended, compressed
 // as VtkCompression says) per output step plus a .pvd collection listing every step with its
 // physical time.
+// A distributed run writes each step in pieces instead: every rank its planes (and the next
+// rank's first plane, which the pieces share so that ParaView draws no gap between them) to
+// "<basename>_<step>/<basename>_<step>_<rank>.vti", and rank 0, once every piece is written,
+// the step's "<basename>_<step>.pvti" naming them, which the .pvd lists.
 // Every file is replaced atomically, so a crash or a kill leaves the earlier steps readable.
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <utility>
@@ -15,6 +20,7 @@
 #include "simrun/framework/discretisation/grid.hpp"
 #include "simrun/framework/output/index_schedule.hpp"
 #include "simrun/framework/problem/run_settings.hpp"
+#include "simrun/solvers/base/communicator.hpp"
 
 namespace simrun::framework {
 
@@ -25,19 +31,29 @@ struct ContinueSeries {
 
 class VtiFileWriter;
 
+// A distributed run's ranks writing one series together.
+struct VtkPieces {
+    std::shared_ptr<const solvers::Communicator> ranks;  // its own channel (the writer's thread)
+    std::vector<PlaneRange> planes;                      // each rank's piece, in rank order
+};
+
 class VtkSeriesWriter {
 public:
     // Starts a new series: creates `directory` (and its parents) if needed and removes a .pvd
     // left there by an earlier run (its steps are about to be overwritten). Throws
     // std::runtime_error naming the directory or file when that fails. Files are named
     // "<basename>_<step, 6 digits>.vti" and "<basename>.pvd".
-    VtkSeriesWriter(std::filesystem::path directory, std::string basename, const Grid& grid);
+    // With `pieces`, this rank's share of a distributed run's series (construction and
+    // write_step are then collective); rank 0 alone removes or reads the .pvd and writes the
+    // .pvti and .pvd files.
+    VtkSeriesWriter(std::filesystem::path directory, std::string basename, const Grid& grid,
+                    std::optional<VtkPieces> pieces = std::nullopt);
     // Continues a series: keeps the entries of the existing .pvd up to `from.last_step` (later
     // ones come from a run that went on past the step continued from, and are dropped); no
     // .pvd there gives an empty series. Throws std::runtime_error as above, and when the .pvd
     // cannot be read.
     VtkSeriesWriter(std::filesystem::path directory, std::string basename, const Grid& grid,
-                    ContinueSeries from);
+                    ContinueSeries from, std::optional<VtkPieces> pieces = std::nullopt);
     ~VtkSeriesWriter();
     VtkSeriesWriter(const VtkSeriesWriter&) = delete;
     VtkSeriesWriter& operator=(const VtkSeriesWriter&) = delete;
@@ -45,8 +61,10 @@ public:
     // Writes the fields of one step (time in the problem's time unit) and rewrites the .pvd
     // when its schedule says so (index_schedule.hpp).
     // Writing a step again replaces it. Throws std::invalid_argument for a negative step or a
-    // field whose size differs from the grid's node count, std::runtime_error naming the file
-    // when compressing or the file system fails.
+    // field whose size differs from the grid's node count (its piece's, with pieces),
+    // std::runtime_error naming the file when compressing or the file system fails; with
+    // pieces, solvers::PeerFailure on the ranks whose piece was written where another rank's
+    // was not (no rank lists the step then).
     void write_step(std::int64_t step, double time, std::span<const FieldView> fields);
     void set_compression(VtkCompression compression) { compression_ = compression; }
     // Threads that compress and write a step's 1 MiB blocks (the calling one included): the
@@ -62,7 +80,9 @@ public:
     void write_index();
 
     std::filesystem::path pvd_path() const;
+    // The step's .vti, or with pieces its .pvti; and with pieces, rank `rank`'s piece.
     std::filesystem::path step_path(std::int64_t step) const;
+    std::filesystem::path piece_path(std::int64_t step, int rank) const;
     bool has_step(std::int64_t step) const;
     // The steps of the series with their times, in step order.
     std::vector<std::pair<std::int64_t, double>> steps() const;
@@ -74,7 +94,10 @@ private:
         std::string file_name;
     };
 
+    std::string step_name(std::int64_t step) const;  // "<basename>_<step, 6 digits>"
     std::string step_file_name(std::int64_t step) const;
+    bool index_writer() const;  // writes the .pvd (and .pvti): one process, or rank 0
+    void write_pieces(std::int64_t step, std::span<const FieldView> fields);
     void create_directory() const;
     void read_pvd(std::int64_t last_step);
     void write_pvd() const;
@@ -86,6 +109,7 @@ private:
     VtkCompression compression_ = VtkCompression::lz4;
     std::unique_ptr<VtiFileWriter> file_writer_;  // its threads and blocks, kept between steps
     IndexSchedule pvd_schedule_;
+    std::optional<VtkPieces> pieces_;
 };
 
 }  // namespace simrun::framework

@@ -106,6 +106,8 @@ public:
 private:
     struct Outputs;
     Outputs open_outputs();
+    std::int64_t output_piece_size() const;
+    void copy_output_piece(std::span<double> piece) const;
 
     RunSpec spec_;
     RunOptions options_;

@@ -62,6 +62,11 @@ public:
     [[noreturn]] virtual void abort(int code) const = 0;
     // E.g. "Open MPI v4.1.4, 4 ranks"; "one process" where there is no MPI.
     virtual std::string describe() const = 0;
+    // The same ranks on a channel of their own (MPI_Comm_dup; collective): its messages and
+    // collectives never meet this one's, so another thread (an output writer) can use it while
+    // this one computes. Throws std::runtime_error where the MPI library lets only one thread
+    // call it.
+    virtual std::shared_ptr<const Communicator> duplicate() const = 0;
 };
 
 // Sends `to_before` to rank() - 1 and `to_after` to rank() + 1, and receives from them into
