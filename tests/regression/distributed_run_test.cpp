@@ -33,11 +33,12 @@ using testing::TemporaryDirectory;
 
 // The launcher, bounded in time: as root (CI containers) Open MPI must be told that is meant;
 // shared memory between the ranks of this host only; ranks may outnumber the cores.
-std::string mpirun(int ranks) {
+// `limit`: the arguments of timeout(1).
+std::string mpirun(int ranks, const std::string& limit = "-k 10 120") {
     return "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self,vader "
            "OMPI_MCA_btl_vader_single_copy_mechanism=none OMPI_MCA_rmaps_base_oversubscribe=1 "
-           "OMP_NUM_THREADS=1 timeout -k 10 120 " SIMRUN_MPIEXEC " -np " +
-           std::to_string(ranks);
+           "OMP_NUM_THREADS=1 timeout " +
+           limit + " " SIMRUN_MPIEXEC " -np " + std::to_string(ranks);
 }
 
 CommandResult run_ranks(int ranks, const std::string& arguments, const TemporaryDirectory& dir) {
@@ -308,6 +309,53 @@ TEST(Distributed, PieceWriteFailureOnOneRankStopsEveryRankWithItsMessage) {
     const RunFile file(dir.path() / "out" / "heat.h5");
     ASSERT_TRUE(file.is_open());
     EXPECT_TRUE(file.steps().empty());
+}
+
+// A run on 3 ranks writing every step, ended by SIGTERM to the launcher (which passes it to
+// every rank) at several moments: each step the .pvd lists reads whole through its pieces, each
+// step the run file holds reads whole and finite, and the run file holds no step the .pvd
+// does not list.
+TEST(Distributed, KilledRunLeavesEveryListedStepReadable) {
+    TemporaryDirectory dir;
+    const std::string arguments = std::string(SIMRUN_SOURCE_DIR) +
+                                  "/inputs/heat.toml --backend cpu --quiet --set grid.nx=257 "
+                                  "--set grid.ny=257 --set time.end=1 --set output.every=1";
+    const std::size_t points = 257 * 257;
+    int stopped_with_steps = 0;
+    for (const char* seconds : {"1.5", "3"}) {
+        SCOPED_TRACE(std::string("stopped after ") + seconds + " s");
+        const std::string out = std::string("out") + seconds;
+        const auto run = testing::run_simrun(arguments + " --output " + out, dir.path(),
+                                             mpirun(3, std::string("-k 10 -s TERM ") + seconds));
+        // 124: stopped by the signal; 0: done before it.
+        ASSERT_TRUE(run.exit_code == 0 || run.exit_code == 124) << run.exit_code << run.err;
+        const auto directory = dir.path() / out;
+        std::vector<std::string> listed;
+        if (std::filesystem::exists(directory / "heat.pvd")) {
+            listed = pvd_files(directory / "heat.pvd");
+        }
+        for (std::size_t n = 0; n < listed.size(); ++n) {
+            char name[32];
+            std::snprintf(name, sizeof name, "heat_%06zu.pvti", n);
+            ASSERT_EQ(listed[n], name);  // a prefix of the steps 0, 1, 2, ...
+            const Image image = read_image<vtkXMLPImageDataReader>(directory / listed[n]);
+            ASSERT_EQ(image.u.size(), points) << listed[n];
+            for (const double u : image.u) ASSERT_TRUE(std::isfinite(u)) << listed[n];
+        }
+        if (!std::filesystem::exists(directory / "heat.h5")) continue;
+        const RunFile file(directory / "heat.h5");
+        ASSERT_TRUE(file.is_open());
+        const auto steps = file.steps();
+        if (run.exit_code == 124 && !steps.empty()) ++stopped_with_steps;
+        EXPECT_LE(steps.size(), listed.size());
+        for (const std::int64_t step : steps) {
+            const auto u = file.doubles(step_group(step) + "/u");
+            ASSERT_EQ(u.size(), points) << step;
+            for (const double value : u) ASSERT_TRUE(std::isfinite(value)) << step;
+        }
+    }
+    // Not a test that passes by never stopping a run that has written.
+    EXPECT_GE(stopped_with_steps, 1);
 }
 
 // An input error is reported once, by rank 0, and every rank exits with 2.

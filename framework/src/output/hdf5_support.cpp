@@ -283,6 +283,11 @@ Hdf5Handle crash_safe_file_access(const Context& context) {
     config.incr_mode = H5C_incr__off;
     config.flash_incr_mode = H5C_flash_incr__off;
     config.decr_mode = H5C_decr__off;
+    // HDF5's MPI build writes metadata at a "sync point" each time the ranks have made this
+    // many bytes of it dirty: far more than a step makes, so that it reaches the file at the
+    // flushes alone there too (the same on every rank, as it must be; ignored by the serial
+    // build).
+    config.dirty_bytes_threshold = std::size_t{16} << 20;
     context.check(H5Pset_mdc_config(access.get(), &config), "H5Pset_mdc_config");
     return access;
 }
