@@ -2,11 +2,13 @@
 #include <gtest/gtest.h>
 #include <hdf5.h>
 #include <unistd.h>
+#include <vtkDataArray.h>
 #include <vtkDoubleArray.h>
 #include <vtkImageData.h>
 #include <vtkNew.h>
 #include <vtkPointData.h>
 #include <vtkXMLImageDataReader.h>
+#include <vtkXMLPImageDataReader.h>
 
 #include <algorithm>
 #include <array>
@@ -28,6 +30,7 @@
 #include "simrun/framework/output/vtk_series_writer.hpp"
 #include "simrun/framework/output/xdmf_writer.hpp"
 #include "simrun/solvers/base/atomic_file.hpp"
+#include "simrun/solvers/base/communicator.hpp"
 
 namespace fs = std::filesystem;
 using simrun::framework::FieldView;
@@ -275,8 +278,8 @@ TEST_F(OutputTest, Hdf5RunFileRemovedOrReplacedDuringTheRunFailsTheNextStep) {
 // The .pvd and the .xmf are rewritten whole, so rewriting them each step would cost time
 // quadratic in the steps. On their schedule (a rewrite once the index would list 1/16 more
 // steps, so every step below 16) N steps cause at most 17 + ln(N / 16) / ln(17 / 16)
-// rewrites: 70 for 400. Every index on disk lists complete steps only, and at the end of output it lists
-// them all.
+// rewrites: 70 for 400. Every index on disk lists complete steps only, and at the end of output it
+// lists them all.
 TEST_F(OutputTest, IndexesAreRewrittenOnAScheduleLinearInTheSteps) {
     const Grid grid = Grid(2, {3, 3, 1}, {0, 0, 0}, {1, 1, 0});
     const std::vector<double> u(9, 1.0);
@@ -682,6 +685,70 @@ TEST_F(OutputTest, VtkSeriesContinuesFromThePvdAndStartsAfresh) {
     EXPECT_FALSE(fs::exists(dir_ / "a&b.pvd"));
     VtkSeriesWriter elsewhere(dir_ / "none", "a&b", grid, simrun::framework::ContinueSeries{9});
     EXPECT_TRUE(elsewhere.steps().empty());
+}
+
+// A series written in pieces (one rank's here: the whole grid its only piece) continues a
+// series of whole .vti files: the .pvd lists both kinds, the .pvti names the piece, and VTK's
+// parallel reader reads the step as the image of a .vti. A piece of some planes is written
+// with their extent, and a field of another size is refused.
+TEST_F(OutputTest, VtkSeriesInPiecesContinuesASeriesOfWholeFiles) {
+    using simrun::framework::ContinueSeries;
+    using simrun::framework::PlaneRange;
+    using simrun::framework::VtkPieces;
+    const Grid grid = grid_2d();
+    const auto u = sample_field(grid, 0.0);
+    const std::vector<FieldView> fields{{"u", u}};
+    {
+        VtkSeriesWriter writer(dir_, "run", grid);
+        writer.write_step(0, 0.0, fields);
+        writer.write_step(1, 0.5, fields);
+    }
+    {
+        VtkSeriesWriter writer(dir_, "run", grid, ContinueSeries{1},
+                               VtkPieces{simrun::solvers::single_process(), {grid.all_planes()}});
+        EXPECT_TRUE(writer.has_step(1));
+        writer.write_step(2, 1.0, fields);
+        EXPECT_EQ(writer.step_path(2), dir_ / "run_000002.pvti");
+        EXPECT_TRUE(fs::exists(writer.piece_path(2, 0)));
+    }
+    const auto pvd = read_text(dir_ / "run.pvd");
+    EXPECT_NE(pvd.find("file=\"run_000001.vti\""), std::string::npos) << pvd;
+    EXPECT_NE(pvd.find("file=\"run_000002.pvti\""), std::string::npos) << pvd;
+    const auto pvti = read_text(dir_ / "run_000002.pvti");
+    EXPECT_NE(pvti.find("Source=\"run_000002/run_000002_0.vti\""), std::string::npos) << pvti;
+
+    vtkNew<vtkXMLImageDataReader> whole;
+    whole->SetFileName((dir_ / "run_000001.vti").c_str());
+    whole->Update();
+    vtkNew<vtkXMLPImageDataReader> pieces;
+    pieces->SetFileName((dir_ / "run_000002.pvti").c_str());
+    pieces->Update();
+    ASSERT_EQ(pieces->GetErrorCode(), 0u);
+    std::array<int, 6> expected{}, extent{};
+    whole->GetOutput()->GetExtent(expected.data());
+    pieces->GetOutput()->GetExtent(extent.data());
+    EXPECT_EQ(extent, expected);
+    vtkDataArray* read = pieces->GetOutput()->GetPointData()->GetArray("u");
+    ASSERT_NE(read, nullptr);
+    ASSERT_EQ(read->GetNumberOfTuples(), static_cast<vtkIdType>(u.size()));
+    for (std::size_t i = 0; i < u.size(); ++i) {
+        ASSERT_EQ(read->GetTuple1(static_cast<vtkIdType>(i)), u[i]) << i;
+    }
+
+    // Planes 1 and 2 alone: the piece's extent is theirs.
+    VtkSeriesWriter part(dir_ / "part", "run", grid,
+                         VtkPieces{simrun::solvers::single_process(), {PlaneRange{1, 3}}});
+    EXPECT_THROW(part.write_step(0, 0.0, fields), std::invalid_argument);
+    const std::vector<double> planes(u.begin() + grid.plane_size(),
+                                     u.begin() + 3 * grid.plane_size());
+    const std::vector<FieldView> piece_fields{{"u", planes}};
+    part.write_step(0, 0.0, piece_fields);
+    vtkNew<vtkXMLImageDataReader> piece;
+    piece->SetFileName(part.piece_path(0, 0).c_str());
+    piece->Update();
+    piece->GetOutput()->GetExtent(extent.data());
+    EXPECT_EQ(extent, (std::array<int, 6>{0, static_cast<int>(grid.points(0)) - 1, 1, 2, 0, 0}));
+    EXPECT_TRUE(temporary_files(dir_).empty());
 }
 
 // The .vti arrays as VTK lays them out, compressed (and written) by several threads: the same
