@@ -485,11 +485,20 @@ void MultigridHierarchy<T>::cycle(const Array<T>& b, Array<T>& x) const {
 }
 
 template <typename T>
-void MultigridHierarchy<T>::run_split(const Array<T>& b, Array<T>& x,
-                                      std::vector<double>* seconds) const {
+void MultigridHierarchy<T>::cycle_from_zero(const Array<T>& b, Array<T>& x) const {
+    check_sizes(b, x);
+    if (split()) return run_split(b, x, nullptr, true);
+    fill(x, T(0));
+    cycle(b, x);
+}
+
+template <typename T>
+void MultigridHierarchy<T>::run_split(const Array<T>& b, Array<T>& x, std::vector<double>* seconds,
+                                      bool from_zero) const {
     // b and x into the finest level's vectors (a window, or the level gathered whole), x's
-    // halo from the neighbours; after the cycle x back from them. Not recorded: the exchanges
-    // wait on the host.
+    // halo from the neighbours (or, from zero, the window zeroed: n + 2 planes written instead
+    // of n read and written and a halo exchanged); after the cycle x back from them. Not
+    // recorded: the exchanges wait on the host.
     Level& finest = *levels_.front();
     const std::size_t own =
         finest.gathered
@@ -498,8 +507,12 @@ void MultigridHierarchy<T>::run_split(const Array<T>& b, Array<T>& x,
             : finest.own_offset;
     const std::size_t bytes = size_ * sizeof(T);
     backend_->copy(finest.b.data() + own, b.data(), bytes);
-    backend_->copy(finest.x.data() + own, x.data(), bytes);
-    finest.exchange(finest.x.data());
+    if (from_zero) {
+        fill(finest.x, T(0));
+    } else {
+        backend_->copy(finest.x.data() + own, x.data(), bytes);
+        finest.exchange(finest.x.data());
+    }
     run_cycle(0, finest.b.data(), finest.x.data(), parameters_.cycle, seconds);
     backend_->copy(x.data(), finest.x.data() + own, bytes);
 }

@@ -23,8 +23,7 @@ MultigridPreconditioner<T>::~MultigridPreconditioner() = default;
 template <typename T>
 void MultigridPreconditioner<T>::apply(const Array<T>& r, Array<T>& z) const {
     if (same_) {
-        fill(z, T(0));
-        same_->cycle(r, z);
+        same_->cycle_from_zero(r, z);
         return;
     }
     // r rounded, the cycle from 0, z widened. Traffic: the cycle's, plus n values of T read
@@ -32,8 +31,7 @@ void MultigridPreconditioner<T>::apply(const Array<T>& r, Array<T>& z) const {
     const Backend& backend = r.backend();
     const std::size_t n = r.size();
     backend.kernels<T>().copy_to_other(backend, n, r.data(), r_other_.data());
-    fill(z_other_, Other(0));
-    other_->cycle(r_other_, z_other_);
+    other_->cycle_from_zero(r_other_, z_other_);
     backend.kernels<Other>().copy_to_other(backend, n, z_other_.data(), z.data());
 }
 

@@ -73,6 +73,10 @@ public:
     // x = x + one cycle's correction for A x = b (b and x on the back-end, the box's size).
     // Not thread-safe (the cycle uses the hierarchy's work vectors).
     void cycle(const Array<T>& b, Array<T>& x) const;
+    // x = one cycle's correction from x = 0 (x's values on entry are not read): a
+    // preconditioner's cycle. Over ranks it spares cycle()'s copy of x into the finest level
+    // and the exchange of its halo (the finest level's x is zeroed instead).
+    void cycle_from_zero(const Array<T>& b, Array<T>& x) const;
     // Runs `cycles` cycles as cycle() does, timing each level's own work (smoothing, residual,
     // transfers; the coarsest level's solve) between synchronisations: seconds per cycle per
     // level, finest first. For the benchmark; slower than cycle() by the synchronisations.
@@ -123,7 +127,8 @@ private:
     void set_transfer(Level& level, const std::vector<double>& weights,
                       const multigrid::BoxCoarsening& coarsening) const;
     // A cycle over ranks (see cycle()), timed by level where `seconds` is given.
-    void run_split(const Array<T>& b, Array<T>& x, std::vector<double>* seconds) const;
+    void run_split(const Array<T>& b, Array<T>& x, std::vector<double>* seconds,
+                   bool from_zero = false) const;
     // `sweeps` sweeps of the iterate in x; returns where it ends: x, or `spare` where the
     // sweeps write into another vector (two-colour Gauss-Seidel moves it between the two).
     T* smooth(Level& level, const T* b, T* x, T* spare, int sweeps, bool forward) const;
