@@ -358,6 +358,47 @@ TEST(Distributed, KilledRunLeavesEveryListedStepReadable) {
     EXPECT_GE(stopped_with_steps, 1);
 }
 
+// A run on 2 ranks continued in place on 3 (its run file appended to collectively, its series
+// continued): the run file and the .pvd list every step once, the run file records the
+// restart, and the last field is the one of a run on 3 ranks throughout.
+TEST(Distributed, RestartInPlaceOnAnotherRankCountAppendsToBothOutputs) {
+    TemporaryDirectory dir;
+    const std::string common = std::string(SIMRUN_SOURCE_DIR) +
+                               "/inputs/heat.toml --backend cpu --quiet --set grid.nx=33 "
+                               "--set grid.ny=33 --set output.every=1" +
+                               tight;
+    const auto full = run_ranks(3, common + " --set time.end=0.06 --output full", dir);
+    ASSERT_EQ(full.exit_code, 0) << full.err;
+    const auto part = run_ranks(2, common + " --set time.end=0.03 --output run", dir);
+    ASSERT_EQ(part.exit_code, 0) << part.err;
+    const auto rest =
+        run_ranks(3, common + " --set time.end=0.06 --output run --restart run/heat.h5", dir);
+    ASSERT_EQ(rest.exit_code, 0) << rest.err;
+    const RunFile reference(dir.path() / "full" / "heat.h5"), file(dir.path() / "run" / "heat.h5");
+    ASSERT_TRUE(reference.is_open() && file.is_open());
+    EXPECT_EQ(file.steps(), (std::vector<std::int64_t>{0, 1, 2, 3, 4, 5, 6}));
+    EXPECT_TRUE(file.exists("/restarts/0"));
+    EXPECT_LE(relative_difference(reference.doubles(step_group(6) + "/u"),
+                                  file.doubles(step_group(6) + "/u")),
+              1e-12);
+    const auto listed = pvd_files(dir.path() / "run" / "heat.pvd");
+    ASSERT_EQ(listed.size(), 7u);
+    for (std::size_t n = 0; n < listed.size(); ++n) {
+        char name[32];
+        std::snprintf(name, sizeof name, "heat_%06zu.pvti", n);
+        EXPECT_EQ(listed[n], name);
+        // Steps 0-3 in 2 pieces, 4-6 in 3.
+        const std::string pvti = testing::read_text(dir.path() / "run" / listed[n]);
+        std::size_t pieces = 0;
+        for (auto at = pvti.find("<Piece"); at != std::string::npos;
+             at = pvti.find("<Piece", at + 1))
+            ++pieces;
+        EXPECT_EQ(pieces, n <= 3 ? 2u : 3u) << listed[n];
+        EXPECT_EQ(read_image<vtkXMLPImageDataReader>(dir.path() / "run" / listed[n]).u.size(),
+                  33u * 33u);
+    }
+}
+
 // An input error is reported once, by rank 0, and every rank exits with 2.
 TEST(Distributed, InputErrorExitsTwoOnEveryRankReportedOnce) {
     TemporaryDirectory dir;
