@@ -198,11 +198,18 @@ TEST(HostileInput, ASecondRunIntoTheSameOutputIsRefused) {
     dir.write("out/.heat.h5.0123456789abcdef.tmp", "left by a killed run");
     dir.write("out/.heat_000004.vti.fedcba9876543210.tmp", "left by a killed run");
     dir.write("out/.other.h5.0123456789abcdef.tmp", "another basename's");
+    // A piece of a distributed run's step, in the step's piece directory.
+    std::filesystem::create_directories(dir.path() / "out/heat_000004");
+    dir.write("out/heat_000004/.heat_000004_1.vti.0123456789abcdef.tmp", "left by a killed run");
+    dir.write("out/heat_000004/heat_000004_1.vti", "a piece, kept");
     const auto after = run_simrun("run.toml --backend cpu --quiet", dir.path());
     EXPECT_EQ(after.exit_code, 0) << after.err;
     EXPECT_FALSE(std::filesystem::exists(dir.path() / "out/.heat.h5.0123456789abcdef.tmp"));
     EXPECT_FALSE(std::filesystem::exists(dir.path() / "out/.heat_000004.vti.fedcba9876543210.tmp"));
     EXPECT_TRUE(std::filesystem::exists(dir.path() / "out/.other.h5.0123456789abcdef.tmp"));
+    EXPECT_FALSE(std::filesystem::exists(
+        dir.path() / "out/heat_000004/.heat_000004_1.vti.0123456789abcdef.tmp"));
+    EXPECT_TRUE(std::filesystem::exists(dir.path() / "out/heat_000004/heat_000004_1.vti"));
 }
 
 // verify with absurd levels is refused at once; an exact solution that is not finite is an

@@ -4,7 +4,9 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstddef>
 #include <cstring>
 #include <string>
 #include <system_error>
@@ -14,13 +16,27 @@
 namespace simrun::framework {
 namespace {
 
-// Removes ".<basename>....<random>.tmp" entries: the temporaries of the .pvd, .vti, .h5 and .xmf
-// files of this basename that a killed run left behind.
-void remove_stale_temporaries(const std::filesystem::path& directory, const std::string& basename) {
+// Whether `name` is "<basename>_<digits>": a step's directory of VTK pieces.
+bool is_piece_directory(const std::string& name, const std::string& basename) {
+    if (name.size() <= basename.size() + 1 || !name.starts_with(basename + "_")) return false;
+    return std::all_of(name.begin() + static_cast<std::ptrdiff_t>(basename.size() + 1), name.end(),
+                       [](char c) { return c >= '0' && c <= '9'; });
+}
+
+// Removes ".<basename>....<random>.tmp" entries: the temporaries of the .pvd, .vti, .pvti, .h5
+// and .xmf files of this basename that a killed run left behind, and of its steps' pieces (in
+// the steps' piece directories, one level down).
+void remove_stale_temporaries(const std::filesystem::path& directory, const std::string& basename,
+                              bool pieces_below = true) {
     constexpr std::size_t random_suffix = 1 + 16 + 4;  // ".<16 hex digits>.tmp"
     std::error_code error;
     for (const auto& entry : std::filesystem::directory_iterator(directory, error)) {
         const std::string name = entry.path().filename().string();
+        if (pieces_below && is_piece_directory(name, basename) && entry.is_directory(error) &&
+            !entry.is_symlink(error)) {
+            remove_stale_temporaries(entry.path(), basename, false);
+            continue;
+        }
         if (name.size() <= 1 + basename.size() + random_suffix) continue;
         const std::string target = name.substr(1, name.size() - 1 - random_suffix);
         if (target.starts_with(basename) && solvers::is_atomic_temporary_of(name, target) &&
