@@ -255,9 +255,14 @@ Simulation::Simulation(RunSpec spec, const RunOptions& options)
 
 Simulation::~Simulation() = default;
 
-std::vector<double> Simulation::field() const {
+std::vector<double> Simulation::owned_field() const {
     std::vector<double> u(static_cast<std::size_t>(slab_.num_points(*spec_.grid)));
     integrator_->copy_state(u);
+    return u;
+}
+
+std::vector<double> Simulation::field() const {
+    std::vector<double> u = owned_field();
     if (!slab_.distributed()) return u;
     return options_.ranks->gather(u, 0);
 }

@@ -1,6 +1,8 @@
 #include "simrun/framework/run/verification.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -22,36 +24,54 @@ int time_ratio(const std::string& scheme_space, TimeScheme scheme) {
     return scheme == TimeScheme::crank_nicolson ? 2 : 4;
 }
 
-// A level's errors against the exact solution at the run's end time; u is the whole field
-// (empty: nothing measured), dt the level's step (0: steady).
-VerificationLevel measure(const Simulation& simulation, const std::vector<double>& u, double dt) {
+// This rank's part of a level's errors against the exact solution at the run's end time: over
+// its own nodes (u, the whole field on one process), the sum of squares and the largest. dt is
+// the level's step (0: steady). Throws InputError where the exact solution is not finite (the
+// lowest such node of the rank).
+struct PartialErrors {
+    double squares = 0.0;
+    double largest = 0.0;
+};
+PartialErrors measure_own(const Simulation& simulation, const std::vector<double>& u) {
     const Grid& grid = simulation.grid();
+    const PlaneRange owned = simulation.slab().owned;
     std::vector<double> exact(u.size());
-    if (!u.empty()) {
-        sample(grid, *simulation.spec().problem->exact_solution(), simulation.time(), exact);
-    }
+    sample(grid, owned, *simulation.spec().problem->exact_solution(), simulation.time(), exact);
+    const std::int64_t first = grid.first_node(owned);
     for (std::size_t i = 0; i < exact.size(); ++i) {
         if (std::isfinite(exact[i])) continue;
         char text[160];
         std::snprintf(text, sizeof text,
-                      "the exact solution is %g at node %zu (t = %.6g): no error can be "
+                      "the exact solution is %g at node %lld (t = %.6g): no error can be "
                       "measured against it",
-                      exact[i], i, simulation.time());
+                      exact[i], static_cast<long long>(first + static_cast<std::int64_t>(i)),
+                      simulation.time());
         throw InputError("key 'problem.exact': " + std::string(text));
     }
+    PartialErrors errors;
+    for (std::size_t i = 0; i < u.size(); ++i) {
+        const double e = std::abs(u[i] - exact[i]);
+        errors.squares += e * e;
+        errors.largest = std::max(errors.largest, e);
+    }
+    return errors;
+}
+
+// A level's errors: each rank measures its own nodes, then the sums over the ranks (in rank
+// order: the same bits every run) and the largest error (collective).
+VerificationLevel measure(const Simulation& simulation, const solvers::Communicator& ranks,
+                          double dt) {
+    const std::vector<double> u = simulation.owned_field();
+    const PartialErrors own = agreeing(ranks, [&] { return measure_own(simulation, u); });
+    const Grid& grid = simulation.grid();
     VerificationLevel result;
     result.h = grid.spacing(0);
     result.dt = dt;
     result.nodes = grid.num_points();
     double volume = 1.0;
     for (int a = 0; a < grid.dimension(); ++a) volume *= grid.spacing(a);
-    double sum = 0.0;
-    for (std::size_t i = 0; i < u.size(); ++i) {
-        const double e = std::abs(u[i] - exact[i]);
-        sum += e * e;
-        result.error_max = std::max(result.error_max, e);
-    }
-    result.error_l2 = std::sqrt(sum * volume);
+    result.error_l2 = std::sqrt(ranks.sum(own.squares) * volume);
+    result.error_max = ranks.max(own.largest);
     return result;
 }
 
@@ -116,12 +136,8 @@ VerificationReport verify(const std::function<Config()>& make_config, int levels
         options.ranks = ranks;
         Simulation simulation(std::move(spec), options);
         agreeing(*ranks, [&] { simulation.run(); });
-        // The whole field on rank 0 (empty on the other ranks, which measure nothing).
-        const std::vector<double> u = simulation.field();
-        VerificationLevel result;
-        agreeing(*ranks,
-                 [&] { result = measure(simulation, u, scheme == TimeScheme::steady ? 0.0 : dt); });
-        report.levels.push_back(result);
+        report.levels.push_back(
+            measure(simulation, *ranks, scheme == TimeScheme::steady ? 0.0 : dt));
     }
     const auto& coarse = report.levels[report.levels.size() - 2];
     const auto& fine = report.levels.back();

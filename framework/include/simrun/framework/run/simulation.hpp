@@ -98,6 +98,8 @@ public:
     // The whole field (over several ranks: gathered on rank 0, empty on the others;
     // collective).
     std::vector<double> field() const;
+    // This rank's nodes of the field (slab().owned; the whole field on one process).
+    std::vector<double> owned_field() const;
     const SlabDecomposition& slab() const { return slab_; }
     // Where the outputs went (empty paths when output is off or before run()).
     std::filesystem::path pvd_path() const { return pvd_path_; }
