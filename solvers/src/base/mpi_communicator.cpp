@@ -3,11 +3,13 @@
 // and MPICH's deprecated C++ bindings are left out (they would need a library of their own).
 #include <algorithm>
 #include <climits>
+#include <cstdint>
 #include <cstdlib>
 #include <memory>
 #include <stdexcept>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "simrun/solvers/base/communicator.hpp"
 #include "simrun/solvers/base/mpi_comm.hpp"
@@ -30,6 +32,21 @@ int to_int(std::size_t count, const char* what) {
                                 " elements exceeds MPI's int counts");
     }
     return static_cast<int>(count);
+}
+
+// The most bytes one MPI call moves: MPI counts are ints, so larger messages travel in pieces
+// of this size (whole doubles). SIMRUN_MPI_MESSAGE_BYTES sets a smaller one (the tests use it
+// to send every path's messages in pieces).
+std::size_t message_limit() {
+    std::size_t limit = static_cast<std::size_t>(INT_MAX) / 8 * 8;
+    if (const char* text = std::getenv("SIMRUN_MPI_MESSAGE_BYTES")) {
+        char* end = nullptr;
+        const unsigned long long value = std::strtoull(text, &end, 10);
+        if (end != text && *end == '\0' && value >= 8) {
+            limit = std::min<std::size_t>(limit, static_cast<std::size_t>(value) / 8 * 8);
+        }
+    }
+    return limit;
 }
 
 class MpiExchange final : public PendingExchange {
@@ -119,56 +136,104 @@ public:
         MPI_Allreduce(&value, &result, 1, MPI_DOUBLE, MPI_MIN, comm_);
         return result;
     }
+    // Traffic: every rank's bytes to every rank (one MPI_Allgatherv; where a rank's part or the
+    // whole exceeds one call's limit, each part sent to each rank in pieces).
     std::vector<std::vector<std::byte>> all_gather(
         std::span<const std::byte> bytes) const override {
-        const int count = to_int(bytes.size(), "a gather");
-        std::vector<int> counts(static_cast<std::size_t>(size_));
-        MPI_Allgather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, comm_);
-        std::vector<int> displacements(counts.size());
-        long long total = 0;
-        for (std::size_t r = 0; r < counts.size(); ++r) {
-            displacements[r] = to_int(static_cast<std::size_t>(total), "a gather");
-            total += counts[r];
+        const std::vector<std::int64_t> counts = all_counts(bytes.size());
+        std::int64_t total = 0;
+        for (const std::int64_t c : counts) total += c;
+        std::vector<std::vector<std::byte>> result(counts.size());
+        if (static_cast<std::uint64_t>(total) > limit_) {
+            std::vector<Message> sends, receives;
+            const auto mine = std::span(const_cast<std::byte*>(bytes.data()), bytes.size());
+            for (int r = 0; r < size_; ++r) {
+                result[static_cast<std::size_t>(r)].resize(
+                    static_cast<std::size_t>(counts[static_cast<std::size_t>(r)]));
+                if (r == rank_) continue;
+                sends.push_back({r, mine});
+                receives.push_back({r, result[static_cast<std::size_t>(r)]});
+            }
+            start_exchange(sends, receives)->finish();
+            result[static_cast<std::size_t>(rank_)].assign(bytes.begin(), bytes.end());
+            return result;
+        }
+        std::vector<int> sizes(counts.size()), displacements(counts.size());
+        for (std::size_t r = 0, at = 0; r < counts.size(); ++r) {
+            sizes[r] = static_cast<int>(counts[r]);
+            displacements[r] = static_cast<int>(at);
+            at += static_cast<std::size_t>(counts[r]);
         }
         std::vector<std::byte> all(static_cast<std::size_t>(total));
-        MPI_Allgatherv(bytes.data(), count, MPI_BYTE, all.data(), counts.data(),
-                       displacements.data(), MPI_BYTE, comm_);
-        std::vector<std::vector<std::byte>> result(counts.size());
+        MPI_Allgatherv(bytes.data(), static_cast<int>(bytes.size()), MPI_BYTE, all.data(),
+                       sizes.data(), displacements.data(), MPI_BYTE, comm_);
         for (std::size_t r = 0; r < counts.size(); ++r) {
             const auto first = all.begin() + displacements[r];
-            result[r].assign(first, first + counts[r]);
+            result[r].assign(first, first + sizes[r]);
         }
         return result;
     }
+    // Traffic: every rank's values to `root` (one MPI_Gatherv, or in pieces as all_gather).
     std::vector<double> gather(std::span<const double> values, int root) const override {
-        const int count = to_int(values.size(), "a gather");
-        std::vector<int> counts(static_cast<std::size_t>(size_));
-        MPI_Gather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, root, comm_);
-        std::vector<int> displacements(counts.size());
-        std::size_t total = 0;
-        if (rank_ == root) {
-            for (std::size_t r = 0; r < counts.size(); ++r) {
-                displacements[r] = to_int(total, "a gather");
-                total += static_cast<std::size_t>(counts[r]);
+        const std::vector<std::int64_t> counts = all_counts(values.size_bytes());
+        std::int64_t total = 0;
+        for (const std::int64_t c : counts) total += c;
+        std::vector<double> all(rank_ == root ? static_cast<std::size_t>(total) / sizeof(double)
+                                              : 0);
+        if (static_cast<std::uint64_t>(total) > limit_) {
+            std::vector<Message> sends, receives;
+            const auto mine = std::as_writable_bytes(
+                std::span(const_cast<double*>(values.data()), values.size()));
+            if (rank_ != root) {
+                sends.push_back({root, mine});
+            } else {
+                auto into = std::as_writable_bytes(std::span(all));
+                for (int r = 0; r < size_; ++r) {
+                    const auto part =
+                        into.first(static_cast<std::size_t>(counts[static_cast<std::size_t>(r)]));
+                    if (r == rank_) {
+                        std::copy(mine.begin(), mine.end(), part.begin());
+                    } else {
+                        receives.push_back({r, part});
+                    }
+                    into = into.subspan(part.size());
+                }
             }
+            start_exchange(sends, receives)->finish();
+            return all;
         }
-        std::vector<double> all(total);
-        MPI_Gatherv(values.data(), count, MPI_DOUBLE, all.data(), counts.data(),
-                    displacements.data(), MPI_DOUBLE, root, comm_);
+        std::vector<int> sizes(counts.size()), displacements(counts.size());
+        for (std::size_t r = 0, at = 0; r < counts.size(); ++r) {
+            sizes[r] = static_cast<int>(counts[r] / static_cast<std::int64_t>(sizeof(double)));
+            displacements[r] = static_cast<int>(at);
+            at += static_cast<std::size_t>(sizes[r]);
+        }
+        MPI_Gatherv(values.data(), static_cast<int>(values.size()), MPI_DOUBLE, all.data(),
+                    sizes.data(), displacements.data(), MPI_DOUBLE, root, comm_);
         return all;
     }
+    // Each message in pieces of at most one call's limit, in order (MPI keeps the order of the
+    // messages between two ranks on one tag, so the pieces meet their receives in turn).
     std::unique_ptr<PendingExchange> start_exchange(
         std::span<const Message> sends, std::span<const Message> receives) const override {
-        std::vector<MPI_Request> requests(sends.size() + receives.size());
-        std::size_t i = 0;
-        for (const Message& m : receives) {
-            MPI_Irecv(m.bytes.data(), to_int(m.bytes.size(), "a message"), MPI_BYTE, m.rank, 0,
-                      comm_, &requests[i++]);
-        }
-        for (const Message& m : sends) {
-            MPI_Isend(m.bytes.data(), to_int(m.bytes.size(), "a message"), MPI_BYTE, m.rank, 0,
-                      comm_, &requests[i++]);
-        }
+        std::vector<MPI_Request> requests;
+        const auto post = [&](const Message& m, bool send) {
+            std::size_t at = 0;
+            do {
+                const std::size_t piece = std::min(limit_, m.bytes.size() - at);
+                requests.emplace_back();
+                if (send) {
+                    MPI_Isend(m.bytes.data() + at, static_cast<int>(piece), MPI_BYTE, m.rank, 0,
+                              comm_, &requests.back());
+                } else {
+                    MPI_Irecv(m.bytes.data() + at, static_cast<int>(piece), MPI_BYTE, m.rank, 0,
+                              comm_, &requests.back());
+                }
+                at += piece;
+            } while (at < m.bytes.size());
+        };
+        for (const Message& m : receives) post(m, false);
+        for (const Message& m : sends) post(m, true);
         return std::make_unique<MpiExchange>(std::move(requests));
     }
     void barrier() const override { MPI_Barrier(comm_); }
@@ -183,6 +248,15 @@ public:
     }
 
 private:
+    // Every rank's count (of bytes), on every rank.
+    std::vector<std::int64_t> all_counts(std::size_t count) const {
+        const auto mine = static_cast<std::int64_t>(count);
+        std::vector<std::int64_t> counts(static_cast<std::size_t>(size_));
+        MPI_Allgather(&mine, 1, MPI_INT64_T, counts.data(), 1, MPI_INT64_T, comm_);
+        return counts;
+    }
+
+    std::size_t limit_ = message_limit();
     std::shared_ptr<const MpiRanks> of_;  // the instance duplicated; null for the world
     int threads_ = MPI_THREAD_SINGLE;     // the thread level MPI provides
     int rank_ = 0, size_ = 1, host_rank_ = 0;
