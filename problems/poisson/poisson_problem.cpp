@@ -25,16 +25,21 @@ using framework::Grid;
 
 class PoissonProblem final : public framework::Problem {
 public:
-    PoissonProblem(const ConfigSection& section, const Grid& grid)
-        : k_(read_coefficient(section, "k", 1.0)),
+    explicit PoissonProblem(const ConfigSection& section)
+        : section_(section),
+          k_(read_coefficient(section, "k", 1.0)),
           source_(read_expression(section, "source", "0")),
           exact_(read_exact(section)) {
         if (k_.depends_on_time()) section.fail("k", "the coefficient k may not depend on t");
-        // k must be positive at every face the stencil uses (ghost faces included); the first
-        // node in node order that breaks it is reported.
+    }
+
+    // k must be positive at every face the stencil uses (ghost faces included); the first node
+    // of `planes` in node order that breaks it is reported. Cost: the stencil of every node of
+    // the planes (k at 2 d faces each), in parallel.
+    void check_stencil(const Grid& grid, framework::PlaneRange planes) const override {
         std::vector<std::int64_t> first_bad(static_cast<std::size_t>(omp_get_max_threads()), -1);
         const int blocks = framework::for_each_node_in_blocks(
-            grid, [&](std::int64_t i, std::int64_t j, std::int64_t k, int block) {
+            grid, planes, [&](std::int64_t i, std::int64_t j, std::int64_t k, int block) {
                 std::int64_t& bad = first_bad[static_cast<std::size_t>(block)];
                 if (bad >= 0) return;
                 const auto s = stencil(grid, i, j, k);
@@ -51,10 +56,10 @@ public:
             const std::int64_t i = bad % grid.points(0);
             const std::int64_t j = bad / grid.points(0) % grid.points(1);
             const std::int64_t k = bad / grid.points(0) / grid.points(1);
-            section.fail("k", "k must be positive and finite; it is not near (" +
-                                  std::to_string(grid.coordinate(0, i)) + ", " +
-                                  std::to_string(grid.coordinate(1, j)) + ", " +
-                                  std::to_string(grid.coordinate(2, k)) + ")");
+            section_.fail("k", "k must be positive and finite; it is not near (" +
+                                   std::to_string(grid.coordinate(0, i)) + ", " +
+                                   std::to_string(grid.coordinate(1, j)) + ", " +
+                                   std::to_string(grid.coordinate(2, k)) + ")");
         }
     }
 
@@ -92,13 +97,14 @@ public:
     const Expression* exact_solution() const override { return exact_ ? &*exact_ : nullptr; }
 
 private:
+    ConfigSection section_;  // where k was given, for check_stencil's message
     Expression k_;
     Expression source_;
     std::optional<Expression> exact_;
 };
 
-std::unique_ptr<framework::Problem> make_poisson(const ConfigSection& section, const Grid& grid) {
-    return std::make_unique<PoissonProblem>(section, grid);
+std::unique_ptr<framework::Problem> make_poisson(const ConfigSection& section, const Grid&) {
+    return std::make_unique<PoissonProblem>(section);
 }
 
 SIMRUN_REGISTER_PROBLEM("poisson", make_poisson);

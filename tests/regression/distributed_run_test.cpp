@@ -455,6 +455,33 @@ TEST(Distributed, DataNotFiniteOnOneRankStopsEveryRankWithTheSerialMessage) {
     EXPECT_EQ(run.err.find("simrun:", 1), std::string::npos) << run.err;
 }
 
+// A coefficient that is not positive from y = 0.7 on: each rank checks its own planes (no rank
+// the whole grid), and the first node in node order is reported, as one process and `simrun
+// check` report it (41 planes on 3 ranks: the node lies on the last rank's first plane).
+TEST(Distributed, CoefficientCheckedOnEachRanksPlanesReportsTheFirstNode) {
+    TemporaryDirectory dir;
+    const std::string arguments = std::string(SIMRUN_SOURCE_DIR) +
+                                  "/inputs/poisson.toml --backend cpu --quiet --set grid.nx=41 "
+                                  "--set grid.ny=41 --set problem.k='\"0.7 - y\"'";
+    const auto serial = testing::run_simrun(arguments, dir.path());
+    ASSERT_EQ(serial.exit_code, 2) << serial.err;
+    EXPECT_NE(serial.err.find("key 'problem.k': k must be positive and finite; it is not near "
+                              "(0.000000, 0.700000, 0.000000)"),
+              std::string::npos)
+        << serial.err;
+    const auto check =
+        testing::run_simrun("check " + arguments.substr(0, arguments.find(" --backend")) +
+                                arguments.substr(arguments.find(" --set")),
+                            dir.path());
+    EXPECT_EQ(check.exit_code, 2) << check.err;
+    EXPECT_NE(check.err.find("it is not near (0.000000, 0.700000, 0.000000)"), std::string::npos)
+        << check.err;
+    const auto run = run_ranks(3, arguments, dir);
+    EXPECT_EQ(run.exit_code, 2) << run.err;
+    EXPECT_EQ(run.err.substr(0, serial.err.size()), serial.err) << run.err;
+    EXPECT_EQ(run.err.find("simrun:", 1), std::string::npos) << run.err;
+}
+
 // A failure of one rank alone, where the others cannot know it (rank 0 cannot write its
 // outputs): every rank stops with 1, the message naming the rank, within the time limit.
 TEST(Distributed, WriteFailureOnRankZeroStopsEveryRank) {

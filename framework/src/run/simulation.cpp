@@ -192,6 +192,9 @@ std::string describe_ranks(const Grid& grid, const SlabDecomposition& slab,
 IntegratorCheck check_simulation(const RunSpec& spec) {
     require_memory_for(spec, SlabDecomposition::whole(*spec.grid));
     return placing_input_errors(spec, [&] {
+        for (const PlaneRange block : spec.grid->plane_blocks(check_block_nodes)) {
+            spec.problem->check_stencil(*spec.grid, block);
+        }
         IntegratorCheck check = placing_solver_refusals(spec, [&] {
             return check_time_integrator(*spec.grid, *spec.problem, *spec.boundary, spec.time,
                                          spec.solver, check_block_nodes);
@@ -231,6 +234,7 @@ Simulation::Simulation(RunSpec spec, const RunOptions& options)
         backend_reason_ = std::move(decision.reason);
     });
     agreeing(ranks, [&] {
+        placing_input_errors(spec_, [&] { spec_.problem->check_stencil(grid, slab_.owned); });
         integrator_ = placing_input_errors(spec_, [&] {
             return placing_solver_refusals(spec_, [&] {
                 return make_time_integrator(grid, *spec_.problem, *spec_.boundary, spec_.time,

@@ -34,27 +34,66 @@ DiaData<double> rows_of(const DiaData<double>& a, Index first, Index count) {
     return part;
 }
 
-// `a` on the diagonals `offsets` (those it lacks zero). Throws where a diagonal of `a` with a
-// nonzero entry is not among them (a coupling to a point that is no neighbour in the box).
-DiaData<double> on_offsets(const DiaData<double>& a, const std::vector<int>& offsets,
-                           const GridBox& box) {
+// Whether diagonal d of `a` has a nonzero entry.
+bool has_nonzero(const DiaData<double>& a, int d) {
+    const auto begin = a.values.begin() + d * a.n;
+    return std::any_of(begin, begin + a.n, [](double v) { return v != 0.0; });
+}
+
+// Throws where a diagonal of `a` with a nonzero entry is not among `offsets` (a coupling to a
+// point that is no neighbour in the box).
+void check_neighbour_diagonals(const DiaData<double>& a, const std::vector<int>& offsets,
+                               const GridBox& box) {
+    for (int d = 0; d < a.num_diagonals(); ++d) {
+        const int offset = a.offsets[static_cast<std::size_t>(d)];
+        if (std::find(offsets.begin(), offsets.end(), offset) != offsets.end()) continue;
+        if (has_nonzero(a, d)) {
+            throw std::invalid_argument(
+                "multigrid: the rows couple points " + std::to_string(offset) +
+                " apart, which is no step to a neighbour in the " + box.describe() +
+                " box: the rows are not the box's points, x fastest");
+        }
+    }
+}
+
+// `a` on the diagonals `offsets` (those it lacks zero; those it has beyond them, zero, left
+// out).
+DiaData<double> on_offsets(const DiaData<double>& a, const std::vector<int>& offsets) {
     DiaData<double> result{a.n, offsets, std::vector<double>(offsets.size() * a.n, 0.0)};
     for (int d = 0; d < a.num_diagonals(); ++d) {
-        const auto begin = a.values.begin() + d * a.n;
         const int to = result.find_diagonal(a.offsets[static_cast<std::size_t>(d)]);
-        if (to < 0) {
-            if (std::any_of(begin, begin + a.n, [](double v) { return v != 0.0; })) {
-                throw std::invalid_argument("multigrid: the rows couple points " +
-                                            std::to_string(a.offsets[static_cast<std::size_t>(d)]) +
-                                            " apart, which is no step to a neighbour in the " +
-                                            box.describe() +
-                                            " box: the rows are not the box's points, x fastest");
-            }
-            continue;
-        }
+        if (to < 0) continue;
+        const auto begin = a.values.begin() + d * a.n;
         std::copy(begin, begin + a.n, result.values.begin() + to * a.n);
     }
     return result;
+}
+
+// `rows` (this rank's) on the box's neighbour diagonals that are nonzero on some rank, the main
+// one kept, in neighbour_offsets' order: every rank's rows take one shape, and the set-up reads
+// no empty diagonals. `rows` itself (no copy) where those are its diagonals. Throws, on every
+// rank alike, where a rank's rows couple points that are no neighbours in the box. Collective.
+DiaData<double> on_used_neighbour_diagonals(const Communicator& ranks, DiaData<double> rows,
+                                            const GridBox& box) {
+    const std::vector<int> offsets = neighbour_offsets(box);
+    std::vector<double> used(offsets.size(), 0.0);
+    all_or_none(ranks, [&] {
+        check_neighbour_diagonals(rows, offsets, box);
+        for (int d = 0; d < rows.num_diagonals(); ++d) {
+            const int offset = rows.offsets[static_cast<std::size_t>(d)];
+            const auto at = std::find(offsets.begin(), offsets.end(), offset);
+            if (at != offsets.end() && (offset == 0 || has_nonzero(rows, d))) {
+                used[static_cast<std::size_t>(at - offsets.begin())] = 1.0;
+            }
+        }
+    });
+    ranks.sum(used);
+    std::vector<int> kept;
+    for (std::size_t i = 0; i < offsets.size(); ++i) {
+        if (used[i] > 0 || offsets[i] == 0) kept.push_back(offsets[i]);
+    }
+    if (kept == rows.offsets) return rows;
+    return on_offsets(rows, kept);
 }
 
 // Zeroes the entries of rows [first, first + count) that reach outside the matrix.
@@ -70,6 +109,12 @@ void cut_outside(DiaData<double>& a, Index first, Index count) {
 // `a` without its diagonals of zeros (but the main one), which the exchanges carry so that
 // every rank's rows have the same shape, and a product would only read.
 DiaData<double> without_empty_diagonals(DiaData<double> a) {
+    bool any_empty = false;
+    for (int d = 0; d < a.num_diagonals(); ++d) {
+        any_empty =
+            any_empty || (a.offsets[static_cast<std::size_t>(d)] != 0 && !has_nonzero(a, d));
+    }
+    if (!any_empty) return a;
     DiaData<double> kept{a.n, {}, {}};
     for (int d = 0; d < a.num_diagonals(); ++d) {
         const auto begin = a.values.begin() + d * a.n;
@@ -81,29 +126,6 @@ DiaData<double> without_empty_diagonals(DiaData<double> a) {
         kept.values.insert(kept.values.end(), begin, begin + a.n);
     }
     return kept;
-}
-
-// `own` (this rank's rows) without the diagonals that are zero on every rank (the main one
-// kept), so that every rank's rows keep one shape and the set-up reads no empty diagonals.
-// Collective.
-DiaData<double> without_diagonals_empty_everywhere(const Communicator& ranks,
-                                                   const DiaData<double>& own) {
-    std::vector<double> used(own.offsets.size(), 0.0);
-    for (int d = 0; d < own.num_diagonals(); ++d) {
-        const auto begin = own.values.begin() + d * own.n;
-        used[static_cast<std::size_t>(d)] =
-            own.offsets[static_cast<std::size_t>(d)] == 0 ||
-                    std::any_of(begin, begin + own.n, [](double v) { return v != 0.0; })
-                ? 1.0
-                : 0.0;
-    }
-    ranks.sum(used);
-    std::vector<int> kept;
-    for (int d = 0; d < own.num_diagonals(); ++d) {
-        if (used[static_cast<std::size_t>(d)] > 0)
-            kept.push_back(own.offsets[static_cast<std::size_t>(d)]);
-    }
-    return on_offsets(own, kept, GridBox{});
 }
 
 // This rank's rows with `ghost` planes of its neighbours' rows before and after them (each
@@ -206,9 +228,8 @@ SlabHierarchy plan_slab_hierarchy(const Communicator& ranks, const DiaData<doubl
                                         " rows, not whole planes of " + std::to_string(plane) +
                                         " points of the " + box.describe() + " box");
         }
-        rows = on_offsets(block, neighbour_offsets(box), box);
     });
-    rows = without_diagonals_empty_everywhere(ranks, rows);
+    rows = on_used_neighbour_diagonals(ranks, block, box);
     const Index own_planes = block.n / plane;
     for (const auto& bytes : ranks.all_gather(std::as_bytes(std::span(&own_planes, 1)))) {
         Index planes;
@@ -321,10 +342,11 @@ SlabHierarchy plan_slab_hierarchy(const Communicator& ranks, const DiaData<doubl
         for (const Index start : starts) coarse_starts.push_back(coarse_plane_of(start));
         coarse_starts.back() = coarsening.coarse.points[slow];
         const Index coarse_first = coarse_starts[r];
-        rows = on_offsets(rows_of(slab_coarse, (coarse_first - slab_coarse_first) * coarse_plane,
-                                  (coarse_starts[r + 1] - coarse_first) * coarse_plane),
-                          neighbour_offsets(coarsening.coarse), coarsening.coarse);
-        rows = without_diagonals_empty_everywhere(ranks, rows);
+        rows = on_used_neighbour_diagonals(
+            ranks,
+            rows_of(slab_coarse, (coarse_first - slab_coarse_first) * coarse_plane,
+                    (coarse_starts[r + 1] - coarse_first) * coarse_plane),
+            coarsening.coarse);
         level_box = coarsening.coarse;
         plane = coarse_plane;
         starts = std::move(coarse_starts);

@@ -31,6 +31,11 @@ public:
     // outside the grid are those of ghost nodes). Independent of time.
     virtual StencilCoefficients stencil(const Grid& grid, std::int64_t i, std::int64_t j,
                                         std::int64_t k) const = 0;
+    // Checks the stencil's coefficients at the nodes of `planes`: throws InputError naming the
+    // key and the first node in node order where they are not valid. Called for the planes a
+    // run assembles (over ranks, each rank its own), and block by block by `simrun check`, so
+    // that no process checks more of the grid than it holds. Nothing to check by default.
+    virtual void check_stencil(const Grid&, PlaneRange) const {}
     // u(x, 0) at every node of `planes` (transient problems); u[index - first_node(planes)].
     virtual void initial_condition(const Grid& grid, PlaneRange planes,
                                    std::span<double> u) const = 0;
