@@ -168,6 +168,21 @@ TEST(Distributed, SameRanksGiveTheSameBitsEveryRun) {
     }
 }
 
+// `common` on 3 ranks to t = 0.06 into full/, on 2 ranks to t = 0.03 into `part`/, then
+// continued on 3 ranks to t = 0.06 into `rest`/ from part's run file (`rest` == `part`: in
+// place). Fails fatally where a run does not exit 0.
+void run_two_then_three(const TemporaryDirectory& dir, const std::string& common,
+                        const std::string& part, const std::string& rest) {
+    const auto full = run_ranks(3, common + " --set time.end=0.06 --output full", dir);
+    ASSERT_EQ(full.exit_code, 0) << full.err;
+    const auto first = run_ranks(2, common + " --set time.end=0.03 --output " + part, dir);
+    ASSERT_EQ(first.exit_code, 0) << first.err;
+    const auto continued = run_ranks(
+        3, common + " --set time.end=0.06 --output " + rest + " --restart " + part + "/heat.h5",
+        dir);
+    ASSERT_EQ(continued.exit_code, 0) << continued.err;
+}
+
 // A run stopped at step 3 on 2 ranks and continued on 3 from its run file ends where the run
 // on 3 ranks throughout ends, to 1e-12.
 TEST(Distributed, RestartOnAnotherRankCount) {
@@ -176,13 +191,8 @@ TEST(Distributed, RestartOnAnotherRankCount) {
                                "/inputs/heat.toml --backend cpu --quiet --set output.vtk=false "
                                "--set grid.nx=33 --set grid.ny=33 --set output.every=1" +
                                tight;
-    const auto full = run_ranks(3, common + " --set time.end=0.06 --output full", dir);
-    ASSERT_EQ(full.exit_code, 0) << full.err;
-    const auto part = run_ranks(2, common + " --set time.end=0.03 --output part", dir);
-    ASSERT_EQ(part.exit_code, 0) << part.err;
-    const auto rest =
-        run_ranks(3, common + " --set time.end=0.06 --output rest --restart part/heat.h5", dir);
-    ASSERT_EQ(rest.exit_code, 0) << rest.err;
+    run_two_then_three(dir, common, "part", "rest");
+    if (::testing::Test::HasFatalFailure()) return;
     const RunFile reference(dir.path() / "full" / "heat.h5"),
         continued(dir.path() / "rest" / "heat.h5");
     ASSERT_TRUE(reference.is_open() && continued.is_open());
@@ -381,13 +391,8 @@ TEST(Distributed, RestartInPlaceOnAnotherRankCountAppendsToBothOutputs) {
                                "/inputs/heat.toml --backend cpu --quiet --set grid.nx=33 "
                                "--set grid.ny=33 --set output.every=1" +
                                tight;
-    const auto full = run_ranks(3, common + " --set time.end=0.06 --output full", dir);
-    ASSERT_EQ(full.exit_code, 0) << full.err;
-    const auto part = run_ranks(2, common + " --set time.end=0.03 --output run", dir);
-    ASSERT_EQ(part.exit_code, 0) << part.err;
-    const auto rest =
-        run_ranks(3, common + " --set time.end=0.06 --output run --restart run/heat.h5", dir);
-    ASSERT_EQ(rest.exit_code, 0) << rest.err;
+    run_two_then_three(dir, common, "run", "run");
+    if (::testing::Test::HasFatalFailure()) return;
     const RunFile reference(dir.path() / "full" / "heat.h5"), file(dir.path() / "run" / "heat.h5");
     ASSERT_TRUE(reference.is_open() && file.is_open());
     EXPECT_EQ(file.steps(), (std::vector<std::int64_t>{0, 1, 2, 3, 4, 5, 6}));

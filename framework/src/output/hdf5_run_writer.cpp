@@ -76,11 +76,7 @@ Hdf5RunWriter::~Hdf5RunWriter() {
 
 template <typename Work>
 void Hdf5RunWriter::guarded(Work&& work) const {
-    if (distributed()) {
-        solvers::all_or_none(*ranks_->ranks, work);
-    } else {
-        work();
-    }
+    solvers::all_or_none(distributed() ? *ranks_->ranks : *solvers::single_process(), work);
 }
 
 hdf5::Context Hdf5RunWriter::context() const {

@@ -214,13 +214,9 @@ void VtkSeriesWriter::write_step(std::int64_t step, double time,
     }
     if (pvd_schedule_.changed(entries_.size())) {
         // Over ranks, the ranks learn whether rank 0 could write it, so that they stop alike.
-        if (pieces_) {
-            solvers::all_or_none(*pieces_->ranks, [&] {
-                if (index_writer()) write_pvd();
-            });
-        } else {
-            write_pvd();
-        }
+        solvers::all_or_none(pieces_ ? *pieces_->ranks : *solvers::single_process(), [&] {
+            if (index_writer()) write_pvd();
+        });
         pvd_schedule_.written(entries_.size());
     }
 }
