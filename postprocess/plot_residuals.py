@@ -24,7 +24,8 @@ depends on how good the initial guess (the previous time step) was.
 Exit status: 0 written; 1 the PNG could not be written; 2 usage error or a missing or
 malformed input file.
 
-Needs Debian's python3 with python3-matplotlib, python3-numpy and python3-h5py.
+Needs Debian's python3 with python3-matplotlib and python3-numpy, and simrun's Python module
+(simrun.read_steps; found installed, on PYTHONPATH, or in this checkout's build/python).
 """
 
 import argparse
@@ -91,30 +92,6 @@ def resolve_run(path):
     return path
 
 
-def as_text(value):
-    """HDF5 strings come back as str, bytes, numpy.bytes_ or small arrays of those."""
-    if value is None:
-        return None
-    if isinstance(value, bytes):  # numpy.bytes_ too
-        return value.decode("utf-8", "replace").rstrip("\x00")
-    if isinstance(value, str):
-        return value
-    if hasattr(value, "ravel"):  # numpy array (fixed-length string dataset/attribute)
-        flat = value.ravel()
-        return as_text(flat[0]) if flat.size == 1 else " ".join(as_text(v) for v in flat)
-    return str(value)
-
-
-def as_float(value, what):
-    try:
-        if hasattr(value, "shape") and value.shape not in ((), (1,)):
-            raise TypeError
-        out = float(value if not hasattr(value, "ravel") else value.ravel()[0])
-    except (TypeError, ValueError, IndexError):
-        raise InputError(f"{what} is not a number")
-    return out
-
-
 def parse_decisions(text):
     """`key = value` lines of /solver_decisions (first value of each key)."""
     out = {}
@@ -125,64 +102,38 @@ def parse_decisions(text):
     return out
 
 
-def read_run(path):
-    import h5py
-    import numpy as np
-
+def import_simrun():
+    """The simrun module: installed, on PYTHONPATH, or in this checkout's build/python."""
     try:
-        try:
-            f = h5py.File(path, "r", locking=False)  # a run may still be writing it
-        except (TypeError, ValueError):
-            f = h5py.File(path, "r")
-    except OSError as exc:
-        raise InputError(f"{path}: not a readable HDF5 file ({exc})")
-    with f:
-        if "steps" not in f or not isinstance(f["steps"], h5py.Group):
-            raise InputError(f"{path}: no /steps group; is this a simrun run file?")
-        decisions = {}
-        if "solver_decisions" in f and isinstance(f["solver_decisions"], h5py.Dataset):
-            decisions = parse_decisions(as_text(f["solver_decisions"][()]))
-        rtol = None
-        if "input" in f and isinstance(f["input"], h5py.Dataset):
-            rtol = read_rtol(as_text(f["input"][()]))
-        steps = []
-        for name, group in f["steps"].items():
-            where = f"{path}: /steps/{name}"
-            if not isinstance(group, h5py.Group):
-                continue
-            attrs = group.attrs
-            if "time" not in attrs:
-                raise InputError(f"{where} has no 'time' attribute")
-            step = {
-                "name": name,
-                "index": int(name) if name.isdigit() else None,
-                "time": as_float(attrs["time"], f"{where}/@time"),
-                "iterations": as_float(attrs["solver_iterations"], f"{where}/@solver_iterations")
-                if "solver_iterations" in attrs else math.nan,
-                "relres": as_float(attrs["relative_residual"], f"{where}/@relative_residual")
-                if "relative_residual" in attrs else math.nan,
-                "status": as_text(attrs.get("status")) or "unknown",
-                "method": as_text(attrs.get("method")),  # e.g. "cg + jacobi", "none"
-                "history": None,
-            }
-            if "residual_history" in group:
-                ds = group["residual_history"]
-                if not isinstance(ds, h5py.Dataset):
-                    raise InputError(f"{where}/residual_history is not a dataset")
-                try:
-                    hist = np.asarray(ds[()], dtype=float).ravel()
-                except (TypeError, ValueError):
-                    raise InputError(f"{where}/residual_history is not numeric")
-                step["history"] = hist
-                if step["method"] is None:
-                    step["method"] = as_text(ds.attrs.get("method"))
-            if step["method"] in ("", "none"):
-                step["method"] = None
-            steps.append(step)
+        import simrun
+    except ImportError:
+        sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
+                                        "build", "python"))
+        import simrun
+    return simrun
+
+
+def read_run(path):
+    simrun = import_simrun()
+    try:
+        records = simrun.read_steps(path)
+        input_text, decisions_text = simrun.read_input(path)
+    except (RuntimeError, ValueError, OSError) as exc:
+        raise InputError(f"{path}: not a readable simrun run file ({exc})")
+    steps = [{
+        "name": str(r["step"]),
+        "index": r["step"],
+        "time": r["time"],
+        "iterations": r["solver_iterations"],
+        "relres": r["relative_residual"],
+        "status": r["status"] or "unknown",
+        "method": None if r["method"] in ("", "none") else r["method"],  # e.g. "cg + jacobi"
+        "history": r["residual_history"] if len(r["residual_history"]) else None,
+    } for r in records]
     if not steps:
         raise InputError(f"{path}: /steps is empty (did the run write any output step?)")
-    steps.sort(key=lambda s: (s["time"], s["index"] if s["index"] is not None else 0))
-    return steps, decisions, rtol
+    steps.sort(key=lambda s: (s["time"], s["index"]))
+    return steps, parse_decisions(decisions_text), read_rtol(input_text)
 
 
 def read_rtol(text):
@@ -379,12 +330,13 @@ def plot(steps, decisions, rtol, run_path, n_steps, title, out_path, dpi):
 def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
     try:
-        import h5py  # noqa: F401
         import matplotlib  # noqa: F401
         import numpy  # noqa: F401
+        import_simrun()
     except ImportError as exc:
         fail(f"{exc.name} is missing: run this script with Debian's /usr/bin/python3 "
-             "(apt-get install python3-matplotlib python3-h5py python3-numpy)", 2)
+             "(apt-get install python3-matplotlib python3-numpy) and simrun's Python module "
+             "(built by tools/setup in build/python, or installed)", 2)
     try:
         run = resolve_run(args.run)
         try:

@@ -186,20 +186,6 @@ CLI::Option* add_word_option(CLI::App& app, const std::string& name, E& value,
 
 // `simrun solve`'s method words: the input's (enum_names<Method>, "auto") and "pcg", CG with a
 // preconditioner (auto picks it); "cg" alone is plain CG unless a preconditioner is named.
-solvers::SolverRequest solve_request(const std::string& method, const std::string& preconditioner,
-                                     const std::string& format) {
-    if (method == "pcg" && preconditioner == "none") {
-        throw std::invalid_argument(
-            "--solver pcg needs a preconditioner; use --solver cg for none");
-    }
-    solvers::SolverRequest request =
-        solvers::SolverRequest::parse(method == "pcg" ? "cg" : method, preconditioner, format);
-    if (method == "cg" && preconditioner == "auto") {
-        request.preconditioner = solvers::PreconditionerKind::none;
-    }
-    return request;
-}
-
 // Every validation the run makes, up to its first step's data: the input, the memory the grid
 // needs, the operator, its analysis and explicit stability limit, the solver's plan, the
 // initial condition (check_simulation). The problem is never allocated whole, whatever the
@@ -365,23 +351,24 @@ int run_command_line(int argc, char** argv) {
     solve->add_option("--precond", solve_preconditioner, joined(preconditioners))
         ->check(CLI::IsMember(preconditioners));
     solve->add_option("--format", solve_format, joined(formats))->check(CLI::IsMember(formats));
-    solve->add_option("--rtol", solve_options.rtol,
+    solve->add_option("--rtol", solve_options.settings.rtol,
                       "Relative tolerance ||r||/||b|| (1e-8; 1e-6 in float)");
-    solve->add_option("--atol", solve_options.atol, "Absolute tolerance ||r|| (0)");
-    solve->add_option("--max-iters", solve_options.max_iterations,
+    solve->add_option("--atol", solve_options.settings.atol, "Absolute tolerance ||r|| (0)");
+    solve->add_option("--max-iters", solve_options.settings.max_iterations,
                       "Iteration limit (default: 2 n within [1000, 10000])");
-    solve->add_option("--omega", solve_options.omega, "Relaxation weight for jacobi/sor/ssor (1)");
-    solve->add_option("--restart-length", solve_options.restart,
+    solve->add_option("--omega", solve_options.settings.omega,
+                      "Relaxation weight for jacobi/sor/ssor (1)");
+    solve->add_option("--restart-length", solve_options.settings.restart,
                       "GMRES's restart length m: basis vectors per cycle (30; at most 128)");
-    add_word_option(*solve, "--precision", solve_options.precision, "Floating-point type");
-    add_word_option(*solve, "--backend", solve_options.backend, "Back-end");
+    add_word_option(*solve, "--precision", solve_options.settings.precision, "Floating-point type");
+    add_word_option(*solve, "--backend", solve_options.settings.backend, "Back-end");
     std::string solve_grid;
     solve
         ->add_option("--grid", solve_grid,
                      "The rows are the points of this box, x fastest (so multigrid applies)")
         ->option_text("NXxNY[xNZ]");
     solve->add_option("--out", solve_options.out, "Write the solution to x.mtx");
-    solve->add_flag("--compensated", solve_options.compensated,
+    solve->add_flag("--compensated", solve_options.settings.compensated,
                     "Compensated (Kahan/Neumaier) dot products");
     solve->add_flag("--json", solve_options.json, "Print one JSON object");
 
@@ -404,10 +391,11 @@ int run_command_line(int argc, char** argv) {
         }
         if (check->parsed()) return run_check(check_arguments);
         if (solve->parsed()) {
-            solve_options.request = solve_request(solve_method, solve_preconditioner, solve_format);
+            solve_options.settings.request =
+                parse_solve_request(solve_method, solve_preconditioner, solve_format);
             if (!solve_grid.empty()) {
                 try {
-                    solve_options.request.grid = solvers::parse_grid_box(solve_grid);
+                    solve_options.settings.request.grid = solvers::parse_grid_box(solve_grid);
                 } catch (const std::invalid_argument& e) {
                     throw InputError(std::string("--grid: ") + e.what());
                 }

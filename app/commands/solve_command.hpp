@@ -3,26 +3,16 @@
 #include <optional>
 #include <string>
 
-#include "simrun/solvers/base/backend.hpp"
-#include "simrun/solvers/base/precision.hpp"
-#include "simrun/solvers/selection/solver_selection.hpp"
+#include "system_solve.hpp"
 
 namespace simrun::app {
 
 struct SolveOptions {
-    std::string matrix;              // A.mtx
-    std::string rhs;                 // b.mtx; empty: b = A * ones
-    std::string initial_guess;       // x0.mtx; empty: zeros
-    solvers::SolverRequest request;  // method, preconditioner, format; empty parts: auto
-    solvers::Precision precision = solvers::Precision::double_precision;
-    solvers::BackendChoice backend = solvers::BackendChoice::automatic;
-    std::string out;             // x.mtx
-    std::optional<double> rtol;  // absent: 1e-8, or 1e-6 in float (its unit roundoff is 6e-8)
-    double atol = 0.0;
-    std::optional<long long> max_iterations;  // absent: twice the size, within [1000, 10000]
-    double omega = 1.0;
-    long long restart = 30;  // GMRES's restart length
-    bool compensated = false;
+    std::string matrix;         // A.mtx
+    std::string rhs;            // b.mtx; empty: b = A * ones
+    std::string initial_guess;  // x0.mtx; empty: zeros
+    SolveSettings settings;
+    std::string out;  // x.mtx
     bool json = false;
 };
 

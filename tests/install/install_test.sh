@@ -21,6 +21,22 @@ for f in bin/simrun lib/cmake/simrun/simrunConfig.cmake lib/cmake/simrun/simrunC
 done
 "$prefix/bin/simrun" --version | head -1
 
+# The Python module, where the build has it: installed with the rest and importable from the
+# prefix alone, solving a system.
+if compgen -G "$build/python/simrun/_simrun*.so" >/dev/null; then
+    echo "== the Python module from the prefix"
+    PYTHONPATH=$prefix/lib/python3/dist-packages /usr/bin/python3 - "$prefix" <<'PY'
+import sys
+import numpy as np, scipy.sparse as sp
+import simrun
+assert simrun.__file__.startswith(sys.argv[1]), simrun.__file__
+a = sp.diags([-1.0, 2.0, -1.0], [-1, 0, 1], shape=(50, 50), format="csr")
+x, info = simrun.solve(a, a @ np.ones(50), backend="cpu")
+assert info["status"] == "converged" and np.abs(x - 1).max() < 1e-6, info
+print("simrun", simrun.__version__, "from", simrun.__file__, ":", info["method"], info["iterations"], "iterations")
+PY
+fi
+
 for project in solver_only framework_run; do
     echo "== $project: configure and build against the installed package"
     cmake -S "$source/tests/install/$project" -B "$work/$project" -DCMAKE_BUILD_TYPE=Release \

@@ -13,7 +13,7 @@ export LSAN_OPTIONS=suppressions=$source/tests/sanitize/leak_suppressions.txt
 
 echo "== configure $build (SIMRUN_SANITIZE=ON, CPU only)"
 cmake -S "$source" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSIMRUN_SANITIZE=ON \
-    -DSIMRUN_CUDA=off >"$build.configure.log" 2>&1 || { cat "$build.configure.log"; exit 1; }
+    -DSIMRUN_CUDA=off -DSIMRUN_PYTHON=off >"$build.configure.log" 2>&1 || { cat "$build.configure.log"; exit 1; }
 echo "== build"
 # What the tests below run (the benchmark harness and the CUDA suites are left out).
 cmake --build "$build" -j 2 --target simrun solver_unit_tests framework_unit_tests \

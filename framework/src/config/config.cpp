@@ -317,7 +317,7 @@ struct Unknown {
     bool from_override;
     std::uint32_t line;
     std::uint32_t column;
-    std::string message;
+    std::string place, key, what;
 };
 
 void collect_unknown(const ConfigState& state, const toml::table& table, const std::string& path,
@@ -345,7 +345,7 @@ void collect_unknown(const ConfigState& state, const toml::table& table, const s
         const toml::source_region& region = key.source().path ? key.source() : node.source();
         const bool from_override = is_override(region) || region.begin.line == 0;
         out.push_back({from_override, region.begin.line, region.begin.column,
-                       InputError::format(place_of(region, state.source_name), name, what)});
+                       place_of(region, state.source_name), name, what});
     }
 }
 
@@ -599,7 +599,7 @@ void Config::check_all_used() const {
             return std::tie(a.from_override, a.line, a.column) <
                    std::tie(b.from_override, b.line, b.column);
         });
-    throw InputError(first->message);
+    throw InputError(first->place, first->key, first->what);
 }
 
 }  // namespace simrun::framework

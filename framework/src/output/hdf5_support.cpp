@@ -154,6 +154,20 @@ std::string Context::read_string_attribute(hid_t object, const char* name) const
     return text.substr(0, text.find('\0'));
 }
 
+std::string Context::read_string_dataset(hid_t location, const char* name) const {
+    const std::string what = std::string(" of dataset '") + name + "'";
+    auto data = check(H5Dopen2(location, name, H5P_DEFAULT), H5Dclose, "H5Dopen2" + what);
+    auto type = check(H5Dget_type(data.get()), H5Tclose, "H5Dget_type" + what);
+    if (H5Tget_class(type.get()) != H5T_STRING || H5Tis_variable_str(type.get()) != 0) {
+        throw std::runtime_error("HDF5 file '" + file_.string() + "': dataset '" + name +
+                                 "' is not a fixed-length string");
+    }
+    std::string text(H5Tget_size(type.get()), '\0');
+    check(H5Dread(data.get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, text.data()),
+          "H5Dread" + what);
+    return text.substr(0, text.find('\0'));
+}
+
 std::vector<hsize_t> Context::dataset_dims(hid_t dataset, const std::string& name) const {
     auto space = check(H5Dget_space(dataset), H5Sclose, "H5Dget_space of '" + name + "'");
     const int rank = H5Sget_simple_extent_ndims(space.get());
@@ -246,6 +260,38 @@ std::vector<StoredStep> list_steps(const Context& context, hid_t file) {
     std::sort(steps.begin(), steps.end(),
               [](const StoredStep& a, const StoredStep& b) { return a.step < b.step; });
     return steps;
+}
+
+StoredGrid read_grid(const Context& context, hid_t file) {
+    auto group =
+        context.check(H5Gopen2(file, "/grid", H5P_DEFAULT), H5Gclose, "H5Gopen2 of group '/grid'");
+    StoredGrid grid;
+    grid.dimension = context.read_scalar_attribute<int>(group.get(), "dimension", H5T_NATIVE_INT);
+    grid.points =
+        context.read_triple_attribute<std::int64_t>(group.get(), "points", H5T_NATIVE_INT64);
+    grid.origin = context.read_triple_attribute<double>(group.get(), "origin", H5T_NATIVE_DOUBLE);
+    grid.spacing = context.read_triple_attribute<double>(group.get(), "spacing", H5T_NATIVE_DOUBLE);
+    return grid;
+}
+
+StepStatistics read_step_statistics(const Context& context, hid_t group,
+                                    const std::string& group_path) {
+    StepStatistics stats;
+    stats.solver_iterations =
+        context.read_scalar_attribute<std::int64_t>(group, "solver_iterations", H5T_NATIVE_INT64);
+    stats.relative_residual =
+        context.read_scalar_attribute<double>(group, "relative_residual", H5T_NATIVE_DOUBLE);
+    stats.status = context.read_string_attribute(group, "status");
+    if (context.attribute_exists(group, "method")) {
+        stats.method = context.read_string_attribute(group, "method");
+    }
+    if (context.link_exists(group, "residual_history")) {
+        const std::string history_path = group_path + "/residual_history";
+        auto data = context.check(H5Dopen2(group, "residual_history", H5P_DEFAULT), H5Dclose,
+                                  "H5Dopen2 of dataset '" + history_path + "'");
+        stats.residual_history = context.read_doubles(data.get(), history_path);
+    }
+    return stats;
 }
 
 std::vector<std::string> field_names(const Context& context, hid_t group,

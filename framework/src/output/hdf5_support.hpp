@@ -19,6 +19,7 @@
 
 #include "simrun/framework/discretisation/grid.hpp"
 #include "simrun/framework/output/hdf5_run_writer.hpp"
+#include "simrun/framework/output/run_file_reader.hpp"
 #include "simrun/solvers/base/communicator.hpp"
 
 namespace simrun::framework::hdf5 {
@@ -94,6 +95,8 @@ public:
     }
     // A fixed-length string attribute, without its padding.
     std::string read_string_attribute(hid_t object, const char* name) const;
+    // A scalar fixed-length string dataset (string_dataset's), without its padding.
+    std::string read_string_dataset(hid_t location, const char* name) const;
     // A double dataset's extent, slowest axis first, and its values.
     std::vector<hsize_t> dataset_dims(hid_t dataset, const std::string& name) const;
     std::vector<double> read_doubles(hid_t dataset, const std::string& name) const;
@@ -131,6 +134,14 @@ std::vector<StoredStep> list_steps(const Context& context, hid_t file);
 // The names of the datasets in a group shaped like `dims` (the step's fields), in name order.
 std::vector<std::string> field_names(const Context& context, hid_t group,
                                      const std::string& group_path, std::span<const hsize_t> dims);
+
+// The file's /grid (its attributes, as the writer gives them).
+StoredGrid read_grid(const Context& context, hid_t file);
+
+// A step group's statistics (its attributes and its residual history); files written before
+// `method` and `residual_history` existed lack them, and get the defaults.
+StepStatistics read_step_statistics(const Context& context, hid_t group,
+                                    const std::string& group_path);
 
 // The HDF5 extent of a field on `grid`, slowest axis first: [nz][ny][nx] or [ny][nx].
 std::vector<hsize_t> field_dims(const Grid& grid);

@@ -46,10 +46,7 @@ std::string triple(const std::array<T, 3>& values, int dimension, const char* se
 }
 
 // What the file holds, read without judging it against the input.
-struct StoredRun {
-    int dimension = 0;
-    std::array<std::int64_t, 3> points{};
-    std::array<double, 3> origin{}, spacing{};
+struct StoredRun : StoredGrid {
     std::optional<RestartState> last;  // none when /steps is empty
     std::vector<hsize_t> u_dims;
 };
@@ -62,16 +59,7 @@ StoredRun read_stored_run(const std::filesystem::path& path, const std::vector<h
     auto file = context.check(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose,
                               "H5Fopen (read-only)");
     StoredRun run;
-    {
-        auto grid = context.check(H5Gopen2(file.get(), "/grid", H5P_DEFAULT), H5Gclose,
-                                  "H5Gopen2 of group '/grid'");
-        run.dimension = context.read_scalar_attribute<int>(grid.get(), "dimension", H5T_NATIVE_INT);
-        run.points =
-            context.read_triple_attribute<std::int64_t>(grid.get(), "points", H5T_NATIVE_INT64);
-        run.origin = context.read_triple_attribute<double>(grid.get(), "origin", H5T_NATIVE_DOUBLE);
-        run.spacing =
-            context.read_triple_attribute<double>(grid.get(), "spacing", H5T_NATIVE_DOUBLE);
-    }
+    static_cast<StoredGrid&>(run) = hdf5::read_grid(context, file.get());
     const auto steps = hdf5::list_steps(context, file.get());
     if (steps.empty()) return run;
 
@@ -92,23 +80,8 @@ StoredRun read_stored_run(const std::filesystem::path& path, const std::vector<h
                                            static_cast<hsize_t>(planes.count()));
         }
     }
-    // The statistics make the step's copy in a new file equal to this one; files written
-    // before `method` and `residual_history` existed lack them.
-    StepStatistics& stats = state.statistics;
-    stats.solver_iterations = context.read_scalar_attribute<std::int64_t>(
-        group.get(), "solver_iterations", H5T_NATIVE_INT64);
-    stats.relative_residual =
-        context.read_scalar_attribute<double>(group.get(), "relative_residual", H5T_NATIVE_DOUBLE);
-    stats.status = context.read_string_attribute(group.get(), "status");
-    if (context.attribute_exists(group.get(), "method")) {
-        stats.method = context.read_string_attribute(group.get(), "method");
-    }
-    if (context.link_exists(group.get(), "residual_history")) {
-        const std::string history_path = group_path + "/residual_history";
-        auto data = context.check(H5Dopen2(group.get(), "residual_history", H5P_DEFAULT), H5Dclose,
-                                  "H5Dopen2 of dataset '" + history_path + "'");
-        stats.residual_history = context.read_doubles(data.get(), history_path);
-    }
+    // The statistics make the step's copy in a new file equal to this one.
+    state.statistics = hdf5::read_step_statistics(context, group.get(), group_path);
     run.last = std::move(state);
     return run;
 }

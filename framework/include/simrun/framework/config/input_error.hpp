@@ -18,9 +18,14 @@ class InputError : public std::runtime_error {
 public:
     explicit InputError(const std::string& message) : std::runtime_error(message) {}
 
-    // Builds "PLACE: key 'KEY': WHAT"; an empty place or key leaves out its part.
+    // Builds "PLACE: key 'KEY': WHAT"; an empty place or key leaves out its part. The place and
+    // the key are kept apart too, for callers that hand them on as data (the Python module).
     InputError(std::string_view place, std::string_view key, std::string_view what)
-        : std::runtime_error(format(place, key, what)) {}
+        : std::runtime_error(format(place, key, what)), place_(place), key_(key) {}
+
+    // The PLACE and KEY the error was built from; empty for an error given as one message.
+    const std::string& place() const { return place_; }
+    const std::string& key() const { return key_; }
 
     static std::string format(std::string_view place, std::string_view key, std::string_view what) {
         std::string message;
@@ -33,6 +38,10 @@ public:
         message.append(what);
         return message;
     }
+
+private:
+    std::string place_;
+    std::string key_;
 };
 
 }  // namespace simrun::framework

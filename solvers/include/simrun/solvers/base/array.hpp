@@ -1,6 +1,8 @@
 #pragma once
-// Array<T>: n values owned in the memory of one back-end (RAII: freed on destruction).
-// Move-only, so a device buffer can never be copied by accident; clone() copies explicitly.
+// Array<T>: n values owned in the memory of one back-end (RAII: freed on destruction), or
+// borrowed from their owner (another library's device array), which keeps them alive.
+// Move-only, so a device buffer can never be copied by accident; clone() copies explicitly
+// (into memory of its own).
 #include <cstddef>
 #include <memory>
 #include <span>
@@ -27,19 +29,31 @@ public:
         array.copy_from_host(values);
         return array;
     }
+    // The n values at `data`, in the back-end's memory, read and written in place and never
+    // freed: their owner keeps them alive while the Array lives.
+    static Array borrow(std::shared_ptr<const Backend> backend, T* data, std::size_t n) {
+        Array array;
+        array.backend_ = std::move(backend);
+        array.data_ = n > 0 ? data : nullptr;
+        array.size_ = n;
+        array.owned_ = false;
+        return array;
+    }
     ~Array() { reset(); }
     Array(const Array&) = delete;
     Array& operator=(const Array&) = delete;
     Array(Array&& other) noexcept
         : backend_(std::move(other.backend_)),
           data_(std::exchange(other.data_, nullptr)),
-          size_(std::exchange(other.size_, 0)) {}
+          size_(std::exchange(other.size_, 0)),
+          owned_(std::exchange(other.owned_, true)) {}
     Array& operator=(Array&& other) noexcept {
         if (this != &other) {
             reset();
             backend_ = std::move(other.backend_);
             data_ = std::exchange(other.data_, nullptr);
             size_ = std::exchange(other.size_, 0);
+            owned_ = std::exchange(other.owned_, true);
         }
         return *this;
     }
@@ -71,7 +85,7 @@ public:
 
 private:
     void reset() noexcept {
-        if (data_ != nullptr) backend_->release(data_);
+        if (data_ != nullptr && owned_) backend_->release(data_);
         data_ = nullptr;
         size_ = 0;
     }
@@ -86,6 +100,7 @@ private:
     std::shared_ptr<const Backend> backend_;
     T* data_ = nullptr;
     std::size_t size_ = 0;
+    bool owned_ = true;
 };
 
 }  // namespace simrun::solvers

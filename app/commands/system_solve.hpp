@@ -1,0 +1,82 @@
+#pragma once
+// A linear system in memory solved by the solver layer on its own, as `simrun solve` and the
+// Python module's simrun.solve do it: the back-end and plan chosen, the system solved, the true
+// residual recomputed, and the report whose keys `simrun solve --json` prints.
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "simrun/solvers/base/backend.hpp"
+#include "simrun/solvers/base/precision.hpp"
+#include "simrun/solvers/matrices/csr_data.hpp"
+#include "simrun/solvers/selection/linear_system_solver.hpp"
+#include "simrun/solvers/selection/matrix_properties.hpp"
+#include "simrun/solvers/selection/solver_selection.hpp"
+
+namespace simrun::app {
+
+// How to solve: the parts of the request that are not the system itself.
+struct SolveSettings {
+    solvers::SolverRequest request;  // method, preconditioner, format, grid; empty parts: auto
+    solvers::Precision precision = solvers::Precision::double_precision;
+    solvers::BackendChoice backend = solvers::BackendChoice::automatic;
+    std::optional<double> rtol;  // absent: 1e-8, or 1e-6 in float (its unit roundoff is 6e-8)
+    double atol = 0.0;
+    std::optional<long long> max_iterations;  // absent: twice the size, within [1000, 10000]
+    double omega = 1.0;
+    long long restart = 30;  // GMRES's restart length
+    bool compensated = false;
+};
+
+// The request from the words of `simrun solve --solver/--precond/--format` (and simrun.solve's
+// method, preconditioner and format): "pcg" is CG with a preconditioner ("auto" picks it), "cg"
+// CG without one unless one is named. Throws std::invalid_argument for a word not known, and for
+// pcg with none.
+solvers::SolverRequest parse_solve_request(const std::string& method,
+                                           const std::string& preconditioner,
+                                           const std::string& format);
+
+// The words the caller's user writes for the settings, in messages: the command line's options
+// (--rtol, --max-iters, --restart-length) or a function's keyword arguments (rtol,
+// max_iterations, restart).
+enum class SettingNames { command_line, keywords };
+
+// Throws framework::InputError naming the setting (in `names`' words) where a tolerance, the
+// iteration limit or the restart length is out of range; before any system is read.
+void check_settings(const SolveSettings& settings, SettingNames names);
+
+struct SystemSolution {
+    std::vector<double> x;
+    bool converged = false;  // the solver's verdict, and x finite
+    bool finite = true;
+    std::int64_t iterations = 0;
+    double relative_residual = 0;  // true ||b - A x|| / ||b||, recomputed in long double
+    solvers::MatrixProperties properties;
+    solvers::SolverPlan plan;
+    solvers::SolveReport report;
+    std::string backend;  // "cuda (NVIDIA H100 ...)"
+    std::string backend_reason;
+    std::string preconditioner_details;  // the multigrid hierarchy, where there is one
+    double setup_seconds = 0;
+    double solve_seconds = 0;
+    // The report as `simrun solve --json` prints it, less the keys of the files read (matrix,
+    // read_seconds, error_vs_ones), which the command adds.
+    nlohmann::json json;
+};
+
+// Solves A x = b from x0 (sizes checked: InputError). A square, as CSR.
+SystemSolution solve_system(const solvers::CsrData<double>& a, const std::vector<double>& b,
+                            const std::vector<double>& x0, const SolveSettings& settings);
+
+// The same with b and x already in a CUDA device's memory (another library's arrays of
+// a.rows values, in settings.precision's type: double or float): b is read and x (x0 on entry)
+// written where they lie, with no copy through the host; the back-end is CUDA (`auto` takes it
+// whatever the size), else DeviceUnavailable or NotCompiled. The caller has finished its own
+// work on them; the back-end has finished when this returns. solution.x stays empty, and
+// relative_residual (and the report's) is NaN: the caller recomputes b - A x where x lies.
+SystemSolution solve_system_on_device(const solvers::CsrData<double>& a, const void* b, void* x,
+                                      const SolveSettings& settings);
+
+}  // namespace simrun::app

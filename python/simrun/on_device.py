@@ -1,0 +1,53 @@
+"""simrun.solve on CuPy vectors: b, x0 and x stay in the GPU's memory, read and written there
+by simrun's CUDA back-end (no copy through the host); the matrix is analysed on the host."""
+
+import json
+
+from . import _simrun
+from .errors import InputError
+
+
+def _device_vector(v, n, dtype, what, cupy):
+    if not isinstance(v, cupy.ndarray):
+        raise TypeError(f"{what} must be a CuPy array when the other vector is one; got "
+                        f"{type(v).__name__}")
+    if v.dtype.kind not in "biuf":
+        raise TypeError(f"{what} must hold real numbers; got an array of {v.dtype}")
+    if v.ndim == 2 and v.shape[1] == 1:
+        v = v[:, 0]
+    if v.ndim != 1 or v.shape[0] != n:
+        raise InputError(f"{what} has {v.size} entries, the matrix has {n} rows")
+    if v.device.id != 0:
+        raise InputError(f"{what} is on GPU {v.device.id}; simrun solves on GPU 0")
+    return cupy.ascontiguousarray(v, dtype=dtype)  # a copy on the device only where needed
+
+
+def solve_on_device(A, b, x0, options, csr):
+    import cupy
+    import cupyx.scipy.sparse as cusparse
+
+    rows, indptr, indices, data = csr(A)
+    dtype = cupy.float32 if options["precision"] == "float" else cupy.float64
+    b = _device_vector(b, rows, dtype, "the right-hand side", cupy)
+    if not bool(cupy.isfinite(b).all()):
+        raise InputError("the right-hand side has a value that is not finite")
+    if x0 is None:
+        x = cupy.zeros(rows, dtype=dtype)
+    else:
+        x = _device_vector(x0, rows, dtype, "the initial guess", cupy).copy()  # x0 unchanged
+        if not bool(cupy.isfinite(x).all()):
+            raise InputError("the initial guess has a value that is not finite")
+    cupy.cuda.get_current_stream().synchronize()  # CuPy's work on b and x is done
+    info = json.loads(_simrun._solve_csr_on_device(rows, indptr, indices, data, b.data.ptr,
+                                                   x.data.ptr, options))
+    # The true residual, where x lies: b - A x with cuSPARSE (through CuPy), in double.
+    a = A if cusparse.issparse(A) else cusparse.csr_matrix(
+        (cupy.asarray(data), cupy.asarray(indices), cupy.asarray(indptr)), shape=(rows, rows))
+    b64 = b.astype(cupy.float64)
+    r = b64 - a.astype(cupy.float64) @ x.astype(cupy.float64)
+    norm_b = float(cupy.linalg.norm(b64))
+    norm_r = float(cupy.linalg.norm(r))
+    info["relative_residual"] = norm_r / norm_b if norm_b > 0 else norm_r
+    if not bool(cupy.isfinite(x).all()) and info["status"] == "converged":
+        info["status"] = "non_finite"
+    return x, info

@@ -1,0 +1,71 @@
+"""simrun.read, read_steps and read_input: a run's HDF5 file as NumPy arrays and dicts (a file
+that a run is still writing reads as far as its last complete step)."""
+
+import os
+
+import numpy as np
+
+from . import _simrun
+
+
+def _stored(path, with_fields):
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"path must be a path; got {type(path).__name__}")
+    path = os.fspath(path)
+    if os.path.isdir(path):
+        found = sorted(name for name in os.listdir(path) if name.endswith(".h5"))
+        if len(found) != 1:
+            raise FileNotFoundError(f"{path}: a run directory holds one .h5 file; found "
+                                    f"{len(found)}")
+        path = os.path.join(path, found[0])
+    if not os.path.exists(path):
+        raise FileNotFoundError(f"{path}: no such file")
+    return _simrun._read(path, with_fields)
+
+
+def read(path):
+    """Reads a run's HDF5 file (or the one .h5 in a run directory).
+
+    Returns (times, fields, grid):
+      times   the stored steps' times, shape [steps];
+      fields  {name: array [step, (z,) y, x]} for each stored field ("u"); a field that a
+              step lacks is NaN there;
+      grid    {"dimension", "points" (nx, ny[, nz]), "origin", "spacing", "x", "y"[, "z"]
+              (the nodes' coordinates per axis), "steps" (the step numbers), "input" (the
+              input file's text)}.
+    """
+    stored = _stored(path, True)
+    steps = stored["steps"]
+    shape = tuple(reversed(stored["points"]))
+    times = np.array([step["time"] for step in steps], dtype=np.float64)
+    names = sorted({name for step in steps for name in step["fields"]})
+    fields = {}
+    for name in names:
+        values = np.full((len(steps),) + shape, np.nan)
+        for i, step in enumerate(steps):
+            if name in step["fields"]:
+                values[i] = step["fields"][name]
+        fields[name] = values
+    grid = {key: stored[key] for key in ("dimension", "points", "origin", "spacing", "input")}
+    for axis, name in enumerate("xyz"[: stored["dimension"]]):
+        grid[name] = stored["origin"][axis] + stored["spacing"][axis] * np.arange(
+            stored["points"][axis])
+    grid["steps"] = np.array([step["step"] for step in steps], dtype=np.int64)
+    return times, fields, grid
+
+
+def read_input(path):
+    """The run's input text and the solver layer's decisions, as stored in its run file:
+    (input, solver_decisions)."""
+    stored = _stored(path, False)
+    return stored["input"], stored["solver_decisions"]
+
+
+def read_steps(path):
+    """The stored steps' solver statistics, without their fields: a list of dicts with step,
+    time, solver_iterations, relative_residual, status, method and residual_history (||r_k||,
+    empty without a linear solve)."""
+    steps = _stored(path, False)["steps"]
+    for step in steps:
+        del step["fields"]
+    return steps

@@ -1,0 +1,139 @@
+"""simrun.solve: a sparse system solved by simrun's solver layer, as `simrun solve` does."""
+
+import json
+import numbers
+
+import numpy as np
+
+from . import _simrun
+from .errors import InputError
+
+
+def _is_cupy(value):
+    return type(value).__module__.split(".")[0] in ("cupy", "cupyx")
+
+
+def _csr(A):
+    """A as canonical CSR arrays on the host: (rows, indptr, indices, data)."""
+    if _is_cupy(A) and hasattr(A, "get"):
+        # A CuPy sparse matrix: simrun analyses a matrix and converts it to its format on the
+        # host, so the matrix (not b, x0 or x) is copied there once.
+        A = A.get()
+    if not hasattr(A, "tocsr"):
+        raise TypeError("A must be a SciPy sparse matrix or have tocsr(); got "
+                        f"{type(A).__name__}")
+    csr = A.tocsr()
+    if len(csr.shape) != 2 or csr.shape[0] != csr.shape[1]:
+        shape = " x ".join(str(n) for n in csr.shape)
+        raise InputError(f"the matrix is {shape}; a linear system needs a square matrix")
+    if np.iscomplexobj(csr.data):
+        raise TypeError("A has complex values; simrun solves real systems")
+    if not csr.has_canonical_format:
+        csr = csr.copy()
+        csr.sum_duplicates()  # sorted indices, duplicates summed
+    data = np.asarray(csr.data, dtype=np.float64)
+    finite = np.isfinite(data)
+    if not finite.all():
+        row = int(np.searchsorted(csr.indptr, int(np.argmin(finite)), side="right")) - 1
+        raise InputError(f"A has a value that is not finite in row {row}")
+    # 32-bit indices pass as they are (SciPy's own for all but huge matrices).
+    index = np.int32 if csr.indptr.dtype == np.int32 and csr.indices.dtype == np.int32 \
+        else np.int64
+    return (csr.shape[0], np.ascontiguousarray(csr.indptr, dtype=index),
+            np.ascontiguousarray(csr.indices, dtype=index), data)
+
+
+def _vector(v, n, what, name):
+    """v as a float64 vector of n entries (shape (n,) or (n, 1)), checked finite."""
+    if _is_cupy(v):
+        v = v.get()
+    if isinstance(v, (str, bytes)) or not hasattr(v, "__len__") and not hasattr(v, "__array__"):
+        raise TypeError(f"{name} must be an array of {n} numbers; got {type(v).__name__}")
+    array = np.asarray(v)
+    if np.iscomplexobj(array):
+        raise TypeError(f"{name} has complex values; simrun solves real systems")
+    if array.dtype.kind not in "biuf":
+        raise TypeError(f"{name} must hold numbers; got an array of {array.dtype}")
+    if array.ndim == 2 and array.shape[1] == 1:
+        array = array[:, 0]
+    if array.ndim != 1:
+        raise InputError(f"{what} is shaped {array.shape}; it must be a vector of {n} entries")
+    if array.shape[0] != n:
+        raise InputError(f"{what} has {array.shape[0]} entries, the matrix has {n} rows")
+    array = np.ascontiguousarray(array, dtype=np.float64)
+    finite = np.isfinite(array)
+    if not finite.all():
+        raise InputError(f"{what} has a value that is not finite at index "
+                         f"{int(np.argmin(finite))}")
+    return array
+
+
+def _word(value, name):
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be a string; got {type(value).__name__}")
+    return value
+
+
+def _grid(grid):
+    """grid=(nx, ny[, nz]) or "NXxNY[xNZ]" as the command line's text."""
+    if grid is None:
+        return ""
+    if isinstance(grid, str):
+        return grid
+    if (isinstance(grid, (tuple, list)) and
+            all(isinstance(n, numbers.Integral) and not isinstance(n, bool) for n in grid)):
+        return "x".join(str(int(n)) for n in grid)
+    raise TypeError(f"grid must be (nx, ny) or (nx, ny, nz), or 'NXxNY[xNZ]'; got {grid!r}")
+
+
+def _number(value, name, kind, optional=False):
+    if value is None and optional:
+        return None
+    if isinstance(value, bool) or not isinstance(value, kind):
+        raise TypeError(f"{name} must be a number; got {type(value).__name__}")
+    return value
+
+
+def solve(A, b, x0=None, *, method="auto", preconditioner="auto", format="auto", rtol=None,
+          atol=0.0, max_iterations=None, backend="auto", precision="double", grid=None,
+          omega=1.0, restart=30, compensated=False):
+    """Solves A x = b with simrun's solver layer. Returns (x, info).
+
+    A: a SciPy sparse matrix (CSR, COO, DIA...) or anything with tocsr(), square and real; or
+    a CuPy sparse matrix (analysed and converted to simrun's format on the host: the matrix
+    alone is copied there, once).
+    b, x0: vectors of A's size (x0 defaults to zeros): NumPy arrays, or CuPy arrays, which the
+    GPU reads and writes where they lie (no copy through the host; x is then a CuPy array).
+    method: auto|jacobi|sor|cg|pcg|bicg|bicgstab|gmres; preconditioner: auto|none|jacobi|
+    ssor|ilu0|multigrid; format: auto|dia|stencil|ell|csr|coo (the words of `simrun solve`).
+    rtol: relative tolerance ||r|| / ||b|| (default 1e-8, 1e-6 in float); atol: absolute
+    tolerance; max_iterations: default twice the size within [1000, 10000].
+    backend: auto|cpu|cuda; precision: double|float.
+    grid: (nx, ny[, nz]) when the rows are the points of that box, x fastest (so multigrid
+    applies).
+
+    info holds the keys of `simrun solve --json`: method, preconditioner, format, backend,
+    reason, status, iterations, relative_residual (true ||b - A x|| / ||b||, recomputed),
+    residual_history, attempts, seconds... A solve that does not converge is reported in
+    info["status"], never raised. The GIL is released while the system is solved.
+    """
+    options = {
+        "method": _word(method, "method"), "preconditioner": _word(preconditioner,
+                                                                   "preconditioner"),
+        "format": _word(format, "format"), "backend": _word(backend, "backend"),
+        "precision": _word(precision, "precision"), "grid": _grid(grid),
+        "rtol": _number(rtol, "rtol", numbers.Real, optional=True),
+        "atol": _number(atol, "atol", numbers.Real),
+        "max_iterations": _number(max_iterations, "max_iterations", numbers.Integral,
+                                  optional=True),
+        "omega": _number(omega, "omega", numbers.Real),
+        "restart": _number(restart, "restart", numbers.Integral),
+        "compensated": bool(compensated)}
+    if _is_cupy(b) or (x0 is not None and _is_cupy(x0)):
+        from .on_device import solve_on_device
+        return solve_on_device(A, b, x0, options, _csr)
+    rows, indptr, indices, data = _csr(A)
+    b = _vector(b, rows, "the right-hand side", "b")
+    x0 = np.zeros(rows) if x0 is None else _vector(x0, rows, "the initial guess", "x0")
+    x, text = _simrun._solve_csr(rows, indptr, indices, data, b, x0, options)
+    return x, json.loads(text)

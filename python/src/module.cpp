@@ -1,0 +1,60 @@
+// simrun._simrun: the extension under the Python package `simrun` (python/simrun/), which
+// checks and converts the arguments and calls these functions. C++ exceptions become the
+// package's exception classes (simrun/errors.py), with the messages of the command line:
+//   framework::InputError, a Matrix Market error, std::invalid_argument -> simrun.InputError
+//       (a ValueError; the place and key of an input file's error as attributes)
+//   a back-end not compiled in or with no device                     -> simrun.UsageError
+//   framework::SolveFailure (a run whose solve failed)               -> simrun.SolveFailure
+// and any other std::exception a RuntimeError (pybind11's own translation).
+#include <pybind11/pybind11.h>
+
+#include <exception>
+#include <stdexcept>
+
+#include "bindings.hpp"
+#include "simrun/framework/config/input_error.hpp"
+#include "simrun/framework/run/simulation.hpp"
+#include "simrun/solvers/base/errors.hpp"
+#include "simrun/solvers/matrices/matrix_market.hpp"
+#include "simrun/version.hpp"
+
+namespace py = pybind11;
+
+namespace {
+
+// Raises simrun.errors.NAME(args...).
+template <typename... Args>
+void raise(const char* name, Args&&... args) {
+    const py::object type = py::module_::import("simrun.errors").attr(name);
+    const py::object error = type(std::forward<Args>(args)...);
+    PyErr_SetObject(type.ptr(), error.ptr());
+}
+
+void translate(std::exception_ptr error) {
+    try {
+        std::rethrow_exception(error);
+    } catch (const simrun::framework::InputError& e) {
+        raise("InputError", e.what(), e.place(), e.key());
+    } catch (const simrun::solvers::MatrixMarketError& e) {
+        raise("InputError", e.what());
+    } catch (const simrun::solvers::NotCompiled& e) {
+        raise("UsageError", e.what());
+    } catch (const simrun::solvers::DeviceUnavailable& e) {
+        raise("UsageError", e.what());
+    } catch (const std::invalid_argument& e) {
+        raise("InputError", e.what());
+    } catch (const simrun::framework::SolveFailure& e) {
+        raise("SolveFailure", e.what());
+    }
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_simrun, module) {
+    module.doc() = "simrun's solver layer, runs and run files (use the package simrun)";
+    module.attr("__version__") = SIMRUN_VERSION_STRING;
+    py::register_exception_translator(translate);
+    simrun::python::bind_solve(module);
+    simrun::python::bind_run(module);
+    simrun::python::bind_read(module);
+}

@@ -1,0 +1,76 @@
+// _read: a run's HDF5 file read whole (framework::read_run_file), handed to the front as NumPy
+// arrays, each field's values shaped [(z,) y, x], the GIL released while the file is read.
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <algorithm>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "bindings.hpp"
+#include "simrun/framework/output/run_file_reader.hpp"
+
+namespace py = pybind11;
+
+namespace simrun::python {
+namespace {
+
+py::array_t<double> array_of(const std::vector<double>& values, std::vector<py::ssize_t> shape) {
+    py::array_t<double> array(std::move(shape));
+    std::copy(values.begin(), values.end(), array.mutable_data());
+    return array;
+}
+
+// {"dimension", "points", "origin", "spacing", "input", "solver_decisions", "steps": [{"step",
+// "time", "solver_iterations", "relative_residual", "status", "method", "residual_history",
+// "fields": {name: array}}]}
+py::dict read(const std::string& path, bool with_fields) {
+    framework::StoredRunFile run;
+    {
+        const py::gil_scoped_release unlocked;
+        run = framework::read_run_file(path, with_fields);
+    }
+    std::vector<py::ssize_t> shape;
+    for (int axis = run.dimension - 1; axis >= 0; --axis) {
+        shape.push_back(static_cast<py::ssize_t>(run.points[static_cast<std::size_t>(axis)]));
+    }
+    py::list steps;
+    for (const auto& stored : run.steps) {
+        py::dict step;
+        step["step"] = stored.step;
+        step["time"] = stored.time;
+        step["solver_iterations"] = stored.statistics.solver_iterations;
+        step["relative_residual"] = stored.statistics.relative_residual;
+        step["status"] = stored.statistics.status;
+        step["method"] = stored.statistics.method;
+        const auto& history = stored.statistics.residual_history;
+        step["residual_history"] = array_of(history, {static_cast<py::ssize_t>(history.size())});
+        py::dict fields;
+        for (const auto& field : stored.fields) {
+            fields[py::str(field.name)] = array_of(field.values, shape);
+        }
+        step["fields"] = fields;
+        steps.append(step);
+    }
+    py::dict result;
+    result["dimension"] = run.dimension;
+    result["points"] =
+        std::vector<std::int64_t>(run.points.begin(), run.points.begin() + run.dimension);
+    result["origin"] = std::vector<double>(run.origin.begin(), run.origin.begin() + run.dimension);
+    result["spacing"] =
+        std::vector<double>(run.spacing.begin(), run.spacing.begin() + run.dimension);
+    result["input"] = run.input;
+    result["solver_decisions"] = run.solver_decisions;
+    result["steps"] = steps;
+    return result;
+}
+
+}  // namespace
+
+void bind_read(py::module_& module) {
+    module.def("_read", &read, py::arg("path"), py::arg("with_fields"));
+}
+
+}  // namespace simrun::python

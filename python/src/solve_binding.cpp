@@ -1,0 +1,143 @@
+// _solve_csr and _solve_csr_on_device: a CSR system from NumPy arrays solved as `simrun solve`
+// solves a Matrix Market one (app/commands/system_solve), the GIL released while it runs; on
+// the device, b and x are CuPy's memory, given by address.
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "bindings.hpp"
+#include "simrun/framework/config/input_error.hpp"
+#include "simrun/solvers/base/enum_names.hpp"
+#include "simrun/solvers/multigrid/grid_box.hpp"
+#include "system_solve.hpp"
+
+namespace py = pybind11;
+
+namespace simrun::python {
+namespace {
+
+template <typename T>
+using Vector = py::array_t<T, py::array::c_style | py::array::forcecast>;
+
+template <typename T>
+std::vector<T> copied(const Vector<T>& array) {
+    return std::vector<T>(array.data(), array.data() + array.size());
+}
+
+// simrun.solve's keyword arguments (checked for their types by the front) as settings.
+app::SolveSettings settings_of(const py::dict& options) {
+    const auto word = [&](const char* key) { return options[key].cast<std::string>(); };
+    app::SolveSettings settings;
+    settings.request =
+        app::parse_solve_request(word("method"), word("preconditioner"), word("format"));
+    if (const std::string grid = word("grid"); !grid.empty()) {
+        try {
+            settings.request.grid = solvers::parse_grid_box(grid);
+        } catch (const std::invalid_argument& e) {
+            throw framework::InputError(std::string("grid: ") + e.what());
+        }
+    }
+    settings.precision = solvers::parse_enum<solvers::Precision>(word("precision"), "precision");
+    settings.backend = solvers::parse_enum<solvers::BackendChoice>(word("backend"), "backend");
+    settings.rtol = options["rtol"].cast<std::optional<double>>();
+    settings.atol = options["atol"].cast<double>();
+    settings.max_iterations = options["max_iterations"].cast<std::optional<long long>>();
+    settings.omega = options["omega"].cast<double>();
+    settings.restart = options["restart"].cast<long long>();
+    settings.compensated = options["compensated"].cast<bool>();
+    app::check_settings(settings, app::SettingNames::keywords);
+    return settings;
+}
+
+// A's canonical CSR arrays (the front made them so), the index structure checked again here,
+// as a bad one would read outside the arrays. Indices as SciPy gives them: 32 or 64 bits.
+template <typename Index>
+solvers::CsrData<double> csr_from(std::int64_t rows, const Vector<Index>& indptr,
+                                  const Vector<Index>& indices, const Vector<double>& data) {
+    const auto nnz = static_cast<std::int64_t>(indices.size());
+    if (rows < 0 || rows > solvers::max_csr_index || nnz > solvers::max_csr_index ||
+        indptr.size() != rows + 1 || data.size() != nnz) {
+        throw std::invalid_argument("A's CSR arrays do not describe a matrix of " +
+                                    std::to_string(rows) + " rows");
+    }
+    solvers::CsrData<double> a;
+    a.rows = a.cols = static_cast<std::int32_t>(rows);
+    a.row_ptr.resize(static_cast<std::size_t>(rows + 1));
+    const Index* pointer = indptr.data();
+    for (std::int64_t i = 0; i <= rows; ++i) {
+        const auto at = static_cast<std::int64_t>(pointer[i]);
+        if (at < 0 || at > nnz || (i > 0 && at < pointer[i - 1]) || (i == 0 && at != 0) ||
+            (i == rows && at != nnz)) {
+            throw std::invalid_argument("A's row pointer does not rise from 0 to nnz");
+        }
+        a.row_ptr[static_cast<std::size_t>(i)] = static_cast<std::int32_t>(at);
+    }
+    a.col.resize(static_cast<std::size_t>(nnz));
+    const Index* column = indices.data();
+    for (std::int64_t k = 0; k < nnz; ++k) {
+        if (column[k] < 0 || column[k] >= rows) {
+            throw std::invalid_argument("A's column index " + std::to_string(column[k]) +
+                                        " is outside 0 .. " + std::to_string(rows - 1));
+        }
+        a.col[static_cast<std::size_t>(k)] = static_cast<std::int32_t>(column[k]);
+    }
+    a.values = copied(data);
+    return a;
+}
+
+solvers::CsrData<double> csr_of(std::int64_t rows, const py::array& indptr,
+                                const py::array& indices, const Vector<double>& data) {
+    if (py::isinstance<py::array_t<std::int32_t>>(indptr) &&
+        py::isinstance<py::array_t<std::int32_t>>(indices)) {
+        return csr_from<std::int32_t>(rows, Vector<std::int32_t>::ensure(indptr),
+                                      Vector<std::int32_t>::ensure(indices), data);
+    }
+    return csr_from<std::int64_t>(rows, Vector<std::int64_t>::ensure(indptr),
+                                  Vector<std::int64_t>::ensure(indices), data);
+}
+
+// Returns (x, the report as JSON text).
+py::tuple solve_csr(std::int64_t rows, const py::array& indptr, const py::array& indices,
+                    const Vector<double>& data, const Vector<double>& b, const Vector<double>& x0,
+                    const py::dict& options) {
+    const app::SolveSettings settings = settings_of(options);
+    const solvers::CsrData<double> a = csr_of(rows, indptr, indices, data);
+    const std::vector<double> b_values = copied(b), x0_values = copied(x0);
+    app::SystemSolution solution;
+    {
+        const py::gil_scoped_release unlocked;
+        solution = app::solve_system(a, b_values, x0_values, settings);
+    }
+    Vector<double> x(static_cast<py::ssize_t>(solution.x.size()));
+    std::copy(solution.x.begin(), solution.x.end(), x.mutable_data());
+    return py::make_tuple(std::move(x), solution.json.dump());
+}
+
+// b and x: addresses of `rows` values (double, or float in single precision) in the GPU's
+// memory; x holds x0 and takes the solution. Returns the report as JSON text.
+std::string solve_csr_on_device(std::int64_t rows, const py::array& indptr,
+                                const py::array& indices, const Vector<double>& data,
+                                std::uintptr_t b, std::uintptr_t x, const py::dict& options) {
+    const app::SolveSettings settings = settings_of(options);
+    const solvers::CsrData<double> a = csr_of(rows, indptr, indices, data);
+    const py::gil_scoped_release unlocked;
+    return app::solve_system_on_device(a, reinterpret_cast<const void*>(b),
+                                       reinterpret_cast<void*>(x), settings)
+        .json.dump();
+}
+
+}  // namespace
+
+void bind_solve(py::module_& module) {
+    module.def("_solve_csr", &solve_csr, py::arg("rows"), py::arg("indptr"), py::arg("indices"),
+               py::arg("data"), py::arg("b"), py::arg("x0"), py::arg("options"));
+    module.def("_solve_csr_on_device", &solve_csr_on_device, py::arg("rows"), py::arg("indptr"),
+               py::arg("indices"), py::arg("data"), py::arg("b"), py::arg("x"), py::arg("options"));
+}
+
+}  // namespace simrun::python

@@ -1,0 +1,116 @@
+"""simrun.run, simrun.read and simrun.verify against the command line and the inputs' own
+definitions (initial conditions, time steps, the schemes' orders)."""
+
+import numpy as np
+import pytest
+
+import simrun
+from conftest import simrun_command, simrun_json, source
+
+HEAT = source("inputs", "heat.toml")
+HEAT_3D = source("inputs", "heat_3d.toml")
+SMALL_HEAT = {"grid.nx": 33, "grid.ny": 33, "time.end": 0.2}
+
+
+def test_run_and_read_give_the_command_lines_file(tmp_path):
+    code, _, err = simrun_command(HEAT, "--backend", "cpu", "--quiet", "--output",
+                                  str(tmp_path / "cli"),
+                                  *[f"--set={k}={v}" for k, v in SMALL_HEAT.items()])
+    assert code == 0, err
+    summary = simrun.run(HEAT, set=SMALL_HEAT, output=tmp_path / "py", backend="cpu")
+    assert summary["steps"] == 20  # end / dt = 0.2 / 0.01
+    assert summary["time"] == pytest.approx(0.2)
+    assert summary["points"] == [33, 33]
+    assert summary["h5"].endswith("heat.h5") and summary["pvd"].endswith("heat.pvd")
+
+    times, fields, grid = simrun.read(summary["h5"])
+    cli_times, cli_fields, cli_grid = simrun.read(tmp_path / "cli" / "heat.h5")
+    np.testing.assert_array_equal(times, cli_times)
+    assert fields.keys() == cli_fields.keys() == {"u"}
+    np.testing.assert_array_equal(fields["u"], cli_fields["u"])
+    np.testing.assert_array_equal(grid["x"], cli_grid["x"])
+
+    # Every 10th step of dt = 0.01 from t = 0, on the input's 33 x 33 nodes of [0, 1]^2.
+    np.testing.assert_allclose(times, [0.0, 0.1, 0.2], rtol=0, atol=1e-15)
+    assert fields["u"].shape == (3, 33, 33)
+    np.testing.assert_allclose(grid["x"], np.linspace(0, 1, 33), rtol=0, atol=1e-15)
+    assert list(grid["steps"]) == [0, 10, 20]
+    assert "[problem]" in grid["input"]
+    # Step 0 is the input's initial condition (the boundary nodes take the boundary values).
+    x, y = np.meshgrid(grid["x"], grid["y"])  # [y, x]
+    initial = (np.exp(-80 * ((x - 0.3) ** 2 + (y - 0.35) ** 2)) +
+               0.6 * np.exp(-120 * ((x - 0.65) ** 2 + (y - 0.6) ** 2)))
+    np.testing.assert_allclose(fields["u"][0][1:-1, 1:-1], initial[1:-1, 1:-1], rtol=1e-13,
+                               atol=1e-15)
+
+    steps = simrun.read_steps(tmp_path / "py")  # the run directory's one .h5
+    assert [s["step"] for s in steps] == [0, 10, 20]
+    assert steps[0]["status"] == "initial"
+    assert steps[1]["status"] == "converged" and steps[1]["solver_iterations"] > 0
+    assert len(steps[1]["residual_history"]) >= 2
+
+
+def test_read_orders_3d_fields_z_y_x(tmp_path):
+    summary = simrun.run(HEAT_3D, output=tmp_path, backend="cpu",
+                         set={"grid.nx": 9, "grid.ny": 7, "grid.nz": 5, "time.end": 0.04,
+                              "output.every": 1, "problem.initial": "x + 10*y + 100*z"})
+    times, fields, grid = simrun.read(summary["h5"])
+    assert fields["u"].shape == (3, 5, 7, 9)
+    z, y, x = np.meshgrid(grid["z"], grid["y"], grid["x"], indexing="ij")
+    expected = x + 10 * y + 100 * z
+    np.testing.assert_allclose(fields["u"][0][1:-1, 1:-1, 1:-1], expected[1:-1, 1:-1, 1:-1],
+                               rtol=1e-14)
+    np.testing.assert_allclose(times, [0.0, 0.02, 0.04], atol=1e-15)
+
+
+def test_set_values_are_typed_and_checked(tmp_path):
+    summary = simrun.run(HEAT, output=tmp_path, backend="cpu",
+                         set={"grid.nx": np.int64(17), "grid.ny": 17, "time.end": 0.05,
+                              "time.scheme": "crank_nicolson", "grid.x": [0.0, 2.0]})
+    assert summary["points"] == [17, 17] and summary["steps"] == 5
+    _, _, grid = simrun.read(summary["h5"])
+    assert grid["x"][-1] == 2.0
+    with pytest.raises(simrun.InputError) as error:
+        simrun.run(HEAT, set={"grid.nxx": 5}, output=tmp_path)
+    assert error.value.key == "grid.nxx"
+    with pytest.raises(simrun.InputError, match="grid.nx"):
+        simrun.run(HEAT, set={"grid.nx": 1}, output=tmp_path)
+    with pytest.raises(TypeError, match="set="):
+        simrun.run(HEAT, set={"grid.nx": object()})
+    with pytest.raises(TypeError, match="set must be a dict"):
+        simrun.run(HEAT, set=["grid.nx=5"])
+
+
+def test_input_file_errors_carry_file_line_column_and_key(tmp_path):
+    text = open(HEAT).read().replace("nx = 129", 'nx = "many"')
+    bad = tmp_path / "bad.toml"
+    bad.write_text(text)
+    line_number = next(i for i, line in enumerate(text.splitlines(), 1) if '"many"' in line)
+    column = text.splitlines()[line_number - 1].index('"many"') + 1
+    with pytest.raises(simrun.InputError) as error:
+        simrun.run(bad, output=tmp_path)
+    assert (error.value.file, error.value.line, error.value.column, error.value.key) == \
+        (str(bad), line_number, column, "grid.nx")
+    code, _, err = simrun_command("check", str(bad))
+    assert code == 2
+    assert err.strip() == f"simrun: input error: {error.value}"
+    with pytest.raises(FileNotFoundError):
+        simrun.read(tmp_path / "none.h5")
+    with pytest.raises(simrun.InputError, match="cannot read the input file"):
+        simrun.run(tmp_path / "none.toml")
+
+
+def test_a_failed_solve_raises_solve_failure(tmp_path):
+    with pytest.raises(simrun.SolveFailure):
+        simrun.run(HEAT, output=tmp_path, backend="cpu",
+                   set={"grid.nx": 33, "grid.ny": 33, "solver.max_iterations": 1,
+                        "solver.method": "cg", "solver.preconditioner": "none"})
+
+
+def test_verify_is_the_command_lines_and_second_order():
+    file = source("inputs", "verify", "poisson_2d.toml")
+    report = simrun.verify(file, levels=3, backend="cpu")
+    command = simrun_json("verify", file, "--levels", "3", "--backend", "cpu")
+    assert report == command
+    # Central differences: the error falls like h^2 (the convergence tests' bound).
+    assert report["observed_order_space"] >= 2.0 - 0.1

@@ -1,0 +1,240 @@
+"""simrun.solve against SciPy's direct solver, the command line's report, and bad input."""
+
+import os
+import threading
+import time
+
+import numpy as np
+import pytest
+import scipy.io
+import scipy.sparse as sp
+import scipy.sparse.linalg as spla
+
+import simrun
+from conftest import poisson_2d, simrun_json
+
+REPORT_KEYS = {"method", "preconditioner", "format", "backend", "reason", "status", "iterations",
+               "relative_residual", "residual_history", "attempts", "seconds"}
+
+
+def random_spd(n, seed):
+    """A sparse SPD matrix: B B^T + n I for a random sparse B (about 5 entries per row)."""
+    rng = np.random.default_rng(seed)
+    b = sp.random(n, n, density=5.0 / n, random_state=rng)
+    return (b @ b.T + n * sp.identity(n)).tocsr()
+
+
+def random_nonsymmetric(n, seed):
+    """A sparse nonsymmetric matrix with a dominant diagonal: random entries, and a diagonal
+    of 1 + the row's absolute sum."""
+    rng = np.random.default_rng(seed)
+    off = sp.random(n, n, density=6.0 / n, random_state=rng, data_rvs=lambda k: rng.uniform(-1, 1, k))
+    off = off - sp.diags(off.diagonal())
+    return (off + sp.diags(1.0 + np.abs(off).sum(axis=1).A1)).tocsr()
+
+
+def error_bound(a, rtol):
+    """||x - x*|| / ||x*|| <= cond_2(A) ||r|| / ||b||: the tolerance times A's condition."""
+    return np.linalg.cond(a.toarray()) * rtol
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_random_spd_system_matches_spsolve(seed):
+    a = random_spd(300, seed)
+    b = np.random.default_rng(seed + 10).standard_normal(300)
+    x, info = simrun.solve(a, b, rtol=1e-10, backend="cpu")
+    reference = spla.spsolve(a.tocsc(), b)
+    assert info["status"] == "converged"
+    assert info["method"] == "cg"  # symmetric positive diagonal: CG is the first choice
+    assert REPORT_KEYS <= info.keys()
+    assert info["relative_residual"] <= 1e-10
+    assert np.linalg.norm(x - reference) <= error_bound(a, 1e-10) * np.linalg.norm(reference)
+    assert len(info["residual_history"]) == info["iterations"] + 1
+
+
+@pytest.mark.parametrize("seed", [3, 4])
+def test_random_nonsymmetric_system_matches_spsolve(seed):
+    a = random_nonsymmetric(400, seed)
+    b = np.random.default_rng(seed).standard_normal(400)
+    x, info = simrun.solve(a, b, rtol=1e-10, backend="cpu")
+    reference = spla.spsolve(a.tocsc(), b)
+    assert info["status"] == "converged"
+    assert info["method"] in ("bicgstab", "gmres", "bicg")
+    assert np.linalg.norm(x - reference) <= error_bound(a, 1e-10) * np.linalg.norm(reference)
+
+
+def test_every_scipy_form_gives_the_same_bits():
+    a = poisson_2d(20)
+    b = np.ones(a.shape[0])
+    x_csr, info = simrun.solve(a, b, backend="cpu")
+    for form in (a.tocoo(), a.todia(), a.tocsc(), sp.csr_array(a)):
+        x, other = simrun.solve(form, b, backend="cpu")
+        assert np.array_equal(x, x_csr), type(form).__name__
+        assert other["iterations"] == info["iterations"]
+    # Duplicates summed and indices unsorted, as SciPy's canonical form does.
+    coo = a.tocoo()
+    doubled = sp.coo_matrix((np.concatenate([coo.data / 2, coo.data / 2]),
+                             (np.concatenate([coo.row, coo.row]),
+                              np.concatenate([coo.col, coo.col]))), shape=a.shape)
+    x, _ = simrun.solve(doubled, b, backend="cpu")
+    np.testing.assert_allclose(x, x_csr, rtol=1e-12, atol=0)
+
+
+def test_the_report_is_the_command_lines(tmp_path):
+    a = random_spd(200, 7)
+    b = np.random.default_rng(8).standard_normal(200)
+    scipy.io.mmwrite(str(tmp_path / "a.mtx"), a, precision=17)
+    scipy.io.mmwrite(str(tmp_path / "b.mtx"), b.reshape(-1, 1), precision=17)
+    command = simrun_json("solve", "a.mtx", "--rhs", "b.mtx", "--backend", "cpu",
+                          cwd=tmp_path)
+    x, info = simrun.solve(a, b, backend="cpu")
+    for key in ("method", "preconditioner", "format", "backend", "reason", "status",
+                "iterations", "format_reason", "residual_history", "attempts"):
+        assert info[key] == command[key], key
+    assert info["relative_residual"] == pytest.approx(command["relative_residual"], rel=1e-6)
+
+
+def test_named_method_preconditioner_format_and_precision():
+    a = poisson_2d(16)
+    b = np.ones(a.shape[0])
+    x, info = simrun.solve(a, b, method="pcg", preconditioner="ssor", format="csr",
+                           precision="float", rtol=1e-5, backend="cpu")
+    assert (info["method"], info["preconditioner"], info["format"], info["precision"]) == \
+        ("cg", "ssor", "csr", "float")
+    assert info["status"] == "converged" and info["relative_residual"] <= 1.5e-5
+    # A box of 128^2: CG + Jacobi would take more iterations than 10 multigrid cycles cost.
+    a = poisson_2d(128)
+    x, info = simrun.solve(a, np.ones(a.shape[0]), grid=(128, 128), backend="cpu")
+    assert info["preconditioner"] == "multigrid" and "multigrid" in info
+    assert info["status"] == "converged" and info["relative_residual"] <= 1e-8
+    assert info["iterations"] <= 20
+
+
+def test_initial_guess_is_used():
+    a = poisson_2d(12)
+    b = np.ones(a.shape[0])
+    exact = spla.spsolve(a.tocsc(), b)
+    x, info = simrun.solve(a, b, x0=exact, backend="cpu")
+    assert info["iterations"] == 0 and info["status"] == "converged"
+    np.testing.assert_array_equal(x, exact)
+
+
+# Every outcome a solve can have is reported in info["status"], never raised.
+def test_converged_and_max_iterations():
+    a = poisson_2d(30)
+    b = np.ones(a.shape[0])
+    _, info = simrun.solve(a, b, method="cg", max_iterations=3, backend="cpu")
+    assert info["status"] == "max_iterations" and info["iterations"] == 3
+
+
+def test_stagnated_below_the_precisions_reach():
+    # nos3-like: float cannot reach 1e-7 relative on a matrix of condition ~1e4 (the command
+    # line's test shows the same).
+    a = poisson_2d(40)
+    b = np.ones(a.shape[0])
+    _, info = simrun.solve(a, b, method="cg", preconditioner="none", precision="float",
+                           rtol=1e-7, backend="cpu")
+    assert info["status"] in ("stagnated", "converged")
+    if info["status"] == "converged":
+        assert info["relative_residual"] <= 1e-7 * 1.5
+
+
+def test_structurally_singular_is_named():
+    # Only entry (0, 0): rows 1 and 2 are empty.
+    a = sp.csr_matrix(([2.0], ([0], [0])), shape=(3, 3))
+    x, info = simrun.solve(a, np.array([2.0, 0.0, 0.0]), backend="cpu")
+    assert info["status"] == "singular"
+    assert "2 empty rows (the first: row 1)" in info["singular"]
+
+
+def test_indefinite_matrix_stops_cg():
+    # p^T A p = 1 - 2 < 0 at CG's first step with p = b = (1, 1).
+    a = sp.diags([1.0, -2.0]).tocsr()
+    _, info = simrun.solve(a, np.ones(2), method="cg", preconditioner="none", backend="cpu")
+    assert info["attempts"][0]["status"] == "indefinite"
+
+
+def test_jacobi_diverges_on_a_matrix_without_dominance():
+    # The iteration matrix -D^-1 (A - D) has spectral radius 2.
+    a = sp.csr_matrix(np.array([[1.0, 2.0], [2.0, 1.0]]))
+    _, info = simrun.solve(a, np.ones(2), method="jacobi", backend="cpu")
+    assert info["attempts"][0]["status"] in ("diverged", "non_finite")
+    assert info["status"] != "converged" or info["method"] != "jacobi"
+
+
+# Bad input: TypeError for the wrong kind of argument, simrun.InputError (a ValueError) with the
+# command line's message for a wrong value.
+def test_bad_arguments():
+    a = poisson_2d(4)
+    b = np.ones(16)
+    with pytest.raises(TypeError, match="SciPy sparse matrix"):
+        simrun.solve([[1.0]], [1.0])
+    with pytest.raises(simrun.InputError, match="the matrix is 3 x 4; a linear system needs"):
+        simrun.solve(sp.random(3, 4, density=0.5, format="csr"), np.ones(3))
+    with pytest.raises(simrun.InputError,
+                       match="the right-hand side has 5 entries, the matrix has 16 rows"):
+        simrun.solve(a, np.ones(5))
+    with pytest.raises(simrun.InputError, match="the initial guess has 3 entries"):
+        simrun.solve(a, b, x0=np.ones(3))
+    with pytest.raises(TypeError, match="complex"):
+        simrun.solve(a.astype(complex), b)
+    with pytest.raises(TypeError, match="b must be an array"):
+        simrun.solve(a, "ones")
+    bad = a.copy()
+    bad.data[5] = np.nan
+    with pytest.raises(simrun.InputError, match="not finite in row 1"):
+        simrun.solve(bad, b)
+    with pytest.raises(simrun.InputError, match="right-hand side has a value that is not finite"):
+        simrun.solve(a, np.full(16, np.inf))
+    with pytest.raises(ValueError, match="method"):
+        simrun.solve(a, b, method="conjugate")
+    with pytest.raises(simrun.InputError, match="rtol must be in \\[0, 1\\)"):
+        simrun.solve(a, b, rtol=-1.0)
+    with pytest.raises(simrun.InputError, match="max_iterations must be >= 1"):
+        simrun.solve(a, b, max_iterations=0)
+    with pytest.raises(simrun.InputError, match="pcg needs a preconditioner"):
+        simrun.solve(a, b, method="pcg", preconditioner="none")
+    with pytest.raises(simrun.InputError, match="the box 4x5 has 20 points but the matrix 16"):
+        simrun.solve(a, b, grid=(4, 5), preconditioner="multigrid")
+    with pytest.raises(TypeError, match="grid must be"):
+        simrun.solve(a, b, grid=4.5)
+    with pytest.raises(TypeError, match="rtol must be a number"):
+        simrun.solve(a, b, rtol="small")
+
+
+def test_cuda_back_end_or_a_usage_error():
+    a = poisson_2d(8)
+    try:
+        _, info = simrun.solve(a, np.ones(64), backend="cuda")
+    except simrun.UsageError as error:
+        assert "cuda" in str(error).lower() or "gpu" in str(error).lower()
+    else:
+        assert info["backend"] == "cuda" and info["status"] == "converged"
+
+
+def test_the_gil_is_released_while_solving():
+    """Another Python thread runs on while a solve takes at least half a second."""
+    a = poisson_2d(400)
+    b = np.ones(a.shape[0])
+    result = {}
+
+    def solve():
+        start = time.perf_counter()
+        result["x"], result["info"] = simrun.solve(a, b, method="cg", preconditioner="none",
+                                                   rtol=1e-12, backend="cpu")
+        result["seconds"] = time.perf_counter() - start
+
+    worker = threading.Thread(target=solve)
+    longest_gap = 0.0
+    last = time.perf_counter()
+    worker.start()
+    while worker.is_alive():
+        now = time.perf_counter()
+        longest_gap = max(longest_gap, now - last)
+        last = now
+        time.sleep(0.001)
+    worker.join()
+    solve_seconds = result["info"]["seconds"]
+    assert solve_seconds >= 0.2, "the solve is too short to tell"
+    # Held, the GIL would stop this thread for the whole solve.
+    assert longest_gap < 0.5 * solve_seconds, (longest_gap, solve_seconds)
