@@ -155,6 +155,7 @@ nlohmann::json report_json(const SystemSolution& s, const solvers::CsrData<doubl
     j["iterations"] = s.iterations;
     j["relative_residual"] = s.relative_residual;
     j["solver_relative_residual"] = result.relative_residual();
+    j["analysis_seconds"] = s.analysis_seconds;
     j["setup_seconds"] = s.setup_seconds;
     j["seconds"] = s.solve_seconds;
     j["seconds_per_iteration"] =
@@ -235,7 +236,9 @@ SystemSolution solve_system(const solvers::CsrData<double>& a, const std::vector
                          " entries, the matrix has " + std::to_string(a.rows) + " rows");
     }
     SystemSolution solution;
+    const auto analysis_start = Clock::now();
     solution.properties = solvers::analyze(a);
+    solution.analysis_seconds = seconds_since(analysis_start);
     if (settings.precision == solvers::Precision::single_precision) {
         solve_from_host<float>(a, b, x0, settings, solution);
     } else {
@@ -254,7 +257,9 @@ SystemSolution solve_system_on_device(const solvers::CsrData<double>& a, const v
                                       const SolveSettings& settings) {
     check_square(a);
     SystemSolution solution;
+    const auto analysis_start = Clock::now();
     solution.properties = solvers::analyze(a);
+    solution.analysis_seconds = seconds_since(analysis_start);
     if (settings.precision == solvers::Precision::single_precision) {
         solve_on_device<float>(a, b, x, settings, solution);
     } else {

@@ -59,7 +59,8 @@ struct SystemSolution {
     std::string backend;  // "cuda (NVIDIA H100 ...)"
     std::string backend_reason;
     std::string preconditioner_details;  // the multigrid hierarchy, where there is one
-    double setup_seconds = 0;
+    double analysis_seconds = 0;  // the matrix's properties (symmetry, dominance...), on the host
+    double setup_seconds = 0;     // the back-end, the plan, the operator and preconditioner
     double solve_seconds = 0;
     // The report as `simrun solve --json` prints it, less the keys of the files read (matrix,
     // read_seconds, error_vs_ones), which the command adds.

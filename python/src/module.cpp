@@ -10,6 +10,7 @@
 
 #include <exception>
 #include <stdexcept>
+#include <string>
 
 #include "bindings.hpp"
 #include "simrun/framework/config/input_error.hpp"
@@ -48,9 +49,27 @@ void translate(std::exception_ptr error) {
     }
 }
 
+// pybind11 before 2.12 reads NumPy 1's array descriptors: under NumPy 2 its arrays would hold
+// wrong strides (a vector returned as its first value repeated). Refused at import instead.
+void check_numpy_layout() {
+#if PYBIND11_VERSION_HEX < 0x020C0000
+    const std::string version =
+        py::module_::import("numpy").attr("__version__").cast<std::string>();
+    if (version.rfind("1.", 0) != 0) {
+        throw py::import_error("simrun was built with pybind11 " +
+                               std::to_string(PYBIND11_VERSION_MAJOR) + "." +
+                               std::to_string(PYBIND11_VERSION_MINOR) +
+                               ", which predates NumPy 2's array layout, and NumPy " + version +
+                               " is loaded: build simrun with pybind11 2.12 or later, or use "
+                               "NumPy 1");
+    }
+#endif
+}
+
 }  // namespace
 
 PYBIND11_MODULE(_simrun, module) {
+    check_numpy_layout();
     module.doc() = "simrun's solver layer, runs and run files (use the package simrun)";
     module.attr("__version__") = SIMRUN_VERSION_STRING;
     py::register_exception_translator(translate);
