@@ -6,6 +6,7 @@
 #include <cstring>
 #include <limits>
 #include <map>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -26,7 +27,13 @@ bool identity_rows_fit(std::int64_t identity_rows, int num_diagonals, double mai
 template <typename T>
 bool has_constant_coefficients(const CsrData<T>& a, int num_diagonals) {
     if (num_diagonals > 8 || a.rows == 0) return false;
-    std::map<std::int64_t, T> values;  // offset j - i -> its one value
+    // offset j - i -> its one value: at most 8 pairs, searched in order (a map per entry would
+    // cost more than the rest of the analysis).
+    std::vector<std::pair<std::int64_t, T>> values;
+    const auto find = [&](std::int64_t offset) {
+        return std::find_if(values.begin(), values.end(),
+                            [offset](const auto& entry) { return entry.first == offset; });
+    };
     std::int64_t identity_rows = 0;
     for (std::int32_t i = 0; i < a.rows; ++i) {
         bool has_diagonal = false;
@@ -45,11 +52,16 @@ bool has_constant_coefficients(const CsrData<T>& a, int num_diagonals) {
         }
         for (std::int32_t k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k) {
             if (a.values[k] == T(0)) continue;
-            const auto [entry, added] = values.emplace(std::int64_t{a.col[k]} - i, a.values[k]);
-            if (!added && !(entry->second == a.values[k])) return false;
+            const std::int64_t offset = std::int64_t{a.col[k]} - i;
+            const auto entry = find(offset);
+            if (entry == values.end()) {
+                values.emplace_back(offset, a.values[k]);
+            } else if (!(entry->second == a.values[k])) {
+                return false;
+            }
         }
     }
-    const auto main = values.find(0);
+    const auto main = find(0);
     return identity_rows_fit(identity_rows, num_diagonals,
                              main == values.end() ? 1.0 : static_cast<double>(main->second));
 }
@@ -76,6 +88,51 @@ bool reaches_strict_rows(const CsrData<T>& at, std::vector<std::int32_t> queue) 
         }
     }
     return count == static_cast<std::size_t>(at.rows);
+}
+
+// max |a_ij - a_ji| over the entries of `a` (an entry without its mirror against 0), comparing
+// row i of A with row i of A^T (both sorted by column).
+template <typename T>
+double largest_difference(const CsrData<T>& a, const CsrData<T>& at) {
+    double asymmetry = 0.0;
+    for (std::int32_t i = 0; i < a.rows; ++i) {
+        std::int32_t k = a.row_ptr[i], l = at.row_ptr[i];
+        const std::int32_t k_end = a.row_ptr[i + 1], l_end = at.row_ptr[i + 1];
+        while (k < k_end || l < l_end) {
+            const std::int32_t ck = k < k_end ? a.col[k] : a.cols;
+            const std::int32_t cl = l < l_end ? at.col[l] : a.cols;
+            const double vk = ck <= cl ? static_cast<double>(a.values[k]) : 0.0;
+            const double vl = cl <= ck ? static_cast<double>(at.values[l]) : 0.0;
+            asymmetry = std::max(asymmetry, std::abs(vk - vl));
+            if (ck <= cl) ++k;
+            if (cl <= ck) ++l;
+        }
+    }
+    return asymmetry;
+}
+
+// The same without A^T: each a_ij against a_ji found by bisection in row j, rows in parallel.
+// None where a row's columns are not strictly increasing (bisection needs them sorted).
+template <typename T>
+std::optional<double> largest_mirror_difference(const CsrData<T>& a) {
+    double asymmetry = 0.0;
+    bool sorted = true;
+#pragma omp parallel for reduction(max : asymmetry) reduction(&& : sorted) schedule(static)
+    for (std::int32_t i = 0; i < a.rows; ++i) {
+        for (std::int32_t k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k) {
+            if (k + 1 < a.row_ptr[i + 1] && !(a.col[k] < a.col[k + 1])) sorted = false;
+            const std::int32_t j = a.col[k];
+            const auto begin = a.col.begin() + a.row_ptr[j], end = a.col.begin() + a.row_ptr[j + 1];
+            const auto at = std::lower_bound(begin, end, i);
+            const double mirror =
+                at != end && *at == i
+                    ? static_cast<double>(a.values[static_cast<std::size_t>(at - a.col.begin())])
+                    : 0.0;
+            asymmetry = std::max(asymmetry, std::abs(static_cast<double>(a.values[k]) - mirror));
+        }
+    }
+    if (!sorted) return std::nullopt;
+    return asymmetry;
 }
 
 // The rows of `a` without a nonzero value: how many, and the first.
@@ -106,22 +163,14 @@ MatrixProperties analyze(const CsrData<T>& a, double symmetry_tolerance) {
     double largest = 0.0;
     for (T v : a.values) largest = std::max(largest, std::abs(static_cast<double>(v)));
 
-    // Symmetry: compare row i of A with row i of A^T (both sorted by column).
-    const CsrData<T> at = transpose(a);
-    double asymmetry = 0.0;
-    for (std::int32_t i = 0; i < a.rows; ++i) {
-        std::int32_t k = a.row_ptr[i], l = at.row_ptr[i];
-        const std::int32_t k_end = a.row_ptr[i + 1], l_end = at.row_ptr[i + 1];
-        while (k < k_end || l < l_end) {
-            const std::int32_t ck = k < k_end ? a.col[k] : a.cols;
-            const std::int32_t cl = l < l_end ? at.col[l] : a.cols;
-            const double vk = ck <= cl ? static_cast<double>(a.values[k]) : 0.0;
-            const double vl = cl <= ck ? static_cast<double>(at.values[l]) : 0.0;
-            asymmetry = std::max(asymmetry, std::abs(vk - vl));
-            if (ck <= cl) ++k;
-            if (cl <= ck) ++l;
-        }
-    }
+    // Symmetry: each entry a_ij against a_ji, found in row j (columns sorted), on every core.
+    // An exactly symmetric matrix is its own transpose (the empty columns and the backward
+    // search below read it as A^T); any other is transposed.
+    const std::optional<double> mirrored = largest_mirror_difference(a);
+    CsrData<T> transposed;
+    if (!mirrored || *mirrored != 0.0) transposed = transpose(a);
+    const CsrData<T>& at = mirrored && *mirrored == 0.0 ? a : transposed;
+    const double asymmetry = mirrored ? *mirrored : largest_difference(a, at);
     p.asymmetry = largest > 0.0 ? asymmetry / largest : 0.0;
     p.symmetric = p.asymmetry <= symmetry_tolerance;
 
