@@ -7,6 +7,8 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <utility>
+#include <variant>
 
 #include "simrun/framework/config/input_error.hpp"
 #include "simrun/solvers/matrices/conversions.hpp"
@@ -55,86 +57,12 @@ solvers::StoppingCriteria criteria(const SolveSettings& s, std::int32_t rows) {
     return c;
 }
 
-// The vectors of a solve in the back-end's memory: b, and x holding x0.
-template <typename T>
-struct SolveVectors {
-    solvers::Array<T> b, x;
-};
-
-// Chooses the back-end and the plan, builds the solver and solves with the vectors that
-// `vectors(backend)` makes; x is left on the back-end.
-template <typename T, typename MakeVectors>
-SolveVectors<T> solve_in(const solvers::CsrData<double>& a, const SolveSettings& s,
-                         solvers::BackendDecision decision, SystemSolution& solution,
-                         MakeVectors&& vectors) {
-    const auto setup_start = Clock::now();
-    const auto backend = std::move(decision.backend);
-    solution.backend =
-        std::string(solvers::to_string(backend->kind())) + " (" + backend->description() + ")";
-    solution.backend_reason = std::move(decision.reason);
-    solution.plan = solvers::plan_solver(solution.properties, s.request);
-    solvers::MethodParameters parameters;
-    parameters.criteria = criteria(s, a.rows);
-    parameters.compensated_dots = s.compensated;
-    parameters.omega = s.omega;
-    parameters.restart = static_cast<int>(s.restart);  // checked in check_settings
-    const solvers::LinearSystemSolver<T> solver(backend, solvers::convert_values<T>(a),
-                                                solution.plan, parameters);
-    SolveVectors<T> v = vectors(backend);
-    backend->synchronize();
-    solution.setup_seconds = seconds_since(setup_start);
-
-    const auto solve_start = Clock::now();
-    solution.report = solver.solve(v.b, v.x);
-    solution.preconditioner_details = solver.preconditioner_details();
-    backend->synchronize();
-    solution.solve_seconds = seconds_since(solve_start);
-    return v;
-}
-
-template <typename T>
-void solve_from_host(const solvers::CsrData<double>& a, const std::vector<double>& b,
-                     const std::vector<double>& x0, const SolveSettings& s,
-                     SystemSolution& solution) {
-    const SolveVectors<T> v =
-        solve_in<T>(a, s, solvers::choose_backend_for_solve(s.backend, a.rows), solution,
-                    [&](const std::shared_ptr<const solvers::Backend>& backend) {
-                        const std::vector<T> b_t(b.begin(), b.end()), x0_t(x0.begin(), x0.end());
-                        return SolveVectors<T>{solvers::Array<T>::from_host(backend, b_t),
-                                               solvers::Array<T>::from_host(backend, x0_t)};
-                    });
-    const std::vector<T> x_t = v.x.to_host();
-    solution.x.assign(x_t.begin(), x_t.end());
-}
-
-template <typename T>
-void solve_on_device(const solvers::CsrData<double>& a, const void* b, void* x,
-                     const SolveSettings& s, SystemSolution& solution) {
-    // `auto` takes the GPU whatever the size: the vectors are there already.
-    solvers::BackendDecision decision = solvers::choose_backend(
-        s.backend == solvers::BackendChoice::automatic ? solvers::BackendChoice::cuda : s.backend);
-    if (decision.backend->kind() != solvers::BackendKind::cuda) {
-        throw std::invalid_argument(
-            "b and x0 are in a GPU's memory: backend must be auto or "
-            "cuda, not " +
-            std::string(solvers::to_string(decision.backend->kind())));
-    }
-    const auto n = static_cast<std::size_t>(a.rows);
-    solve_in<T>(
-        a, s, std::move(decision), solution,
-        [&](const std::shared_ptr<const solvers::Backend>& backend) {
-            return SolveVectors<T>{
-                solvers::Array<T>::borrow(backend, static_cast<T*>(const_cast<void*>(b)), n),
-                solvers::Array<T>::borrow(backend, static_cast<T*>(x), n)};
-        });
-}
-
-nlohmann::json report_json(const SystemSolution& s, const solvers::CsrData<double>& a,
+nlohmann::json report_json(const SystemSolution& s, std::int64_t rows, std::int64_t nnz,
                            const SolveSettings& settings) {
     const solvers::SolveResult& result = s.report.result();
     nlohmann::json j;
-    j["rows"] = a.rows;
-    j["nnz"] = a.nnz();
+    j["rows"] = rows;
+    j["nnz"] = nnz;
     j["method"] = solvers::to_string(s.report.step().method);
     j["preconditioner"] = solvers::to_string(s.report.step().preconditioner);
     j["format"] = std::string(solvers::to_string(s.plan.format));
@@ -226,50 +154,167 @@ void check_settings(const SolveSettings& settings, SettingNames names) {
     }
 }
 
-SystemSolution solve_system(const solvers::CsrData<double>& a, const std::vector<double>& b,
-                            const std::vector<double>& x0, const SolveSettings& settings) {
+// The solver in the precision asked for.
+using AnySolver = std::variant<std::unique_ptr<solvers::LinearSystemSolver<float>>,
+                               std::unique_ptr<solvers::LinearSystemSolver<double>>>;
+
+struct SystemSolver::Impl {
+    solvers::CsrData<double> a;  // for the true residual; empty with device vectors
+    std::int64_t rows = 0, nnz = 0;
+    SolveSettings settings;
+    bool device_vectors = false;
+    SystemSolution prototype;  // what every solve's solution starts from
+    std::shared_ptr<const solvers::Backend> backend;
+    AnySolver solver;
+
+    // Solves with the vectors that `vectors()` makes (b, and x holding x0); x is left on the
+    // back-end, for `finish` to take.
+    template <typename T, typename MakeVectors, typename Finish>
+    SystemSolution solve_with(MakeVectors&& vectors, Finish&& finish) const {
+        SystemSolution solution = prototype;
+        solution.analysis_seconds = 0;  // paid at construction: the caller counts it once
+        const auto& method = *std::get<std::unique_ptr<solvers::LinearSystemSolver<T>>>(solver);
+        const auto upload_start = Clock::now();
+        auto [b, x] = vectors();
+        backend->synchronize();
+        solution.setup_seconds = seconds_since(upload_start);
+        const auto solve_start = Clock::now();
+        solution.report = method.solve(b, x);
+        solution.preconditioner_details = method.preconditioner_details();
+        backend->synchronize();
+        solution.solve_seconds = seconds_since(solve_start);
+        finish(solution, x);
+        solution.iterations = solution.report.total_iterations();
+        solution.converged = solution.report.converged() && solution.finite;
+        solution.json = report_json(solution, rows, nnz, settings);
+        return solution;
+    }
+};
+
+SystemSolver::SystemSolver(solvers::CsrData<double> a, const SolveSettings& settings,
+                           bool device_vectors)
+    : impl_(std::make_unique<Impl>()) {
     check_square(a);
-    const auto n = static_cast<std::size_t>(a.rows);
+    Impl& m = *impl_;
+    m.rows = a.rows;
+    m.nnz = a.nnz();
+    m.settings = settings;
+    m.device_vectors = device_vectors;
+    SystemSolution& p = m.prototype;
+    const auto analysis_start = Clock::now();
+    p.properties = solvers::analyze(a);
+    p.analysis_seconds = seconds_since(analysis_start);
+
+    const auto setup_start = Clock::now();
+    solvers::BackendDecision decision;
+    if (device_vectors) {
+        // `auto` takes the GPU whatever the size: the vectors are there already.
+        decision = solvers::choose_backend(settings.backend == solvers::BackendChoice::automatic
+                                               ? solvers::BackendChoice::cuda
+                                               : settings.backend);
+        if (decision.backend->kind() != solvers::BackendKind::cuda) {
+            throw std::invalid_argument(
+                "b and x0 are in a GPU's memory: backend must be auto or cuda, not " +
+                std::string(solvers::to_string(decision.backend->kind())));
+        }
+    } else {
+        decision = solvers::choose_backend_for_solve(settings.backend, a.rows);
+    }
+    m.backend = std::move(decision.backend);
+    p.backend =
+        std::string(solvers::to_string(m.backend->kind())) + " (" + m.backend->description() + ")";
+    p.backend_reason = std::move(decision.reason);
+    p.plan = solvers::plan_solver(p.properties, settings.request);
+    solvers::MethodParameters parameters;
+    parameters.criteria = criteria(settings, a.rows);
+    parameters.compensated_dots = settings.compensated;
+    parameters.omega = settings.omega;
+    parameters.restart = static_cast<int>(settings.restart);  // checked in check_settings
+    if (settings.precision == solvers::Precision::single_precision) {
+        m.solver = std::make_unique<solvers::LinearSystemSolver<float>>(
+            m.backend, solvers::convert_values<float>(a), p.plan, parameters);
+    } else if (device_vectors) {  // A is not needed afterwards: no copy
+        m.solver = std::make_unique<solvers::LinearSystemSolver<double>>(m.backend, std::move(a),
+                                                                         p.plan, parameters);
+    } else {
+        m.solver = std::make_unique<solvers::LinearSystemSolver<double>>(
+            m.backend, solvers::convert_values<double>(a), p.plan, parameters);
+    }
+    m.backend->synchronize();
+    p.setup_seconds = seconds_since(setup_start);
+    if (!device_vectors) m.a = std::move(a);
+}
+
+SystemSolver::~SystemSolver() = default;
+
+std::int64_t SystemSolver::rows() const { return impl_->rows; }
+double SystemSolver::analysis_seconds() const { return impl_->prototype.analysis_seconds; }
+double SystemSolver::setup_seconds() const { return impl_->prototype.setup_seconds; }
+
+SystemSolution SystemSolver::solve(const std::vector<double>& b,
+                                   const std::vector<double>& x0) const {
+    const Impl& m = *impl_;
+    if (m.device_vectors) {
+        throw std::logic_error("SystemSolver::solve: this solver takes vectors on the device");
+    }
+    const auto n = static_cast<std::size_t>(m.rows);
     if (b.size() != n || x0.size() != n) {
         throw InputError(std::string(b.size() != n ? "the right-hand side" : "the initial guess") +
                          " has " + std::to_string(b.size() != n ? b.size() : x0.size()) +
-                         " entries, the matrix has " + std::to_string(a.rows) + " rows");
+                         " entries, the matrix has " + std::to_string(m.rows) + " rows");
     }
-    SystemSolution solution;
-    const auto analysis_start = Clock::now();
-    solution.properties = solvers::analyze(a);
-    solution.analysis_seconds = seconds_since(analysis_start);
-    if (settings.precision == solvers::Precision::single_precision) {
-        solve_from_host<float>(a, b, x0, settings, solution);
-    } else {
-        solve_from_host<double>(a, b, x0, settings, solution);
-    }
-    solution.relative_residual = true_relative_residual(a, b, solution.x);
-    solution.finite = std::all_of(solution.x.begin(), solution.x.end(),
-                                  [](double v) { return std::isfinite(v); });
-    solution.converged = solution.report.converged() && solution.finite;
-    solution.iterations = solution.report.total_iterations();
-    solution.json = report_json(solution, a, settings);
-    return solution;
+    const auto on_host = [&]<typename T>() {
+        return m.solve_with<T>(
+            [&] {
+                const std::vector<T> b_t(b.begin(), b.end()), x0_t(x0.begin(), x0.end());
+                return std::pair{solvers::Array<T>::from_host(m.backend, b_t),
+                                 solvers::Array<T>::from_host(m.backend, x0_t)};
+            },
+            [&](SystemSolution& solution, const solvers::Array<T>& x) {
+                const std::vector<T> x_t = x.to_host();
+                solution.x.assign(x_t.begin(), x_t.end());
+                solution.relative_residual = true_relative_residual(m.a, b, solution.x);
+                solution.finite = std::all_of(solution.x.begin(), solution.x.end(),
+                                              [](double v) { return std::isfinite(v); });
+            });
+    };
+    return std::holds_alternative<std::unique_ptr<solvers::LinearSystemSolver<float>>>(m.solver)
+               ? on_host.template operator()<float>()
+               : on_host.template operator()<double>();
 }
 
-SystemSolution solve_system_on_device(const solvers::CsrData<double>& a, const void* b, void* x,
-                                      const SolveSettings& settings) {
-    check_square(a);
-    SystemSolution solution;
-    const auto analysis_start = Clock::now();
-    solution.properties = solvers::analyze(a);
-    solution.analysis_seconds = seconds_since(analysis_start);
-    if (settings.precision == solvers::Precision::single_precision) {
-        solve_on_device<float>(a, b, x, settings, solution);
-    } else {
-        solve_on_device<double>(a, b, x, settings, solution);
+SystemSolution SystemSolver::solve_on_device(const void* b, void* x) const {
+    const Impl& m = *impl_;
+    if (!m.device_vectors) {
+        throw std::logic_error("SystemSolver::solve_on_device: this solver takes host vectors");
     }
-    solution.relative_residual = std::numeric_limits<double>::quiet_NaN();
-    solution.finite = solution.report.result().status != solvers::SolveStatus::non_finite;
-    solution.converged = solution.report.converged();
-    solution.iterations = solution.report.total_iterations();
-    solution.json = report_json(solution, a, settings);
+    const auto n = static_cast<std::size_t>(m.rows);
+    const auto on_device = [&]<typename T>() {
+        return m.solve_with<T>(
+            [&] {
+                return std::pair{
+                    solvers::Array<T>::borrow(m.backend, static_cast<T*>(const_cast<void*>(b)), n),
+                    solvers::Array<T>::borrow(m.backend, static_cast<T*>(x), n)};
+            },
+            [&](SystemSolution& solution, const solvers::Array<T>&) {
+                solution.relative_residual = std::numeric_limits<double>::quiet_NaN();
+                solution.finite =
+                    solution.report.result().status != solvers::SolveStatus::non_finite;
+            });
+    };
+    return std::holds_alternative<std::unique_ptr<solvers::LinearSystemSolver<float>>>(m.solver)
+               ? on_device.template operator()<float>()
+               : on_device.template operator()<double>();
+}
+
+SystemSolution solve_system(const solvers::CsrData<double>& a, const std::vector<double>& b,
+                            const std::vector<double>& x0, const SolveSettings& settings) {
+    const SystemSolver solver(a, settings);
+    SystemSolution solution = solver.solve(b, x0);
+    solution.analysis_seconds = solver.analysis_seconds();
+    solution.setup_seconds += solver.setup_seconds();
+    solution.json["analysis_seconds"] = solution.analysis_seconds;
+    solution.json["setup_seconds"] = solution.setup_seconds;
     return solution;
 }
 

@@ -3,6 +3,7 @@
 // Python module's simrun.solve do it: the back-end and plan chosen, the system solved, the true
 // residual recomputed, and the report whose keys `simrun solve --json` prints.
 #include <cstdint>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -48,11 +49,13 @@ enum class SettingNames { command_line, keywords };
 void check_settings(const SolveSettings& settings, SettingNames names);
 
 struct SystemSolution {
-    std::vector<double> x;
+    std::vector<double> x;   // empty where x lies in a GPU's memory (solve_on_device)
     bool converged = false;  // the solver's verdict, and x finite
     bool finite = true;
     std::int64_t iterations = 0;
-    double relative_residual = 0;  // true ||b - A x|| / ||b||, recomputed in long double
+    // True ||b - A x|| / ||b||, recomputed in long double; NaN where x lies in a GPU's memory
+    // (the caller recomputes it there).
+    double relative_residual = 0;
     solvers::MatrixProperties properties;
     solvers::SolverPlan plan;
     solvers::SolveReport report;
@@ -67,17 +70,43 @@ struct SystemSolution {
     nlohmann::json json;
 };
 
-// Solves A x = b from x0 (sizes checked: InputError). A square, as CSR.
+// A square system's matrix analysed and its solver built once, for many right-hand sides (the
+// Python module's simrun.Solver; solve_system below for one). A is kept on the host for the
+// true residual of solutions on the host.
+class SystemSolver {
+public:
+    // Analyses A (CSR) and builds the solver on the back-end the settings choose: for vectors
+    // on the host as `simrun solve` does (choose_backend_for_solve); with `device_vectors`, for
+    // vectors in a CUDA device's memory: CUDA, which `auto` then takes whatever the size
+    // (DeviceUnavailable or NotCompiled where there is none, std::invalid_argument for a named
+    // CPU back-end). Throws InputError for a matrix that is not square.
+    SystemSolver(solvers::CsrData<double> a, const SolveSettings& settings,
+                 bool device_vectors = false);
+    ~SystemSolver();
+    SystemSolver(const SystemSolver&) = delete;
+    SystemSolver& operator=(const SystemSolver&) = delete;
+
+    // Solves A x = b from x0, vectors on the host (sizes checked: InputError). Not with
+    // device_vectors. The solution's analysis_seconds is 0 and its setup_seconds the vectors'
+    // upload: the object's own (below) were paid once, at construction.
+    SystemSolution solve(const std::vector<double>& b, const std::vector<double>& x0) const;
+    // The same with b and x in the CUDA device's memory (another library's arrays of n values
+    // in settings.precision's type: double or float): b is read and x (x0 on entry) written where
+    // they lie, with no copy through the host. The caller has finished its own work on them; the
+    // back-end has finished when this returns. Only with device_vectors.
+    SystemSolution solve_on_device(const void* b, void* x) const;
+
+    std::int64_t rows() const;
+    double analysis_seconds() const;
+    double setup_seconds() const;
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+};
+
+// Solves A x = b from x0 once (SystemSolver's analysis and set-up counted in the solution).
 SystemSolution solve_system(const solvers::CsrData<double>& a, const std::vector<double>& b,
                             const std::vector<double>& x0, const SolveSettings& settings);
-
-// The same with b and x already in a CUDA device's memory (another library's arrays of
-// a.rows values, in settings.precision's type: double or float): b is read and x (x0 on entry)
-// written where they lie, with no copy through the host; the back-end is CUDA (`auto` takes it
-// whatever the size), else DeviceUnavailable or NotCompiled. The caller has finished its own
-// work on them; the back-end has finished when this returns. solution.x stays empty, and
-// relative_residual (and the report's) is NaN: the caller recomputes b - A x where x lies.
-SystemSolution solve_system_on_device(const solvers::CsrData<double>& a, const void* b, void* x,
-                                      const SolveSettings& settings);
 
 }  // namespace simrun::app

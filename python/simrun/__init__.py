@@ -2,6 +2,7 @@
 their results as NumPy arrays.
 
     x, info = simrun.solve(A, b)            # A: SciPy sparse (or anything with tocsr())
+    solver = simrun.Solver(A); x, info = solver.solve(b)   # many b: set up once
     summary = simrun.run("inputs/heat.toml", set={"grid.nx": 257}, output="out/")
     times, fields, grid = simrun.read("out/heat.h5")
     report = simrun.verify("inputs/poisson.toml", levels=3)
@@ -15,7 +16,7 @@ from ._simrun import __version__
 from .errors import InputError, SolveFailure, UsageError
 from .reading import read, read_input, read_steps
 from .running import run, verify
-from .solving import solve
+from .solving import Solver, solve
 
-__all__ = ["solve", "run", "verify", "read", "read_steps", "read_input", "InputError", "UsageError",
+__all__ = ["solve", "Solver", "run", "verify", "read", "read_steps", "read_input", "InputError", "UsageError",
            "SolveFailure", "__version__"]

@@ -1,9 +1,6 @@
 """simrun.solve on CuPy vectors: b, x0 and x stay in the GPU's memory, read and written there
 by simrun's CUDA back-end (no copy through the host); the matrix is analysed on the host."""
 
-import json
-
-from . import _simrun
 from .errors import InputError
 
 
@@ -22,12 +19,13 @@ def _device_vector(v, n, dtype, what, cupy):
     return cupy.ascontiguousarray(v, dtype=dtype)  # a copy on the device only where needed
 
 
-def solve_on_device(A, b, x0, options, csr):
+def solve_on_device(solver, b, x0):
+    """simrun.Solver.solve for CuPy vectors."""
     import cupy
     import cupyx.scipy.sparse as cusparse
 
-    rows, indptr, indices, data = csr(A)
-    dtype = cupy.float32 if options["precision"] == "float" else cupy.float64
+    rows, indptr, indices, data = solver._csr
+    dtype = cupy.float32 if solver._options["precision"] == "float" else cupy.float64
     b = _device_vector(b, rows, dtype, "the right-hand side", cupy)
     if not bool(cupy.isfinite(b).all()):
         raise InputError("the right-hand side has a value that is not finite")
@@ -37,14 +35,18 @@ def solve_on_device(A, b, x0, options, csr):
         x = _device_vector(x0, rows, dtype, "the initial guess", cupy).copy()  # x0 unchanged
         if not bool(cupy.isfinite(x).all()):
             raise InputError("the initial guess has a value that is not finite")
+    device_solver, made_now = solver._solver(True)
     cupy.cuda.get_current_stream().synchronize()  # CuPy's work on b and x is done
-    info = json.loads(_simrun._solve_csr_on_device(rows, indptr, indices, data, b.data.ptr,
-                                                   x.data.ptr, options))
+    info = solver._info(device_solver.solve_on_device(b.data.ptr, x.data.ptr), device_solver,
+                        made_now)
     # The true residual, where x lies: b - A x with cuSPARSE (through CuPy), in double.
-    a = A if cusparse.issparse(A) else cusparse.csr_matrix(
-        (cupy.asarray(data), cupy.asarray(indices), cupy.asarray(indptr)), shape=(rows, rows))
+    if solver._matrix_on_device is None:
+        a = solver._matrix
+        solver._matrix_on_device = (a if cusparse.issparse(a) else cusparse.csr_matrix(
+            (cupy.asarray(data), cupy.asarray(indices), cupy.asarray(indptr)),
+            shape=(rows, rows))).astype(cupy.float64)
     b64 = b.astype(cupy.float64)
-    r = b64 - a.astype(cupy.float64) @ x.astype(cupy.float64)
+    r = b64 - solver._matrix_on_device @ x.astype(cupy.float64)
     norm_b = float(cupy.linalg.norm(b64))
     norm_r = float(cupy.linalg.norm(r))
     info["relative_residual"] = norm_r / norm_b if norm_b > 0 else norm_r

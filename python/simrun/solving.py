@@ -94,6 +94,78 @@ def _number(value, name, kind, optional=False):
     return value
 
 
+def _options(method, preconditioner, format, rtol, atol, max_iterations, backend, precision,
+             grid, omega, restart, compensated):
+    return {
+        "method": _word(method, "method"),
+        "preconditioner": _word(preconditioner, "preconditioner"),
+        "format": _word(format, "format"), "backend": _word(backend, "backend"),
+        "precision": _word(precision, "precision"), "grid": _grid(grid),
+        "rtol": _number(rtol, "rtol", numbers.Real, optional=True),
+        "atol": _number(atol, "atol", numbers.Real),
+        "max_iterations": _number(max_iterations, "max_iterations", numbers.Integral,
+                                  optional=True),
+        "omega": _number(omega, "omega", numbers.Real),
+        "restart": _number(restart, "restart", numbers.Integral),
+        "compensated": bool(compensated)}
+
+
+class Solver:
+    """A matrix analysed and its solver built once, for many right-hand sides:
+
+        solver = simrun.Solver(A, grid=(m, m))
+        for b in right_hand_sides:
+            x, info = solver.solve(b)
+
+    The arguments are simrun.solve's. The matrix is analysed, and the operator and the
+    preconditioner built, at the first solve with vectors of a kind (NumPy, or CuPy on the GPU);
+    that solve's info counts them (analysis_seconds, setup_seconds), later ones do not. A later
+    change to A is not seen: make a new Solver.
+    """
+
+    def __init__(self, A, *, method="auto", preconditioner="auto", format="auto", rtol=None,
+                 atol=0.0, max_iterations=None, backend="auto", precision="double", grid=None,
+                 omega=1.0, restart=30, compensated=False):
+        self._options = _options(method, preconditioner, format, rtol, atol, max_iterations,
+                                 backend, precision, grid, omega, restart, compensated)
+        self._matrix = A
+        self._csr = _csr(A)
+        self._built = {}  # device_vectors -> simrun._simrun._SystemSolver
+        self._matrix_on_device = None  # for the true residual of solutions on the GPU
+
+    @property
+    def rows(self):
+        return self._csr[0]
+
+    def _solver(self, device_vectors):
+        """(the extension's solver for these vectors, whether it was made now)."""
+        if device_vectors in self._built:
+            return self._built[device_vectors], False
+        solver = _simrun._SystemSolver(*self._csr, self._options, device_vectors)
+        self._built[device_vectors] = solver
+        return solver, True
+
+    @staticmethod
+    def _info(text, solver, made_now):
+        info = json.loads(text)
+        if made_now:
+            info["analysis_seconds"] = solver.analysis_seconds
+            info["setup_seconds"] += solver.setup_seconds
+        return info
+
+    def solve(self, b, x0=None):
+        """Solves A x = b from x0 (zeros by default). Returns (x, info), as simrun.solve."""
+        if _is_cupy(b) or (x0 is not None and _is_cupy(x0)):
+            from .on_device import solve_on_device
+            return solve_on_device(self, b, x0)
+        rows = self.rows
+        b = _vector(b, rows, "the right-hand side", "b")
+        x0 = np.zeros(rows) if x0 is None else _vector(x0, rows, "the initial guess", "x0")
+        solver, made_now = self._solver(False)
+        x, text = solver.solve(b, x0)
+        return x, self._info(text, solver, made_now)
+
+
 def solve(A, b, x0=None, *, method="auto", preconditioner="auto", format="auto", rtol=None,
           atol=0.0, max_iterations=None, backend="auto", precision="double", grid=None,
           omega=1.0, restart=30, compensated=False):
@@ -115,25 +187,10 @@ def solve(A, b, x0=None, *, method="auto", preconditioner="auto", format="auto",
     info holds the keys of `simrun solve --json`: method, preconditioner, format, backend,
     reason, status, iterations, relative_residual (true ||b - A x|| / ||b||, recomputed),
     residual_history, attempts, seconds... A solve that does not converge is reported in
-    info["status"], never raised. The GIL is released while the system is solved.
+    info["status"], never raised. The GIL is released while the system is solved. For many
+    right-hand sides with one matrix, simrun.Solver does the analysis and set-up once.
     """
-    options = {
-        "method": _word(method, "method"), "preconditioner": _word(preconditioner,
-                                                                   "preconditioner"),
-        "format": _word(format, "format"), "backend": _word(backend, "backend"),
-        "precision": _word(precision, "precision"), "grid": _grid(grid),
-        "rtol": _number(rtol, "rtol", numbers.Real, optional=True),
-        "atol": _number(atol, "atol", numbers.Real),
-        "max_iterations": _number(max_iterations, "max_iterations", numbers.Integral,
-                                  optional=True),
-        "omega": _number(omega, "omega", numbers.Real),
-        "restart": _number(restart, "restart", numbers.Integral),
-        "compensated": bool(compensated)}
-    if _is_cupy(b) or (x0 is not None and _is_cupy(x0)):
-        from .on_device import solve_on_device
-        return solve_on_device(A, b, x0, options, _csr)
-    rows, indptr, indices, data = _csr(A)
-    b = _vector(b, rows, "the right-hand side", "b")
-    x0 = np.zeros(rows) if x0 is None else _vector(x0, rows, "the initial guess", "x0")
-    x, text = _simrun._solve_csr(rows, indptr, indices, data, b, x0, options)
-    return x, json.loads(text)
+    return Solver(A, method=method, preconditioner=preconditioner, format=format, rtol=rtol,
+                  atol=atol, max_iterations=max_iterations, backend=backend,
+                  precision=precision, grid=grid, omega=omega, restart=restart,
+                  compensated=compensated).solve(b, x0)

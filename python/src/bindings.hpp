@@ -4,7 +4,7 @@
 
 namespace simrun::python {
 
-void bind_solve(pybind11::module_& module);  // _solve_csr
+void bind_solve(pybind11::module_& module);  // _SystemSolver
 void bind_run(pybind11::module_& module);    // _run, _verify
 void bind_read(pybind11::module_& module);   // _read
 

@@ -1,11 +1,12 @@
-// _solve_csr and _solve_csr_on_device: a CSR system from NumPy arrays solved as `simrun solve`
-// solves a Matrix Market one (app/commands/system_solve), the GIL released while it runs; on
-// the device, b and x are CuPy's memory, given by address.
+// _SystemSolver: a CSR matrix from NumPy arrays analysed and its solver built once
+// (app::SystemSolver, as `simrun solve` solves a Matrix Market system), then solves for vectors
+// from NumPy, or in the GPU's memory given by address (CuPy's), the GIL released while it works.
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -101,43 +102,50 @@ solvers::CsrData<double> csr_of(std::int64_t rows, const py::array& indptr,
                                   Vector<std::int64_t>::ensure(indices), data);
 }
 
-// Returns (x, the report as JSON text).
-py::tuple solve_csr(std::int64_t rows, const py::array& indptr, const py::array& indices,
-                    const Vector<double>& data, const Vector<double>& b, const Vector<double>& x0,
-                    const py::dict& options) {
+// A matrix analysed and its solver built once (app::SystemSolver), for vectors on the host or,
+// with `device_vectors`, in the GPU's memory.
+std::unique_ptr<app::SystemSolver> make_solver(std::int64_t rows, const py::array& indptr,
+                                               const py::array& indices, const Vector<double>& data,
+                                               const py::dict& options, bool device_vectors) {
     const app::SolveSettings settings = settings_of(options);
-    const solvers::CsrData<double> a = csr_of(rows, indptr, indices, data);
+    solvers::CsrData<double> a = csr_of(rows, indptr, indices, data);
+    const py::gil_scoped_release unlocked;
+    return std::make_unique<app::SystemSolver>(std::move(a), settings, device_vectors);
+}
+
+// Returns (x, the report as JSON text).
+py::tuple solve(const app::SystemSolver& solver, const Vector<double>& b,
+                const Vector<double>& x0) {
     const std::vector<double> b_values = copied(b), x0_values = copied(x0);
     app::SystemSolution solution;
     {
         const py::gil_scoped_release unlocked;
-        solution = app::solve_system(a, b_values, x0_values, settings);
+        solution = solver.solve(b_values, x0_values);
     }
     Vector<double> x(static_cast<py::ssize_t>(solution.x.size()));
     std::copy(solution.x.begin(), solution.x.end(), x.mutable_data());
     return py::make_tuple(std::move(x), solution.json.dump());
 }
 
-// b and x: addresses of `rows` values (double, or float in single precision) in the GPU's
-// memory; x holds x0 and takes the solution. Returns the report as JSON text.
-std::string solve_csr_on_device(std::int64_t rows, const py::array& indptr,
-                                const py::array& indices, const Vector<double>& data,
-                                std::uintptr_t b, std::uintptr_t x, const py::dict& options) {
-    const app::SolveSettings settings = settings_of(options);
-    const solvers::CsrData<double> a = csr_of(rows, indptr, indices, data);
+// b and x: addresses of the solver's rows values (double, or float in single precision) in the
+// GPU's memory; x holds x0 and takes the solution. Returns the report as JSON text.
+std::string solve_on_device(const app::SystemSolver& solver, std::uintptr_t b, std::uintptr_t x) {
     const py::gil_scoped_release unlocked;
-    return app::solve_system_on_device(a, reinterpret_cast<const void*>(b),
-                                       reinterpret_cast<void*>(x), settings)
+    return solver.solve_on_device(reinterpret_cast<const void*>(b), reinterpret_cast<void*>(x))
         .json.dump();
 }
 
 }  // namespace
 
 void bind_solve(py::module_& module) {
-    module.def("_solve_csr", &solve_csr, py::arg("rows"), py::arg("indptr"), py::arg("indices"),
-               py::arg("data"), py::arg("b"), py::arg("x0"), py::arg("options"));
-    module.def("_solve_csr_on_device", &solve_csr_on_device, py::arg("rows"), py::arg("indptr"),
-               py::arg("indices"), py::arg("data"), py::arg("b"), py::arg("x"), py::arg("options"));
+    py::class_<app::SystemSolver>(module, "_SystemSolver")
+        .def(py::init(&make_solver), py::arg("rows"), py::arg("indptr"), py::arg("indices"),
+             py::arg("data"), py::arg("options"), py::arg("device_vectors"))
+        .def("solve", &solve, py::arg("b"), py::arg("x0"))
+        .def("solve_on_device", &solve_on_device, py::arg("b"), py::arg("x"))
+        .def_property_readonly("rows", &app::SystemSolver::rows)
+        .def_property_readonly("analysis_seconds", &app::SystemSolver::analysis_seconds)
+        .def_property_readonly("setup_seconds", &app::SystemSolver::setup_seconds);
 }
 
 }  // namespace simrun::python

@@ -72,3 +72,15 @@ def test_cupy_vectors_need_the_gpu_back_end():
         simrun.solve(a, cupy.ones(10))
     with pytest.raises(simrun.InputError, match="not finite"):
         simrun.solve(a, cupy.full(64, cupy.nan))
+
+
+def test_a_solver_serves_numpy_and_cupy_vectors_alike():
+    a = poisson_2d(96)
+    solver = simrun.Solver(a, grid=(96, 96), backend="cuda")
+    b = np.random.default_rng(3).standard_normal(a.shape[0])
+    x_host, info_host = solver.solve(b)
+    for k in range(2):
+        x_dev, info = solver.solve(cupy.asarray(b))
+        assert info["iterations"] == info_host["iterations"]
+        np.testing.assert_allclose(cupy.asnumpy(x_dev), x_host, rtol=0, atol=1e-12)
+        assert (info["analysis_seconds"] > 0) == (k == 0)  # its own solver, made once

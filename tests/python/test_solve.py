@@ -110,6 +110,26 @@ def test_named_method_preconditioner_format_and_precision():
     assert info["iterations"] <= 20
 
 
+def test_a_solver_is_set_up_once_for_many_right_hand_sides():
+    a = poisson_2d(100)
+    solver = simrun.Solver(a, grid=(100, 100), backend="cpu")
+    assert solver.rows == 10000
+    rng = np.random.default_rng(11)
+    for k in range(3):
+        b = rng.standard_normal(a.shape[0])
+        x, info = solver.solve(b)
+        x_once, info_once = simrun.solve(a, b, grid=(100, 100), backend="cpu")
+        # The same solver on the same values: the same iterates, to the last bit.
+        np.testing.assert_array_equal(x, x_once)
+        assert (info["preconditioner"], info["iterations"]) == \
+            (info_once["preconditioner"], info_once["iterations"])
+        assert info["relative_residual"] <= 1e-8
+        # The analysis is paid (and reported) by the first solve only.
+        assert (info["analysis_seconds"] > 0) == (k == 0)
+    with pytest.raises(simrun.InputError, match="the right-hand side has 3 entries"):
+        solver.solve(np.ones(3))
+
+
 def test_initial_guess_is_used():
     a = poisson_2d(12)
     b = np.ones(a.shape[0])
