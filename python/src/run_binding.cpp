@@ -1,9 +1,10 @@
 // _run and _verify: an input file run or verified as the command line does it (`simrun FILE`,
 // `simrun verify FILE --json`), the input's keys set from Python's values, the GIL released
-// while the run computes.
+// while the run computes (a Ctrl-C ends a run between two steps).
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <optional>
@@ -69,6 +70,15 @@ py::dict run(const std::string& path, const std::vector<py::tuple>& items,
     if (output) options.output_directory = *output;
     if (restart) options.restart_file = *restart;
     options.quiet = quiet;
+    // Ctrl-C: Python's handler only marks the signal; look for it between steps, at most every
+    // 0.1 s (the GIL is taken for it), and end the run with Python's KeyboardInterrupt.
+    options.after_step = [last = std::chrono::steady_clock::now()]() mutable {
+        const auto now = std::chrono::steady_clock::now();
+        if (now - last < std::chrono::milliseconds(100)) return;
+        last = now;
+        const py::gil_scoped_acquire locked;
+        if (PyErr_CheckSignals() != 0) throw py::error_already_set();
+    };
 
     py::dict result;
     const py::gil_scoped_release unlocked;

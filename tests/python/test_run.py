@@ -1,6 +1,11 @@
 """simrun.run, simrun.read and simrun.verify against the command line and the inputs' own
 definitions (initial conditions, time steps, the schemes' orders)."""
 
+import signal
+import subprocess
+import sys
+import time
+
 import numpy as np
 import pytest
 
@@ -114,3 +119,32 @@ def test_verify_is_the_command_lines_and_second_order():
     assert report == command
     # Central differences: the error falls like h^2 (the convergence tests' bound).
     assert report["observed_order_space"] >= 2.0 - 0.1
+
+
+def test_ctrl_c_ends_a_run_between_steps_with_its_steps_readable(tmp_path):
+    """SIGINT to a Python process inside simrun.run: KeyboardInterrupt within seconds, and the
+    run file holds the steps written before, readable."""
+    script = f"""
+import simrun
+simrun.run({HEAT!r}, output={str(tmp_path)!r}, backend="cpu",
+           set={{"grid.nx": 65, "grid.ny": 65, "time.end": 1000.0, "output.every": 5}})
+"""
+    process = subprocess.Popen([sys.executable, "-c", script], stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        while not (tmp_path / "heat.xmf").exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert process.poll() is None, process.stderr.read()
+        time.sleep(0.5)
+        interrupted = time.monotonic()
+        process.send_signal(signal.SIGINT)
+        _, err = process.communicate(timeout=30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode != 0
+    assert "KeyboardInterrupt" in err, err
+    assert time.monotonic() - interrupted < 30
+    times, fields, _ = simrun.read(tmp_path / "heat.h5")
+    assert len(times) >= 1 and np.isfinite(fields["u"]).all()
+    assert len(times) < 1000 * 100 // 5  # it did not run to the end

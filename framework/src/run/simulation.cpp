@@ -416,6 +416,7 @@ RunSummary Simulation::run() {
             const auto report = placing_input_errors(spec_, [&] { return integrator_->advance(); });
             summary.steps += 1;
             check(report, step);
+            if (options_.after_step) options_.after_step();
             progress.update(step, time(), report ? report->total_iterations() : 0);
             if (step % spec_.output.every == 0 || step == spec_.time.steps) {
                 submit(statistics_of(report), true, true);

@@ -4,6 +4,7 @@
 // writer threads (VTK series, HDF5/XDMF), and summarises.
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -34,6 +35,10 @@ struct RunOptions {
     // The ranks the run is split over (solvers::launched_processes): each holds a slab of the
     // grid (SlabDecomposition); one process by default.
     std::shared_ptr<const solvers::Communicator> ranks = solvers::single_process();
+    // Called after each time step (the Python module checks there for a Ctrl-C now and then).
+    // What it throws ends the run as a failed step does: the outputs keep the steps written
+    // before. Over several ranks, every rank must throw alike.
+    std::function<void()> after_step;
 };
 
 struct RunSummary {
