@@ -139,8 +139,7 @@ def test_initial_guess_is_used():
     np.testing.assert_array_equal(x, exact)
 
 
-# Every outcome a solve can have is reported in info["status"], never raised. (no_progress,
-# the fallback chain's stalled step, is the solver layer's tests' to reach.)
+# Every outcome a solve can have is reported in info["status"], never raised.
 def test_converged_and_max_iterations():
     a = poisson_2d(30)
     b = np.ones(a.shape[0])
@@ -184,6 +183,22 @@ def test_failures_are_reported_not_raised(name, matrix, b, method, status):
     assert info["status"] == status, name
     assert [attempt["status"] for attempt in info["attempts"]] == [status]
     assert x.shape == (2,)
+
+
+def test_a_stalled_step_of_the_fallback_chain_is_reported():
+    # The Neumann Laplacian (rows summing to 0) with b outside its range: no method can bring
+    # the residual below b's part along the constants; the chain's steps end, one by its
+    # progress window (no_progress), and the last one's status is the outcome.
+    n = 30
+    diagonal = np.full(n, 2.0)
+    diagonal[0] = diagonal[-1] = 1.0
+    a = sp.diags([-np.ones(n - 1), diagonal, -np.ones(n - 1)], [-1, 0, 1]).tocsr()
+    b = np.random.default_rng(34).uniform(0.5, 1.5, n)
+    x, info = simrun.solve(a, b, backend="cpu")
+    statuses = [attempt["status"] for attempt in info["attempts"]]
+    assert "no_progress" in statuses, statuses
+    assert info["status"] == statuses[-1] != "converged"
+    assert len(info["fallbacks"]) == len(statuses) - 1
 
 
 # Bad input: TypeError for the wrong kind of argument, simrun.InputError (a ValueError) with the
