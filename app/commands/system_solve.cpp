@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 #include <memory>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -166,11 +167,15 @@ struct SystemSolver::Impl {
     SystemSolution prototype;  // what every solve's solution starts from
     std::shared_ptr<const solvers::Backend> backend;
     AnySolver solver;
+    // One solve at a time: the solver's work vectors are shared (two Python threads may call
+    // solve at once, the GIL released).
+    mutable std::mutex solving;
 
     // Solves with the vectors that `vectors()` makes (b, and x holding x0); x is left on the
     // back-end, for `finish` to take.
     template <typename T, typename MakeVectors, typename Finish>
     SystemSolution solve_with(MakeVectors&& vectors, Finish&& finish) const {
+        const std::lock_guard lock(solving);
         SystemSolution solution = prototype;
         solution.analysis_seconds = 0;  // paid at construction: the caller counts it once
         const auto& method = *std::get<std::unique_ptr<solvers::LinearSystemSolver<T>>>(solver);

@@ -72,7 +72,7 @@ struct SystemSolution {
 
 // A square system's matrix analysed and its solver built once, for many right-hand sides (the
 // Python module's simrun.Solver; solve_system below for one). A is kept on the host for the
-// true residual of solutions on the host.
+// true residual of solutions on the host. Solves from several threads run one at a time.
 class SystemSolver {
 public:
     // Analyses A (CSR) and builds the solver on the back-end the settings choose: for vectors
