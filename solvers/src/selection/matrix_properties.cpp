@@ -138,14 +138,19 @@ std::optional<double> largest_mirror_difference(const CsrData<T>& a) {
 // The rows of `a` without a nonzero value: how many, and the first.
 template <typename T>
 void count_empty_lines(const CsrData<T>& a, std::int64_t& count, std::int64_t& first) {
+    std::int64_t empty_rows = 0, first_empty = std::numeric_limits<std::int64_t>::max();
+#pragma omp parallel for schedule(static) reduction(+ : empty_rows) reduction(min : first_empty)
     for (std::int32_t i = 0; i < a.rows; ++i) {
         bool empty = true;
         for (std::int32_t k = a.row_ptr[i]; k < a.row_ptr[i + 1] && empty; ++k) {
             empty = a.values[static_cast<std::size_t>(k)] == T(0);
         }
         if (!empty) continue;
-        if (count++ == 0) first = i;
+        ++empty_rows;
+        first_empty = std::min<std::int64_t>(first_empty, i);
     }
+    if (empty_rows > 0 && count == 0) first = first_empty;
+    count += empty_rows;
 }
 
 }  // namespace
@@ -161,7 +166,11 @@ MatrixProperties analyze(const CsrData<T>& a, double symmetry_tolerance) {
     p.nnz = a.nnz();
     p.num_diagonals = count_diagonals(a);
     double largest = 0.0;
-    for (T v : a.values) largest = std::max(largest, std::abs(static_cast<double>(v)));
+    const auto nnz = static_cast<std::int64_t>(a.values.size());
+#pragma omp parallel for reduction(max : largest) schedule(static)
+    for (std::int64_t k = 0; k < nnz; ++k) {
+        largest = std::max(largest, std::abs(static_cast<double>(a.values[k])));
+    }
 
     // Symmetry: each entry a_ij against a_ji, found in row j (columns sorted), on every core.
     // An exactly symmetric matrix is its own transpose (the empty columns and the backward
@@ -174,13 +183,18 @@ MatrixProperties analyze(const CsrData<T>& a, double symmetry_tolerance) {
     p.asymmetry = largest > 0.0 ? asymmetry / largest : 0.0;
     p.symmetric = p.asymmetry <= symmetry_tolerance;
 
-    p.positive_diagonal = a.rows > 0;
-    p.weakly_dominant = true;
-    p.strictly_dominant = true;
-    p.worst_dominance_ratio = std::numeric_limits<double>::infinity();
-    p.min_row_length = a.rows > 0 ? std::numeric_limits<std::int32_t>::max() : 0;
-    p.zero_row_sums = a.rows > 0;
-    std::vector<std::int32_t> strict_rows;  // |a_ii| > sum_{j != i} |a_ij|
+    // The rows' measures, on every core (each a sum, min, max or logical and of the rows').
+    bool zero_row_sums = a.rows > 0, positive_diagonal = a.rows > 0;
+    bool weakly_dominant = true, strictly_dominant = true;
+    std::int32_t zero_diagonal_rows = 0;
+    double worst_ratio = std::numeric_limits<double>::infinity();
+    std::int32_t min_length = a.rows > 0 ? std::numeric_limits<std::int32_t>::max() : 0;
+    std::int32_t max_length = 0;
+    std::vector<char> strict(static_cast<std::size_t>(a.rows), 0);  // |a_ii| > sum |a_ij|
+#pragma omp parallel for schedule(static) reduction(&& : zero_row_sums, positive_diagonal,     \
+                                                        weakly_dominant, strictly_dominant) \
+    reduction(+ : zero_diagonal_rows) reduction(min : worst_ratio, min_length)             \
+    reduction(max : max_length)
     for (std::int32_t i = 0; i < a.rows; ++i) {
         double diagonal = 0.0, off = 0.0, sum = 0.0;
         for (std::int32_t k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k) {
@@ -191,20 +205,30 @@ MatrixProperties analyze(const CsrData<T>& a, double symmetry_tolerance) {
                 off += std::abs(static_cast<double>(a.values[k]));
             }
         }
-        if (!(std::abs(sum) <= 1e-12 * (std::abs(diagonal) + off))) p.zero_row_sums = false;
-        if (diagonal == 0.0) ++p.zero_diagonal_rows;
-        if (!(diagonal > 0.0)) p.positive_diagonal = false;
-        if (std::abs(diagonal) < off) p.weakly_dominant = false;
+        if (!(std::abs(sum) <= 1e-12 * (std::abs(diagonal) + off))) zero_row_sums = false;
+        if (diagonal == 0.0) ++zero_diagonal_rows;
+        if (!(diagonal > 0.0)) positive_diagonal = false;
+        if (std::abs(diagonal) < off) weakly_dominant = false;
         if (!(std::abs(diagonal) > off)) {
-            p.strictly_dominant = false;
+            strictly_dominant = false;
         } else {
-            strict_rows.push_back(i);
+            strict[static_cast<std::size_t>(i)] = 1;
         }
-        if (off > 0.0) {
-            p.worst_dominance_ratio = std::min(p.worst_dominance_ratio, std::abs(diagonal) / off);
-        }
-        p.min_row_length = std::min(p.min_row_length, a.row_length(i));
-        p.max_row_length = std::max(p.max_row_length, a.row_length(i));
+        if (off > 0.0) worst_ratio = std::min(worst_ratio, std::abs(diagonal) / off);
+        min_length = std::min(min_length, a.row_length(i));
+        max_length = std::max(max_length, a.row_length(i));
+    }
+    p.zero_row_sums = zero_row_sums;
+    p.positive_diagonal = positive_diagonal;
+    p.weakly_dominant = weakly_dominant;
+    p.strictly_dominant = strictly_dominant;
+    p.zero_diagonal_rows = zero_diagonal_rows;
+    p.worst_dominance_ratio = worst_ratio;
+    p.min_row_length = min_length;
+    p.max_row_length = max_length;
+    std::vector<std::int32_t> strict_rows;
+    for (std::int32_t i = 0; i < a.rows; ++i) {
+        if (strict[static_cast<std::size_t>(i)] != 0) strict_rows.push_back(i);
     }
     p.mean_row_length = a.rows > 0 ? static_cast<double>(p.nnz) / a.rows : 0.0;
     p.constant_coefficients = has_constant_coefficients(a, p.num_diagonals);
