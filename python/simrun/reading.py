@@ -1,6 +1,7 @@
 """simrun.read, read_steps and read_input: a run's HDF5 file as NumPy arrays and dicts (a file
 that a run is still writing reads as far as its last complete step)."""
 
+import numbers
 import os
 
 import numpy as np
@@ -8,7 +9,20 @@ import numpy as np
 from . import _simrun
 
 
-def _stored(path, with_fields):
+def _positions(steps):
+    """read's steps= as a list of positions (None: all)."""
+    if steps is None:
+        return None
+    if isinstance(steps, numbers.Integral) and not isinstance(steps, bool):
+        return [int(steps)]
+    if isinstance(steps, (list, tuple, range)) and all(
+            isinstance(s, numbers.Integral) and not isinstance(s, bool) for s in steps):
+        return [int(s) for s in steps]
+    raise TypeError(f"steps must be a position or a list of positions among the stored steps "
+                    f"(-1: the last); got {steps!r}")
+
+
+def _stored(path, with_fields, positions=None):
     if not isinstance(path, (str, os.PathLike)):
         raise TypeError(f"path must be a path; got {type(path).__name__}")
     path = os.fspath(path)
@@ -20,11 +34,15 @@ def _stored(path, with_fields):
         path = os.path.join(path, found[0])
     if not os.path.exists(path):
         raise FileNotFoundError(f"{path}: no such file")
-    return _simrun._read(path, with_fields)
+    return _simrun._read(path, with_fields, positions)
 
 
-def read(path):
+def read(path, steps=None):
     """Reads a run's HDF5 file (or the one .h5 in a run directory).
+
+    steps: which of the stored steps, by position as in `times` (0 the first, -1 the last), a
+    position or a list of them; all by default. Only those are read, so the last step of a long
+    run costs one step's memory: read(path, steps=-1).
 
     Returns (times, fields, grid):
       times   the stored steps' times, shape [steps];
@@ -34,7 +52,7 @@ def read(path):
               (the nodes' coordinates per axis), "steps" (the step numbers), "input" (the
               input file's text)}.
     """
-    stored = _stored(path, True)
+    stored = _stored(path, True, _positions(steps))
     steps = stored["steps"]
     shape = tuple(reversed(stored["points"]))
     times = np.array([step["time"] for step in steps], dtype=np.float64)

@@ -5,6 +5,8 @@
 #include <pybind11/stl.h>
 
 #include <algorithm>
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -26,11 +28,12 @@ py::array_t<double> array_of(const std::vector<double>& values, std::vector<py::
 // {"dimension", "points", "origin", "spacing", "input", "solver_decisions", "steps": [{"step",
 // "time", "solver_iterations", "relative_residual", "status", "method", "residual_history",
 // "fields": {name: array}}]}
-py::dict read(const std::string& path, bool with_fields) {
+py::dict read(const std::string& path, bool with_fields,
+              std::optional<std::vector<std::int64_t>> positions) {
     framework::StoredRunFile run;
     {
         const py::gil_scoped_release unlocked;
-        run = framework::read_run_file(path, with_fields);
+        run = framework::read_run_file(path, with_fields, std::move(positions));
     }
     std::vector<py::ssize_t> shape;
     for (int axis = run.dimension - 1; axis >= 0; --axis) {
@@ -70,7 +73,8 @@ py::dict read(const std::string& path, bool with_fields) {
 }  // namespace
 
 void bind_read(py::module_& module) {
-    module.def("_read", &read, py::arg("path"), py::arg("with_fields"));
+    module.def("_read", &read, py::arg("path"), py::arg("with_fields"),
+               py::arg("positions") = std::nullopt);
 }
 
 }  // namespace simrun::python

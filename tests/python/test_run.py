@@ -48,6 +48,19 @@ def test_run_and_read_give_the_command_lines_file(tmp_path):
     np.testing.assert_allclose(fields["u"][0][1:-1, 1:-1], initial[1:-1, 1:-1], rtol=1e-13,
                                atol=1e-15)
 
+    # Chosen steps only: by position, as in times.
+    last_times, last_fields, _ = simrun.read(summary["h5"], steps=-1)
+    np.testing.assert_array_equal(last_times, times[-1:])
+    np.testing.assert_array_equal(last_fields["u"], fields["u"][-1:])
+    ends, end_fields, end_grid = simrun.read(summary["h5"], steps=[-1, 0])
+    np.testing.assert_array_equal(ends, [times[-1], times[0]])
+    np.testing.assert_array_equal(end_fields["u"][1], fields["u"][0])
+    assert list(end_grid["steps"]) == [20, 0]
+    with pytest.raises(simrun.InputError, match="step position 3 is outside the 3 steps"):
+        simrun.read(summary["h5"], steps=3)
+    with pytest.raises(TypeError, match="steps must be"):
+        simrun.read(summary["h5"], steps="last")
+
     steps = simrun.read_steps(tmp_path / "py")  # the run directory's one .h5
     assert [s["step"] for s in steps] == [0, 10, 20]
     assert steps[0]["status"] == "initial"

@@ -1,12 +1,14 @@
 #include "simrun/framework/output/run_file_reader.hpp"
 
+#include <optional>
 #include <stdexcept>
 
 #include "hdf5_support.hpp"
 
 namespace simrun::framework {
 
-StoredRunFile read_run_file(const std::filesystem::path& path, bool with_fields) {
+StoredRunFile read_run_file(const std::filesystem::path& path, bool with_fields,
+                            std::optional<std::vector<std::int64_t>> positions) {
     const hdf5::Context context(path);
     // Without HDF5's file lock, so that a file a run is still writing can be read: the writer
     // flushes each step whole before it lists it (Hdf5RunWriter), and a step being written is
@@ -29,7 +31,22 @@ StoredRunFile read_run_file(const std::filesystem::path& path, bool with_fields)
     for (int axis = run.dimension - 1; axis >= 0; --axis) {
         dims.push_back(static_cast<hsize_t>(run.points[static_cast<std::size_t>(axis)]));
     }
-    for (const auto& stored : hdf5::list_steps(context, file.get())) {
+    const auto listed = hdf5::list_steps(context, file.get());
+    std::vector<std::size_t> chosen;  // positions in `listed`, in the order asked for
+    const auto count = static_cast<std::int64_t>(listed.size());
+    for (const std::int64_t position : positions.value_or(std::vector<std::int64_t>{})) {
+        if (position < -count || position >= count) {
+            throw std::invalid_argument("step position " + std::to_string(position) +
+                                        " is outside the " + std::to_string(count) +
+                                        " steps stored in '" + path.string() + "'");
+        }
+        chosen.push_back(static_cast<std::size_t>(position < 0 ? position + count : position));
+    }
+    if (!positions) {
+        for (std::size_t i = 0; i < listed.size(); ++i) chosen.push_back(i);
+    }
+    for (const std::size_t position : chosen) {
+        const auto& stored = listed[position];
         const std::string group_path = "/steps/" + stored.name;
         auto group = context.check(H5Gopen2(file.get(), group_path.c_str(), H5P_DEFAULT), H5Gclose,
                                    "H5Gopen2 of group '" + group_path + "'");

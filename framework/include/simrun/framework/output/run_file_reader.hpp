@@ -5,6 +5,7 @@
 #include <array>
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -43,6 +44,9 @@ struct StoredRunFile : StoredGrid {
 // where the file is missing or no run file; reading more values than the machine's memory
 // holds is refused before it is tried. A file that a run is still writing reads as far as its
 // last complete step.
-StoredRunFile read_run_file(const std::filesystem::path& path, bool with_fields = true);
+// With `positions`, only those of the stored steps (0 the first, -1 the last), in that order;
+// std::invalid_argument for a position outside them.
+StoredRunFile read_run_file(const std::filesystem::path& path, bool with_fields = true,
+                            std::optional<std::vector<std::int64_t>> positions = std::nullopt);
 
 }  // namespace simrun::framework
