@@ -13,7 +13,6 @@
 #include "simrun/solvers/base/memory_budget.hpp"
 #include "simrun/solvers/matrices/conversions.hpp"
 #include "simrun/solvers/matrices/matrix_market.hpp"
-#include "simrun/solvers/methods/gmres.hpp"
 #include "simrun/solvers/selection/linear_system_solver.hpp"
 #include "simrun/solvers/selection/matrix_properties.hpp"
 

@@ -171,24 +171,27 @@ struct SystemSolver::Impl {
     // solve at once, the GIL released).
     mutable std::mutex solving;
 
-    // Solves with the vectors that `vectors()` makes (b, and x holding x0); x is left on the
-    // back-end, for `finish` to take.
-    template <typename T, typename MakeVectors, typename Finish>
+    // Solves in the solver's precision T with the vectors that `vectors(T{})` makes (b, and x
+    // holding x0); x is left on the back-end, for `finish(solution, x)` to take.
+    template <typename MakeVectors, typename Finish>
     SystemSolution solve_with(MakeVectors&& vectors, Finish&& finish) const {
         const std::lock_guard lock(solving);
         SystemSolution solution = prototype;
         solution.analysis_seconds = 0;  // paid at construction: the caller counts it once
-        const auto& method = *std::get<std::unique_ptr<solvers::LinearSystemSolver<T>>>(solver);
-        const auto upload_start = Clock::now();
-        auto [b, x] = vectors();
-        backend->synchronize();
-        solution.setup_seconds = seconds_since(upload_start);
-        const auto solve_start = Clock::now();
-        solution.report = method.solve(b, x);
-        solution.preconditioner_details = method.preconditioner_details();
-        backend->synchronize();
-        solution.solve_seconds = seconds_since(solve_start);
-        finish(solution, x);
+        std::visit(
+            [&]<typename T>(const std::unique_ptr<solvers::LinearSystemSolver<T>>& method) {
+                const auto upload_start = Clock::now();
+                auto [b, x] = vectors(T{});
+                backend->synchronize();
+                solution.setup_seconds = seconds_since(upload_start);
+                const auto solve_start = Clock::now();
+                solution.report = method->solve(b, x);
+                solution.preconditioner_details = method->preconditioner_details();
+                backend->synchronize();
+                solution.solve_seconds = seconds_since(solve_start);
+                finish(solution, x);
+            },
+            solver);
         solution.iterations = solution.report.total_iterations();
         solution.converged = solution.report.converged() && solution.finite;
         solution.json = report_json(solution, rows, nnz, settings);
@@ -268,24 +271,19 @@ SystemSolution SystemSolver::solve(const std::vector<double>& b,
                          " has " + std::to_string(b.size() != n ? b.size() : x0.size()) +
                          " entries, the matrix has " + std::to_string(m.rows) + " rows");
     }
-    const auto on_host = [&]<typename T>() {
-        return m.solve_with<T>(
-            [&] {
-                const std::vector<T> b_t(b.begin(), b.end()), x0_t(x0.begin(), x0.end());
-                return std::pair{solvers::Array<T>::from_host(m.backend, b_t),
-                                 solvers::Array<T>::from_host(m.backend, x0_t)};
-            },
-            [&](SystemSolution& solution, const solvers::Array<T>& x) {
-                const std::vector<T> x_t = x.to_host();
-                solution.x.assign(x_t.begin(), x_t.end());
-                solution.relative_residual = true_relative_residual(m.a, b, solution.x);
-                solution.finite = std::all_of(solution.x.begin(), solution.x.end(),
-                                              [](double v) { return std::isfinite(v); });
-            });
-    };
-    return std::holds_alternative<std::unique_ptr<solvers::LinearSystemSolver<float>>>(m.solver)
-               ? on_host.template operator()<float>()
-               : on_host.template operator()<double>();
+    return m.solve_with(
+        [&]<typename T>(T) {
+            const std::vector<T> b_t(b.begin(), b.end()), x0_t(x0.begin(), x0.end());
+            return std::pair{solvers::Array<T>::from_host(m.backend, b_t),
+                             solvers::Array<T>::from_host(m.backend, x0_t)};
+        },
+        [&]<typename T>(SystemSolution& solution, const solvers::Array<T>& x) {
+            const std::vector<T> x_t = x.to_host();
+            solution.x.assign(x_t.begin(), x_t.end());
+            solution.relative_residual = true_relative_residual(m.a, b, solution.x);
+            solution.finite = std::all_of(solution.x.begin(), solution.x.end(),
+                                          [](double v) { return std::isfinite(v); });
+        });
 }
 
 SystemSolution SystemSolver::solve_on_device(const void* b, void* x) const {
@@ -294,22 +292,16 @@ SystemSolution SystemSolver::solve_on_device(const void* b, void* x) const {
         throw std::logic_error("SystemSolver::solve_on_device: this solver takes host vectors");
     }
     const auto n = static_cast<std::size_t>(m.rows);
-    const auto on_device = [&]<typename T>() {
-        return m.solve_with<T>(
-            [&] {
-                return std::pair{
-                    solvers::Array<T>::borrow(m.backend, static_cast<T*>(const_cast<void*>(b)), n),
-                    solvers::Array<T>::borrow(m.backend, static_cast<T*>(x), n)};
-            },
-            [&](SystemSolution& solution, const solvers::Array<T>&) {
-                solution.relative_residual = std::numeric_limits<double>::quiet_NaN();
-                solution.finite =
-                    solution.report.result().status != solvers::SolveStatus::non_finite;
-            });
-    };
-    return std::holds_alternative<std::unique_ptr<solvers::LinearSystemSolver<float>>>(m.solver)
-               ? on_device.template operator()<float>()
-               : on_device.template operator()<double>();
+    return m.solve_with(
+        [&]<typename T>(T) {
+            return std::pair{
+                solvers::Array<T>::borrow(m.backend, static_cast<T*>(const_cast<void*>(b)), n),
+                solvers::Array<T>::borrow(m.backend, static_cast<T*>(x), n)};
+        },
+        [&]<typename T>(SystemSolution& solution, const solvers::Array<T>&) {
+            solution.relative_residual = std::numeric_limits<double>::quiet_NaN();
+            solution.finite = solution.report.result().status != solvers::SolveStatus::non_finite;
+        });
 }
 
 SystemSolution solve_system(const solvers::CsrData<double>& a, const std::vector<double>& b,

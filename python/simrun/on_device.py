@@ -45,8 +45,8 @@ def solve_on_device(solver, b, x0):
         solver._matrix_on_device = (a if cusparse.issparse(a) else cusparse.csr_matrix(
             (cupy.asarray(data), cupy.asarray(indices), cupy.asarray(indptr)),
             shape=(rows, rows))).astype(cupy.float64)
-    b64 = b.astype(cupy.float64)
-    r = b64 - solver._matrix_on_device @ x.astype(cupy.float64)
+    b64 = b.astype(cupy.float64, copy=False)  # a copy only in single precision
+    r = b64 - solver._matrix_on_device @ x.astype(cupy.float64, copy=False)
     norm_b = float(cupy.linalg.norm(b64))
     norm_r = float(cupy.linalg.norm(r))
     info["relative_residual"] = norm_r / norm_b if norm_b > 0 else norm_r

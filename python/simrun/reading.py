@@ -54,16 +54,8 @@ def read(path, steps=None):
     """
     stored = _stored(path, True, _positions(steps))
     steps = stored["steps"]
-    shape = tuple(reversed(stored["points"]))
     times = np.array([step["time"] for step in steps], dtype=np.float64)
-    names = sorted({name for step in steps for name in step["fields"]})
-    fields = {}
-    for name in names:
-        values = np.full((len(steps),) + shape, np.nan)
-        for i, step in enumerate(steps):
-            if name in step["fields"]:
-                values[i] = step["fields"][name]
-        fields[name] = values
+    fields = stored["fields"]
     grid = {key: stored[key] for key in ("dimension", "points", "origin", "spacing", "input")}
     for axis, name in enumerate("xyz"[: stored["dimension"]]):
         grid[name] = stored["origin"][axis] + stored["spacing"][axis] * np.arange(
@@ -83,7 +75,4 @@ def read_steps(path):
     """The stored steps' solver statistics, without their fields: a list of dicts with step,
     time, solver_iterations, relative_residual, status, method and residual_history (||r_k||,
     empty without a linear solve)."""
-    steps = _stored(path, False)["steps"]
-    for step in steps:
-        del step["fields"]
-    return steps
+    return _stored(path, False)["steps"]

@@ -5,8 +5,10 @@
 #include <pybind11/stl.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -25,9 +27,37 @@ py::array_t<double> array_of(const std::vector<double>& values, std::vector<py::
     return array;
 }
 
+// Each field of the steps as one array [step, (z,) y, x], written once from the stored values;
+// NaN at a step that lacks the field.
+py::dict stacked_fields(const framework::StoredRunFile& run, std::vector<py::ssize_t> shape) {
+    std::set<std::string> names;
+    for (const auto& step : run.steps) {
+        for (const auto& field : step.fields) names.insert(field.name);
+    }
+    shape.insert(shape.begin(), static_cast<py::ssize_t>(run.steps.size()));
+    const auto points = static_cast<std::size_t>(run.num_points());
+    py::dict fields;
+    for (const auto& name : names) {
+        py::array_t<double> array(shape);
+        double* values = array.mutable_data();
+        for (std::size_t i = 0; i < run.steps.size(); ++i) {
+            const auto& stored = run.steps[i].fields;
+            const auto field = std::find_if(stored.begin(), stored.end(),
+                                            [&](const auto& f) { return f.name == name; });
+            if (field == stored.end()) {
+                std::fill_n(values + i * points, points, std::nan(""));
+            } else {
+                std::copy(field->values.begin(), field->values.end(), values + i * points);
+            }
+        }
+        fields[py::str(name)] = std::move(array);
+    }
+    return fields;
+}
+
 // {"dimension", "points", "origin", "spacing", "input", "solver_decisions", "steps": [{"step",
-// "time", "solver_iterations", "relative_residual", "status", "method", "residual_history",
-// "fields": {name: array}}]}
+// "time", "solver_iterations", "relative_residual", "status", "method", "residual_history"}],
+// "fields": {name: array [step, (z,) y, x]}}
 py::dict read(const std::string& path, bool with_fields,
               std::optional<std::vector<std::int64_t>> positions) {
     framework::StoredRunFile run;
@@ -50,11 +80,6 @@ py::dict read(const std::string& path, bool with_fields,
         step["method"] = stored.statistics.method;
         const auto& history = stored.statistics.residual_history;
         step["residual_history"] = array_of(history, {static_cast<py::ssize_t>(history.size())});
-        py::dict fields;
-        for (const auto& field : stored.fields) {
-            fields[py::str(field.name)] = array_of(field.values, shape);
-        }
-        step["fields"] = fields;
         steps.append(step);
     }
     py::dict result;
@@ -67,6 +92,7 @@ py::dict read(const std::string& path, bool with_fields,
     result["input"] = run.input;
     result["solver_decisions"] = run.solver_decisions;
     result["steps"] = steps;
+    result["fields"] = stacked_fields(run, std::move(shape));
     return result;
 }
 
