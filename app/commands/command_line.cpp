@@ -125,6 +125,26 @@ int run_simulation(const Arguments& arguments) {
                      setup_seconds, input_seconds);
     }
     const RunSummary summary = agreeing(ranks, [&] { return simulation.run(); });
+    // Over several ranks, what the solver spent communicating, each kind's on its slowest rank
+    // (collective: every rank takes part before rank 0 prints).
+    std::string communication;
+    if (ranks.size() > 1) {
+        const solvers::CommunicationTimes& spent = summary.solver_communication;
+        const double solver_seconds = ranks.max(summary.solver_seconds);
+        const auto kind = [&](const char* name, const solvers::CommunicationCost& cost) {
+            const double seconds = ranks.max(cost.seconds);
+            char text[160];
+            std::snprintf(text, sizeof text, "%s %lld in %.3f s (%.1f%%)", name,
+                          static_cast<long long>(ranks.max(static_cast<double>(cost.count))),
+                          seconds, solver_seconds > 0 ? 100 * seconds / solver_seconds : 0.0);
+            return std::string(text);
+        };
+        char solver[64];
+        std::snprintf(solver, sizeof solver, "%.3f s", solver_seconds);
+        communication = "ranks: the solver's communication, each kind on its slowest rank (of " +
+                        std::string(solver) + "): " + kind("halo exchanges", spent.halo) + ", " +
+                        kind("sums", spent.reductions) + ", " + kind("gathers", spent.gathers);
+    }
     if (!quiet) {
         if (simulation.spec().time.steady()) {
             std::printf("done: steady solve; %lld solver iterations; %.3f s (solver %.3f s)\n",
@@ -140,6 +160,7 @@ int run_simulation(const Arguments& arguments) {
                 1e3 * summary.seconds_per_step(), 1e3 * summary.per_step(summary.solver_seconds),
                 1e3 * summary.per_step(summary.data_seconds));
         }
+        if (!communication.empty()) std::printf("%s\n", communication.c_str());
         if (summary.removed_constant) {
             std::printf(
                 "note: Neumann conditions on every side fix u only up to a constant: the "

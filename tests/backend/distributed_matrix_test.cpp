@@ -90,6 +90,15 @@ TEST(DistributedMatrix, BlocksWithTheirHaloGiveTheWholeProduct) {
                 EXPECT_NEAR(got[static_cast<std::size_t>(i)], want, 1e-14 * (1 + std::abs(want)))
                     << "row " << begin + i;
             }
+            // One halo exchange counted per product, with the rows each neighbour reads:
+            // `width` rows of x to each neighbour.
+            const CommunicationCost& halo = communicator->times().halo;
+            const int neighbours = (r > 0 ? 1 : 0) + (r + 1 < count ? 1 : 0);
+            EXPECT_EQ(halo.count, 1);
+            EXPECT_EQ(halo.bytes_sent, static_cast<double>(neighbours * width * sizeof(double)));
+            EXPECT_GE(halo.seconds, 0.0);
+            block.apply(local, y);
+            EXPECT_EQ(communicator->times().halo.count, 2);
         });
     }
 }

@@ -531,6 +531,36 @@ TEST(Distributed, OnePlanePerRank) {
               1e-12);
 }
 
+// Over ranks the summary says what the solver spent communicating. CG + Jacobi applies the
+// operator (one halo exchange) and takes at least one global sum in every iteration; one rank
+// has nothing to say.
+TEST(Distributed, SummarySaysWhatTheSolverSpentCommunicating) {
+    TemporaryDirectory dir;
+    const std::string common = std::string(SIMRUN_SOURCE_DIR) +
+                               "/inputs/poisson.toml --backend cpu --set output.vtk=false "
+                               "--set grid.nx=65 --set grid.ny=65 --set solver.method='\"cg\"' "
+                               "--set solver.preconditioner='\"jacobi\"'";
+    const auto one = run_ranks(1, common + " --output r1", dir);
+    ASSERT_EQ(one.exit_code, 0) << one.err;
+    EXPECT_EQ(one.out.find("communication"), std::string::npos) << one.out;
+    const auto two = run_ranks(2, common + " --output r2", dir);
+    ASSERT_EQ(two.exit_code, 0) << two.err;
+    std::smatch done, spent;
+    ASSERT_TRUE(std::regex_search(two.out, done, std::regex("steady solve; (\\d+) solver iter")))
+        << two.out;
+    ASSERT_TRUE(std::regex_search(
+        two.out, spent,
+        std::regex("communication, each kind on its slowest rank \\(of ([0-9.]+) s\\): halo "
+                   "exchanges (\\d+) in ([0-9.]+) s \\([0-9.]+%\\), sums (\\d+) in ([0-9.]+) s")))
+        << two.out;
+    const long iterations = std::stol(done[1]);
+    EXPECT_GE(std::stol(spent[2]), iterations);
+    EXPECT_GE(std::stol(spent[4]), iterations);
+    // Each is a part of the solver's time (printed to the millisecond).
+    EXPECT_LE(std::stod(spent[3]), std::stod(spent[1]) + 1e-3);
+    EXPECT_LE(std::stod(spent[5]), std::stod(spent[1]) + 1e-3);
+}
+
 // simrun verify over ranks: the observed orders of one rank (the levels' solves to 1e-12, so
 // the errors are the discretisation's).
 TEST(Distributed, VerifyObservesTheOrdersOfOneRank) {

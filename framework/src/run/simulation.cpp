@@ -388,6 +388,7 @@ RunSummary Simulation::run() {
         }
         summary.total_iterations += report->total_iterations();
         summary.solver_seconds += report->seconds;
+        summary.solver_communication += report->communication;
         summary.max_iterations = std::max(summary.max_iterations, report->total_iterations());
         summary.fallbacks += static_cast<std::int64_t>(report->attempts.size()) - 1;
         if (report->converged()) return;

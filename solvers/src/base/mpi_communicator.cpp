@@ -121,6 +121,8 @@ public:
     // Traffic: K m doubles received per rank; the sum runs in rank order on each.
     void sum(std::span<double> values) const override {
         if (values.empty()) return;
+        const CommunicationTimer timer(times().reductions,
+                                       static_cast<double>(values.size_bytes()));
         const int m = to_int(values.size(), "a sum");
         std::vector<double> all(values.size() * static_cast<std::size_t>(size_));
         MPI_Allgather(values.data(), m, MPI_DOUBLE, all.data(), m, MPI_DOUBLE, comm_);
@@ -132,6 +134,7 @@ public:
         }
     }
     double min(double value) const override {
+        const CommunicationTimer timer(times().reductions, static_cast<double>(sizeof value));
         double result = value;
         MPI_Allreduce(&value, &result, 1, MPI_DOUBLE, MPI_MIN, comm_);
         return result;
@@ -140,6 +143,8 @@ public:
     // whole exceeds one call's limit, each part sent to each rank in pieces).
     std::vector<std::vector<std::byte>> all_gather(
         std::span<const std::byte> bytes) const override {
+        const CommunicationTimer timer(times().gathers,
+                                       static_cast<double>(bytes.size()) * (size_ - 1.0));
         const std::vector<std::int64_t> counts = all_counts(bytes.size());
         std::int64_t total = 0;
         for (const std::int64_t c : counts) total += c;
@@ -175,6 +180,8 @@ public:
     }
     // Traffic: every rank's values to `root` (one MPI_Gatherv, or in pieces as all_gather).
     std::vector<double> gather(std::span<const double> values, int root) const override {
+        const CommunicationTimer timer(
+            times().gathers, rank_ == root ? 0.0 : static_cast<double>(values.size_bytes()));
         const std::vector<std::int64_t> counts = all_counts(values.size_bytes());
         std::int64_t total = 0;
         for (const std::int64_t c : counts) total += c;

@@ -238,44 +238,67 @@ void DistributedMatrix<T>::apply(const Array<T>& x, Array<T>& y) const {
     }
     const Backend& backend = h.backend;
     const int rank = h.ranks.rank();
-    // The rows the neighbours reach, staged on the host (waits for x).
-    if (h.send_before > 0)
-        backend.copy_to_host(h.send_before_buffer(), x.data(), bytes_of<T>(h.send_before));
-    if (h.send_after > 0) {
-        backend.copy_to_host(h.send_after_buffer(), x.data() + (n - h.send_after),
-                             bytes_of<T>(h.send_after));
+    CommunicationCost& halo_cost = h.ranks.times().halo;
+    // x is complete once the back-end's earlier work is done: that wait is computing, not the
+    // halo (and the halo received last time has reached the back-end, so its buffers are free).
+    backend.synchronize();
+    std::unique_ptr<PendingExchange> exchange;
+    {
+        const CommunicationTimer timer(
+            halo_cost, static_cast<double>(bytes_of<T>(h.send_before + h.send_after)));
+        // The rows the neighbours reach, staged on the host (one wait for both).
+        if (h.send_before > 0) {
+            backend.copy_to_host_async(h.send_before_buffer(), x.data(),
+                                       bytes_of<T>(h.send_before));
+        }
+        if (h.send_after > 0) {
+            backend.copy_to_host_async(h.send_after_buffer(), x.data() + (n - h.send_after),
+                                       bytes_of<T>(h.send_after));
+        }
+        backend.synchronize();
+        const auto message = [](int to, T* buffer, std::int64_t rows) {
+            return Message{to, std::span(reinterpret_cast<std::byte*>(buffer), bytes_of<T>(rows))};
+        };
+        std::vector<Message> sends, receives;
+        if (h.send_before > 0)
+            sends.push_back(message(rank - 1, h.send_before_buffer(), h.send_before));
+        if (h.send_after > 0)
+            sends.push_back(message(rank + 1, h.send_after_buffer(), h.send_after));
+        if (h.before.width > 0) {
+            receives.push_back(message(rank - 1, h.receive_before_buffer(), h.before.width));
+        }
+        if (h.after.width > 0) {
+            receives.push_back(message(rank + 1, h.receive_after_buffer(), h.after.width));
+        }
+        exchange = h.ranks.start_exchange(sends, receives);
     }
-    const auto message = [](int to, T* buffer, std::int64_t rows) {
-        return Message{to, std::span(reinterpret_cast<std::byte*>(buffer), bytes_of<T>(rows))};
-    };
-    std::vector<Message> sends, receives;
-    if (h.send_before > 0)
-        sends.push_back(message(rank - 1, h.send_before_buffer(), h.send_before));
-    if (h.send_after > 0) sends.push_back(message(rank + 1, h.send_after_buffer(), h.send_after));
-    if (h.before.width > 0) {
-        receives.push_back(message(rank - 1, h.receive_before_buffer(), h.before.width));
-    }
-    if (h.after.width > 0) {
-        receives.push_back(message(rank + 1, h.receive_after_buffer(), h.after.width));
-    }
-    const auto exchange = h.ranks.start_exchange(sends, receives);
     // The block's own rows while the halo travels (issued asynchronously on a GPU).
     inner_->apply(x, y);
-    exchange->finish();
+    {
+        const CommunicationTimer timer(halo_cost, 0.0, 0);
+        exchange->finish();
+        // The halo onto the back-end, in order with the couplings' products below (no wait).
+        if (h.before.width > 0) {
+            backend.copy_from_host_async(h.received_before.data(), h.receive_before_buffer(),
+                                         bytes_of<T>(h.before.width));
+        }
+        if (h.after.width > 0) {
+            backend.copy_from_host_async(h.received_after.data(), h.receive_after_buffer(),
+                                         bytes_of<T>(h.after.width));
+        }
+    }
+    // y_i += A_ij halo_j for each run of couplings to a neighbour's rows.
     const KernelTable<T>& k = backend.kernels<T>();
     const auto add = [&](const NeighbourCouplings<T>& side,
-                         const std::vector<std::int64_t>& offsets, Array<T>& halo,
-                         const T* received) {
-        if (side.width == 0) return;
-        halo.copy_from_host(std::span<const T>(received, static_cast<std::size_t>(side.width)));
+                         const std::vector<std::int64_t>& offsets, const Array<T>& halo) {
         for (std::size_t r = 0; r < side.runs.size(); ++r) {
             const auto& run = side.runs[r];
             k.scaled_axpy(backend, run.values.size(), T(1), h.values.data() + offsets[r],
                           halo.data() + run.halo_row, y.data() + run.row);
         }
     };
-    add(h.before, h.before_offsets, h.received_before, h.receive_before_buffer());
-    add(h.after, h.after_offsets, h.received_after, h.receive_after_buffer());
+    add(h.before, h.before_offsets, h.received_before);
+    add(h.after, h.after_offsets, h.received_after);
 }
 
 template struct SplitBlock<float>;

@@ -268,6 +268,7 @@ template <typename T>
 SolveReport LinearSystemSolver<T>::solve(const Array<T>& b, Array<T>& x) const {
     backend_->synchronize();  // work queued before the solve is not the solve's
     const auto start = std::chrono::steady_clock::now();
+    const CommunicationTimes communication_before = backend_->communicator().times();
     SolveReport report;
     // A singular system with the constants as null space is solved on the rest: b' = b - c w
     // with 1'b' = 0, which A x = b' can meet (the range of symmetric A is orthogonal to 1).
@@ -318,6 +319,7 @@ SolveReport LinearSystemSolver<T>::solve(const Array<T>& b, Array<T>& x) const {
     backend_->synchronize();
     report.seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    report.communication = backend_->communicator().times() - communication_before;
     return report;
 }
 

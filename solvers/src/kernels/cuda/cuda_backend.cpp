@@ -86,6 +86,11 @@ void CudaBackend::copy_to_host_async(void* destination, const void* source,
     SIMRUN_CUDA_CHECK(cudaMemcpyAsync(destination, source, bytes, cudaMemcpyDeviceToHost, stream_));
 }
 
+void CudaBackend::copy_from_host_async(void* destination, const void* source,
+                                       std::size_t bytes) const {
+    SIMRUN_CUDA_CHECK(cudaMemcpyAsync(destination, source, bytes, cudaMemcpyHostToDevice, stream_));
+}
+
 void CudaBackend::copy(void* destination, const void* source, std::size_t bytes) const {
     SIMRUN_CUDA_CHECK(
         cudaMemcpyAsync(destination, source, bytes, cudaMemcpyDeviceToDevice, stream_));

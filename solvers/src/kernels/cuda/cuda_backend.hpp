@@ -31,6 +31,8 @@ public:
     void copy(void* destination, const void* source, std::size_t bytes) const override;
     void copy_to_host_async(void* destination, const void* source,
                             std::size_t bytes) const override;
+    void copy_from_host_async(void* destination, const void* source,
+                              std::size_t bytes) const override;
     void synchronize() const override;
     // Captures the work into a CUDA graph on stream() and instantiates it.
     std::unique_ptr<RecordedWork> record(std::function<void()> issue) const override;

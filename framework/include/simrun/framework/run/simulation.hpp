@@ -55,6 +55,9 @@ struct RunSummary {
     // Of `seconds`: the linear solves (SolveReport::seconds); the rest of a step forms its data
     // and right-hand side.
     double solver_seconds = 0.0;
+    // Of `solver_seconds`: this rank's communication with the other ranks in the solves
+    // (SolveReport::communication; zero on one process).
+    solvers::CommunicationTimes solver_communication;
     // Of `seconds`: forming the steps' data terms (TimeIntegrator::data_seconds), the cost that
     // time-dependent sources and boundary values add to a step.
     double data_seconds = 0.0;

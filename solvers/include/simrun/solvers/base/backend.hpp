@@ -94,6 +94,13 @@ public:
                                     std::size_t bytes) const {
         copy_to_host(destination, source, bytes);
     }
+    // copy_from_host issued in order with the back-end's work without waiting for it: the work
+    // issued after it reads the bytes, and `source` (memory from allocate_host) must stay
+    // unchanged until synchronize() has returned. The CPU back-end copies at once.
+    virtual void copy_from_host_async(void* destination, const void* source,
+                                      std::size_t bytes) const {
+        copy_from_host(destination, source, bytes);
+    }
     // Waits until all work issued to this back-end has finished.
     virtual void synchronize() const = 0;
     // Bytes of the device's memory in use (by every user of the device), where the back-end

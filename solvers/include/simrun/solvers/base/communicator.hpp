@@ -15,6 +15,8 @@
 #include <utility>
 #include <vector>
 
+#include "simrun/solvers/base/communication_times.hpp"
+
 namespace simrun::solvers {
 
 // Bytes to send to, or to receive from, another rank.
@@ -67,6 +69,14 @@ public:
     // this one computes. Throws std::runtime_error where the MPI library lets only one thread
     // call it.
     virtual std::shared_ptr<const Communicator> duplicate() const = 0;
+
+    // What this rank's communication on this communicator has cost so far (sums and gathers
+    // counted by the implementation, halo exchanges by their callers): one thread uses a
+    // communicator at a time, as MPI's rules for one communicator ask.
+    CommunicationTimes& times() const { return times_; }
+
+private:
+    mutable CommunicationTimes times_;
 };
 
 // Sends `to_before` to rank() - 1 and `to_after` to rank() + 1, and receives from them into

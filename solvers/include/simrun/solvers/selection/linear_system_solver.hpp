@@ -7,6 +7,7 @@
 #include <span>
 #include <vector>
 
+#include "simrun/solvers/base/communication_times.hpp"
 #include "simrun/solvers/matrices/csr_data.hpp"
 #include "simrun/solvers/matrices/dia_data.hpp"
 #include "simrun/solvers/matrices/dia_matrix.hpp"
@@ -36,6 +37,8 @@ struct SolveReport {
     std::optional<double> removed_constant;
     // Wall time of the solve, every attempt and check included (the back-end synchronised).
     double seconds = 0.0;
+    // Of `seconds`: what this rank spent communicating with the other ranks (zero on one).
+    CommunicationTimes communication;
 };
 
 template <typename T>
