@@ -17,6 +17,7 @@
 #include "simrun/framework/run/verification.hpp"
 #include "simrun/solvers/base/communicator.hpp"
 #include "simrun/solvers/base/errors.hpp"
+#include "simrun/solvers/base/host_threads.hpp"
 #include "simrun/solvers/base/precision.hpp"
 #include "simrun/solvers/matrices/format.hpp"
 #include "simrun/solvers/matrices/matrix_market.hpp"
@@ -298,6 +299,8 @@ int run_command_line(int argc, char** argv) {
     // MPI, where an MPI launcher started simrun (before the options: MPI may take its own).
     const std::shared_ptr<const solvers::Communicator> ranks =
         solvers::launched_processes(argc, argv);
+    // Ranks that share a host share its cores (before any parallel loop).
+    solvers::share_host_cores(*ranks);
     CLI::App app{"simrun: finite-difference PDE simulations with a GPU sparse solver"};
     app.require_subcommand(0, 1);
     Arguments arguments;

@@ -3,6 +3,7 @@
 // run; a restart changes the rank count; input errors and failures end every rank alike, within
 // a time limit (a hang fails the test instead of stalling CI).
 #include <gtest/gtest.h>
+#include <sched.h>
 #include <sys/wait.h>
 #include <vtkDataArray.h>
 #include <vtkImageData.h>
@@ -559,6 +560,32 @@ TEST(Distributed, SummarySaysWhatTheSolverSpentCommunicating) {
     // Each is a part of the solver's time (printed to the millisecond).
     EXPECT_LE(std::stod(spent[3]), std::stod(spent[1]) + 1e-3);
     EXPECT_LE(std::stod(spent[5]), std::stod(spent[1]) + 1e-3);
+}
+
+// Ranks left unbound on one host share its cores: each takes the cores it may run on (this
+// process's, which mpirun --bind-to none hands on) divided by the ranks; a thread count the user
+// set is kept.
+TEST(Distributed, RanksOfOneHostShareItsCores) {
+    TemporaryDirectory dir;
+    cpu_set_t mask;
+    ASSERT_EQ(sched_getaffinity(0, sizeof mask, &mask), 0);
+    const int cores = CPU_COUNT(&mask);
+    const std::string unbound =
+        "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self,vader "
+        "OMPI_MCA_btl_vader_single_copy_mechanism=none OMPI_MCA_rmaps_base_oversubscribe=1 "
+        "timeout -k 10 120 " SIMRUN_MPIEXEC " --bind-to none -np 2";
+    const std::string arguments = std::string(SIMRUN_SOURCE_DIR) +
+                                  "/inputs/poisson.toml --backend cpu --set output.vtk=false "
+                                  "--set grid.nx=33 --set grid.ny=33 --output out";
+    const auto shared =
+        testing::run_simrun(arguments, dir.path(), "env -u OMP_NUM_THREADS " + unbound);
+    ASSERT_EQ(shared.exit_code, 0) << shared.err;
+    const std::string each = "OpenMP, " + std::to_string(std::max(1, cores / 2)) + " threads";
+    EXPECT_NE(shared.out.find(each), std::string::npos) << each << " expected:\n" << shared.out;
+    const auto chosen =
+        testing::run_simrun(arguments, dir.path(), "env OMP_NUM_THREADS=3 " + unbound);
+    ASSERT_EQ(chosen.exit_code, 0) << chosen.err;
+    EXPECT_NE(chosen.out.find("OpenMP, 3 threads"), std::string::npos) << chosen.out;
 }
 
 // simrun verify over ranks: the observed orders of one rank (the levels' solves to 1e-12, so
