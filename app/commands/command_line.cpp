@@ -140,8 +140,12 @@ int run_simulation(const Arguments& arguments) {
                           seconds, solver_seconds > 0 ? 100 * seconds / solver_seconds : 0.0);
             return std::string(text);
         };
-        char solver[64];
-        std::snprintf(solver, sizeof solver, "%.3f s", solver_seconds);
+        // The ranks' own work (the solve less its communication): a spread between the ranks
+        // is time the others wait in their sums.
+        const double working = summary.solver_seconds - spent.seconds();
+        char solver[160];
+        std::snprintf(solver, sizeof solver, "%.3f s; working %.3f-%.3f s over the ranks",
+                      solver_seconds, ranks.min(working), ranks.max(working));
         communication = "ranks: the solver's communication, each kind on its slowest rank (of " +
                         std::string(solver) + "): " + kind("halo exchanges", spent.halo) + ", " +
                         kind("sums", spent.reductions) + ", " + kind("gathers", spent.gathers);

@@ -551,7 +551,8 @@ TEST(Distributed, SummarySaysWhatTheSolverSpentCommunicating) {
         << two.out;
     ASSERT_TRUE(std::regex_search(
         two.out, spent,
-        std::regex("communication, each kind on its slowest rank \\(of ([0-9.]+) s\\): halo "
+        std::regex("communication, each kind on its slowest rank \\(of ([0-9.]+) s; working "
+                   "[0-9.]+-[0-9.]+ s over the ranks\\): halo "
                    "exchanges (\\d+) in ([0-9.]+) s \\([0-9.]+%\\), sums (\\d+) in ([0-9.]+) s")))
         << two.out;
     const long iterations = std::stol(done[1]);
