@@ -152,15 +152,8 @@ void require_stable_explicit_step(const TimeParameters& time, double limit) {
 solvers::DiaData<double> owned_rows(solvers::DiaData<double> matrix, std::int64_t first,
                                     std::int64_t rows) {
     if (first == 0 && rows == matrix.n) return matrix;
-    solvers::DiaData<double> block;
-    block.n = rows;
-    block.offsets = matrix.offsets;
-    block.values.resize(matrix.offsets.size() * static_cast<std::size_t>(rows));
-    for (int d = 0; d < matrix.num_diagonals(); ++d) {
-        std::copy_n(matrix.values.begin() + d * matrix.n + first, rows,
-                    block.values.begin() + d * rows);
-    }
-    return block;
+    matrix.keep_rows(first, rows);  // in the assembled matrix's storage
+    return matrix;
 }
 
 solvers::SolverPlan plan_grid_solver(const Grid& grid, const solvers::MatrixProperties& properties,

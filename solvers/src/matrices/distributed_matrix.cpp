@@ -40,16 +40,13 @@ SplitBlock<T> split_block(DiaData<T> block) {
         side.runs.push_back(std::move(run));
     }
     for (auto& run : split.before.runs) run.halo_row += split.before.width;
-    // A diagonal reaching past the whole block (a block of one grid plane) holds no entry of it.
-    DiaData<T> inner{n, {}, {}};
-    for (int d = 0; d < block.num_diagonals(); ++d) {
+    // The inner matrix keeps the block's storage: a diagonal reaching past the whole block (a
+    // block of one grid plane) holds no entry of it and is dropped.
+    block.keep_diagonals([&](int d) {
         const std::int64_t o = block.offsets[static_cast<std::size_t>(d)];
-        if (o <= -n || o >= n) continue;
-        inner.offsets.push_back(static_cast<int>(o));
-        inner.values.insert(inner.values.end(), block.values.begin() + d * n,
-                            block.values.begin() + (d + 1) * n);
-    }
-    split.inner = std::move(inner);
+        return o > -n && o < n;
+    });
+    split.inner = std::move(block);
     return split;
 }
 

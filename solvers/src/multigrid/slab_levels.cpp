@@ -25,15 +25,6 @@ Index plane_of(const GridBox& box) {
 Index floor_div(Index n, Index d) { return n >= 0 ? n / d : -((-n + d - 1) / d); }
 Index ceil_div(Index n, Index d) { return -floor_div(-n, d); }
 
-// Rows [first, first + count) of `a`, their entries as they are.
-DiaData<double> rows_of(const DiaData<double>& a, Index first, Index count) {
-    DiaData<double> part{count, a.offsets, std::vector<double>(a.offsets.size() * count)};
-    for (int d = 0; d < a.num_diagonals(); ++d) {
-        std::copy_n(a.values.begin() + d * a.n + first, count, part.values.begin() + d * count);
-    }
-    return part;
-}
-
 // Whether diagonal d of `a` has a nonzero entry.
 bool has_nonzero(const DiaData<double>& a, int d) {
     const auto begin = a.values.begin() + d * a.n;
@@ -69,12 +60,12 @@ DiaData<double> on_offsets(const DiaData<double>& a, const std::vector<int>& off
     return result;
 }
 
-// `rows` (this rank's) on the box's neighbour diagonals that are nonzero on some rank, the main
-// one kept, in neighbour_offsets' order: every rank's rows take one shape, and the set-up reads
-// no empty diagonals. `rows` itself (no copy) where those are its diagonals. Throws, on every
-// rank alike, where a rank's rows couple points that are no neighbours in the box. Collective.
-DiaData<double> on_used_neighbour_diagonals(const Communicator& ranks, DiaData<double> rows,
-                                            const GridBox& box) {
+// The box's neighbour diagonals that are nonzero in some rank's `rows`, the main one kept, in
+// neighbour_offsets' order: every rank's rows take one shape on them, and the set-up reads no
+// empty diagonals. Throws, on every rank alike, where a rank's rows couple points that are no
+// neighbours in the box. Collective.
+std::vector<int> used_neighbour_offsets(const Communicator& ranks, const DiaData<double>& rows,
+                                        const GridBox& box) {
     const std::vector<int> offsets = neighbour_offsets(box);
     std::vector<double> used(offsets.size(), 0.0);
     all_or_none(ranks, [&] {
@@ -92,6 +83,14 @@ DiaData<double> on_used_neighbour_diagonals(const Communicator& ranks, DiaData<d
     for (std::size_t i = 0; i < offsets.size(); ++i) {
         if (used[i] > 0 || offsets[i] == 0) kept.push_back(offsets[i]);
     }
+    return kept;
+}
+
+// `rows` (this rank's) on used_neighbour_offsets: `rows` itself (no copy) where those are its
+// diagonals. Collective.
+DiaData<double> on_used_neighbour_diagonals(const Communicator& ranks, DiaData<double> rows,
+                                            const GridBox& box) {
+    const std::vector<int> kept = used_neighbour_offsets(ranks, rows, box);
     if (kept == rows.offsets) return rows;
     return on_offsets(rows, kept);
 }
@@ -109,23 +108,9 @@ void cut_outside(DiaData<double>& a, Index first, Index count) {
 // `a` without its diagonals of zeros (but the main one), which the exchanges carry so that
 // every rank's rows have the same shape, and a product would only read.
 DiaData<double> without_empty_diagonals(DiaData<double> a) {
-    bool any_empty = false;
-    for (int d = 0; d < a.num_diagonals(); ++d) {
-        any_empty =
-            any_empty || (a.offsets[static_cast<std::size_t>(d)] != 0 && !has_nonzero(a, d));
-    }
-    if (!any_empty) return a;
-    DiaData<double> kept{a.n, {}, {}};
-    for (int d = 0; d < a.num_diagonals(); ++d) {
-        const auto begin = a.values.begin() + d * a.n;
-        const int offset = a.offsets[static_cast<std::size_t>(d)];
-        if (offset != 0 && std::all_of(begin, begin + a.n, [](double v) { return v == 0.0; })) {
-            continue;
-        }
-        kept.offsets.push_back(offset);
-        kept.values.insert(kept.values.end(), begin, begin + a.n);
-    }
-    return kept;
+    a.keep_diagonals(
+        [&](int d) { return a.offsets[static_cast<std::size_t>(d)] == 0 || has_nonzero(a, d); });
+    return a;
 }
 
 // This rank's rows with `ghost` planes of its neighbours' rows before and after them (each
@@ -218,7 +203,10 @@ SlabHierarchy plan_slab_hierarchy(const Communicator& ranks, const DiaData<doubl
     SlabHierarchy result;
     GridBox level_box = box;
     Index plane = plane_of(box);
+    // This level's rows: on the finest level the block itself where its diagonals are the used
+    // ones (no copy), below it those the level above computed.
     DiaData<double> rows;
+    const DiaData<double>* level_rows = &block;
     // Every rank's first plane, and the end (the same on every rank).
     std::vector<Index> starts{0};
     all_or_none(ranks, [&] {
@@ -229,7 +217,10 @@ SlabHierarchy plan_slab_hierarchy(const Communicator& ranks, const DiaData<doubl
                                         " points of the " + box.describe() + " box");
         }
     });
-    rows = on_used_neighbour_diagonals(ranks, block, box);
+    if (std::vector<int> kept = used_neighbour_offsets(ranks, block, box); kept != block.offsets) {
+        rows = on_offsets(block, kept);
+        level_rows = &rows;
+    }
     const Index own_planes = block.n / plane;
     for (const auto& bytes : ranks.all_gather(std::as_bytes(std::span(&own_planes, 1)))) {
         Index planes;
@@ -252,7 +243,7 @@ SlabHierarchy plan_slab_hierarchy(const Communicator& ranks, const DiaData<doubl
         }
         const auto gather = [&] {
             result.gathered_box = level_box;
-            result.gathered = gather_rows(ranks, rows, starts, plane);
+            result.gathered = gather_rows(ranks, *level_rows, starts, plane);
             for (const Index start : starts) result.gathered_starts.push_back(start * plane);
             if (!result.levels.empty()) {
                 result.levels.back().coarse_offset = pending_coarse_first * plane;
@@ -265,8 +256,8 @@ SlabHierarchy plan_slab_hierarchy(const Communicator& ranks, const DiaData<doubl
         }
         const bool before = rank > 0, after = rank + 1 < count;
         const Index ghost_before = before ? slab_ghost_planes : 0;
-        const DiaData<double> slab =
-            with_ghost_rows(ranks, rows, plane, slab_ghost_planes, before, after);
+        DiaData<double> slab =
+            with_ghost_rows(ranks, *level_rows, plane, slab_ghost_planes, before, after);
         GridBox slab_box = level_box;
         slab_box.points[slow] = slab.n / plane;
         const Index slab_first = first - ghost_before;
@@ -310,8 +301,9 @@ SlabHierarchy plan_slab_hierarchy(const Communicator& ranks, const DiaData<doubl
         split.window = level_box;
         split.window.points[slow] = planes + (before ? 1 : 0) + (after ? 1 : 0);
         const Index window_rows = split.window.points[slow] * plane;
-        split.window_operator =
-            rows_of(slab, (ghost_before - (before ? 1 : 0)) * plane, window_rows);
+        // The slab's rows of the window, in the slab's storage (the slab is not read again).
+        split.window_operator = std::move(slab);
+        split.window_operator.keep_rows((ghost_before - (before ? 1 : 0)) * plane, window_rows);
         if (before) cut_outside(split.window_operator, 0, plane);
         if (after) cut_outside(split.window_operator, window_rows - plane, plane);
         split.window_operator = without_empty_diagonals(std::move(split.window_operator));
@@ -342,11 +334,10 @@ SlabHierarchy plan_slab_hierarchy(const Communicator& ranks, const DiaData<doubl
         for (const Index start : starts) coarse_starts.push_back(coarse_plane_of(start));
         coarse_starts.back() = coarsening.coarse.points[slow];
         const Index coarse_first = coarse_starts[r];
-        rows = on_used_neighbour_diagonals(
-            ranks,
-            rows_of(slab_coarse, (coarse_first - slab_coarse_first) * coarse_plane,
-                    (coarse_starts[r + 1] - coarse_first) * coarse_plane),
-            coarsening.coarse);
+        slab_coarse.keep_rows((coarse_first - slab_coarse_first) * coarse_plane,
+                              (coarse_starts[r + 1] - coarse_first) * coarse_plane);
+        rows = on_used_neighbour_diagonals(ranks, std::move(slab_coarse), coarsening.coarse);
+        level_rows = &rows;
         level_box = coarsening.coarse;
         plane = coarse_plane;
         starts = std::move(coarse_starts);

@@ -2,6 +2,8 @@
 // DiaData<T>: a square matrix in DIA format in host memory, the form in which it is assembled
 // and analysed. values[d * n + i] = A(i, i + offsets[d]); entries whose column lies outside
 // [0, n) are ignored (conventionally zero). Offsets are distinct and sorted ascending.
+#include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -23,6 +25,35 @@ struct DiaData {
     }
     T& at(int diagonal, std::int64_t row) { return values[diagonal * n + row]; }
     const T& at(int diagonal, std::int64_t row) const { return values[diagonal * n + row]; }
+
+    // Keeps, in order, the diagonals d for which keep(d) holds, in this storage: the kept
+    // diagonals move down in place (a set-up over the whole matrix allocates and copies
+    // nothing more).
+    template <typename Keep>
+    void keep_diagonals(Keep keep) {
+        std::size_t kept = 0;
+        for (std::size_t d = 0; d < offsets.size(); ++d) {
+            if (!keep(static_cast<int>(d))) continue;
+            if (kept != d) {
+                std::copy_n(values.begin() + static_cast<std::int64_t>(d) * n, n,
+                            values.begin() + static_cast<std::int64_t>(kept) * n);
+                offsets[kept] = offsets[d];
+            }
+            ++kept;
+        }
+        offsets.resize(kept);
+        values.resize(kept * static_cast<std::size_t>(n));
+    }
+    // Keeps rows [first, first + count), their entries as they are, as a matrix of `count`
+    // rows (a block of this one's rows), in this storage.
+    void keep_rows(std::int64_t first, std::int64_t count) {
+        for (std::size_t d = 0; d < offsets.size(); ++d) {
+            const auto at = static_cast<std::int64_t>(d);
+            std::copy_n(values.begin() + at * n + first, count, values.begin() + at * count);
+        }
+        values.resize(offsets.size() * static_cast<std::size_t>(count));
+        n = count;
+    }
 };
 
 }  // namespace simrun::solvers
