@@ -132,23 +132,28 @@ int run_simulation(const Arguments& arguments) {
     if (ranks.size() > 1) {
         const solvers::CommunicationTimes& spent = summary.solver_communication;
         const double solver_seconds = ranks.max(summary.solver_seconds);
+        // Every collective in one order on every rank (named, not inside an expression).
         const auto kind = [&](const char* name, const solvers::CommunicationCost& cost) {
             const double seconds = ranks.max(cost.seconds);
+            const double count = ranks.max(static_cast<double>(cost.count));
             char text[160];
             std::snprintf(text, sizeof text, "%s %lld in %.3f s (%.1f%%)", name,
-                          static_cast<long long>(ranks.max(static_cast<double>(cost.count))),
-                          seconds, solver_seconds > 0 ? 100 * seconds / solver_seconds : 0.0);
+                          static_cast<long long>(count), seconds,
+                          solver_seconds > 0 ? 100 * seconds / solver_seconds : 0.0);
             return std::string(text);
         };
+        const std::string halo = kind("halo exchanges", spent.halo);
+        const std::string sums = kind("sums", spent.reductions);
+        const std::string gathers = kind("gathers", spent.gathers);
         // The ranks' own work (the solve less its communication): a spread between the ranks
         // is time the others wait in their sums.
         const double working = summary.solver_seconds - spent.seconds();
+        const double least = ranks.min(working), most = ranks.max(working);
         char solver[160];
         std::snprintf(solver, sizeof solver, "%.3f s; working %.3f-%.3f s over the ranks",
-                      solver_seconds, ranks.min(working), ranks.max(working));
+                      solver_seconds, least, most);
         communication = "ranks: the solver's communication, each kind on its slowest rank (of " +
-                        std::string(solver) + "): " + kind("halo exchanges", spent.halo) + ", " +
-                        kind("sums", spent.reductions) + ", " + kind("gathers", spent.gathers);
+                        std::string(solver) + "): " + halo + ", " + sums + ", " + gathers;
     }
     if (!quiet) {
         if (simulation.spec().time.steady()) {

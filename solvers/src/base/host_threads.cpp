@@ -13,27 +13,29 @@
 namespace simrun::solvers {
 namespace {
 
-// What a rank says of itself: its host's name and the cores it may run on.
+// What a rank says of itself: its host's name, the cores it may run on, and whether its user
+// set its threads (OMP_NUM_THREADS).
 struct HostCores {
     char host[256] = {};
-    cpu_set_t cores;
+    cpu_set_t cores{};
+    bool threads_set = false;
 };
 
 }  // namespace
 
 int share_host_cores(const Communicator& ranks) {
-    if (ranks.size() == 1 || std::getenv("OMP_NUM_THREADS") != nullptr) {
-        return omp_get_max_threads();
-    }
+    if (ranks.size() == 1) return omp_get_max_threads();
     HostCores mine;
+    mine.threads_set = std::getenv("OMP_NUM_THREADS") != nullptr;
     gethostname(mine.host, sizeof mine.host - 1);
     CPU_ZERO(&mine.cores);
     if (sched_getaffinity(0, sizeof mine.cores, &mine.cores) != 0) {
         CPU_ZERO(&mine.cores);  // unknown: counted as no cores below, so nothing changes
     }
+    // Every rank takes part (a rank whose threads are set still tells the others its cores).
     const auto all = ranks.all_gather(std::as_bytes(std::span(&mine, 1)));
     const int cores = CPU_COUNT(&mine.cores);
-    if (cores == 0) return omp_get_max_threads();
+    if (mine.threads_set || cores == 0) return omp_get_max_threads();
     int sharing = 0;  // the ranks of this host that may run on one of this rank's cores
     for (const auto& bytes : all) {
         HostCores theirs;

@@ -29,8 +29,9 @@ struct CommunicationCost {
 struct CommunicationTimes {
     // Neighbour exchanges of halo rows and planes (the distributed product's and multigrid's):
     // the rows sent staged on the host once the back-end's earlier work is done, the messages,
-    // and the rows received copied onto the back-end. Work that overlaps the messages (the
-    // product's own rows) is not counted.
+    // and the copy of the rows received onto the back-end issued (on a GPU the copy itself, a
+    // few kilobytes in order with the kernels, is not waited for and counts as work). Work
+    // that overlaps the messages (the product's own rows) is not counted.
     CommunicationCost halo;
     // Global sums and minima: dot products, norms, agreements between the ranks.
     CommunicationCost reductions;

@@ -8,10 +8,12 @@
 
 namespace simrun::solvers {
 
-// Collective. Where OMP_NUM_THREADS is unset and several ranks run on this host, sets this
-// rank's OpenMP threads to the cores it may run on divided by the ranks of this host that may
-// run on any of them (itself included), at least one. Returns the threads chosen, or
-// omp_get_max_threads() where nothing was changed (one rank, or OMP_NUM_THREADS set).
+// Collective (every rank calls it, whatever its environment). Where this rank's
+// OMP_NUM_THREADS is unset and several ranks run on its host, sets this rank's OpenMP threads
+// (those of the calling thread's parallel regions) to the cores it may run on divided by the
+// ranks of its host (by host name) that may run on any of them, itself included, at least one.
+// Returns the threads chosen, or omp_get_max_threads() where nothing was changed (one rank, or
+// OMP_NUM_THREADS set).
 int share_host_cores(const Communicator& ranks);
 
 }  // namespace simrun::solvers

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 namespace simrun::solvers {
@@ -35,8 +37,9 @@ struct DiaData {
         for (std::size_t d = 0; d < offsets.size(); ++d) {
             if (!keep(static_cast<int>(d))) continue;
             if (kept != d) {
-                std::copy_n(values.begin() + static_cast<std::int64_t>(d) * n, n,
-                            values.begin() + static_cast<std::int64_t>(kept) * n);
+                // Down to a lower place (std::copy copies front to back).
+                const auto from = values.begin() + static_cast<std::int64_t>(d) * n;
+                std::copy(from, from + n, values.begin() + static_cast<std::int64_t>(kept) * n);
                 offsets[kept] = offsets[d];
             }
             ++kept;
@@ -46,10 +49,17 @@ struct DiaData {
     }
     // Keeps rows [first, first + count), their entries as they are, as a matrix of `count`
     // rows (a block of this one's rows), in this storage.
+    // Throws std::out_of_range where they are not rows of this matrix.
     void keep_rows(std::int64_t first, std::int64_t count) {
+        if (first < 0 || count < 0 || first + count > n) {
+            throw std::out_of_range("DiaData::keep_rows: rows [" + std::to_string(first) + ", " +
+                                    std::to_string(first + count) + ") of a matrix of " +
+                                    std::to_string(n));
+        }
         for (std::size_t d = 0; d < offsets.size(); ++d) {
-            const auto at = static_cast<std::int64_t>(d);
-            std::copy_n(values.begin() + at * n + first, count, values.begin() + at * count);
+            // Each diagonal's rows down to their new place (at or below the old one).
+            const auto from = values.begin() + static_cast<std::int64_t>(d) * n + first;
+            std::copy(from, from + count, values.begin() + static_cast<std::int64_t>(d) * count);
         }
         values.resize(offsets.size() * static_cast<std::size_t>(count));
         n = count;
