@@ -8,7 +8,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <span>
-#include <vector>
 
 namespace simrun::solvers {
 namespace {
@@ -28,7 +27,6 @@ int share_host_cores(const Communicator& ranks) {
     HostCores mine;
     mine.threads_set = std::getenv("OMP_NUM_THREADS") != nullptr;
     gethostname(mine.host, sizeof mine.host - 1);
-    CPU_ZERO(&mine.cores);
     if (sched_getaffinity(0, sizeof mine.cores, &mine.cores) != 0) {
         CPU_ZERO(&mine.cores);  // unknown: counted as no cores below, so nothing changes
     }

@@ -236,23 +236,20 @@ void DistributedMatrix<T>::apply(const Array<T>& x, Array<T>& y) const {
     const Backend& backend = h.backend;
     const int rank = h.ranks.rank();
     CommunicationCost& halo_cost = h.ranks.times().halo;
-    // x is complete once the back-end's earlier work is done: that wait is computing, not the
-    // halo (and the halo received last time has reached the back-end, so its buffers are free).
+    // The rows the neighbours reach, staged on the host after x's work: one wait for both (it
+    // also frees the buffers of the halo received last time, whose copy it waits for).
+    if (h.send_before > 0) {
+        backend.copy_to_host_async(h.send_before_buffer(), x.data(), bytes_of<T>(h.send_before));
+    }
+    if (h.send_after > 0) {
+        backend.copy_to_host_async(h.send_after_buffer(), x.data() + (n - h.send_after),
+                                   bytes_of<T>(h.send_after));
+    }
     backend.synchronize();
     std::unique_ptr<PendingExchange> exchange;
     {
         const CommunicationTimer timer(
             halo_cost, static_cast<double>(bytes_of<T>(h.send_before + h.send_after)));
-        // The rows the neighbours reach, staged on the host (one wait for both).
-        if (h.send_before > 0) {
-            backend.copy_to_host_async(h.send_before_buffer(), x.data(),
-                                       bytes_of<T>(h.send_before));
-        }
-        if (h.send_after > 0) {
-            backend.copy_to_host_async(h.send_after_buffer(), x.data() + (n - h.send_after),
-                                       bytes_of<T>(h.send_after));
-        }
-        backend.synchronize();
         const auto message = [](int to, T* buffer, std::int64_t rows) {
             return Message{to, std::span(reinterpret_cast<std::byte*>(buffer), bytes_of<T>(rows))};
         };

@@ -36,15 +36,14 @@ void SlabHalo<T>::exchange(T* window) const {
     T* receive_after = staging_ + 3 * plane_;
     // The window: [halo before] own planes [halo after].
     T* own = window + (before_ ? plane_ : 0);
-    // The planes sent are complete once the back-end's earlier work is done: that wait is
-    // computing, not the halo (and the planes received last time have reached the back-end).
+    // The planes sent, staged after the work that computes them: one wait for both (it also
+    // frees the buffers of the planes received last time, whose copy it waits for).
+    if (before_) backend_->copy_to_host_async(send_before, own, plane_bytes);
+    if (after_) backend_->copy_to_host_async(send_after, own + (planes_ - 1) * plane_, plane_bytes);
     backend_->synchronize();
     const CommunicationTimer timer(ranks.times().halo,
                                    static_cast<double>((before_ ? 1 : 0) + (after_ ? 1 : 0)) *
                                        static_cast<double>(plane_bytes));
-    if (before_) backend_->copy_to_host_async(send_before, own, plane_bytes);
-    if (after_) backend_->copy_to_host_async(send_after, own + (planes_ - 1) * plane_, plane_bytes);
-    backend_->synchronize();
     const auto bytes = [&](bool side, T* buffer) {
         return side ? std::span(reinterpret_cast<std::byte*>(buffer), plane_bytes)
                     : std::span<std::byte>();

@@ -25,8 +25,8 @@ public:
     // Collective with the neighbours: the window's halo planes take the neighbours' planes next
     // to this rank's, for the back-end's work issued after it (the copy onto the back-end is
     // not waited for). Traffic: a plane each way per neighbour (device to host, the message,
-    // host to device), and two waits for the back-end: its earlier work, then the planes'
-    // copies to the host. Its time is counted in the communicator's halo cost.
+    // host to device), and one wait for the back-end (its earlier work and the copies to the
+    // host). The time from that wait on is counted in the communicator's halo cost.
     void exchange(T* window) const;
 
 private:

@@ -28,10 +28,10 @@ struct CommunicationCost {
 
 struct CommunicationTimes {
     // Neighbour exchanges of halo rows and planes (the distributed product's and multigrid's):
-    // the rows sent staged on the host once the back-end's earlier work is done, the messages,
-    // and the copy of the rows received onto the back-end issued (on a GPU the copy itself, a
-    // few kilobytes in order with the kernels, is not waited for and counts as work). Work
-    // that overlaps the messages (the product's own rows) is not counted.
+    // from the rows sent reaching the host (the wait for them, which waits for the back-end's
+    // earlier work too, counts as work) to the copy of the rows received onto the back-end
+    // issued (on a GPU not waited for: a few kilobytes in order with the kernels). Work that
+    // overlaps the messages (the product's own rows) is not counted.
     CommunicationCost halo;
     // Global sums and minima: dot products, norms, agreements between the ranks.
     CommunicationCost reductions;
