@@ -40,8 +40,12 @@ void solve_over_ranks(const solvers::DiaData<double>& a, const std::vector<doubl
                                                              static_cast<std::size_t>(rows));
         solvers::Array<double> x(on, static_cast<std::size_t>(rows));
         solvers::fill(x, 0.0);
-        RankSolve result{
-            r, first, solver.solve(solvers::Array<double>::from_host(on, part), x), {}};
+        const auto b_part = solvers::Array<double>::from_host(on, part);
+        // Every rank's set-up done before any solves: ranks as threads share one CUDA context,
+        // where freeing memory waits for the whole device, also for a neighbour's halo wait on
+        // the GPU (SIMRUN_HALO=device) that this rank's solve would end.
+        communicator->barrier();
+        RankSolve result{r, first, solver.solve(b_part, x), {}};
         result.x = x.to_host();
         check(result);
     });

@@ -186,7 +186,7 @@ std::string describe_ranks(const Grid& grid, const SlabDecomposition& slab,
     return std::to_string(slab.ranks) + " (" + backend.communicator().describe() + "): slabs of " +
            std::to_string(fewest) + (most != fewest ? "-" + std::to_string(most) : "") +
            " planes across " + (grid.dimension() == 2 ? "y" : "z") +
-           ", a plane of halo from each neighbour";
+           ", a plane of halo from each neighbour (" + backend.halo_path() + ")";
 }
 
 IntegratorCheck check_simulation(const RunSpec& spec) {

@@ -16,6 +16,10 @@ RuntimeCompilation Backend::compile_kernels(const std::string&,
     return {{}, "the " + std::string(to_string(kind())) + " back-end runs host code", 0.0};
 }
 
+std::unique_ptr<DeviceHalo> Backend::open_device_halo(const HaloBytes&) const { return nullptr; }
+
+std::string Backend::halo_path() const { return "MPI messages between the ranks' memory"; }
+
 void RecordedForOperands::run(const Backend& backend, const void* in, const void* out,
                               const std::function<void()>& issue) {
     if (!work_ || operands_ != std::pair{in, out}) {

@@ -57,7 +57,8 @@ struct DistributedMatrix<T>::Halo {
     // Rows sent to the rank before (this block's first `send_before`) and after (its last).
     std::int64_t send_before = 0, send_after = 0;
     NeighbourCouplings<T> before, after;
-    Array<T> received_before, received_after;                 // the halo on the back-end
+    std::unique_ptr<DeviceHalo> device;                       // where the halo stays on GPUs
+    Array<T> received_before, received_after;                 // else the halo copied back
     Array<T> values;                                          // every run's values, runs in order
     std::vector<std::int64_t> before_offsets, after_offsets;  // of each run in `values`
     T* staging = nullptr;  // pinned host: send before, send after, receive before, after
@@ -124,8 +125,10 @@ DistributedMatrix<T>::DistributedMatrix(std::unique_ptr<LinearOperator<T>> inner
     if (rank + 1 < count) h.send_after = blocks[static_cast<std::size_t>(rank + 1)].before;
 
     const std::shared_ptr<const Backend>& backend = inner_->backend();
-    h.received_before = Array<T>(backend, static_cast<std::size_t>(h.before.width));
-    h.received_after = Array<T>(backend, static_cast<std::size_t>(h.after.width));
+    if (count > 1) {
+        h.device = backend->open_device_halo({bytes_of<T>(h.send_before), bytes_of<T>(h.before.width),
+                                              bytes_of<T>(h.send_after), bytes_of<T>(h.after.width)});
+    }
     std::vector<T> values;
     for (auto* side : {&h.before, &h.after}) {
         auto& offsets = side == &h.before ? h.before_offsets : h.after_offsets;
@@ -135,6 +138,9 @@ DistributedMatrix<T>::DistributedMatrix(std::unique_ptr<LinearOperator<T>> inner
         }
     }
     h.values = Array<T>::from_host(backend, values);
+    if (h.device) return;
+    h.received_before = Array<T>(backend, static_cast<std::size_t>(h.before.width));
+    h.received_after = Array<T>(backend, static_cast<std::size_t>(h.after.width));
     h.staged =
         static_cast<std::size_t>(h.send_before + h.send_after + h.before.width + h.after.width);
     if (h.staged > 0) h.staging = static_cast<T*>(backend->allocate_host(h.staged * sizeof(T)));
@@ -234,6 +240,28 @@ void DistributedMatrix<T>::apply(const Array<T>& x, Array<T>& y) const {
                                 std::to_string(n) + " rows");
     }
     const Backend& backend = h.backend;
+    const KernelTable<T>& k = backend.kernels<T>();
+    // y_i += A_ij halo_j for each run of couplings to a neighbour's rows.
+    const auto add = [&](const NeighbourCouplings<T>& side,
+                         const std::vector<std::int64_t>& offsets, const T* halo) {
+        for (std::size_t r = 0; r < side.runs.size(); ++r) {
+            const auto& run = side.runs[r];
+            k.scaled_axpy(backend, run.values.size(), T(1), h.values.data() + offsets[r],
+                          halo + run.halo_row, y.data() + run.row);
+        }
+    };
+    if (h.device) {
+        // The rows sent go straight into the neighbours' memory; the block's own rows run
+        // while the neighbours' travel, and the couplings wait for them on the device (two
+        // kernels around the block's product, no host wait).
+        h.device->send(h.send_before > 0 ? x.data() : nullptr,
+                       h.send_after > 0 ? x.data() + (n - h.send_after) : nullptr);
+        inner_->apply(x, y);
+        h.device->wait();
+        add(h.before, h.before_offsets, static_cast<const T*>(h.device->received_before()));
+        add(h.after, h.after_offsets, static_cast<const T*>(h.device->received_after()));
+        return;
+    }
     const int rank = h.ranks.rank();
     CommunicationCost& halo_cost = h.ranks.times().halo;
     // The rows the neighbours reach, staged on the host after x's work: one wait for both (it
@@ -281,18 +309,8 @@ void DistributedMatrix<T>::apply(const Array<T>& x, Array<T>& y) const {
                                          bytes_of<T>(h.after.width));
         }
     }
-    // y_i += A_ij halo_j for each run of couplings to a neighbour's rows.
-    const KernelTable<T>& k = backend.kernels<T>();
-    const auto add = [&](const NeighbourCouplings<T>& side,
-                         const std::vector<std::int64_t>& offsets, const Array<T>& halo) {
-        for (std::size_t r = 0; r < side.runs.size(); ++r) {
-            const auto& run = side.runs[r];
-            k.scaled_axpy(backend, run.values.size(), T(1), h.values.data() + offsets[r],
-                          halo.data() + run.halo_row, y.data() + run.row);
-        }
-    };
-    add(h.before, h.before_offsets, h.received_before);
-    add(h.after, h.after_offsets, h.received_after);
+    add(h.before, h.before_offsets, h.received_before.data());
+    add(h.after, h.after_offsets, h.received_after.data());
 }
 
 template struct SplitBlock<float>;

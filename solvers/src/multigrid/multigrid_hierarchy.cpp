@@ -370,8 +370,6 @@ void MultigridHierarchy<T>::build_split(const DiaData<double>& block, const Grid
                 current->d = Array<T>(backend_, n);
                 fill(current->d, T(0));
             }
-            current->halo = std::make_unique<multigrid::SlabHalo<T>>(
-                backend_, slab.plane, slab.planes, slab.halo_before, slab.halo_after);
             current->own_offset = static_cast<std::size_t>(slab.halo_before ? slab.plane : 0);
             current->coarse_offset = static_cast<std::size_t>(slab.coarse_offset);
             BoxTransferView<T>& t = current->transfer;
@@ -395,6 +393,9 @@ void MultigridHierarchy<T>::build_split(const DiaData<double>& block, const Grid
         });
         // The smoother's bound is the whole level's (every rank's rows).
         current->chebyshev_upper = ranks.max(current->chebyshev_upper);
+        // Collective (a device halo is opened with the neighbours): outside all_or_none.
+        current->halo = std::make_unique<multigrid::SlabHalo<T>>(
+            backend_, slab.plane, slab.planes, slab.halo_before, slab.halo_after);
         summaries_.push_back(
             {slab.box, current->a->view().num_diagonals, current->colours, current->a->storage()});
         levels_.push_back(std::move(current));

@@ -14,7 +14,12 @@ template <typename T>
 SlabHalo<T>::SlabHalo(std::shared_ptr<const Backend> backend, std::int64_t plane,
                       std::int64_t planes, bool before, bool after)
     : backend_(std::move(backend)), plane_(plane), planes_(planes), before_(before), after_(after) {
-    if (before_ || after_) {
+    if (!before_ && !after_) return;
+    const auto plane_bytes = static_cast<std::size_t>(plane_) * sizeof(T);
+    const std::size_t before_bytes = before_ ? plane_bytes : 0;
+    const std::size_t after_bytes = after_ ? plane_bytes : 0;
+    device_ = backend_->open_device_halo({before_bytes, before_bytes, after_bytes, after_bytes});
+    if (!device_) {
         staging_ = static_cast<T*>(
             backend_->allocate_host(4 * static_cast<std::size_t>(plane_) * sizeof(T)));
     }
@@ -36,10 +41,16 @@ void SlabHalo<T>::exchange(T* window) const {
     T* receive_after = staging_ + 3 * plane_;
     // The window: [halo before] own planes [halo after].
     T* own = window + (before_ ? plane_ : 0);
+    T* last = own + (planes_ - 1) * plane_;
+    if (device_) {
+        device_->exchange(before_ ? own : nullptr, after_ ? last : nullptr,
+                          before_ ? window : nullptr, after_ ? last + plane_ : nullptr);
+        return;
+    }
     // The planes sent, staged after the work that computes them: one wait for both (it also
     // frees the buffers of the planes received last time, whose copy it waits for).
     if (before_) backend_->copy_to_host_async(send_before, own, plane_bytes);
-    if (after_) backend_->copy_to_host_async(send_after, own + (planes_ - 1) * plane_, plane_bytes);
+    if (after_) backend_->copy_to_host_async(send_after, last, plane_bytes);
     backend_->synchronize();
     const CommunicationTimer timer(ranks.times().halo,
                                    static_cast<double>((before_ ? 1 : 0) + (after_ ? 1 : 0)) *
@@ -52,7 +63,7 @@ void SlabHalo<T>::exchange(T* window) const {
                              bytes(after_, send_after), bytes(after_, receive_after));
     // In order with the work that reads the window (no wait).
     if (before_) backend_->copy_from_host_async(window, receive_before, plane_bytes);
-    if (after_) backend_->copy_from_host_async(own + planes_ * plane_, receive_after, plane_bytes);
+    if (after_) backend_->copy_from_host_async(last + plane_, receive_after, plane_bytes);
 }
 
 template <typename T>

@@ -12,10 +12,13 @@
 namespace simrun::solvers::multigrid {
 
 // A vector of a level's window: the plane before this rank's planes (where a rank before it
-// exists), its own planes, the plane after (where one after it exists).
+// exists), its own planes, the plane after (where one after it exists). The planes travel on
+// the GPUs where the back-end opens a device halo (device_halo.hpp), else through host memory.
 template <typename T>
 class SlabHalo {
 public:
+    // Collective where `before` or `after` (a level split over the ranks: every rank has a
+    // neighbour): every rank makes its level's halo at the same point.
     SlabHalo(std::shared_ptr<const Backend> backend, std::int64_t plane, std::int64_t planes,
              bool before, bool after);
     ~SlabHalo();
@@ -23,16 +26,18 @@ public:
     SlabHalo& operator=(const SlabHalo&) = delete;
 
     // Collective with the neighbours: the window's halo planes take the neighbours' planes next
-    // to this rank's, for the back-end's work issued after it (the copy onto the back-end is
-    // not waited for). Traffic: a plane each way per neighbour (device to host, the message,
-    // host to device), and one wait for the back-end (its earlier work and the copies to the
-    // host). The time from that wait on is counted in the communicator's halo cost.
+    // to this rank's, for the back-end's work issued after it. Traffic per neighbour, on the
+    // GPUs: a plane each way (a peer copy) and a plane copied into the window, no host wait;
+    // through the host: a plane each way (device to host, the message, host to device) and one
+    // wait for the back-end (its earlier work and the copies to the host), the time from that
+    // wait on counted in the communicator's halo cost.
     void exchange(T* window) const;
 
 private:
     std::shared_ptr<const Backend> backend_;
     std::int64_t plane_, planes_;
     bool before_, after_;
+    std::unique_ptr<DeviceHalo> device_;
     T* staging_ = nullptr;  // pinned: send before, send after, receive before, receive after
 };
 

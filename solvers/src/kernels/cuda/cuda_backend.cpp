@@ -29,6 +29,7 @@ CudaBackend::~CudaBackend() {
     cudaEventDestroy(fork_event_);
     for (cudaStream_t aux : aux_streams_) cudaStreamDestroy(aux);
     cudaFreeHost(host_result_);
+    cudaFree(halo_waited_ns_);
     cudaFree(reduction_scratch_);
     cudaStreamDestroy(stream_);
 }

@@ -5,6 +5,8 @@
 #include <cuda_runtime_api.h>
 
 #include <array>
+#include <memory>
+#include <string>
 
 #include "base/kernel_table.hpp"
 #include "simrun/solvers/base/backend.hpp"
@@ -40,6 +42,14 @@ public:
     RuntimeCompilation compile_kernels(const std::string& source,
                                        const std::vector<std::string>& names) const override;
 
+    // Halo exchanges on the GPUs where every rank's can reach its neighbours'
+    // (cuda_device_halo.cu).
+    std::unique_ptr<DeviceHalo> open_device_halo(const HaloBytes& bytes) const override;
+    std::string halo_path() const override;
+    void collect_device_halo_times() const override;
+    // Device counter of the nanoseconds the device halos' waits took (null before one opened).
+    unsigned long long* halo_waited_ns() const { return halo_waited_ns_; }
+
     cudaStream_t stream() const { return stream_; }
     int device() const { return device_; }
     // Device scratch of reduction_scratch_doubles: room for max_krylov_vectors + 1 sums per
@@ -72,6 +82,11 @@ private:
     std::array<cudaStream_t, aux_stream_count> aux_streams_{};
     cudaEvent_t fork_event_ = nullptr;
     std::array<cudaEvent_t, aux_stream_count> join_events_{};
+    // What open_device_halo last agreed (-1 before it ran, 0 host staging, 1 on the GPUs),
+    // and the halo waits' counter with the part of it already collected.
+    mutable int device_halos_ = -1;
+    mutable unsigned long long* halo_waited_ns_ = nullptr;
+    mutable unsigned long long halo_collected_ns_ = 0;
 };
 
 template <typename T>

@@ -130,7 +130,8 @@ private:
 };
 
 // The ranks of a distributed run and its decomposition, e.g. "4 (Open MPI v4.1.4, 4 ranks):
-// slabs of 64-65 planes across y, a plane of halo from each neighbour".
+// slabs of 64-65 planes across y, a plane of halo from each neighbour (MPI messages between the
+// ranks' memory)": how the halo travels is the back-end's (Backend::halo_path).
 std::string describe_ranks(const Grid& grid, const SlabDecomposition& slab,
                            const solvers::Backend& backend);
 

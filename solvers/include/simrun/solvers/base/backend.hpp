@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "simrun/solvers/base/communicator.hpp"
+#include "simrun/solvers/base/device_halo.hpp"
 #include "simrun/solvers/base/enum_names.hpp"
 #include "simrun/solvers/base/runtime_kernel.hpp"
 
@@ -118,6 +119,19 @@ public:
     // kernel and says why (the CPU back-end runs host code: it compiles nothing).
     virtual RuntimeCompilation compile_kernels(const std::string& source,
                                                const std::vector<std::string>& names) const;
+
+    // Collective over communicator(), every rank at the same point: a halo exchange with the
+    // neighbouring ranks that stays on the devices (device_halo.hpp), or null on every rank
+    // alike where one rank's cannot be made -- then the caller stages its halo through host
+    // memory. The CPU back-end makes none.
+    virtual std::unique_ptr<DeviceHalo> open_device_halo(const HaloBytes& bytes) const;
+    // How this back-end's halo exchanges travel, for a run's header (e.g. "GPU to GPU: CUDA
+    // IPC peer copies, waited for on the GPU"); what open_device_halo decided once it ran.
+    virtual std::string halo_path() const;
+    // Adds to communicator().times().halo the seconds the device has waited for halos since
+    // the last call (a device halo's waits are on the GPU, not on the host's clock): one small
+    // copy and a wait where device halos were opened, nothing otherwise.
+    virtual void collect_device_halo_times() const {}
 
     template <typename T>
     const KernelTable<T>& kernels() const;

@@ -27,11 +27,13 @@ struct CommunicationCost {
 };
 
 struct CommunicationTimes {
-    // Neighbour exchanges of halo rows and planes (the distributed product's and multigrid's):
-    // from the rows sent reaching the host (the wait for them, which waits for the back-end's
-    // earlier work too, counts as work) to the copy of the rows received onto the back-end
-    // issued (on a GPU not waited for: a few kilobytes in order with the kernels). Work that
-    // overlaps the messages (the product's own rows) is not counted.
+    // Neighbour exchanges of halo rows and planes (the distributed product's and multigrid's).
+    // Through the host: from the rows sent reaching the host (the wait for them, which waits
+    // for the back-end's earlier work too, counts as work) to the copy of the rows received
+    // onto the back-end issued (on a GPU not waited for: a few kilobytes in order with the
+    // kernels); work that overlaps the messages (the product's own rows) is not counted. On
+    // the GPUs (device_halo.hpp): the host's time issuing the copies, and the time the GPU
+    // waited for the neighbours' rows (Backend::collect_device_halo_times adds it).
     CommunicationCost halo;
     // Global sums and minima: dot products, norms, agreements between the ranks.
     CommunicationCost reductions;

@@ -1,0 +1,394 @@
+// Halo exchanges that stay on the GPUs (device_halo.hpp): each rank exports one buffer of its
+// device memory through CUDA IPC and maps its neighbours'. A send is one kernel whose threads
+// write the rows a neighbour reads straight into its buffer (over NVLink between GPUs of one
+// host) and whose last block then raises the neighbour's flag for that exchange; a wait is one
+// kernel that polls this rank's flags on the GPU and copies the rows on to where the caller
+// reads them. Both run in the stream's order: the host never waits, and nothing passes through
+// host memory.
+//
+// A buffer: two flags (the exchange number last received from the rank before, and from the
+// rank after) and the send's count of finished blocks, then two slots, each holding the rows
+// from before and the rows from after. Exchange k writes slot k mod 2. A rank reaches exchange
+// k + 2 only once its neighbour has sent exchange k + 1, which the neighbour issued after all
+// its work that read exchange k's rows: so the slot is free again, with no acknowledgement.
+#include <cuda/atomic>
+#include <cuda_runtime_api.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+#include "cuda_backend.hpp"
+#include "simrun/solvers/base/communication_times.hpp"
+#include "cuda_check.hpp"
+
+namespace simrun::solvers::cuda {
+namespace {
+
+using Flag = unsigned long long;
+
+constexpr std::size_t alignment = 256;
+constexpr std::size_t flags_bytes = alignment;  // the two flags and the count, padded
+// A wait that lasts this long means a neighbour stopped (its process failed before the
+// exchange).
+constexpr Flag wait_limit_ns = 60ull * 1000 * 1000 * 1000;
+
+constexpr std::size_t aligned(std::size_t bytes) {
+    return (bytes + alignment - 1) / alignment * alignment;
+}
+
+// The flags' and slots' places in a buffer made for `from_before` and `from_after` bytes.
+struct Layout {
+    std::size_t from_before = 0, from_after = 0;
+    std::size_t slot_bytes() const { return aligned(from_before) + aligned(from_after); }
+    std::size_t total() const { return flags_bytes + 2 * slot_bytes(); }
+    std::size_t before_rows(std::uint64_t slot) const { return flags_bytes + slot * slot_bytes(); }
+    std::size_t after_rows(std::uint64_t slot) const {
+        return before_rows(slot) + aligned(from_before);
+    }
+};
+
+// What a rank tells each neighbour when an exchange is opened.
+struct Card {
+    cudaIpcMemHandle_t handle{};
+    // The process and the buffer's address in it: a neighbour in this same process (ranks as
+    // threads, as the tests run them) is reached at that address, without IPC.
+    std::uint64_t process = 0, address = 0;
+    std::uint64_t from_before = 0, from_after = 0;
+    char device_uuid[16]{};
+    int exported = 0;
+};
+
+using SystemFlag = ::cuda::atomic_ref<Flag, ::cuda::thread_scope_system>;
+
+// The halo's rows move as 4-byte words (floats and doubles alike); a side of a launch is
+// blockIdx.y (0: the rank before, 1: the rank after).
+struct WordCopy {
+    const unsigned* from = nullptr;
+    unsigned* to = nullptr;
+    std::size_t words = 0;
+};
+
+__device__ void copy_words(const WordCopy& c) {
+    const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+    for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+         i < c.words; i += stride) {
+        c.to[i] = c.from[i];
+    }
+}
+
+struct Put {
+    WordCopy side[2];
+    Flag* peer_flag[2] = {nullptr, nullptr};  // the neighbours' flags for this rank's rows
+    unsigned* arrivals = nullptr;             // blocks done (zero between launches)
+    Flag exchange = 0;
+};
+
+// The rows sent, written into the neighbours' memory by the SMs (over NVLink between GPUs),
+// then, by the last block to finish, the neighbours' flags raised to the exchange's number.
+// Bytes: the rows once (read here, written there), 8 a flag.
+__global__ void put_rows(Put p) {
+    copy_words(p.side[blockIdx.y]);
+    __threadfence_system();  // this thread's rows visible everywhere before the count below
+    __syncthreads();
+    if (threadIdx.x != 0) return;
+    const unsigned blocks = gridDim.x * gridDim.y;
+    if (atomicAdd(p.arrivals, 1u) != blocks - 1) return;
+    *p.arrivals = 0;
+    __threadfence_system();
+    for (Flag* flag : p.peer_flag) {
+        if (flag != nullptr) SystemFlag(*flag).store(p.exchange, ::cuda::memory_order_release);
+    }
+}
+
+struct Arrival {
+    Flag* flag[2] = {nullptr, nullptr};  // this rank's flags for the sides waited for
+    WordCopy side[2];                    // the rows received, copied where the caller reads them
+    Flag exchange = 0;
+    Flag* waited = nullptr;              // nanoseconds waited, summed
+};
+
+// Each block waits until the flags reach the exchange's number (its first thread polls), then
+// copies its share of the rows received. A wait that lasts wait_limit_ns means a neighbour
+// stopped: the kernel traps and the run ends with an error instead of hanging. Bytes: 8 per
+// flag and poll; the rows copied, read and written once.
+__global__ void wait_for_rows(Arrival w) {
+    if (threadIdx.x == 0) {
+        const auto arrived = [&w](const Flag* flag) {
+            return flag == nullptr ||
+                   SystemFlag(*const_cast<Flag*>(flag)).load(::cuda::memory_order_acquire) >=
+                       w.exchange;
+        };
+        Flag start = 0, now = 0;
+        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
+        unsigned sleep = 32;
+        while (!arrived(w.flag[0]) || !arrived(w.flag[1])) {
+            __nanosleep(sleep);
+            if (sleep < 256) sleep *= 2;
+            asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+            if (now - start > wait_limit_ns) __trap();
+        }
+        if (blockIdx.x == 0 && blockIdx.y == 0) {
+            asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+            atomicAdd(w.waited, now - start);
+        }
+    }
+    __syncthreads();
+    copy_words(w.side[blockIdx.y]);
+}
+
+constexpr unsigned copy_threads = 256;
+constexpr std::size_t most_copy_blocks = 132;
+
+// Blocks a side for `words` words at most.
+unsigned copy_blocks(std::size_t words) {
+    const std::size_t blocks = (words + copy_threads - 1) / copy_threads;
+    return static_cast<unsigned>(std::max<std::size_t>(1, std::min(blocks, most_copy_blocks)));
+}
+
+class CudaDeviceHalo final : public DeviceHalo {
+public:
+    CudaDeviceHalo(const CudaBackend& backend, const HaloBytes& bytes, bool before, bool after)
+        : backend_(backend), bytes_(bytes), before_(before), after_(after),
+          layout_{bytes.from_before, bytes.from_after} {}
+    ~CudaDeviceHalo() override {
+        // Every exchange's writes into this rank's buffer were waited for by its last
+        // exchange; the stream's end is waited for before the buffer goes.
+        cudaStreamSynchronize(backend_.stream());
+        if (before_imported_) cudaIpcCloseMemHandle(before_peer_);
+        if (after_imported_) cudaIpcCloseMemHandle(after_peer_);
+        if (own_ != nullptr) cudaFree(own_);
+    }
+    CudaDeviceHalo(const CudaDeviceHalo&) = delete;
+    CudaDeviceHalo& operator=(const CudaDeviceHalo&) = delete;
+
+    // This rank's buffer, exported: false where CUDA refuses.
+    bool allocate() {
+        if (cudaMalloc(&own_, layout_.total()) != cudaSuccess) {
+            own_ = nullptr;
+            cudaGetLastError();
+            return false;
+        }
+        // The flags zero before any neighbour can raise them (it maps this buffer only after
+        // the cards are exchanged).
+        if (cudaMemsetAsync(own_, 0, flags_bytes, backend_.stream()) != cudaSuccess ||
+            cudaStreamSynchronize(backend_.stream()) != cudaSuccess ||
+            cudaIpcGetMemHandle(&handle_, own_) != cudaSuccess) {
+            cudaGetLastError();
+            return false;
+        }
+        return true;
+    }
+    const cudaIpcMemHandle_t& handle() const { return handle_; }
+    const std::byte* own() const { return own_; }
+
+    // Maps a neighbour's buffer (`before`: the rank before); false where CUDA refuses.
+    bool map(bool before, const Card& card) {
+        void* mapped = nullptr;
+        if (card.process == static_cast<std::uint64_t>(getpid())) {
+            mapped = reinterpret_cast<void*>(static_cast<std::uintptr_t>(card.address));
+        } else if (cudaIpcOpenMemHandle(&mapped, card.handle, cudaIpcMemLazyEnablePeerAccess) ==
+                   cudaSuccess) {
+            (before ? before_imported_ : after_imported_) = true;
+        } else {
+            cudaGetLastError();
+            return false;
+        }
+        (before ? before_peer_ : after_peer_) = static_cast<std::byte*>(mapped);
+        (before ? before_layout_ : after_layout_) = Layout{card.from_before, card.from_after};
+        return true;
+    }
+
+    // One kernel: the rows into the neighbours' memory, then their flags (put_rows).
+    void send(const void* to_before, const void* to_after) override {
+        const std::uint64_t slot = ++exchanges_ % 2;
+        const CommunicationTimer timer(
+            backend_.communicator().times().halo,
+            static_cast<double>((before_ ? bytes_.to_before : 0) + (after_ ? bytes_.to_after : 0)));
+        Put put;
+        put.exchange = exchanges_;
+        put.arrivals = reinterpret_cast<unsigned*>(reinterpret_cast<Flag*>(own_) + 2);
+        // Into the rank before: its rows from after (flag 1); into the rank after: its rows
+        // from before (flag 0).
+        if (before_) {
+            put.side[0] = {static_cast<const unsigned*>(to_before),
+                           reinterpret_cast<unsigned*>(before_peer_ + before_layout_.after_rows(slot)),
+                           bytes_.to_before / 4};
+            put.peer_flag[0] = reinterpret_cast<Flag*>(before_peer_) + 1;
+        }
+        if (after_) {
+            put.side[1] = {static_cast<const unsigned*>(to_after),
+                           reinterpret_cast<unsigned*>(after_peer_ + after_layout_.before_rows(slot)),
+                           bytes_.to_after / 4};
+            put.peer_flag[1] = reinterpret_cast<Flag*>(after_peer_);
+        }
+        const dim3 grid(copy_blocks(std::max(put.side[0].words, put.side[1].words)), 2);
+        put_rows<<<grid, copy_threads, 0, backend_.stream()>>>(put);
+        SIMRUN_CUDA_CHECK(cudaGetLastError());
+        received_before_ =
+            before_ && bytes_.from_before > 0 ? own_ + layout_.before_rows(slot) : nullptr;
+        received_after_ =
+            after_ && bytes_.from_after > 0 ? own_ + layout_.after_rows(slot) : nullptr;
+    }
+    // One kernel: the wait on the GPU, and the rows received copied to `into_before` and
+    // `into_after` where given (wait_for_rows).
+    void wait(void* into_before, void* into_after) override {
+        Arrival arrival;
+        arrival.exchange = exchanges_;
+        arrival.waited = backend_.halo_waited_ns();
+        Flag* own_flags = reinterpret_cast<Flag*>(own_);
+        if (before_) arrival.flag[0] = own_flags;
+        if (after_) arrival.flag[1] = own_flags + 1;
+        if (into_before != nullptr && received_before_ != nullptr) {
+            arrival.side[0] = {reinterpret_cast<const unsigned*>(received_before_),
+                               static_cast<unsigned*>(into_before), bytes_.from_before / 4};
+        }
+        if (into_after != nullptr && received_after_ != nullptr) {
+            arrival.side[1] = {reinterpret_cast<const unsigned*>(received_after_),
+                               static_cast<unsigned*>(into_after), bytes_.from_after / 4};
+        }
+        const std::size_t words = std::max(arrival.side[0].words, arrival.side[1].words);
+        const dim3 grid(words > 0 ? copy_blocks(words) : 1, words > 0 ? 2 : 1);
+        wait_for_rows<<<grid, words > 0 ? copy_threads : 32, 0, backend_.stream()>>>(arrival);
+        SIMRUN_CUDA_CHECK(cudaGetLastError());
+    }
+    const void* received_before() const override { return received_before_; }
+    const void* received_after() const override { return received_after_; }
+
+private:
+    const CudaBackend& backend_;
+    HaloBytes bytes_;
+    bool before_, after_;
+    Layout layout_, before_layout_, after_layout_;
+    std::byte* own_ = nullptr;
+    cudaIpcMemHandle_t handle_{};
+    std::byte* before_peer_ = nullptr;
+    std::byte* after_peer_ = nullptr;
+    bool before_imported_ = false, after_imported_ = false;  // through IPC: closed at the end
+    std::uint64_t exchanges_ = 0;
+    const std::byte* received_before_ = nullptr;
+    const std::byte* received_after_ = nullptr;
+};
+
+enum class HaloMode { automatic, host, device };
+
+// SIMRUN_HALO: "host" stages every halo through host memory; "device" keeps it on the GPUs
+// also where two ranks share one (processes time-sliced on it, or threads of one process as the
+// tests run them: for tests); unset or "auto", on the GPUs where every neighbour is another GPU
+// this one can reach.
+HaloMode halo_mode() {
+    const char* text = std::getenv("SIMRUN_HALO");
+    const std::string_view value = text == nullptr ? "auto" : text;
+    if (value == "auto" || value.empty()) return HaloMode::automatic;
+    if (value == "host") return HaloMode::host;
+    if (value == "device") return HaloMode::device;
+    throw std::invalid_argument("environment variable SIMRUN_HALO is '" + std::string(value) +
+                                "': expected auto, host or device");
+}
+
+// This process's ordinal of the device with `uuid`, or -1 where it does not see it.
+int device_with_uuid(const char (&uuid)[16]) {
+    int count = 0;
+    if (cudaGetDeviceCount(&count) != cudaSuccess) return -1;
+    for (int d = 0; d < count; ++d) {
+        cudaDeviceProp properties{};
+        if (cudaGetDeviceProperties(&properties, d) == cudaSuccess &&
+            std::memcmp(properties.uuid.bytes, uuid, sizeof uuid) == 0) {
+            return d;
+        }
+    }
+    return -1;
+}
+
+}  // namespace
+
+std::unique_ptr<DeviceHalo> CudaBackend::open_device_halo(const HaloBytes& bytes) const {
+    const Communicator& ranks = communicator();
+    if (ranks.size() == 1) return nullptr;
+    const int rank = ranks.rank();
+    const bool before = rank > 0, after = rank + 1 < ranks.size();
+    // Every rank goes through the same collectives, whatever it finds.
+    HaloMode mode = HaloMode::host;
+    bool usable = true;
+    try {
+        mode = halo_mode();
+    } catch (const std::invalid_argument&) {
+        usable = false;
+    }
+    bool wanted = usable && mode != HaloMode::host;
+    if (wanted && halo_waited_ns_ == nullptr) {
+        // Failures here only turn device halos off (every rank learns it below).
+        if (cudaMalloc(&halo_waited_ns_, sizeof(Flag)) != cudaSuccess ||
+            cudaMemsetAsync(halo_waited_ns_, 0, sizeof(Flag), stream_) != cudaSuccess) {
+            cudaGetLastError();
+            cudaFree(halo_waited_ns_);
+            halo_waited_ns_ = nullptr;
+            wanted = false;
+        }
+    }
+    auto halo = std::make_unique<CudaDeviceHalo>(*this, bytes, before, after);
+    Card mine;
+    mine.exported = wanted && halo->allocate() ? 1 : 0;
+    mine.handle = halo->handle();
+    mine.process = static_cast<std::uint64_t>(getpid());
+    mine.address = reinterpret_cast<std::uintptr_t>(halo->own());
+    mine.from_before = bytes.from_before;
+    mine.from_after = bytes.from_after;
+    cudaDeviceProp properties{};
+    SIMRUN_CUDA_CHECK(cudaGetDeviceProperties(&properties, device_));
+    std::memcpy(mine.device_uuid, properties.uuid.bytes, sizeof mine.device_uuid);
+    Card from_before, from_after;
+    const auto card = [](Card& c, bool side) {
+        return side ? std::as_writable_bytes(std::span(&c, 1)) : std::span<std::byte>();
+    };
+    exchange_with_neighbours(ranks, card(mine, before), card(from_before, before),
+                             card(mine, after), card(from_after, after));
+    // A neighbour is reached where it exported its buffer, sends what this rank expects, and
+    // is a GPU this one may map (itself only where asked for).
+    const auto reachable = [&](const Card& theirs, std::uint64_t sends, std::uint64_t expected) {
+        if (theirs.exported == 0 || sends != expected) return false;
+        const int device = device_with_uuid(theirs.device_uuid);
+        if (device == device_) return mode == HaloMode::device;
+        int can = 0;
+        return device >= 0 && cudaDeviceCanAccessPeer(&can, device_, device) == cudaSuccess &&
+               can != 0;
+    };
+    bool ok = mine.exported != 0;
+    if (ok && before) {
+        ok = reachable(from_before, from_before.from_after, bytes.to_before) &&
+             halo->map(true, from_before);
+    }
+    if (ok && after) {
+        ok = reachable(from_after, from_after.from_before, bytes.to_after) &&
+             halo->map(false, from_after);
+    }
+    const bool agreed = ranks.min(ok ? 1.0 : 0.0) > 0.5;
+    device_halos_ = agreed ? 1 : 0;
+    if (!usable) halo_mode();  // every rank alike: the message names the variable
+    if (!agreed) return nullptr;
+    return halo;
+}
+
+std::string CudaBackend::halo_path() const {
+    return device_halos_ == 1
+               ? "GPU to GPU: peer copies into the neighbours' memory (CUDA IPC), waited for on "
+                 "the GPU"
+               : "staged through pinned host memory, MPI messages between";
+}
+
+void CudaBackend::collect_device_halo_times() const {
+    if (halo_waited_ns_ == nullptr) return;
+    Flag waited = 0;
+    copy_to_host(&waited, halo_waited_ns_, sizeof waited);
+    communicator().times().halo.seconds += 1e-9 * static_cast<double>(waited - halo_collected_ns_);
+    halo_collected_ns_ = waited;
+}
+
+}  // namespace simrun::solvers::cuda

@@ -1,0 +1,183 @@
+// Halo exchanges that stay on the devices (device_halo.hpp), over ranks as threads of one
+// process (tests/support/thread_ranks.hpp) sharing the GPU, with SIMRUN_HALO=device (the
+// exchanges between ranks of one GPU are otherwise staged through the host). Built per
+// back-end: on the CPU no rank makes one; on CUDA every rank receives its neighbours' rows at
+// every exchange, and a distributed solve gives the bits of the same solve staged through the
+// host. (Not under compute-sanitizer: it runs one kernel at a time, and a rank's wait on the GPU
+// would hold its neighbour's send back; sanitize the device halos under mpirun, a process a
+// GPU.)
+#include "simrun/solvers/base/device_halo.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "simrun/solvers/base/array.hpp"
+#include "simrun/solvers/matrices/conversions.hpp"
+#include "simrun/solvers/selection/linear_system_solver.hpp"
+#include "simrun/solvers/selection/matrix_properties.hpp"
+#include "support/rank_blocks.hpp"
+#include "support/solve_over_ranks.hpp"
+#include "support/test_backend.hpp"
+#include "support/test_matrices.hpp"
+#include "support/thread_ranks.hpp"
+
+namespace simrun::solvers {
+namespace {
+
+using testing::test_backend;
+using testing::ThreadRanks;
+
+// SIMRUN_HALO set for a scope, the earlier value back after it.
+class HaloMode {
+public:
+    explicit HaloMode(const char* mode) {
+        if (const char* was = std::getenv("SIMRUN_HALO")) earlier_ = was;
+        setenv("SIMRUN_HALO", mode, 1);
+    }
+    ~HaloMode() {
+        if (earlier_) {
+            setenv("SIMRUN_HALO", earlier_->c_str(), 1);
+        } else {
+            unsetenv("SIMRUN_HALO");
+        }
+    }
+    HaloMode(const HaloMode&) = delete;
+    HaloMode& operator=(const HaloMode&) = delete;
+
+private:
+    std::optional<std::string> earlier_;
+};
+
+// Rows from rank `from` to rank `to` at exchange `k`: a value no other row, pair or exchange
+// has; from rank r to r + 1 go 5 + r rows, from r + 1 to r 9 + r (sizes differ by side).
+double row_value(int from, int to, int k, std::size_t i) {
+    return 1000.0 * from + 100.0 * to + 10.0 * k + static_cast<double>(i) / 64;
+}
+std::size_t rows_between(int from, int to) {
+    return static_cast<std::size_t>(from < to ? 5 + from : 9 + to);
+}
+
+TEST(DeviceHalo, NeighboursRowsArriveAtEveryExchange) {
+    SIMRUN_SKIP_WITHOUT_BACKEND(test_backend());
+    const HaloMode mode("device");
+    for (const int count : {2, 3, 4}) {
+        SCOPED_TRACE(std::to_string(count) + " ranks");
+        ThreadRanks ranks(count);
+        ranks.run([&](std::shared_ptr<const Communicator> communicator) {
+            const int r = communicator->rank();
+            const auto backend = test_backend(communicator);
+            const bool before = r > 0, after = r + 1 < count;
+            const auto rows = [](bool side, int from, int to) {
+                return side ? rows_between(from, to) : 0;
+            };
+            const HaloBytes bytes{rows(before, r, r - 1) * sizeof(double),
+                                  rows(before, r - 1, r) * sizeof(double),
+                                  rows(after, r, r + 1) * sizeof(double),
+                                  rows(after, r + 1, r) * sizeof(double)};
+            std::unique_ptr<DeviceHalo> halo = backend->open_device_halo(bytes);
+            if (backend->kind() == BackendKind::cpu) {
+                EXPECT_EQ(halo, nullptr);
+                EXPECT_EQ(backend->halo_path().find("GPU"), std::string::npos);
+                return;
+            }
+            ASSERT_NE(halo, nullptr);
+            EXPECT_NE(backend->halo_path().find("GPU to GPU"), std::string::npos)
+                << backend->halo_path();
+            // Five exchanges (each slot written more than once), by send and wait and by
+            // exchange in turn; the rows sent change in place after each, as a vector would.
+            const auto sent = [](bool side, int from, int to, int k) {
+                std::vector<double> values(side ? rows_between(from, to) : 0);
+                for (std::size_t i = 0; i < values.size(); ++i) values[i] = row_value(from, to, k, i);
+                return values;
+            };
+            Array<double> to_before(backend, rows(before, r, r - 1));
+            Array<double> to_after(backend, rows(after, r, r + 1));
+            // Ranks as threads share one CUDA context, where freeing memory waits for the
+            // whole device: no rank may free while another's wait is on the GPU.
+            communicator->barrier();
+            for (int k = 1; k <= 5; ++k) {
+                to_before.copy_from_host(sent(before, r, r - 1, k));
+                to_after.copy_from_host(sent(after, r, r + 1, k));
+                const double* b = before ? to_before.data() : nullptr;
+                const double* a = after ? to_after.data() : nullptr;
+                if (k % 2 == 0) {
+                    halo->exchange(b, a);
+                } else {
+                    halo->send(b, a);
+                    halo->wait();
+                }
+                const auto received = [&](bool side, const void* where, int from) {
+                    std::vector<double> values(side ? rows_between(from, r) : 0);
+                    if (side) {
+                        EXPECT_NE(where, nullptr);
+                        backend->copy_to_host(values.data(), where, values.size() * sizeof(double));
+                    } else {
+                        EXPECT_EQ(where, nullptr);
+                    }
+                    return values;
+                };
+                EXPECT_EQ(received(before, halo->received_before(), r - 1),
+                          sent(before, r - 1, r, k))
+                    << "exchange " << k;
+                EXPECT_EQ(received(after, halo->received_after(), r + 1), sent(after, r + 1, r, k))
+                    << "exchange " << k;
+                // No barrier: a neighbour's next send goes into the other slot, and the one
+                // after waits for this rank's next send, issued once it has read these.
+            }
+            // One exchange counted per send, with the bytes this rank sent.
+            const CommunicationCost& cost = communicator->times().halo;
+            EXPECT_EQ(cost.count, 5);
+            EXPECT_EQ(cost.bytes_sent, 5.0 * static_cast<double>(bytes.to_before + bytes.to_after));
+        });
+    }
+}
+
+// CG with multigrid over 2 and 3 ranks, its halos on the device and through the host: the same
+// iterations, the same bits (the same arithmetic on the same rows), and the same exchanges.
+TEST(DeviceHalo, MultigridCgGivesTheBitsOfHostStaging) {
+    SIMRUN_SKIP_WITHOUT_BACKEND(test_backend());
+    const auto one = [](double, double, double) { return 1.0; };
+    const DiaData<double> a = to_dia(testing::diffusion_matrix(63, 2, one));
+    const GridBox box{2, {63, 63, 1}};
+    std::vector<double> b(static_cast<std::size_t>(a.n));
+    for (std::size_t i = 0; i < b.size(); ++i) b[i] = std::cos(0.21 * static_cast<double>(i));
+    SolverRequest request = SolverRequest::parse("cg", "multigrid", "dia");
+    request.grid = box;
+    MethodParameters parameters;
+    parameters.criteria.relative_tolerance = 1e-10;
+    for (const int count : {2, 3}) {
+        SCOPED_TRACE(std::to_string(count) + " ranks");
+        request.ranks = count;
+        const SolverPlan plan = plan_solver(analyze(a), request);
+        const std::vector<std::int64_t> first = testing::block_starts(a.n, count, box.points[0]);
+        std::vector<testing::RankSolve> staged(static_cast<std::size_t>(count));
+        std::vector<testing::RankSolve> on_device(static_cast<std::size_t>(count));
+        for (const char* path : {"host", "device"}) {
+            const HaloMode mode(path);
+            auto& into = std::string(path) == "host" ? staged : on_device;
+            testing::solve_over_ranks(a, b, first, plan, parameters, [&](const auto& rank) {
+                into[static_cast<std::size_t>(rank.rank)] = rank;
+            });
+        }
+        for (int r = 0; r < count; ++r) {
+            const testing::RankSolve& host = staged[static_cast<std::size_t>(r)];
+            const testing::RankSolve& device = on_device[static_cast<std::size_t>(r)];
+            ASSERT_TRUE(host.report.converged());
+            EXPECT_EQ(device.report.total_iterations(), host.report.total_iterations());
+            EXPECT_EQ(device.x, host.x) << "rank " << r;
+            EXPECT_EQ(device.report.communication.halo.count, host.report.communication.halo.count);
+            EXPECT_GT(device.report.communication.halo.count, 0);
+            EXPECT_EQ(device.report.communication.halo.bytes_sent,
+                      host.report.communication.halo.bytes_sent);
+        }
+    }
+}
+
+}  // namespace
+}  // namespace simrun::solvers
