@@ -1,7 +1,8 @@
 // A matrix split over ranks (here threads of one process, tests/support/thread_ranks.hpp): the
 // product of the blocks with their halo equals the whole product, and a solve over the ranks
 // takes the iterations of one process to the same solution. Built per back-end: on CUDA the
-// ranks share the GPU, and the halo goes through host staging as it does under MPI.
+// ranks share the GPU, and the halo goes through host staging as it does under MPI where ranks
+// share a GPU (tests/backend/device_halo_test.cpp keeps it on the GPU).
 #include "simrun/solvers/matrices/distributed_matrix.hpp"
 
 #include <gtest/gtest.h>
