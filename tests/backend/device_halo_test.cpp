@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -98,6 +99,10 @@ TEST(DeviceHalo, NeighboursRowsArriveAtEveryExchange) {
             };
             Array<double> to_before(backend, rows(before, r, r - 1));
             Array<double> to_after(backend, rows(after, r, r + 1));
+            // Where the odd exchanges' rows are copied on to (the wait's copy, as the
+            // multigrid windows take them).
+            Array<double> into_before(backend, rows(before, r - 1, r));
+            Array<double> into_after(backend, rows(after, r + 1, r));
             // Ranks as threads share one CUDA context, where freeing memory waits for the
             // whole device: no rank may free while another's wait is on the GPU.
             communicator->barrier();
@@ -110,7 +115,10 @@ TEST(DeviceHalo, NeighboursRowsArriveAtEveryExchange) {
                     halo->exchange(b, a);
                 } else {
                     halo->send(b, a);
-                    halo->wait();
+                    halo->wait(before ? into_before.data() : nullptr,
+                               after ? into_after.data() : nullptr);
+                    EXPECT_EQ(into_before.to_host(), sent(before, r - 1, r, k)) << "exchange " << k;
+                    EXPECT_EQ(into_after.to_host(), sent(after, r + 1, r, k)) << "exchange " << k;
                 }
                 const auto received = [&](bool side, const void* where, int from) {
                     std::vector<double> values(side ? rows_between(from, r) : 0);
@@ -136,6 +144,40 @@ TEST(DeviceHalo, NeighboursRowsArriveAtEveryExchange) {
             EXPECT_EQ(cost.bytes_sent, 5.0 * static_cast<double>(bytes.to_before + bytes.to_after));
         });
     }
+}
+
+// A CUDA rank beside a CPU rank (a host without a GPU among hosts with one): both take the
+// host's path, and neither waits for a collective the other never makes.
+TEST(DeviceHalo, RanksOfDifferentBackEndsAgreeOnNone) {
+    const HaloMode mode("device");
+    ThreadRanks ranks(2);
+    ranks.run([&](std::shared_ptr<const Communicator> communicator) {
+        const int r = communicator->rank();
+        auto backend = r == 0 ? test_backend(communicator) : nullptr;
+        if (!backend) backend = make_cpu_backend(communicator);
+        const std::size_t bytes = 8 * sizeof(double);
+        const HaloBytes sides = r == 0 ? HaloBytes{0, 0, bytes, bytes} : HaloBytes{bytes, bytes, 0, 0};
+        EXPECT_EQ(backend->open_device_halo(sides), nullptr);
+    });
+}
+
+// A SIMRUN_HALO no back-end knows is refused on every rank (where a back-end reads it), never
+// on some ranks while the others wait.
+TEST(DeviceHalo, AnUnknownSettingIsRefusedOnEveryRank) {
+    SIMRUN_SKIP_WITHOUT_BACKEND(test_backend());
+    const HaloMode mode("sideways");
+    ThreadRanks ranks(2);
+    ranks.run([&](std::shared_ptr<const Communicator> communicator) {
+        const int r = communicator->rank();
+        const auto backend = test_backend(communicator);
+        const std::size_t bytes = 8 * sizeof(double);
+        const HaloBytes sides = r == 0 ? HaloBytes{0, 0, bytes, bytes} : HaloBytes{bytes, bytes, 0, 0};
+        if (backend->kind() == BackendKind::cpu) {
+            EXPECT_EQ(backend->open_device_halo(sides), nullptr);
+        } else {
+            EXPECT_THROW(backend->open_device_halo(sides), std::invalid_argument);
+        }
+    });
 }
 
 // CG with multigrid over 2 and 3 ranks, its halos on the device and through the host: the same
@@ -168,6 +210,12 @@ TEST(DeviceHalo, MultigridCgGivesTheBitsOfHostStaging) {
         for (int r = 0; r < count; ++r) {
             const testing::RankSolve& host = staged[static_cast<std::size_t>(r)];
             const testing::RankSolve& device = on_device[static_cast<std::size_t>(r)];
+            // The device run's halos were on the GPU (a fallback to the host would compare the
+            // host with itself).
+            const bool gpu = test_backend()->kind() == BackendKind::cuda;
+            EXPECT_EQ(device.halo_path.find("GPU to GPU") != std::string::npos, gpu)
+                << device.halo_path;
+            EXPECT_EQ(host.halo_path.find("GPU to GPU"), std::string::npos) << host.halo_path;
             ASSERT_TRUE(host.report.converged());
             EXPECT_EQ(device.report.total_iterations(), host.report.total_iterations());
             EXPECT_EQ(device.x, host.x) << "rank " << r;

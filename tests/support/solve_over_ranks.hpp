@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "simrun/solvers/base/array.hpp"
@@ -21,6 +22,7 @@ struct RankSolve {
     std::int64_t first = 0;
     solvers::SolveReport report;
     std::vector<double> x;
+    std::string halo_path;  // how its back-end's halo travelled (Backend::halo_path)
 };
 
 // Solves a x = b with `plan` over starts.size() - 1 ranks (rank r: rows starts[r] ..
@@ -45,7 +47,7 @@ void solve_over_ranks(const solvers::DiaData<double>& a, const std::vector<doubl
         // where freeing memory waits for the whole device, also for a neighbour's halo wait on
         // the GPU (SIMRUN_HALO=device) that this rank's solve would end.
         communicator->barrier();
-        RankSolve result{r, first, solver.solve(b_part, x), {}};
+        RankSolve result{r, first, solver.solve(b_part, x), {}, on->halo_path()};
         result.x = x.to_host();
         check(result);
     });

@@ -16,7 +16,21 @@ RuntimeCompilation Backend::compile_kernels(const std::string&,
     return {{}, "the " + std::string(to_string(kind())) + " back-end runs host code", 0.0};
 }
 
-std::unique_ptr<DeviceHalo> Backend::open_device_halo(const HaloBytes&) const { return nullptr; }
+std::unique_ptr<DeviceHalo> Backend::open_device_halo(const HaloBytes& bytes) const {
+    const Communicator& ranks = communicator();
+    if (ranks.size() == 1) return nullptr;
+    // One agreement before anything else, so that ranks of different back-ends (a host without
+    // a GPU among hosts with one) take the same path.
+    const double least = ranks.min(static_cast<double>(device_halo_readiness()));
+    if (least < 0.5) {
+        throw std::invalid_argument(
+            "environment variable SIMRUN_HALO: expected auto, host or device (on every rank)");
+    }
+    if (least < 1.5) return nullptr;
+    return make_device_halo(bytes);
+}
+
+std::unique_ptr<DeviceHalo> Backend::make_device_halo(const HaloBytes&) const { return nullptr; }
 
 std::string Backend::halo_path() const { return "MPI messages between the ranks' memory"; }
 

@@ -137,13 +137,16 @@ DistributedMatrix<T>::DistributedMatrix(std::unique_ptr<LinearOperator<T>> inner
             values.insert(values.end(), run.values.begin(), run.values.end());
         }
     }
-    h.values = Array<T>::from_host(backend, values);
-    if (h.device) return;
-    h.received_before = Array<T>(backend, static_cast<std::size_t>(h.before.width));
-    h.received_after = Array<T>(backend, static_cast<std::size_t>(h.after.width));
-    h.staged =
-        static_cast<std::size_t>(h.send_before + h.send_after + h.before.width + h.after.width);
-    if (h.staged > 0) h.staging = static_cast<T*>(backend->allocate_host(h.staged * sizeof(T)));
+    // Every rank learns whether another's memory ran out (its products would wait for it).
+    all_or_none(ranks, [&] {
+        h.values = Array<T>::from_host(backend, values);
+        if (h.device) return;
+        h.received_before = Array<T>(backend, static_cast<std::size_t>(h.before.width));
+        h.received_after = Array<T>(backend, static_cast<std::size_t>(h.after.width));
+        h.staged = static_cast<std::size_t>(h.send_before + h.send_after + h.before.width +
+                                            h.after.width);
+        if (h.staged > 0) h.staging = static_cast<T*>(backend->allocate_host(h.staged * sizeof(T)));
+    });
 }
 
 template <typename T>

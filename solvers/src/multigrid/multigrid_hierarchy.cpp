@@ -499,7 +499,10 @@ void MultigridHierarchy<T>::run_split(const Array<T>& b, Array<T>& x, std::vecto
     // b and x into the finest level's vectors (a window, or the level gathered whole), x's
     // halo from the neighbours (or, from zero, the window zeroed: n + 2 planes written instead
     // of n read and written and a halo exchanged); after the cycle x back from them. Not
-    // recorded: the exchanges wait on the host.
+    // recorded: host-staged exchanges wait on the host, the device halos count their exchanges
+    // (and so their slots) on the host, and the coarse level is gathered through the host. (A
+    // recording in parts, the gathers between them, the exchanges counted on the device, was
+    // measured no faster on four GPUs: docs/benchmarks.md.)
     Level& finest = *levels_.front();
     const std::size_t own =
         finest.gathered

@@ -19,10 +19,11 @@ SlabHalo<T>::SlabHalo(std::shared_ptr<const Backend> backend, std::int64_t plane
     const std::size_t before_bytes = before_ ? plane_bytes : 0;
     const std::size_t after_bytes = after_ ? plane_bytes : 0;
     device_ = backend_->open_device_halo({before_bytes, before_bytes, after_bytes, after_bytes});
-    if (!device_) {
-        staging_ = static_cast<T*>(
-            backend_->allocate_host(4 * static_cast<std::size_t>(plane_) * sizeof(T)));
-    }
+    // Every rank learns whether another's pinned memory ran out (the next exchange would wait
+    // for it otherwise).
+    all_or_none(backend_->communicator(), [&] {
+        if (!device_) staging_ = static_cast<T*>(backend_->allocate_host(4 * plane_bytes));
+    });
 }
 
 template <typename T>
@@ -33,12 +34,7 @@ SlabHalo<T>::~SlabHalo() {
 template <typename T>
 void SlabHalo<T>::exchange(T* window) const {
     if (!before_ && !after_) return;
-    const Communicator& ranks = backend_->communicator();
     const auto plane_bytes = static_cast<std::size_t>(plane_) * sizeof(T);
-    T* send_before = staging_;
-    T* send_after = staging_ + plane_;
-    T* receive_before = staging_ + 2 * plane_;
-    T* receive_after = staging_ + 3 * plane_;
     // The window: [halo before] own planes [halo after].
     T* own = window + (before_ ? plane_ : 0);
     T* last = own + (planes_ - 1) * plane_;
@@ -47,6 +43,11 @@ void SlabHalo<T>::exchange(T* window) const {
                           before_ ? window : nullptr, after_ ? last + plane_ : nullptr);
         return;
     }
+    const Communicator& ranks = backend_->communicator();
+    T* send_before = staging_;
+    T* send_after = staging_ + plane_;
+    T* receive_before = staging_ + 2 * plane_;
+    T* receive_after = staging_ + 3 * plane_;
     // The planes sent, staged after the work that computes them: one wait for both (it also
     // frees the buffers of the planes received last time, whose copy it waits for).
     if (before_) backend_->copy_to_host_async(send_before, own, plane_bytes);

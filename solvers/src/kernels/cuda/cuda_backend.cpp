@@ -30,6 +30,7 @@ CudaBackend::~CudaBackend() {
     for (cudaStream_t aux : aux_streams_) cudaStreamDestroy(aux);
     cudaFreeHost(host_result_);
     cudaFree(halo_waited_ns_);
+    for (void* buffer : retired_halo_buffers_) cudaFree(buffer);
     cudaFree(reduction_scratch_);
     cudaStreamDestroy(stream_);
 }

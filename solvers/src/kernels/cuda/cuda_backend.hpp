@@ -7,6 +7,7 @@
 #include <array>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "base/kernel_table.hpp"
 #include "simrun/solvers/base/backend.hpp"
@@ -44,11 +45,15 @@ public:
 
     // Halo exchanges on the GPUs where every rank's can reach its neighbours'
     // (cuda_device_halo.cu).
-    std::unique_ptr<DeviceHalo> open_device_halo(const HaloBytes& bytes) const override;
     std::string halo_path() const override;
     void collect_device_halo_times() const override;
-    // Device counter of the nanoseconds the device halos' waits took (null before one opened).
+    // Device counter of the nanoseconds the device halos' waits took (null before one was
+    // wanted).
     unsigned long long* halo_waited_ns() const { return halo_waited_ns_; }
+    // A device halo's exported buffer, freed with the back-end (at the process's end) rather
+    // than at once: a neighbour may not have closed its mapping of it yet, and CUDA leaves
+    // freeing memory that another process maps undefined.
+    void retire_halo_buffer(void* buffer) const { retired_halo_buffers_.push_back(buffer); }
 
     cudaStream_t stream() const { return stream_; }
     int device() const { return device_; }
@@ -71,6 +76,8 @@ public:
     cudaEvent_t join_event(int k) const { return join_events_[static_cast<std::size_t>(k)]; }
 
 protected:
+    DeviceHaloReadiness device_halo_readiness() const override;
+    std::unique_ptr<DeviceHalo> make_device_halo(const HaloBytes& bytes) const override;
     const KernelTable<float>& float_kernels() const override;
     const KernelTable<double>& double_kernels() const override;
 
@@ -87,6 +94,7 @@ private:
     mutable int device_halos_ = -1;
     mutable unsigned long long* halo_waited_ns_ = nullptr;
     mutable unsigned long long halo_collected_ns_ = 0;
+    mutable std::vector<void*> retired_halo_buffers_;
 };
 
 template <typename T>

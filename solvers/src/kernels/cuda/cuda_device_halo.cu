@@ -13,13 +13,13 @@
 // its work that read exchange k's rows: so the slot is free again, with no acknowledgement.
 #include <cuda/atomic>
 #include <cuda_runtime_api.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <random>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -36,9 +36,11 @@ using Flag = unsigned long long;
 
 constexpr std::size_t alignment = 256;
 constexpr std::size_t flags_bytes = alignment;  // the two flags and the count, padded
-// A wait that lasts this long means a neighbour stopped (its process failed before the
-// exchange).
-constexpr Flag wait_limit_ns = 60ull * 1000 * 1000 * 1000;
+// A wait that lasts this long is taken for a neighbour that stopped (its process failed before
+// the exchange) rather than one that is late: the kernel traps, and the run ends with an error
+// instead of hanging. Generous, since the clock starts when the wait starts on this GPU, which
+// may be long before the neighbour's host reaches the exchange.
+constexpr Flag wait_limit_ns = 300ull * 1000 * 1000 * 1000;
 
 constexpr std::size_t aligned(std::size_t bytes) {
     return (bytes + alignment - 1) / alignment * alignment;
@@ -58,8 +60,9 @@ struct Layout {
 // What a rank tells each neighbour when an exchange is opened.
 struct Card {
     cudaIpcMemHandle_t handle{};
-    // The process and the buffer's address in it: a neighbour in this same process (ranks as
-    // threads, as the tests run them) is reached at that address, without IPC.
+    // The process (a random token: process ids repeat across containers) and the buffer's
+    // address in it: a neighbour in this same process on the same GPU (ranks as threads, as
+    // the tests run them) is reached at that address, without IPC.
     std::uint64_t process = 0, address = 0;
     std::uint64_t from_before = 0, from_after = 0;
     char device_uuid[16]{};
@@ -116,9 +119,8 @@ struct Arrival {
 };
 
 // Each block waits until the flags reach the exchange's number (its first thread polls), then
-// copies its share of the rows received. A wait that lasts wait_limit_ns means a neighbour
-// stopped: the kernel traps and the run ends with an error instead of hanging. Bytes: 8 per
-// flag and poll; the rows copied, read and written once.
+// copies its share of the rows received; past wait_limit_ns it traps. Bytes: 8 per flag and
+// poll; the rows copied, read and written once.
 __global__ void wait_for_rows(Arrival w) {
     if (threadIdx.x == 0) {
         const auto arrived = [&w](const Flag* flag) {
@@ -153,18 +155,27 @@ unsigned copy_blocks(std::size_t words) {
     return static_cast<unsigned>(std::max<std::size_t>(1, std::min(blocks, most_copy_blocks)));
 }
 
+// This process, told apart from every other (process ids repeat across containers).
+std::uint64_t process_token() {
+    static const std::uint64_t token = [] {
+        std::random_device source;
+        return (static_cast<std::uint64_t>(source()) << 32) ^ source();
+    }();
+    return token;
+}
+
 class CudaDeviceHalo final : public DeviceHalo {
 public:
     CudaDeviceHalo(const CudaBackend& backend, const HaloBytes& bytes, bool before, bool after)
         : backend_(backend), bytes_(bytes), before_(before), after_(after),
           layout_{bytes.from_before, bytes.from_after} {}
     ~CudaDeviceHalo() override {
-        // Every exchange's writes into this rank's buffer were waited for by its last
-        // exchange; the stream's end is waited for before the buffer goes.
+        // This rank's last writes into its neighbours' buffers are done once its stream is;
+        // its own buffer goes with the back-end, when the neighbours have closed theirs.
         cudaStreamSynchronize(backend_.stream());
         if (before_imported_) cudaIpcCloseMemHandle(before_peer_);
         if (after_imported_) cudaIpcCloseMemHandle(after_peer_);
-        if (own_ != nullptr) cudaFree(own_);
+        if (own_ != nullptr) backend_.retire_halo_buffer(own_);
     }
     CudaDeviceHalo(const CudaDeviceHalo&) = delete;
     CudaDeviceHalo& operator=(const CudaDeviceHalo&) = delete;
@@ -192,7 +203,7 @@ public:
     // Maps a neighbour's buffer (`before`: the rank before); false where CUDA refuses.
     bool map(bool before, const Card& card) {
         void* mapped = nullptr;
-        if (card.process == static_cast<std::uint64_t>(getpid())) {
+        if (card.process == process_token()) {
             mapped = reinterpret_cast<void*>(static_cast<std::uintptr_t>(card.address));
         } else if (cudaIpcOpenMemHandle(&mapped, card.handle, cudaIpcMemLazyEnablePeerAccess) ==
                    cudaSuccess) {
@@ -208,6 +219,12 @@ public:
 
     // One kernel: the rows into the neighbours' memory, then their flags (put_rows).
     void send(const void* to_before, const void* to_after) override {
+        if (sent_unwaited_) throw std::logic_error("device halo: a send before the last one's wait");
+        if ((before_ && bytes_.to_before > 0 && to_before == nullptr) ||
+            (after_ && bytes_.to_after > 0 && to_after == nullptr)) {
+            throw std::logic_error("device halo: no rows to send to a neighbour that reads some");
+        }
+        sent_unwaited_ = true;
         const std::uint64_t slot = ++exchanges_ % 2;
         const CommunicationTimer timer(
             backend_.communicator().times().halo,
@@ -240,6 +257,8 @@ public:
     // One kernel: the wait on the GPU, and the rows received copied to `into_before` and
     // `into_after` where given (wait_for_rows).
     void wait(void* into_before, void* into_after) override {
+        if (!sent_unwaited_) throw std::logic_error("device halo: a wait without a send");
+        sent_unwaited_ = false;
         Arrival arrival;
         arrival.exchange = exchanges_;
         arrival.waited = backend_.halo_waited_ns();
@@ -272,6 +291,7 @@ private:
     std::byte* before_peer_ = nullptr;
     std::byte* after_peer_ = nullptr;
     bool before_imported_ = false, after_imported_ = false;  // through IPC: closed at the end
+    bool sent_unwaited_ = false;  // send and wait alternate (the slots' argument needs it)
     std::uint64_t exchanges_ = 0;
     const std::byte* received_before_ = nullptr;
     const std::byte* received_after_ = nullptr;
@@ -309,22 +329,25 @@ int device_with_uuid(const char (&uuid)[16]) {
 
 }  // namespace
 
-std::unique_ptr<DeviceHalo> CudaBackend::open_device_halo(const HaloBytes& bytes) const {
+Backend::DeviceHaloReadiness CudaBackend::device_halo_readiness() const {
+    try {
+        return halo_mode() == HaloMode::host ? DeviceHaloReadiness::unable
+                                             : DeviceHaloReadiness::able;
+    } catch (const std::invalid_argument&) {
+        return DeviceHaloReadiness::bad_setting;
+    }
+}
+
+std::unique_ptr<DeviceHalo> CudaBackend::make_device_halo(const HaloBytes& bytes) const {
     const Communicator& ranks = communicator();
-    if (ranks.size() == 1) return nullptr;
     const int rank = ranks.rank();
     const bool before = rank > 0, after = rank + 1 < ranks.size();
-    // Every rank goes through the same collectives, whatever it finds.
-    HaloMode mode = HaloMode::host;
-    bool usable = true;
-    try {
-        mode = halo_mode();
-    } catch (const std::invalid_argument&) {
-        usable = false;
-    }
-    bool wanted = usable && mode != HaloMode::host;
+    // Every rank goes through the same collectives, whatever it finds: a failure here only
+    // turns device halos off, on every rank (the agreement below).
+    const HaloMode mode = halo_mode();  // valid: open_device_halo agreed on it
+    bool wanted = bytes.to_before % 4 == 0 && bytes.from_before % 4 == 0 &&
+                  bytes.to_after % 4 == 0 && bytes.from_after % 4 == 0;
     if (wanted && halo_waited_ns_ == nullptr) {
-        // Failures here only turn device halos off (every rank learns it below).
         if (cudaMalloc(&halo_waited_ns_, sizeof(Flag)) != cudaSuccess ||
             cudaMemsetAsync(halo_waited_ns_, 0, sizeof(Flag), stream_) != cudaSuccess) {
             cudaGetLastError();
@@ -337,13 +360,17 @@ std::unique_ptr<DeviceHalo> CudaBackend::open_device_halo(const HaloBytes& bytes
     Card mine;
     mine.exported = wanted && halo->allocate() ? 1 : 0;
     mine.handle = halo->handle();
-    mine.process = static_cast<std::uint64_t>(getpid());
+    mine.process = process_token();
     mine.address = reinterpret_cast<std::uintptr_t>(halo->own());
     mine.from_before = bytes.from_before;
     mine.from_after = bytes.from_after;
     cudaDeviceProp properties{};
-    SIMRUN_CUDA_CHECK(cudaGetDeviceProperties(&properties, device_));
-    std::memcpy(mine.device_uuid, properties.uuid.bytes, sizeof mine.device_uuid);
+    if (cudaGetDeviceProperties(&properties, device_) == cudaSuccess) {
+        std::memcpy(mine.device_uuid, properties.uuid.bytes, sizeof mine.device_uuid);
+    } else {
+        cudaGetLastError();
+        mine.exported = 0;
+    }
     Card from_before, from_after;
     const auto card = [](Card& c, bool side) {
         return side ? std::as_writable_bytes(std::span(&c, 1)) : std::span<std::byte>();
@@ -351,11 +378,14 @@ std::unique_ptr<DeviceHalo> CudaBackend::open_device_halo(const HaloBytes& bytes
     exchange_with_neighbours(ranks, card(mine, before), card(from_before, before),
                              card(mine, after), card(from_after, after));
     // A neighbour is reached where it exported its buffer, sends what this rank expects, and
-    // is a GPU this one may map (itself only where asked for).
+    // is a GPU this one may map: another GPU with peer access, or this GPU where asked for
+    // (SIMRUN_HALO=device). A neighbour in this same process must be on this GPU (its buffer
+    // is used at its address, without IPC's peer mapping).
     const auto reachable = [&](const Card& theirs, std::uint64_t sends, std::uint64_t expected) {
         if (theirs.exported == 0 || sends != expected) return false;
         const int device = device_with_uuid(theirs.device_uuid);
         if (device == device_) return mode == HaloMode::device;
+        if (theirs.process == process_token()) return false;
         int can = 0;
         return device >= 0 && cudaDeviceCanAccessPeer(&can, device_, device) == cudaSuccess &&
                can != 0;
@@ -371,7 +401,8 @@ std::unique_ptr<DeviceHalo> CudaBackend::open_device_halo(const HaloBytes& bytes
     }
     const bool agreed = ranks.min(ok ? 1.0 : 0.0) > 0.5;
     device_halos_ = agreed ? 1 : 0;
-    if (!usable) halo_mode();  // every rank alike: the message names the variable
+    // Where the ranks did not agree, the halo goes (its mappings closed, its buffer kept with
+    // the back-end).
     if (!agreed) return nullptr;
     return halo;
 }

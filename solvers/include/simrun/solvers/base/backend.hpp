@@ -123,10 +123,12 @@ public:
     // Collective over communicator(), every rank at the same point: a halo exchange with the
     // neighbouring ranks that stays on the devices (device_halo.hpp), or null on every rank
     // alike where one rank's cannot be made -- then the caller stages its halo through host
-    // memory. The CPU back-end makes none.
-    virtual std::unique_ptr<DeviceHalo> open_device_halo(const HaloBytes& bytes) const;
-    // How this back-end's halo exchanges travel, for a run's header (e.g. "GPU to GPU: CUDA
-    // IPC peer copies, waited for on the GPU"); what open_device_halo decided once it ran.
+    // memory. The CPU back-end makes none. Throws std::invalid_argument, on every rank, where
+    // SIMRUN_HALO is set to something else than auto, host or device on some rank.
+    std::unique_ptr<DeviceHalo> open_device_halo(const HaloBytes& bytes) const;
+    // How this back-end's halo exchanges travel, for a run's header (e.g. "GPU to GPU: peer
+    // copies into the neighbours' memory (CUDA IPC), waited for on the GPU"); what
+    // open_device_halo decided once it ran.
     virtual std::string halo_path() const;
     // Adds to communicator().times().halo the seconds the device has waited for halos since
     // the last call (a device halo's waits are on the GPU, not on the host's clock): one small
@@ -143,6 +145,14 @@ public:
     const std::shared_ptr<const Communicator>& shared_communicator() const { return communicator_; }
 
 protected:
+    // Whether this rank can make device halos, before any collective (the ranks agree on the
+    // least): a SIMRUN_HALO it does not know, none, or some.
+    enum class DeviceHaloReadiness { bad_setting = 0, unable = 1, able = 2 };
+    virtual DeviceHaloReadiness device_halo_readiness() const { return DeviceHaloReadiness::unable; }
+    // open_device_halo's work where every rank is able: collective over communicator(), every
+    // rank returning a halo or null alike.
+    virtual std::unique_ptr<DeviceHalo> make_device_halo(const HaloBytes& bytes) const;
+
     virtual const KernelTable<float>& float_kernels() const = 0;
     virtual const KernelTable<double>& double_kernels() const = 0;
 

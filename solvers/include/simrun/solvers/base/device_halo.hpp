@@ -3,8 +3,9 @@
 // rows its neighbours read straight into their memory and the work that reads the rows it
 // receives waits for them on the device, so that no host waits and nothing passes through
 // host memory. The CUDA back-end makes one where every rank's GPU can reach its neighbours'
-// (the same GPU, or peers over NVLink or PCIe) through CUDA IPC; elsewhere halos are staged
-// through host memory and sent as MPI messages (Backend::open_device_halo gives none).
+// through CUDA IPC (peers over NVLink or PCIe; the same GPU only with SIMRUN_HALO=device);
+// elsewhere halos are staged through host memory and sent as MPI messages
+// (Backend::open_device_halo gives none).
 #include <cstddef>
 
 namespace simrun::solvers {
@@ -38,7 +39,8 @@ public:
     }
     // The bytes the last send's neighbours sent (device memory; null for a side of no bytes),
     // there for the work issued before the next send: two buffers a side, so that a neighbour
-    // one exchange ahead writes into the other.
+    // one exchange ahead writes into the other. Sends and waits alternate (std::logic_error
+    // otherwise); byte counts are multiples of 4 (else no device halo is made).
     virtual const void* received_before() const = 0;
     virtual const void* received_after() const = 0;
 };

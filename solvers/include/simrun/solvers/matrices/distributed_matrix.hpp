@@ -68,9 +68,11 @@ public:
 
     std::size_t size() const override { return inner_->size(); }
     const std::shared_ptr<const Backend>& backend() const override { return inner_->backend(); }
-    // y = A x over the ranks (collective). Sends the rows the neighbours reach (host staging:
-    // 8 bytes per halo row each way, device to host and back on a GPU), runs the block's own
-    // product while they travel, then adds the couplings (3 reads and a write per coupled row).
+    // y = A x over the ranks (collective). Sends the rows the neighbours reach (on the GPUs
+    // where the back-end opens a device halo: written into the neighbour's memory, 8 bytes per
+    // halo row; else staged through the host: device to host, a message, host to device), runs
+    // the block's own product while they travel, then adds the couplings (3 reads and a write
+    // per coupled row).
     void apply(const Array<T>& x, Array<T>& y) const override;
     // The block's own couplings: what a pointwise preconditioner (Jacobi) is built from.
     const LinearOperator<T>& inner() const { return *inner_; }
