@@ -146,6 +146,13 @@ TEST(DeviceHalo, NeighboursRowsArriveAtEveryExchange) {
     }
 }
 
+// Two ranks' sides of 8 doubles each way (rank 0 has only a rank after, rank 1 only a rank
+// before).
+HaloBytes two_rank_sides(int rank) {
+    const std::size_t bytes = 8 * sizeof(double);
+    return rank == 0 ? HaloBytes{0, 0, bytes, bytes} : HaloBytes{bytes, bytes, 0, 0};
+}
+
 // A CUDA rank beside a CPU rank (a host without a GPU among hosts with one): both take the
 // host's path, and neither waits for a collective the other never makes.
 TEST(DeviceHalo, RanksOfDifferentBackEndsAgreeOnNone) {
@@ -155,9 +162,7 @@ TEST(DeviceHalo, RanksOfDifferentBackEndsAgreeOnNone) {
         const int r = communicator->rank();
         auto backend = r == 0 ? test_backend(communicator) : nullptr;
         if (!backend) backend = make_cpu_backend(communicator);
-        const std::size_t bytes = 8 * sizeof(double);
-        const HaloBytes sides = r == 0 ? HaloBytes{0, 0, bytes, bytes} : HaloBytes{bytes, bytes, 0, 0};
-        EXPECT_EQ(backend->open_device_halo(sides), nullptr);
+        EXPECT_EQ(backend->open_device_halo(two_rank_sides(r)), nullptr);
     });
 }
 
@@ -170,12 +175,10 @@ TEST(DeviceHalo, AnUnknownSettingIsRefusedOnEveryRank) {
     ranks.run([&](std::shared_ptr<const Communicator> communicator) {
         const int r = communicator->rank();
         const auto backend = test_backend(communicator);
-        const std::size_t bytes = 8 * sizeof(double);
-        const HaloBytes sides = r == 0 ? HaloBytes{0, 0, bytes, bytes} : HaloBytes{bytes, bytes, 0, 0};
         if (backend->kind() == BackendKind::cpu) {
-            EXPECT_EQ(backend->open_device_halo(sides), nullptr);
+            EXPECT_EQ(backend->open_device_halo(two_rank_sides(r)), nullptr);
         } else {
-            EXPECT_THROW(backend->open_device_halo(sides), std::invalid_argument);
+            EXPECT_THROW(backend->open_device_halo(two_rank_sides(r)), std::invalid_argument);
         }
     });
 }

@@ -125,10 +125,8 @@ DistributedMatrix<T>::DistributedMatrix(std::unique_ptr<LinearOperator<T>> inner
     if (rank + 1 < count) h.send_after = blocks[static_cast<std::size_t>(rank + 1)].before;
 
     const std::shared_ptr<const Backend>& backend = inner_->backend();
-    if (count > 1) {
-        h.device = backend->open_device_halo({bytes_of<T>(h.send_before), bytes_of<T>(h.before.width),
-                                              bytes_of<T>(h.send_after), bytes_of<T>(h.after.width)});
-    }
+    h.device = backend->open_device_halo({bytes_of<T>(h.send_before), bytes_of<T>(h.before.width),
+                                          bytes_of<T>(h.send_after), bytes_of<T>(h.after.width)});
     std::vector<T> values;
     for (auto* side : {&h.before, &h.after}) {
         auto& offsets = side == &h.before ? h.before_offsets : h.after_offsets;

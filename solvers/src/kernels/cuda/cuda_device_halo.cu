@@ -15,15 +15,18 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <random>
 #include <span>
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "cuda_backend.hpp"
 #include "simrun/solvers/base/communication_times.hpp"
@@ -313,15 +316,38 @@ HaloMode halo_mode() {
                                 "': expected auto, host or device");
 }
 
+// The UUIDs of the devices this process sees, by ordinal (read once: cudaGetDeviceProperties
+// is slow, and every halo opened asks); a device whose properties cannot be read has none.
+using Uuid = std::array<char, 16>;
+const std::vector<std::optional<Uuid>>& device_uuids() {
+    static const std::vector<std::optional<Uuid>> uuids = [] {
+        int count = 0;
+        if (cudaGetDeviceCount(&count) != cudaSuccess) {
+            cudaGetLastError();
+            count = 0;
+        }
+        std::vector<std::optional<Uuid>> found(static_cast<std::size_t>(count));
+        for (int d = 0; d < count; ++d) {
+            cudaDeviceProp properties{};
+            if (cudaGetDeviceProperties(&properties, d) == cudaSuccess) {
+                Uuid uuid;
+                std::memcpy(uuid.data(), properties.uuid.bytes, uuid.size());
+                found[static_cast<std::size_t>(d)] = uuid;
+            } else {
+                cudaGetLastError();
+            }
+        }
+        return found;
+    }();
+    return uuids;
+}
+
 // This process's ordinal of the device with `uuid`, or -1 where it does not see it.
 int device_with_uuid(const char (&uuid)[16]) {
-    int count = 0;
-    if (cudaGetDeviceCount(&count) != cudaSuccess) return -1;
-    for (int d = 0; d < count; ++d) {
-        cudaDeviceProp properties{};
-        if (cudaGetDeviceProperties(&properties, d) == cudaSuccess &&
-            std::memcmp(properties.uuid.bytes, uuid, sizeof uuid) == 0) {
-            return d;
+    const auto& uuids = device_uuids();
+    for (std::size_t d = 0; d < uuids.size(); ++d) {
+        if (uuids[d] && std::memcmp(uuids[d]->data(), uuid, sizeof uuid) == 0) {
+            return static_cast<int>(d);
         }
     }
     return -1;
@@ -364,11 +390,11 @@ std::unique_ptr<DeviceHalo> CudaBackend::make_device_halo(const HaloBytes& bytes
     mine.address = reinterpret_cast<std::uintptr_t>(halo->own());
     mine.from_before = bytes.from_before;
     mine.from_after = bytes.from_after;
-    cudaDeviceProp properties{};
-    if (cudaGetDeviceProperties(&properties, device_) == cudaSuccess) {
-        std::memcpy(mine.device_uuid, properties.uuid.bytes, sizeof mine.device_uuid);
+    const auto& uuids = device_uuids();
+    if (static_cast<std::size_t>(device_) < uuids.size() && uuids[static_cast<std::size_t>(device_)]) {
+        std::memcpy(mine.device_uuid, uuids[static_cast<std::size_t>(device_)]->data(),
+                    sizeof mine.device_uuid);
     } else {
-        cudaGetLastError();
         mine.exported = 0;
     }
     Card from_before, from_after;
