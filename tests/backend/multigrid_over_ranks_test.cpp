@@ -43,8 +43,11 @@ struct Case {
     std::array<double, 3> h;
     std::array<Side, 6> sides;
     bool varying;  // a coefficient that jumps by 100 across a slanted line
-    MultigridParameters parameters;
+    MultigridParameters parameters;  // gather_size 0 here: every level that can be is split
     std::vector<int> ranks;
+    // Where > 0, gather_size is set to this level's size (one process's levels): the levels
+    // before it split, it and the rest gathered.
+    std::size_t gathered_by_size = 0;
 };
 
 std::vector<Case> cases() {
@@ -58,6 +61,10 @@ std::vector<Case> cases() {
     f_small.coarsest_size = 16;
     MultigridParameters nonsymmetric;
     nonsymmetric.symmetric = false;
+    MultigridParameters split;  // the defaults
+    for (MultigridParameters* p : {&chebyshev_w, &f_small, &nonsymmetric, &split}) {
+        p->gather_size = 0;
+    }
     return {
         // Several split levels, then the rest gathered (2 ranks: 32, 16, 8 planes each).
         {"2D varying, Dirichlet",
@@ -66,7 +73,7 @@ std::vector<Case> cases() {
          {1.0 / 65, 1.0 / 65, 1},
          {dirichlet, dirichlet, dirichlet, dirichlet, dirichlet, dirichlet},
          true,
-         {},
+         split,
          {2, 3}},
         // Neumann ends along the split axis (the coarse points' choice at its ends), uneven
         // slabs, a W-cycle with Chebyshev.
@@ -103,8 +110,18 @@ std::vector<Case> cases() {
          {0.05, 0.05, 1},
          {dirichlet, dirichlet, dirichlet, dirichlet, dirichlet, dirichlet},
          false,
-         {},
+         split,
          {4}},
+        // Split at the finest level, gathered from the second on by its size.
+        {"2D varying, gathered by size",
+         {64, 64, 1},
+         2,
+         {1.0 / 65, 1.0 / 65, 1},
+         {dirichlet, dirichlet, dirichlet, dirichlet, dirichlet, dirichlet},
+         true,
+         split,
+         {2, 3},
+         1},
     };
 }
 
@@ -136,6 +153,11 @@ TEST(MultigridOverRanks, ACycleIsOneProcessCycle) {
         for (double& v : b) v = std::uniform_real_distribution<double>(-1, 1)(generator);
         const auto backend = test_backend();
         const MultigridHierarchy<double> whole(backend, a, box, c.parameters);
+        MultigridParameters parameters = c.parameters;
+        if (c.gathered_by_size > 0) {
+            ASSERT_GT(whole.levels().size(), c.gathered_by_size);
+            parameters.gather_size = whole.levels()[c.gathered_by_size].box.size();
+        }
         Array<double> x1(backend, n);
         fill(x1, 0.0);
         whole.cycle(Array<double>::from_host(backend, b), x1);
@@ -159,7 +181,7 @@ TEST(MultigridOverRanks, ACycleIsOneProcessCycle) {
                 const std::int64_t begin = first[r], rows = first[r + 1] - first[r];
                 const auto on = test_backend(communicator);
                 const MultigridHierarchy<double> split(on, block_of(a, begin, rows), box,
-                                                       c.parameters);
+                                                       parameters);
                 // The same levels as one process.
                 ASSERT_EQ(split.levels().size(), whole.levels().size());
                 for (std::size_t l = 0; l < whole.levels().size(); ++l) {
@@ -168,6 +190,11 @@ TEST(MultigridOverRanks, ACycleIsOneProcessCycle) {
                 EXPECT_NE(split.describe().find("over " + std::to_string(count) + " ranks"),
                           std::string::npos)
                     << split.describe();
+                if (c.gathered_by_size > 0) {
+                    const std::string from =
+                        "from " + whole.levels()[c.gathered_by_size].box.describe() + " gathered";
+                    EXPECT_NE(split.describe().find(from), std::string::npos) << split.describe();
+                }
                 const auto part = std::span<const double>(b).subspan(
                     static_cast<std::size_t>(begin), static_cast<std::size_t>(rows));
                 Array<double> x(on, static_cast<std::size_t>(rows));
@@ -197,6 +224,7 @@ TEST(MultigridOverRanks, CgTakesOneProcessIterations) {
     for (std::size_t i = 0; i < n; ++i) b[i] = std::sin(0.37 * static_cast<double>(i)) + 0.5;
     SolverRequest request = SolverRequest::parse("cg", "auto", "dia");
     request.grid = box;
+    request.multigrid.gather_size = 0;  // split where it can be, at this small size
     MethodParameters parameters;
     parameters.criteria.relative_tolerance = 1e-11;
     const SolverPlan plan = plan_solver(analyze(a), request);

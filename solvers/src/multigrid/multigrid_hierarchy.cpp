@@ -30,6 +30,9 @@ std::optional<MultigridParameters::Problem> MultigridParameters::problem() const
         return Problem{"coarsest_size", "must be in [1, 4096] (the coarsest level is inverted)"};
     }
     if (max_levels < 1 || max_levels > 100) return Problem{"max_levels", "must be in [1, 100]"};
+    if (gather_size < 0 || gather_size > (std::int64_t{1} << 24)) {
+        return Problem{"gather_size", "must be in [0, 16777216] (points gathered on every rank)"};
+    }
     return std::nullopt;
 }
 

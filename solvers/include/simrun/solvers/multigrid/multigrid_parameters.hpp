@@ -36,6 +36,13 @@ struct MultigridParameters {
     // directly (a dense inverse applied as one product); at least 1, at most 4096.
     std::int64_t coarsest_size = 512;
     int max_levels = 40;  // at least 1
+    // Over ranks: the first level of at most this many points is gathered whole on every rank,
+    // and the levels below it are repeated on each, so that a cycle makes one gather instead of
+    // the small levels' halo exchanges, each of which costs more than the level's work. (A
+    // level is also gathered once a rank would hold too few of its planes; 0: only then.) In
+    // [0, 2^24]. Measured on four H200 (docs/benchmarks.md): 0.093 -> 0.090 s for 2D weak
+    // scaling, 0.045 -> 0.041 s for 3D, against 2^18 (0.089, 0.042) and 2^20 (0.097 in 2D).
+    std::int64_t gather_size = 65536;
     // Gauss-Seidel's colours in backward order after the coarse correction, so that the cycle
     // is a symmetric operator (what CG needs); false keeps the forward order, which contracts
     // more per cycle (for BiCGStab and the cycle as a solver on its own).
@@ -48,7 +55,8 @@ struct MultigridParameters {
     std::optional<Precision> precision;
 
     struct Problem {
-        const char* key;  // "pre_sweeps", "post_sweeps", "coarsest_size" or "max_levels"
+        const char* key;  // "pre_sweeps", "post_sweeps", "coarsest_size", "max_levels" or
+                          // "gather_size"
         std::string message;
     };
     // The first value out of range, or nothing.
