@@ -90,8 +90,9 @@ TEST(DeviceHalo, NeighboursRowsArriveAtEveryExchange) {
             ASSERT_NE(halo, nullptr);
             EXPECT_NE(backend->halo_path().find("GPU to GPU"), std::string::npos)
                 << backend->halo_path();
-            // Five exchanges (each slot written more than once), by send and wait and by
-            // exchange in turn; the rows sent change in place after each, as a vector would.
+            // Six exchanges (each slot written more than once), by send and wait, by exchange,
+            // and by exchange with the rows copied on, in turn; the rows sent change in place
+            // after each, as a vector would.
             const auto sent = [](bool side, int from, int to, int k) {
                 std::vector<double> values(side ? rows_between(from, to) : 0);
                 for (std::size_t i = 0; i < values.size(); ++i) values[i] = row_value(from, to, k, i);
@@ -99,24 +100,29 @@ TEST(DeviceHalo, NeighboursRowsArriveAtEveryExchange) {
             };
             Array<double> to_before(backend, rows(before, r, r - 1));
             Array<double> to_after(backend, rows(after, r, r + 1));
-            // Where the odd exchanges' rows are copied on to (the wait's copy, as the
-            // multigrid windows take them).
+            // Where the rows are copied on to (the wait's copy, as the multigrid windows take
+            // them).
             Array<double> into_before(backend, rows(before, r - 1, r));
             Array<double> into_after(backend, rows(after, r + 1, r));
             // Ranks as threads share one CUDA context, where freeing memory waits for the
             // whole device: no rank may free while another's wait is on the GPU.
             communicator->barrier();
-            for (int k = 1; k <= 5; ++k) {
+            for (int k = 1; k <= 6; ++k) {
                 to_before.copy_from_host(sent(before, r, r - 1, k));
                 to_after.copy_from_host(sent(after, r, r + 1, k));
                 const double* b = before ? to_before.data() : nullptr;
                 const double* a = after ? to_after.data() : nullptr;
-                if (k % 2 == 0) {
+                double* into_b = before ? into_before.data() : nullptr;
+                double* into_a = after ? into_after.data() : nullptr;
+                if (k % 3 == 2) {
                     halo->exchange(b, a);
                 } else {
-                    halo->send(b, a);
-                    halo->wait(before ? into_before.data() : nullptr,
-                               after ? into_after.data() : nullptr);
+                    if (k % 3 == 1) {
+                        halo->send(b, a);
+                        halo->wait(into_b, into_a);
+                    } else {
+                        halo->exchange(b, a, into_b, into_a);
+                    }
                     EXPECT_EQ(into_before.to_host(), sent(before, r - 1, r, k)) << "exchange " << k;
                     EXPECT_EQ(into_after.to_host(), sent(after, r + 1, r, k)) << "exchange " << k;
                 }
@@ -140,8 +146,8 @@ TEST(DeviceHalo, NeighboursRowsArriveAtEveryExchange) {
             }
             // One exchange counted per send, with the bytes this rank sent.
             const CommunicationCost& cost = communicator->times().halo;
-            EXPECT_EQ(cost.count, 5);
-            EXPECT_EQ(cost.bytes_sent, 5.0 * static_cast<double>(bytes.to_before + bytes.to_after));
+            EXPECT_EQ(cost.count, 6);
+            EXPECT_EQ(cost.bytes_sent, 6.0 * static_cast<double>(bytes.to_before + bytes.to_after));
         });
     }
 }

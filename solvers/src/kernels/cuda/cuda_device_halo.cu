@@ -95,12 +95,13 @@ struct Put {
     Flag* peer_flag[2] = {nullptr, nullptr};  // the neighbours' flags for this rank's rows
     unsigned* arrivals = nullptr;             // blocks done (zero between launches)
     Flag exchange = 0;
+    std::size_t words() const { return std::max(side[0].words, side[1].words); }
 };
 
-// The rows sent, written into the neighbours' memory by the SMs (over NVLink between GPUs),
-// then, by the last block to finish, the neighbours' flags raised to the exchange's number.
-// Bytes: the rows once (read here, written there), 8 a flag.
-__global__ void put_rows(Put p) {
+// A block's share of the rows sent, written into the neighbours' memory by the SMs (over
+// NVLink between GPUs); the last block to finish raises the neighbours' flags to the
+// exchange's number. Bytes: the rows once (read here, written there), 8 a flag.
+__device__ void put_share(const Put& p) {
     copy_words(p.side[blockIdx.y]);
     __threadfence_system();  // this thread's rows visible everywhere before the count below
     __syncthreads();
@@ -114,17 +115,21 @@ __global__ void put_rows(Put p) {
     }
 }
 
+__global__ void put_rows(Put p) { put_share(p); }
+
 struct Arrival {
     Flag* flag[2] = {nullptr, nullptr};  // this rank's flags for the sides waited for
     WordCopy side[2];                    // the rows received, copied where the caller reads them
     Flag exchange = 0;
     Flag* waited = nullptr;              // nanoseconds waited, summed
+    std::size_t words() const { return std::max(side[0].words, side[1].words); }
 };
 
 // Each block waits until the flags reach the exchange's number (its first thread polls), then
 // copies its share of the rows received; past wait_limit_ns it traps. Bytes: 8 per flag and
 // poll; the rows copied, read and written once.
-__global__ void wait_for_rows(Arrival w) {
+__device__ void wait_share(const Arrival& w) {
+    __syncthreads();  // (after a put_share: its thread 0 done with the count)
     if (threadIdx.x == 0) {
         const auto arrived = [&w](const Flag* flag) {
             return flag == nullptr ||
@@ -149,13 +154,29 @@ __global__ void wait_for_rows(Arrival w) {
     copy_words(w.side[blockIdx.y]);
 }
 
+__global__ void wait_for_rows(Arrival w) { wait_share(w); }
+
+// A send and its wait in one kernel (one launch less per exchange where nothing runs between
+// them): each block puts its share, then waits and copies its share of the rows received. A
+// block waits only once its own rows are sent, and the neighbour's flag needs all of the
+// neighbour's blocks to have run their put: so every block of the grid must be resident at
+// once, which a grid of at most 2 x most_copy_blocks small blocks is on a GPU of its own (and
+// shared_gpu_blocks where ranks share one). Bytes: those of put_rows and wait_for_rows.
+__global__ void exchange_rows(Put p, Arrival w) {
+    put_share(p);
+    wait_share(w);
+}
+
 constexpr unsigned copy_threads = 256;
 constexpr std::size_t most_copy_blocks = 132;
+// Where a neighbour shares this GPU (ranks as threads of one process, or processes sharing it,
+// with SIMRUN_HALO=device): few blocks, so that the neighbours' waiting kernels never fill it.
+constexpr std::size_t shared_gpu_blocks = 4;
 
-// Blocks a side for `words` words at most.
-unsigned copy_blocks(std::size_t words) {
+// Blocks a side for `words` words at most, at most `most`.
+unsigned copy_blocks(std::size_t words, std::size_t most) {
     const std::size_t blocks = (words + copy_threads - 1) / copy_threads;
-    return static_cast<unsigned>(std::max<std::size_t>(1, std::min(blocks, most_copy_blocks)));
+    return static_cast<unsigned>(std::max<std::size_t>(1, std::min(blocks, most)));
 }
 
 // This process, told apart from every other (process ids repeat across containers).
@@ -222,6 +243,41 @@ public:
 
     // One kernel: the rows into the neighbours' memory, then their flags (put_rows).
     void send(const void* to_before, const void* to_after) override {
+        const Put put = start_send(to_before, to_after);
+        put_rows<<<dim3(copy_blocks(put.words(), most_blocks()), 2), copy_threads, 0,
+                   backend_.stream()>>>(put);
+        SIMRUN_CUDA_CHECK(cudaGetLastError());
+    }
+    // One kernel: the wait on the GPU, and the rows received copied to `into_before` and
+    // `into_after` where given (wait_for_rows).
+    void wait(void* into_before, void* into_after) override {
+        const Arrival arrival = start_wait(into_before, into_after);
+        const std::size_t words = arrival.words();
+        const dim3 grid(words > 0 ? copy_blocks(words, most_blocks()) : 1, words > 0 ? 2 : 1);
+        wait_for_rows<<<grid, words > 0 ? copy_threads : 32, 0, backend_.stream()>>>(arrival);
+        SIMRUN_CUDA_CHECK(cudaGetLastError());
+    }
+    // Both in one kernel (exchange_rows).
+    using DeviceHalo::exchange;
+    void exchange(const void* to_before, const void* to_after, void* into_before,
+                  void* into_after) override {
+        const Put put = start_send(to_before, to_after);
+        const Arrival arrival = start_wait(into_before, into_after);
+        const dim3 grid(copy_blocks(std::max(put.words(), arrival.words()), most_blocks()), 2);
+        exchange_rows<<<grid, copy_threads, 0, backend_.stream()>>>(put, arrival);
+        SIMRUN_CUDA_CHECK(cudaGetLastError());
+    }
+    const void* received_before() const override { return received_before_; }
+    const void* received_after() const override { return received_after_; }
+
+    // A neighbour on this same GPU (where asked for: SIMRUN_HALO=device).
+    void set_shared_gpu() { shared_gpu_ = true; }
+
+private:
+    std::size_t most_blocks() const { return shared_gpu_ ? shared_gpu_blocks : most_copy_blocks; }
+
+    // A send's checks, its exchange number and slot, and its rows' copies.
+    Put start_send(const void* to_before, const void* to_after) {
         if (sent_unwaited_) throw std::logic_error("device halo: a send before the last one's wait");
         if ((before_ && bytes_.to_before > 0 && to_before == nullptr) ||
             (after_ && bytes_.to_after > 0 && to_after == nullptr)) {
@@ -249,17 +305,15 @@ public:
                            bytes_.to_after / 4};
             put.peer_flag[1] = reinterpret_cast<Flag*>(after_peer_);
         }
-        const dim3 grid(copy_blocks(std::max(put.side[0].words, put.side[1].words)), 2);
-        put_rows<<<grid, copy_threads, 0, backend_.stream()>>>(put);
-        SIMRUN_CUDA_CHECK(cudaGetLastError());
         received_before_ =
             before_ && bytes_.from_before > 0 ? own_ + layout_.before_rows(slot) : nullptr;
         received_after_ =
             after_ && bytes_.from_after > 0 ? own_ + layout_.after_rows(slot) : nullptr;
+        return put;
     }
-    // One kernel: the wait on the GPU, and the rows received copied to `into_before` and
-    // `into_after` where given (wait_for_rows).
-    void wait(void* into_before, void* into_after) override {
+
+    // A wait's checks, its flags, and the copies on of the rows received.
+    Arrival start_wait(void* into_before, void* into_after) {
         if (!sent_unwaited_) throw std::logic_error("device halo: a wait without a send");
         sent_unwaited_ = false;
         Arrival arrival;
@@ -276,18 +330,13 @@ public:
             arrival.side[1] = {reinterpret_cast<const unsigned*>(received_after_),
                                static_cast<unsigned*>(into_after), bytes_.from_after / 4};
         }
-        const std::size_t words = std::max(arrival.side[0].words, arrival.side[1].words);
-        const dim3 grid(words > 0 ? copy_blocks(words) : 1, words > 0 ? 2 : 1);
-        wait_for_rows<<<grid, words > 0 ? copy_threads : 32, 0, backend_.stream()>>>(arrival);
-        SIMRUN_CUDA_CHECK(cudaGetLastError());
+        return arrival;
     }
-    const void* received_before() const override { return received_before_; }
-    const void* received_after() const override { return received_after_; }
 
-private:
     const CudaBackend& backend_;
     HaloBytes bytes_;
     bool before_, after_;
+    bool shared_gpu_ = false;
     Layout layout_, before_layout_, after_layout_;
     std::byte* own_ = nullptr;
     cudaIpcMemHandle_t handle_{};
@@ -410,7 +459,10 @@ std::unique_ptr<DeviceHalo> CudaBackend::make_device_halo(const HaloBytes& bytes
     const auto reachable = [&](const Card& theirs, std::uint64_t sends, std::uint64_t expected) {
         if (theirs.exported == 0 || sends != expected) return false;
         const int device = device_with_uuid(theirs.device_uuid);
-        if (device == device_) return mode == HaloMode::device;
+        if (device == device_) {
+            halo->set_shared_gpu();
+            return mode == HaloMode::device;
+        }
         if (theirs.process == process_token()) return false;
         int can = 0;
         return device >= 0 && cudaDeviceCanAccessPeer(&can, device_, device) == cudaSuccess &&

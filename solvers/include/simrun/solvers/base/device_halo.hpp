@@ -31,11 +31,14 @@ public:
     // wait (a product's own rows) runs while the neighbours' bytes travel.
     virtual void wait(void* into_before, void* into_after) = 0;
     void wait() { wait(nullptr, nullptr); }
-    // send, then wait.
-    void exchange(const void* to_before, const void* to_after, void* into_before = nullptr,
-                  void* into_after = nullptr) {
+    // send, then wait (a back-end may do both in one step).
+    virtual void exchange(const void* to_before, const void* to_after, void* into_before,
+                          void* into_after) {
         send(to_before, to_after);
         wait(into_before, into_after);
+    }
+    void exchange(const void* to_before, const void* to_after) {
+        exchange(to_before, to_after, nullptr, nullptr);
     }
     // The bytes the last send's neighbours sent (device memory; null for a side of no bytes),
     // there for the work issued before the next send: two buffers a side, so that a neighbour
