@@ -10,6 +10,7 @@
 #include <cmath>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <random>
 #include <span>
 #include <string>
@@ -213,7 +214,9 @@ TEST(MultigridOverRanks, ACycleIsOneProcessCycle) {
 }
 
 // CG with the multigrid the plan chooses (over ranks as on one process; the cycle in float on a
-// GPU): one process's iterations, and its solution.
+// GPU, in double on the CPU), and with the cycle in float everywhere (over ranks r is rounded
+// straight into the finest level's window, and z widened from it): one process's iterations,
+// and its solution.
 TEST(MultigridOverRanks, CgTakesOneProcessIterations) {
     SIMRUN_SKIP_WITHOUT_BACKEND(test_backend());
     const auto one = [](double, double, double) { return 1.0; };
@@ -222,35 +225,47 @@ TEST(MultigridOverRanks, CgTakesOneProcessIterations) {
     const auto n = static_cast<std::size_t>(a.n);
     std::vector<double> b(n);
     for (std::size_t i = 0; i < n; ++i) b[i] = std::sin(0.37 * static_cast<double>(i)) + 0.5;
-    SolverRequest request = SolverRequest::parse("cg", "auto", "dia");
-    request.grid = box;
-    request.multigrid.gather_size = 0;  // split where it can be, at this small size
-    MethodParameters parameters;
-    parameters.criteria.relative_tolerance = 1e-11;
-    const SolverPlan plan = plan_solver(analyze(a), request);
-    ASSERT_EQ(plan.first.preconditioner, PreconditionerKind::multigrid) << plan.first.reason;
-    // One process: a single rank.
-    testing::RankSolve whole;
-    testing::solve_over_ranks(a, b, {0, a.n}, plan, parameters, [&](const auto& r) { whole = r; });
-    const SolveReport& reference = whole.report;
-    ASSERT_TRUE(reference.converged());
-    const std::vector<double>& u1 = whole.x;
-    for (const int count : {2, 3, 4}) {
-        SCOPED_TRACE(std::to_string(count) + " ranks");
-        request.ranks = count;
-        const SolverPlan split_plan = plan_solver(analyze(a), request);
-        EXPECT_EQ(split_plan.first.name(), plan.first.name());
-        const std::vector<std::int64_t> first = block_starts(a.n, count, box.points[0]);
-        testing::solve_over_ranks(a, b, first, split_plan, parameters, [&](const auto& rank) {
-            EXPECT_TRUE(rank.report.converged());
-            // The cycle is one process's to rounding: the same count, or one more or fewer
-            // where the last residual lies that close to the tolerance.
-            EXPECT_LE(std::abs(rank.report.total_iterations() - reference.total_iterations()), 1);
-            for (std::size_t i = 0; i < rank.x.size(); ++i) {
-                const double want = u1[static_cast<std::size_t>(rank.first) + i];
-                EXPECT_NEAR(rank.x[i], want, 1e-9 * (1 + std::abs(want)));
-            }
-        });
+    for (const std::optional<Precision> precision :
+         {std::optional<Precision>(), std::optional(Precision::single_precision)}) {
+        SCOPED_TRACE(precision ? "cycle in float" : "cycle in the plan's precision");
+        SolverRequest request = SolverRequest::parse("cg", "auto", "dia");
+        request.grid = box;
+        request.multigrid.gather_size = 0;  // split where it can be, at this small size
+        request.multigrid.precision = precision;
+        MethodParameters parameters;
+        parameters.criteria.relative_tolerance = 1e-11;
+        const SolverPlan plan = plan_solver(analyze(a), request);
+        ASSERT_EQ(plan.first.preconditioner, PreconditionerKind::multigrid) << plan.first.reason;
+        // One process: a single rank.
+        testing::RankSolve whole;
+        testing::solve_over_ranks(a, b, {0, a.n}, plan, parameters,
+                                  [&](const auto& r) { whole = r; });
+        const SolveReport& reference = whole.report;
+        ASSERT_TRUE(reference.converged());
+        const std::vector<double>& u1 = whole.x;
+        for (const int count : {2, 3, 4}) {
+            SCOPED_TRACE(std::to_string(count) + " ranks");
+            request.ranks = count;
+            const SolverPlan split_plan = plan_solver(analyze(a), request);
+            EXPECT_EQ(split_plan.first.name(), plan.first.name());
+            const std::vector<std::int64_t> first = block_starts(a.n, count, box.points[0]);
+            testing::solve_over_ranks(a, b, first, split_plan, parameters, [&](const auto& rank) {
+                EXPECT_TRUE(rank.report.converged());
+                if (precision) {
+                    EXPECT_NE(rank.report.attempts.back().preconditioner_details.find("in float"),
+                              std::string::npos)
+                        << rank.report.attempts.back().preconditioner_details;
+                }
+                // The cycle is one process's to rounding: the same count, or one more or fewer
+                // where the last residual lies that close to the tolerance.
+                EXPECT_LE(std::abs(rank.report.total_iterations() - reference.total_iterations()),
+                          1);
+                for (std::size_t i = 0; i < rank.x.size(); ++i) {
+                    const double want = u1[static_cast<std::size_t>(rank.first) + i];
+                    EXPECT_NEAR(rank.x[i], want, 1e-9 * (1 + std::abs(want)));
+                }
+            });
+        }
     }
 }
 

@@ -497,31 +497,53 @@ void MultigridHierarchy<T>::cycle_from_zero(const Array<T>& b, Array<T>& x) cons
 }
 
 template <typename T>
+std::size_t MultigridHierarchy<T>::finest_own_offset() const {
+    const Level& finest = *levels_.front();
+    return finest.gathered ? static_cast<std::size_t>(finest.gathered_starts[static_cast<std::size_t>(
+                                 backend_->communicator().rank())])
+                           : finest.own_offset;
+}
+
+template <typename T>
+T* MultigridHierarchy<T>::own_b() const {
+    return split() ? levels_.front()->b.data() + finest_own_offset() : nullptr;
+}
+
+template <typename T>
+const T* MultigridHierarchy<T>::own_x() const {
+    return split() ? levels_.front()->x.data() + finest_own_offset() : nullptr;
+}
+
+template <typename T>
+void MultigridHierarchy<T>::cycle_own_b_from_zero() const {
+    if (!split()) throw std::logic_error("multigrid: cycle_own_b_from_zero on one process");
+    Level& finest = *levels_.front();
+    // The window zeroed: n + 2 planes written instead of n read and written and a halo
+    // exchanged.
+    fill(finest.x, T(0));
+    run_cycle(0, finest.b.data(), finest.x.data(), parameters_.cycle, nullptr);
+}
+
+template <typename T>
 void MultigridHierarchy<T>::run_split(const Array<T>& b, Array<T>& x, std::vector<double>* seconds,
                                       bool from_zero) const {
     // b and x into the finest level's vectors (a window, or the level gathered whole), x's
-    // halo from the neighbours (or, from zero, the window zeroed: n + 2 planes written instead
-    // of n read and written and a halo exchanged); after the cycle x back from them. Not
-    // recorded: host-staged exchanges wait on the host, the device halos count their exchanges
-    // (and so their slots) on the host, and the coarse level is gathered through the host. (A
-    // recording in parts, the gathers between them, the exchanges counted on the device, was
-    // measured no faster on four GPUs: docs/benchmarks.md.)
+    // halo from the neighbours (or, from zero, the window zeroed); after the cycle x back from
+    // them. Not recorded: host-staged exchanges wait on the host, the device halos count their
+    // exchanges (and so their slots) on the host, and the coarse level is gathered through the
+    // host. (A recording in parts, the gathers between them, the exchanges counted on the
+    // device, was measured no faster on four GPUs: docs/benchmarks.md.)
     Level& finest = *levels_.front();
-    const std::size_t own =
-        finest.gathered
-            ? static_cast<std::size_t>(
-                  finest.gathered_starts[static_cast<std::size_t>(backend_->communicator().rank())])
-            : finest.own_offset;
     const std::size_t bytes = size_ * sizeof(T);
-    backend_->copy(finest.b.data() + own, b.data(), bytes);
+    backend_->copy(own_b(), b.data(), bytes);
     if (from_zero) {
         fill(finest.x, T(0));
     } else {
-        backend_->copy(finest.x.data() + own, x.data(), bytes);
+        backend_->copy(finest.x.data() + finest_own_offset(), x.data(), bytes);
         finest.exchange(finest.x.data());
     }
     run_cycle(0, finest.b.data(), finest.x.data(), parameters_.cycle, seconds);
-    backend_->copy(x.data(), finest.x.data() + own, bytes);
+    backend_->copy(x.data(), own_x(), bytes);
 }
 
 template <typename T>

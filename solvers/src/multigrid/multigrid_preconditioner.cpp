@@ -14,8 +14,9 @@ template <typename T>
 MultigridPreconditioner<T>::MultigridPreconditioner(
     std::shared_ptr<const MultigridHierarchy<Other>> hierarchy)
     : other_(std::move(hierarchy)),
-      r_other_(other_->backend(), other_->size()),
-      z_other_(other_->backend(), other_->size()) {}
+      // Over ranks r and z go straight into and out of the finest level's window.
+      r_other_(other_->backend(), other_->own_b() != nullptr ? 0 : other_->size()),
+      z_other_(other_->backend(), other_->own_b() != nullptr ? 0 : other_->size()) {}
 
 template <typename T>
 MultigridPreconditioner<T>::~MultigridPreconditioner() = default;
@@ -27,9 +28,16 @@ void MultigridPreconditioner<T>::apply(const Array<T>& r, Array<T>& z) const {
         return;
     }
     // r rounded, the cycle from 0, z widened. Traffic: the cycle's, plus n values of T read
-    // and written and 3n of Other moved.
+    // and written and 3n of Other moved (n over ranks: r rounded straight into the finest
+    // level's window, z widened straight from it).
     const Backend& backend = r.backend();
     const std::size_t n = r.size();
+    if (Other* window_b = other_->own_b()) {
+        backend.kernels<T>().copy_to_other(backend, n, r.data(), window_b);
+        other_->cycle_own_b_from_zero();
+        backend.kernels<Other>().copy_to_other(backend, n, other_->own_x(), z.data());
+        return;
+    }
     backend.kernels<T>().copy_to_other(backend, n, r.data(), r_other_.data());
     other_->cycle_from_zero(r_other_, z_other_);
     backend.kernels<Other>().copy_to_other(backend, n, z_other_.data(), z.data());

@@ -77,6 +77,15 @@ public:
     // preconditioner's cycle. Over ranks it spares cycle()'s copy of x into the finest level
     // and the exchange of its halo (the finest level's x is zeroed instead).
     void cycle_from_zero(const Array<T>& b, Array<T>& x) const;
+    // Over ranks the cycle reads b from, and leaves x in, the finest level's own vectors (a
+    // window with the neighbours' planes, or the level gathered whole): own_b() is this rank's
+    // part of that b (null on one process), own_x() that of x. A caller that converts its
+    // vectors anyway (a cycle in the other precision) writes b into own_b(), calls
+    // cycle_own_b_from_zero() and reads the correction from own_x(), sparing cycle_from_zero()'s
+    // copy each way: 4 values a point read and written.
+    T* own_b() const;
+    const T* own_x() const;
+    void cycle_own_b_from_zero() const;
     // Runs `cycles` cycles as cycle() does, timing each level's own work (smoothing, residual,
     // transfers; the coarsest level's solve) between synchronisations: seconds per cycle per
     // level, finest first. For the benchmark; slower than cycle() by the synchronisations.
@@ -127,6 +136,8 @@ private:
     void set_transfer(Level& level, const std::vector<double>& weights,
                       const multigrid::BoxCoarsening& coarsening) const;
     // A cycle over ranks (see cycle()), timed by level where `seconds` is given.
+    // Where this rank's part starts in the finest level's vectors (over ranks).
+    std::size_t finest_own_offset() const;
     void run_split(const Array<T>& b, Array<T>& x, std::vector<double>* seconds,
                    bool from_zero = false) const;
     // `sweeps` sweeps of the iterate in x; returns where it ends: x, or `spare` where the
