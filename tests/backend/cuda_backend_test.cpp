@@ -812,6 +812,12 @@ TYPED_TEST(CudaVersusCpu, MultigridKernels) {
         for (int colour = 7; colour >= 0; --colour) {
             k.box_colour_sweep(*backend, m27.view(), 13, fine, 8, colour, ba.data(), x27.data());
         }
+        // One colour on a few planes only (the first, some inside, the last).
+        auto planes = Array<T>::from_host(backend, x);
+        k.box_colour_sweep_planes(*backend, m7.view(), 3, fine, 1, 0, 1, ba.data(), planes.data());
+        k.box_colour_sweep_planes(*backend, m7.view(), 3, fine, 0, 5, 4, ba.data(), planes.data());
+        k.box_colour_sweep_planes(*backend, m7.view(), 3, fine, 1, fine.points[2] - 1, 1,
+                                  ba.data(), planes.data());
         auto w = Array<T>::from_host(backend, weights);
         BoxTransferView<T> t{fine, coarse, {2, 2, 1}, {1, 0, 0}, w.data()};
         auto restricted = Array<T>(backend, static_cast<std::size_t>(nc));
@@ -830,7 +836,8 @@ TYPED_TEST(CudaVersusCpu, MultigridKernels) {
         k.chebyshev_step(*backend, static_cast<std::size_t>(n), T(0.4), T(1.3), d.data(), r.data(),
                          direction.data(), x27.data());
         std::vector<T> out = r.to_host();
-        for (const Array<T>* part : {&x7, &x27, &restricted, &restricted_classed, &direction}) {
+        for (const Array<T>* part :
+             {&x7, &x27, &planes, &restricted, &restricted_classed, &direction}) {
             const auto values = part->to_host();
             out.insert(out.end(), values.begin(), values.end());
         }

@@ -185,6 +185,54 @@ TEST(MultigridHierarchy, ConstantCoefficientLevelsAreStencilsOrRowClasses) {
     EXPECT_EQ(variable.levels()[1].storage, DiaStorage::general);
 }
 
+// One colour swept on some planes of the last axis only (box_colour_sweep_planes: how the
+// cycle over ranks mends its boundary planes) gives, on those planes, the bits of that colour
+// swept on the whole box (a colour's update reads only the other colour), and leaves every
+// other plane as it was; in 2D (planes are lines) and 3D.
+TEST(MultigridKernels, AColourSweptOnSomePlanesIsTheWholeSweepThere) {
+    SIMRUN_SKIP_WITHOUT_BACKEND(test_backend());
+    const auto backend = test_backend();
+    const auto varying = [](double x, double y, double z) {
+        return 1.0 + 0.5 * std::sin(7.0 * x + 3.0 * z) * std::cos(5.0 * y);
+    };
+    for (const auto& [points, dimension] :
+         {std::pair<std::array<std::int32_t, 3>, int>{{17, 12, 1}, 2}, {{13, 9, 11}, 3}}) {
+        SCOPED_TRACE(dimension);
+        const auto a = to_dia(testing::box_diffusion_matrix(points, dimension, {0.1, 0.1, 0.1},
+                                                            varying, all_dirichlet));
+        const DiaMatrix<double> m(backend, a);
+        const BoxShape box{dimension, {points[0], points[1], points[2]}};
+        const std::int64_t planes = points[static_cast<std::size_t>(dimension - 1)];
+        const std::int64_t plane = a.n / planes;
+        const auto b = testing::random_vector<double>(static_cast<std::size_t>(a.n), 31);
+        const auto x = testing::random_vector<double>(static_cast<std::size_t>(a.n), 32);
+        const auto& k = backend->kernels<double>();
+        const int main = a.find_diagonal(0);
+        for (const int colour : {0, 1}) {
+            auto whole = Array<double>::from_host(backend, x);
+            auto bb = Array<double>::from_host(backend, b);
+            k.box_colour_sweep(*backend, m.view(), main, box, 2, colour, bb.data(), whole.data());
+            const std::vector<double> swept = whole.to_host();
+            for (const auto& [first, count] : {std::pair<std::int64_t, std::int64_t>{0, 1},
+                                               {3, 4},
+                                               {planes - 1, 1},
+                                               {0, planes}}) {
+                auto part = Array<double>::from_host(backend, x);
+                k.box_colour_sweep_planes(*backend, m.view(), main, box, colour, first, count,
+                                          bb.data(), part.data());
+                const std::vector<double> got = part.to_host();
+                for (std::int64_t i = 0; i < a.n; ++i) {
+                    const bool inside = i / plane >= first && i / plane < first + count;
+                    const auto u = static_cast<std::size_t>(i);
+                    ASSERT_EQ(got[u], inside ? swept[u] : x[u])
+                        << "point " << i << ", colour " << colour << ", planes " << first << " + "
+                        << count;
+                }
+            }
+        }
+    }
+}
+
 TEST(MultigridTransfer, NeumannSidesKeepTheirEndsAndInterpolateConstantsExactly) {
     // 9 nodes per axis with no-flux sides: the ends are coarse (5 x 5) and P 1 = 1 everywhere.
     const GridBox fine = box_of({9, 9, 1}, 2);

@@ -255,6 +255,11 @@ struct KernelTable {
     // each colour's pass touches every cache line of x and b (its points alternate).
     void (*box_colour_sweep)(const Backend&, const DiaView<T>& a, int main, BoxShape box,
                              int num_colours, int colour, const T* b, T* x);
+    // box_colour_sweep of one colour of 2, on the planes [first_plane, first_plane + planes) of
+    // the box's last axis only (y in 2D, z in 3D).
+    void (*box_colour_sweep_planes)(const Backend&, const DiaView<T>& a, int main, BoxShape box,
+                                    int colour, std::int64_t first_plane, std::int64_t planes,
+                                    const T* b, T* x);
     // One red-black sweep (2 colours, couplings along the axes) from x into x_out (another
     // vector: the sweep reads every x before it writes): colour `first` ((i + j + k) mod 2),
     // then the other, as two box_colour_sweep passes on a copy of x would make it. Traffic:

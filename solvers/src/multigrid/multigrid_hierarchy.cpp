@@ -73,6 +73,10 @@ struct MultigridHierarchy<T>::Level {
     std::unique_ptr<multigrid::SlabHalo<T>> halo;
     int colour_flip = 0;
     std::size_t own_offset = 0, coarse_offset = 0;
+    // The window's planes: the halo plane before (where there is one), this rank's, the halo
+    // plane after (where there is one).
+    bool halo_before = false, halo_after = false;
+    std::int64_t own_planes = 0;
     // Over ranks, the level gathered whole (b and x its size): one process's hierarchy of the
     // rest, and where each rank's points start in it.
     std::unique_ptr<MultigridHierarchy<T>> gathered;
@@ -373,7 +377,18 @@ void MultigridHierarchy<T>::build_split(const DiaData<double>& block, const Grid
                 current->d = Array<T>(backend_, n);
                 fill(current->d, T(0));
             }
+            // Both colours of a sweep in one pass where the back-end fuses them (smooth() then
+            // sweeps the second colour of the boundary planes again, with the neighbours').
+            if (parameters_.smoother == MultigridSmoother::red_black_gauss_seidel &&
+                current->colours == 2 &&
+                backend_->kernels<T>().fuses_red_black_sweep(current->a->view(), current->shape)) {
+                current->swept = Array<T>(backend_, n);
+                fill(current->swept, T(0));
+            }
             current->own_offset = static_cast<std::size_t>(slab.halo_before ? slab.plane : 0);
+            current->halo_before = slab.halo_before;
+            current->halo_after = slab.halo_after;
+            current->own_planes = slab.planes;
             current->coarse_offset = static_cast<std::size_t>(slab.coarse_offset);
             BoxTransferView<T>& t = current->transfer;
             if (auto classes =
@@ -554,9 +569,30 @@ T* MultigridHierarchy<T>::smooth(Level& level, const T* b, T* x, T* spare, int s
     if (level.swept.size() > 0) {
         // Both colours in one pass (fused on this back-end), from one vector into the other.
         for (int sweep = 0; sweep < sweeps; ++sweep) {
-            kernels.box_red_black_sweep(*backend_, a, level.main, level.shape, forward ? 0 : 1, b,
-                                        x, spare);
+            const int first = (forward ? 0 : 1) ^ level.colour_flip;
+            kernels.box_red_black_sweep(*backend_, a, level.main, level.shape, first, b, x, spare);
             std::swap(x, spare);
+            if (level.halo) {
+                // Over ranks the pass read the halo planes as they were before the neighbours'
+                // sweep, so the second colour of this rank's boundary planes (which reads the
+                // first colour across) is not yet the one-process sweep's; everything else
+                // is. With the neighbours' boundary planes after their pass (their first
+                // colour now right), that colour is swept again on those planes, and the halo
+                // exchanged again: the same exchanges as a colour at a time, and one pass over
+                // the level instead of two.
+                level.exchange(x);
+                const std::int64_t own_first = level.halo_before ? 1 : 0;
+                if (level.halo_before) {
+                    kernels.box_colour_sweep_planes(*backend_, a, level.main, level.shape,
+                                                    1 - first, own_first, 1, b, x);
+                }
+                if (level.halo_after) {
+                    kernels.box_colour_sweep_planes(*backend_, a, level.main, level.shape,
+                                                    1 - first, own_first + level.own_planes - 1,
+                                                    1, b, x);
+                }
+                level.exchange(x);
+            }
         }
         return x;
     }

@@ -87,9 +87,10 @@ struct ColourSweepPoints {
     int colour;
     const T* b;
     T* x;
+    std::int64_t first_slot;  // the slots swept start here
     SIMRUN_HOST_DEVICE void operator()(std::size_t slot) const {
         const std::int64_t i =
-            colour_point(box, num_colours, colour, static_cast<std::int64_t>(slot));
+            colour_point(box, num_colours, colour, first_slot + static_cast<std::int64_t>(slot));
         if (i < 0) return;
         const T diagonal = dia_entry(a, main, i);
         x[i] += (b[i] - row_product(rows, i, VectorEntries<T>{x})) / diagonal;
@@ -105,7 +106,25 @@ void box_colour_sweep(const Backend& backend, const DiaView<T>& a, int main, Box
     with_diagonal_count(a, [&](const auto& rows) {
         using Rows = std::decay_t<decltype(rows)>;
         parallel_for(backend, slots,
-                     ColourSweepPoints<T, Rows>{rows, a, main, box, num_colours, colour, b, x});
+                     ColourSweepPoints<T, Rows>{rows, a, main, box, num_colours, colour, b, x, 0});
+    });
+}
+
+// box_colour_sweep of colour `colour` of 2 on the planes [first_plane, first_plane + planes)
+// of the box's last axis only (a colour's slots run plane after plane). Traffic: that of
+// box_colour_sweep on those planes.
+template <typename T>
+void box_colour_sweep_planes(const Backend& backend, const DiaView<T>& a, int main, BoxShape box,
+                             int colour, std::int64_t first_plane, std::int64_t planes,
+                             const T* b, T* x) {
+    const std::int64_t half = (box.points[0] + 1) / 2;
+    const std::int64_t per_plane = box.points[2] == 1 ? half : half * box.points[1];
+    const auto slots = static_cast<std::size_t>(planes * per_plane);
+    with_diagonal_count(a, [&](const auto& rows) {
+        using Rows = std::decay_t<decltype(rows)>;
+        parallel_for(backend, slots,
+                     ColourSweepPoints<T, Rows>{rows, a, main, box, 2, colour, b, x,
+                                                first_plane * per_plane});
     });
 }
 
