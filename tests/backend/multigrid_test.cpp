@@ -10,6 +10,7 @@
 #include <cmath>
 #include <initializer_list>
 #include <memory>
+#include <stdexcept>
 #include <string>
 
 #include "base/kernel_table.hpp"
@@ -230,6 +231,15 @@ TEST(MultigridKernels, AColourSweptOnSomePlanesIsTheWholeSweepThere) {
                 }
             }
         }
+        // Planes beyond the box are refused, not swept.
+        auto x_device = Array<double>::from_host(backend, x);
+        auto b_device = Array<double>::from_host(backend, b);
+        EXPECT_THROW(k.box_colour_sweep_planes(*backend, m.view(), main, box, 0, planes - 1, 2,
+                                               b_device.data(), x_device.data()),
+                     std::invalid_argument);
+        EXPECT_THROW(k.box_colour_sweep_planes(*backend, m.view(), main, box, 0, -1, 1,
+                                               b_device.data(), x_device.data()),
+                     std::invalid_argument);
     }
 }
 

@@ -1,6 +1,9 @@
 #include "simrun/solvers/multigrid/multigrid_preconditioner.hpp"
 
+#include <string>
+
 #include "base/kernel_table.hpp"
+#include "simrun/solvers/base/errors.hpp"
 #include "simrun/solvers/base/vector_ops.hpp"
 
 namespace simrun::solvers {
@@ -32,6 +35,11 @@ void MultigridPreconditioner<T>::apply(const Array<T>& r, Array<T>& z) const {
     // level's window, z widened straight from it).
     const Backend& backend = r.backend();
     const std::size_t n = r.size();
+    if (n != other_->size() || z.size() != n) {
+        throw DimensionMismatch("MultigridPreconditioner::apply: the cycle takes " +
+                                std::to_string(other_->size()) + " points but r has " +
+                                std::to_string(n) + " and z " + std::to_string(z.size()));
+    }
     if (Other* window_b = other_->own_b()) {
         backend.kernels<T>().copy_to_other(backend, n, r.data(), window_b);
         other_->cycle_own_b_from_zero();

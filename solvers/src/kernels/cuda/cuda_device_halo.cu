@@ -129,7 +129,6 @@ struct Arrival {
 // copies its share of the rows received; past wait_limit_ns it traps. Bytes: 8 per flag and
 // poll; the rows copied, read and written once.
 __device__ void wait_share(const Arrival& w) {
-    __syncthreads();  // (after a put_share: its thread 0 done with the count)
     if (threadIdx.x == 0) {
         const auto arrived = [&w](const Flag* flag) {
             return flag == nullptr ||
@@ -160,8 +159,9 @@ __global__ void wait_for_rows(Arrival w) { wait_share(w); }
 // them): each block puts its share, then waits and copies its share of the rows received. A
 // block waits only once its own rows are sent, and the neighbour's flag needs all of the
 // neighbour's blocks to have run their put: so every block of the grid must be resident at
-// once, which a grid of at most 2 x most_copy_blocks small blocks is on a GPU of its own (used
-// between GPUs only: CudaDeviceHalo::exchange). Bytes: those of put_rows and wait_for_rows.
+// once: the grid is at most what the GPU holds (occupancy), and the kernel is used between
+// GPUs only, each of its own (CudaDeviceHalo::exchange). Bytes: those of put_rows and
+// wait_for_rows.
 __global__ void exchange_rows(Put p, Arrival w) {
     put_share(p);
     wait_share(w);
@@ -261,20 +261,22 @@ public:
     // Both in one kernel (exchange_rows), between GPUs. Where a neighbour shares this GPU (a
     // testing arrangement), a send and a wait: there the GPU test suite, ranks as threads on
     // one H100, once hung in the merged kernel after other tests had run (2026-11-27; each test
-    // alone passed). The likely cause, a kernel's first launch waiting for a neighbour's
-    // waiting kernel (lazy loading), is removed by load_halo_kernels; the two kernels stay on
-    // a shared GPU until a GPU run shows the merged one passes there too.
+    // alone passed). The likely cause is a kernel's first launch waiting for a neighbour's
+    // waiting kernel (lazy loading: load_halo_kernels); the two kernels stay on a shared GPU
+    // until a GPU run shows the merged one passes there too.
     using DeviceHalo::exchange;
     void exchange(const void* to_before, const void* to_after, void* into_before,
                   void* into_after) override {
-        if (shared_gpu_) {
+        if (shared_gpu_ || resident_blocks_ < 2) {
             send(to_before, to_after);
             wait(into_before, into_after);
             return;
         }
         const Put put = start_send(to_before, to_after);
         const Arrival arrival = start_wait(into_before, into_after);
-        const dim3 grid(copy_blocks(std::max(put.words(), arrival.words()), most_blocks()), 2);
+        // Every block resident at once (exchange_rows): at most what the GPU holds.
+        const std::size_t most = std::min(most_copy_blocks, resident_blocks_ / 2);
+        const dim3 grid(copy_blocks(std::max(put.words(), arrival.words()), most), 2);
         exchange_rows<<<grid, copy_threads, 0, backend_.stream()>>>(put, arrival);
         SIMRUN_CUDA_CHECK(cudaGetLastError());
     }
@@ -283,6 +285,8 @@ public:
 
     // A neighbour on this same GPU (where asked for: SIMRUN_HALO=device).
     void set_shared_gpu() { shared_gpu_ = true; }
+    // How many blocks of exchange_rows this GPU holds at once.
+    void set_resident_blocks(std::size_t blocks) { resident_blocks_ = blocks; }
 
 private:
     std::size_t most_blocks() const { return shared_gpu_ ? shared_gpu_blocks : most_copy_blocks; }
@@ -348,6 +352,7 @@ private:
     HaloBytes bytes_;
     bool before_, after_;
     bool shared_gpu_ = false;
+    std::size_t resident_blocks_ = 0;
     Layout layout_, before_layout_, after_layout_;
     std::byte* own_ = nullptr;
     cudaIpcMemHandle_t handle_{};
@@ -413,21 +418,28 @@ int device_with_uuid(const char (&uuid)[16]) {
     return -1;
 }
 
-// The halo's kernels loaded now: under lazy loading (CUDA's default) a kernel's first launch
-// loads its module, which waits for the kernels running in the context; a first send while a
-// neighbour of this process (ranks as threads sharing the GPU) waits on the GPU for it would
-// never start.
-void load_halo_kernels() {
-    static const bool loaded = [] {
-        cudaFuncAttributes attributes{};
-        for (const void* kernel : {reinterpret_cast<const void*>(&put_rows),
-                                   reinterpret_cast<const void*>(&wait_for_rows),
-                                   reinterpret_cast<const void*>(&exchange_rows)}) {
-            if (cudaFuncGetAttributes(&attributes, kernel) != cudaSuccess) cudaGetLastError();
-        }
-        return true;
-    }();
-    (void)loaded;
+// The halo's kernels loaded now (for this thread's current device): under lazy loading (CUDA's
+// default) a kernel's first launch may wait for the kernels running in the context, and a
+// first send while a neighbour of this process (ranks as threads sharing the GPU) waits on the
+// GPU for it would never start. (Other kernels first launched between exchanges can do the
+// same there: the GPU tests run with CUDA_MODULE_LOADING=EAGER, tools/gpu-check.)
+// Returns how many blocks of exchange_rows `device` holds at once (0 where CUDA cannot say).
+std::size_t load_halo_kernels(int device) {
+    cudaFuncAttributes attributes{};
+    for (const void* kernel : {reinterpret_cast<const void*>(&put_rows),
+                               reinterpret_cast<const void*>(&wait_for_rows),
+                               reinterpret_cast<const void*>(&exchange_rows)}) {
+        if (cudaFuncGetAttributes(&attributes, kernel) != cudaSuccess) cudaGetLastError();
+    }
+    int per_sm = 0, sms = 0;
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, exchange_rows,
+                                                      static_cast<int>(copy_threads), 0) !=
+            cudaSuccess ||
+        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) {
+        cudaGetLastError();
+        return 0;
+    }
+    return static_cast<std::size_t>(std::max(0, per_sm * sms));
 }
 
 }  // namespace
@@ -442,7 +454,7 @@ Backend::DeviceHaloReadiness CudaBackend::device_halo_readiness() const {
 }
 
 std::unique_ptr<DeviceHalo> CudaBackend::make_device_halo(const HaloBytes& bytes) const {
-    load_halo_kernels();
+    const std::size_t resident = load_halo_kernels(device_);
     const Communicator& ranks = communicator();
     const int rank = ranks.rank();
     const bool before = rank > 0, after = rank + 1 < ranks.size();
@@ -461,6 +473,7 @@ std::unique_ptr<DeviceHalo> CudaBackend::make_device_halo(const HaloBytes& bytes
         }
     }
     auto halo = std::make_unique<CudaDeviceHalo>(*this, bytes, before, after);
+    halo->set_resident_blocks(resident);
     Card mine;
     mine.exported = wanted && halo->allocate() ? 1 : 0;
     mine.handle = halo->handle();

@@ -117,8 +117,14 @@ template <typename T>
 void box_colour_sweep_planes(const Backend& backend, const DiaView<T>& a, int main, BoxShape box,
                              int colour, std::int64_t first_plane, std::int64_t planes,
                              const T* b, T* x) {
+    const std::int64_t last_axis = box.points[box.dimension - 1];
+    if (first_plane < 0 || planes < 0 || first_plane + planes > last_axis) {
+        throw std::invalid_argument("box_colour_sweep_planes: planes " +
+                                    std::to_string(first_plane) + " + " + std::to_string(planes) +
+                                    " outside the box's " + std::to_string(last_axis));
+    }
     const std::int64_t half = (box.points[0] + 1) / 2;
-    const std::int64_t per_plane = box.points[2] == 1 ? half : half * box.points[1];
+    const std::int64_t per_plane = box.dimension == 2 ? half : half * box.points[1];
     const auto slots = static_cast<std::size_t>(planes * per_plane);
     with_diagonal_count(a, [&](const auto& rows) {
         using Rows = std::decay_t<decltype(rows)>;

@@ -40,8 +40,9 @@ struct MultigridParameters {
     // and the levels below it are repeated on each, so that a cycle makes one gather instead of
     // the small levels' halo exchanges, each of which costs more than the level's work. (A
     // level is also gathered once a rank would hold too few of its planes; 0: only then.) In
-    // [0, 2^24]. Measured on four H200 (docs/benchmarks.md): 0.093 -> 0.090 s for 2D weak
-    // scaling, 0.045 -> 0.041 s for 3D, against 2^18 (0.089, 0.042) and 2^20 (0.097 in 2D).
+    // [0, 2^24]. On four H200 (docs/benchmarks.md, one run each): 0.093 -> 0.090 s for 2D weak
+    // scaling, 0.045 -> 0.041 s for 3D (measured at 2^15, which gathers the same level there);
+    // 2^18 gave 0.089 and 0.042 s (within a run's millisecond of noise), 2^20 0.097 s in 2D.
     std::int64_t gather_size = 65536;
     // Gauss-Seidel's colours in backward order after the coarse correction, so that the cycle
     // is a symmetric operator (what CG needs); false keeps the forward order, which contracts
