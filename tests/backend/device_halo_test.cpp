@@ -200,7 +200,7 @@ TEST(DeviceHalo, MultigridCgGivesTheBitsOfHostStaging) {
     for (std::size_t i = 0; i < b.size(); ++i) b[i] = std::cos(0.21 * static_cast<double>(i));
     SolverRequest request = SolverRequest::parse("cg", "multigrid", "dia");
     request.grid = box;
-    request.multigrid.gather_size = 0;  // its levels split, at this small size
+    request.multigrid.gather_size = 0;  // its levels split (a GPU would gather them)
     MethodParameters parameters;
     parameters.criteria.relative_tolerance = 1e-10;
     for (const int count : {2, 3}) {

@@ -44,7 +44,9 @@ struct Case {
     std::array<double, 3> h;
     std::array<Side, 6> sides;
     bool varying;  // a coefficient that jumps by 100 across a slanted line
-    MultigridParameters parameters;  // gather_size 0 here: every level that can be is split
+    // gather_size 0 here (the GPU's default gathers levels this small): every level that can
+    // be is split.
+    MultigridParameters parameters;
     std::vector<int> ranks;
     // Where > 0, gather_size is set to this level's size (one process's levels): the levels
     // before it split, it and the rest gathered.
@@ -213,6 +215,35 @@ TEST(MultigridOverRanks, ACycleIsOneProcessCycle) {
     }
 }
 
+// gather_size left to the back-end: a GPU gathers a level of at most 65536 points whole on every
+// rank (its halo exchanges would cost more than its work), the CPU splits it; 0 splits on both.
+TEST(MultigridOverRanks, TheBackEndChoosesWhereToGather) {
+    SIMRUN_SKIP_WITHOUT_BACKEND(test_backend());
+    const auto one = [](double, double, double) { return 1.0; };
+    const DiaData<double> a = to_dia(testing::diffusion_matrix(95, 2, one));  // 9025 points
+    const GridBox box{2, {95, 95, 1}};
+    const bool gpu = test_backend()->kind() == BackendKind::cuda;
+    MultigridParameters automatic, split;
+    split.gather_size = 0;
+    EXPECT_EQ(gather_size_on(automatic, BackendKind::cuda), 65536);
+    EXPECT_EQ(gather_size_on(automatic, BackendKind::cpu), 0);
+    EXPECT_EQ(gather_size_on(split, BackendKind::cuda), 0);
+    const std::vector<std::int64_t> first = block_starts(a.n, 2, box.points[0]);
+    ThreadRanks ranks(2);
+    ranks.run([&](std::shared_ptr<const Communicator> communicator) {
+        const int r = communicator->rank();
+        const auto on = test_backend(communicator);
+        const auto block = block_of(a, first[r], first[r + 1] - first[r]);
+        const MultigridHierarchy<double> chosen(on, block, box, automatic);
+        const MultigridHierarchy<double> all_split(on, block, box, split);
+        const bool finest_gathered =
+            chosen.describe().find("every level gathered") != std::string::npos;
+        EXPECT_EQ(finest_gathered, gpu) << chosen.describe();
+        EXPECT_EQ(all_split.describe().find("every level gathered"), std::string::npos)
+            << all_split.describe();
+    });
+}
+
 // CG with the multigrid the plan chooses (over ranks as on one process; the cycle in float on a
 // GPU, in double on the CPU), and with the cycle in float everywhere (over ranks r is rounded
 // straight into the finest level's window, and z widened from it): one process's iterations,
@@ -230,7 +261,7 @@ TEST(MultigridOverRanks, CgTakesOneProcessIterations) {
         SCOPED_TRACE(precision ? "cycle in float" : "cycle in the plan's precision");
         SolverRequest request = SolverRequest::parse("cg", "auto", "dia");
         request.grid = box;
-        request.multigrid.gather_size = 0;  // split where it can be, at this small size
+        request.multigrid.gather_size = 0;  // split where it can be (a GPU would gather it)
         request.multigrid.precision = precision;
         MethodParameters parameters;
         parameters.criteria.relative_tolerance = 1e-11;

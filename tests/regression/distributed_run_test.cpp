@@ -126,7 +126,7 @@ TEST_P(DistributedRun, TwoThreeAndFourRanksGiveTheFieldOfOne) {
 const std::string tight =
     " --set solver.method='\"cg\"' --set solver.preconditioner='\"jacobi\"' "
     "--set solver.rtol=1e-13 ";
-// Every level that can be split is (gather_size 0: these grids are small).
+// Every level that can be split is (gather_size 0, the CPU's default, said here as well).
 const std::string tight_multigrid =
     " --set solver.method='\"cg\"' --set solver.preconditioner='\"multigrid\"' "
     "--set solver.multigrid.gather_size=0 --set solver.rtol=1e-13 ";

@@ -127,7 +127,7 @@ SolverParameters parse_solver(const ConfigSection& section) {
     m.pre_sweeps = sweeps("pre_sweeps", m.pre_sweeps);
     m.post_sweeps = sweeps("post_sweeps", m.post_sweeps);
     m.coarsest_size = multigrid.get<std::int64_t>("coarsest_size", m.coarsest_size);
-    m.gather_size = multigrid.get<std::int64_t>("gather_size", m.gather_size);
+    if (multigrid.has("gather_size")) m.gather_size = multigrid.get<std::int64_t>("gather_size", 0);
     m.precision = read_word<solvers::Precision>(multigrid, "precision", "auto", "auto");
     if (const auto problem = m.problem()) multigrid.fail(problem->key, problem->message);
     solvers::StoppingCriteria& c = s.criteria;

@@ -30,10 +30,14 @@ std::optional<MultigridParameters::Problem> MultigridParameters::problem() const
         return Problem{"coarsest_size", "must be in [1, 4096] (the coarsest level is inverted)"};
     }
     if (max_levels < 1 || max_levels > 100) return Problem{"max_levels", "must be in [1, 100]"};
-    if (gather_size < 0 || gather_size > (std::int64_t{1} << 24)) {
+    if (gather_size && (*gather_size < 0 || *gather_size > (std::int64_t{1} << 24))) {
         return Problem{"gather_size", "must be in [0, 16777216] (points gathered on every rank)"};
     }
     return std::nullopt;
+}
+
+std::int64_t gather_size_on(const MultigridParameters& parameters, BackendKind kind) {
+    return parameters.gather_size.value_or(kind == BackendKind::cuda ? 65536 : 0);
 }
 
 void MultigridParameters::validate() const {
@@ -326,7 +330,9 @@ void MultigridHierarchy<T>::build_split(const DiaData<double>& block, const Grid
     parameters_.validate();
     size_ = static_cast<std::size_t>(block.n);
     const Communicator& ranks = backend_->communicator();
-    multigrid::SlabHierarchy plan = multigrid::plan_slab_hierarchy(ranks, block, box, parameters_);
+    MultigridParameters planned = parameters_;
+    planned.gather_size = gather_size_on(parameters_, backend_->kind());
+    multigrid::SlabHierarchy plan = multigrid::plan_slab_hierarchy(ranks, block, box, planned);
     for (std::size_t l = 0; l < plan.levels.size(); ++l) {
         multigrid::SlabLevel& slab = plan.levels[l];
         auto current = std::make_unique<Level>();

@@ -250,7 +250,7 @@ SlabHierarchy plan_slab_hierarchy(const Communicator& ranks, const DiaData<doubl
             }
             return std::move(result);
         };
-        if (count == 1 || fewest < slab_ghost_planes || level_box.size() <= parameters.gather_size ||
+        if (count == 1 || fewest < slab_ghost_planes || level_box.size() <= parameters.gather_size.value_or(0) ||
             level_box.size() <= parameters.coarsest_size || level + 1 >= parameters.max_levels) {
             return gather();
         }

@@ -7,7 +7,8 @@
 // as one process makes them). The coarsening is decided once from every rank's measures, so
 // all ranks coarsen alike. A rank's part of a coarse level is the coarse planes that lie on
 // its fine planes. Once some rank would hold fewer than slab_ghost_planes planes, or the level
-// has at most MultigridParameters::gather_size points (or is small enough to stop), the level
+// has at most MultigridParameters::gather_size points (none: 0; the hierarchy passes the
+// back-end's choice, gather_size_on), or is small enough to stop, the level
 // is gathered whole on every rank, and the rest of the hierarchy is one process's, repeated on
 // each rank.
 #include <cstdint>

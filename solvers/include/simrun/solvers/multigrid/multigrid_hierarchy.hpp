@@ -26,6 +26,7 @@
 // to rounding. Once a rank would hold too few planes, the level is gathered whole on every
 // rank and the rest of the cycle is one process's, repeated on each. The cycle then waits on
 // the host at each exchange (not recorded).
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <type_traits>
@@ -43,6 +44,15 @@ namespace simrun::solvers {
 namespace multigrid {
 struct BoxCoarsening;
 }
+
+// MultigridParameters::gather_size, or where it is none the back-end's: 65536 on a GPU, where a
+// small level's exchanges (a few microseconds each, six a cycle) cost more than its work (on
+// four H200, docs/benchmarks.md, one run each: 0.093 -> 0.090 s for 2D weak scaling, 0.045 ->
+// 0.041 s for 3D, measured at 2^15, which gathers the same level there; 2^18 gave 0.089 and
+// 0.042 s, within a run's millisecond of noise, 2^20 0.097 s in 2D); 0 on the CPU, where they
+// cost less than the work the gathered levels repeat on every rank (Poisson 2049^2 on 2 ranks
+// of a 2-core machine: 0.712-0.721 s against 0.729-0.733 s with 65536).
+std::int64_t gather_size_on(const MultigridParameters& parameters, BackendKind kind);
 
 template <typename T>
 class MultigridHierarchy {

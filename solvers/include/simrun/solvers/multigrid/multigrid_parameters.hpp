@@ -38,12 +38,10 @@ struct MultigridParameters {
     int max_levels = 40;  // at least 1
     // Over ranks: the first level of at most this many points is gathered whole on every rank,
     // and the levels below it are repeated on each, so that a cycle makes one gather instead of
-    // the small levels' halo exchanges, each of which costs more than the level's work. (A
-    // level is also gathered once a rank would hold too few of its planes; 0: only then.) In
-    // [0, 2^24]. On four H200 (docs/benchmarks.md, one run each): 0.093 -> 0.090 s for 2D weak
-    // scaling, 0.045 -> 0.041 s for 3D (measured at 2^15, which gathers the same level there);
-    // 2^18 gave 0.089 and 0.042 s (within a run's millisecond of noise), 2^20 0.097 s in 2D.
-    std::int64_t gather_size = 65536;
+    // the small levels' halo exchanges. (A level is also gathered once a rank would hold too
+    // few of its planes; 0: only then.) In [0, 2^24]. None: the back-end's (gather_size_on,
+    // multigrid_hierarchy.hpp).
+    std::optional<std::int64_t> gather_size;
     // Gauss-Seidel's colours in backward order after the coarse correction, so that the cycle
     // is a symmetric operator (what CG needs); false keeps the forward order, which contracts
     // more per cycle (for BiCGStab and the cycle as a solver on its own).
