@@ -246,8 +246,8 @@ TEST(MultigridOverRanks, TheBackEndChoosesWhereToGather) {
 
 // CG with the multigrid the plan chooses (over ranks as on one process; the cycle in float on a
 // GPU, in double on the CPU), and with the cycle in float everywhere (over ranks r is rounded
-// straight into the finest level's window, and z widened from it): one process's iterations,
-// and its solution.
+// straight into the finest level's window, and z widened from it), its levels split or the
+// finest gathered whole: one process's iterations, and its solution.
 TEST(MultigridOverRanks, CgTakesOneProcessIterations) {
     SIMRUN_SKIP_WITHOUT_BACKEND(test_backend());
     const auto one = [](double, double, double) { return 1.0; };
@@ -256,12 +256,17 @@ TEST(MultigridOverRanks, CgTakesOneProcessIterations) {
     const auto n = static_cast<std::size_t>(a.n);
     std::vector<double> b(n);
     for (std::size_t i = 0; i < n; ++i) b[i] = std::sin(0.37 * static_cast<double>(i)) + 0.5;
-    for (const std::optional<Precision> precision :
-         {std::optional<Precision>(), std::optional(Precision::single_precision)}) {
-        SCOPED_TRACE(precision ? "cycle in float" : "cycle in the plan's precision");
+    const std::optional<Precision> planned, in_float(Precision::single_precision);
+    // Split where it can be (gather_size 0), or gathered whole from the finest level (9025
+    // points).
+    for (const auto& [precision, gather_size] :
+         {std::pair{planned, std::int64_t{0}}, std::pair{in_float, std::int64_t{0}},
+          std::pair{in_float, std::int64_t{65536}}}) {
+        SCOPED_TRACE(std::string(precision ? "cycle in float" : "cycle in the plan's precision") +
+                     ", gather_size " + std::to_string(gather_size));
         SolverRequest request = SolverRequest::parse("cg", "auto", "dia");
         request.grid = box;
-        request.multigrid.gather_size = 0;  // split where it can be (a GPU would gather it)
+        request.multigrid.gather_size = gather_size;
         request.multigrid.precision = precision;
         MethodParameters parameters;
         parameters.criteria.relative_tolerance = 1e-11;
@@ -282,11 +287,13 @@ TEST(MultigridOverRanks, CgTakesOneProcessIterations) {
             const std::vector<std::int64_t> first = block_starts(a.n, count, box.points[0]);
             testing::solve_over_ranks(a, b, first, split_plan, parameters, [&](const auto& rank) {
                 EXPECT_TRUE(rank.report.converged());
+                const std::string& details = rank.report.attempts.back().preconditioner_details;
                 if (precision) {
-                    EXPECT_NE(rank.report.attempts.back().preconditioner_details.find("in float"),
-                              std::string::npos)
-                        << rank.report.attempts.back().preconditioner_details;
+                    EXPECT_NE(details.find("in float"), std::string::npos) << details;
                 }
+                EXPECT_EQ(details.find("every level gathered") != std::string::npos,
+                          gather_size > 0)
+                    << details;
                 // The cycle is one process's to rounding: the same count, or one more or fewer
                 // where the last residual lies that close to the tolerance.
                 EXPECT_LE(std::abs(rank.report.total_iterations() - reference.total_iterations()),

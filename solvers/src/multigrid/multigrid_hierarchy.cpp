@@ -542,7 +542,7 @@ void MultigridHierarchy<T>::cycle_own_b_from_zero() const {
     // The window zeroed: n + 2 planes written instead of n read and written and a halo
     // exchanged.
     fill(finest.x, T(0));
-    run_cycle(0, finest.b.data(), finest.x.data(), parameters_.cycle, nullptr);
+    run_cycle(0, finest.b.data(), finest.x.data(), parameters_.cycle, nullptr, true);
 }
 
 template <typename T>
@@ -563,7 +563,7 @@ void MultigridHierarchy<T>::run_split(const Array<T>& b, Array<T>& x, std::vecto
         backend_->copy(finest.x.data() + finest_own_offset(), x.data(), bytes);
         finest.exchange(finest.x.data());
     }
-    run_cycle(0, finest.b.data(), finest.x.data(), parameters_.cycle, seconds);
+    run_cycle(0, finest.b.data(), finest.x.data(), parameters_.cycle, seconds, from_zero);
     backend_->copy(x.data(), own_x(), bytes);
 }
 
@@ -643,7 +643,7 @@ T* MultigridHierarchy<T>::smooth(Level& level, const T* b, T* x, T* spare, int s
 
 template <typename T>
 void MultigridHierarchy<T>::run_cycle(std::size_t l, const T* b, T* x, MultigridCycle cycle,
-                                      std::vector<double>* seconds) const {
+                                      std::vector<double>* seconds, bool x_zero) const {
     const KernelTable<T>& kernels = backend_->kernels<T>();
     Level& level = *levels_[l];
     // With `seconds`, each level's own work is timed between synchronisations.
@@ -662,9 +662,10 @@ void MultigridHierarchy<T>::run_cycle(std::size_t l, const T* b, T* x, Multigrid
     begin();
     if (level.gathered) {
         // Over ranks, the level gathered whole (b and x are its vectors): each rank's b (and
-        // on the finest level x) to every rank, then one process's cycle of the rest.
+        // on the finest level x, unless it is zero everywhere) to every rank, then one
+        // process's cycle of the rest.
         multigrid::gather_whole(*backend_, level.gathered_starts, level.b);
-        if (l == 0) multigrid::gather_whole(*backend_, level.gathered_starts, level.x);
+        if (l == 0 && !x_zero) multigrid::gather_whole(*backend_, level.gathered_starts, level.x);
         // The cycle asked for (an F-cycle visits with F, then V): the gathered hierarchy's
         // own, recorded, where it is that kind.
         if (cycle == level.gathered->parameters_.cycle && seconds == nullptr) {

@@ -138,8 +138,10 @@ private:
     void build(const DiaData<double>& fine, const GridBox& box, const DiaMatrix<T>* fine_operator,
                std::unique_ptr<DiaMatrix<T>> fine_owned = nullptr);
     std::unique_ptr<DiaMatrix<T>> make_level_operator(const DiaData<T>& a) const;
+    // `x_zero`: x is zero on every rank (a cycle from zero), so a gathered finest level need
+    // not gather it.
     void run_cycle(std::size_t level, const T* b, T* x, MultigridCycle cycle,
-                   std::vector<double>* seconds) const;
+                   std::vector<double>* seconds, bool x_zero = false) const;
     void check_sizes(const Array<T>& b, const Array<T>& x) const;
     // The level's transfer to the next: its weights on the back-end (or their classes) and
     // the view the transfer kernels take.
