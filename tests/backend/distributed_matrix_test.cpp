@@ -134,8 +134,7 @@ TEST(DistributedMatrix, SolveOverRanksTakesTheIterationsOfOneProcess) {
     parameters.criteria.relative_tolerance = 1e-10;
     const SolverPlan plan = plan_solver(analyze(a), request);
     // One process: a single rank.
-    testing::RankSolve whole;
-    testing::solve_over_ranks(a, b, {0, a.n}, plan, parameters, [&](const auto& r) { whole = r; });
+    const testing::RankSolve whole = testing::solve_on_one_rank(a, b, plan, parameters);
     const SolveReport& reference = whole.report;
     ASSERT_TRUE(reference.converged());
     const std::vector<double>& u1 = whole.x;
@@ -189,9 +188,8 @@ TEST(DistributedMatrix, BlockJacobiSsorAndIluReachOneProcessSolution) {
             request.ranks = ranks;
             return plan_solver(analyze(c.a), request);
         };
-        testing::RankSolve whole;
-        testing::solve_over_ranks(c.a, b, {0, c.a.n}, plan_for(c.preconditioner, 1), parameters,
-                                  [&](const auto& r) { whole = r; });
+        const testing::RankSolve whole =
+            testing::solve_on_one_rank(c.a, b, plan_for(c.preconditioner, 1), parameters);
         ASSERT_TRUE(whole.report.converged());
         for (const int count : {2, 3, 4}) {
             SCOPED_TRACE(std::to_string(count) + " ranks");
@@ -255,9 +253,8 @@ TEST(DistributedMatrix, TransposeBlocksAreTheWholeTransposeAndBiCgRuns) {
     MethodParameters parameters;
     parameters.criteria.relative_tolerance = 1e-10;
     SolverRequest request = SolverRequest::parse("bicg", "jacobi", "dia");
-    testing::RankSolve whole;
-    testing::solve_over_ranks(c, b, {0, c.n}, plan_solver(analyze(c), request), parameters,
-                              [&](const auto& r) { whole = r; });
+    const testing::RankSolve whole =
+        testing::solve_on_one_rank(c, b, plan_solver(analyze(c), request), parameters);
     ASSERT_TRUE(whole.report.converged());
     for (const int count : {2, 4}) {
         SCOPED_TRACE(std::to_string(count) + " ranks");
@@ -293,9 +290,8 @@ TEST(DistributedMatrix, HybridGaussSeidelReachesOneProcessSolution) {
         request.ranks = ranks;
         return plan_solver(analyze(a), request);
     };
-    testing::RankSolve whole;
-    testing::solve_over_ranks(a, b, {0, a.n}, plan_for("sor", 1), parameters,
-                              [&](const auto& r) { whole = r; });
+    const testing::RankSolve whole =
+        testing::solve_on_one_rank(a, b, plan_for("sor", 1), parameters);
     ASSERT_TRUE(whole.report.converged());
     for (const int count : {2, 3, 4}) {
         SCOPED_TRACE(std::to_string(count) + " ranks");

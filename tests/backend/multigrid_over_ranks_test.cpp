@@ -273,9 +273,7 @@ TEST(MultigridOverRanks, CgTakesOneProcessIterations) {
         const SolverPlan plan = plan_solver(analyze(a), request);
         ASSERT_EQ(plan.first.preconditioner, PreconditionerKind::multigrid) << plan.first.reason;
         // One process: a single rank.
-        testing::RankSolve whole;
-        testing::solve_over_ranks(a, b, {0, a.n}, plan, parameters,
-                                  [&](const auto& r) { whole = r; });
+        const testing::RankSolve whole = testing::solve_on_one_rank(a, b, plan, parameters);
         const SolveReport& reference = whole.report;
         ASSERT_TRUE(reference.converged());
         const std::vector<double>& u1 = whole.x;

@@ -53,4 +53,13 @@ void solve_over_ranks(const solvers::DiaData<double>& a, const std::vector<doubl
     });
 }
 
+// The same solve on one rank (the whole matrix): the reference the ranks' solves are held to.
+inline RankSolve solve_on_one_rank(const solvers::DiaData<double>& a, const std::vector<double>& b,
+                                   const solvers::SolverPlan& plan,
+                                   const solvers::MethodParameters& parameters) {
+    RankSolve whole;
+    solve_over_ranks(a, b, {0, a.n}, plan, parameters, [&](const RankSolve& r) { whole = r; });
+    return whole;
+}
+
 }  // namespace simrun::testing
