@@ -203,7 +203,12 @@ MultigridHierarchy<T>::MultigridHierarchy(std::shared_ptr<const Backend> backend
                                     std::to_string(fine.n));
     }
     if (split()) {
-        build_split(convert_dia<double>(fine), box, fine_operator);
+        // Set up in double: a double fine matrix itself (no copy).
+        if constexpr (std::is_same_v<OtherValue, double>) {
+            build_split(fine, box, fine_operator);
+        } else {
+            build_split(convert_dia<double>(fine), box, fine_operator);
+        }
         return;
     }
     auto converted =
@@ -423,6 +428,10 @@ void MultigridHierarchy<T>::build_split(const DiaData<double>& block, const Grid
         summaries_.push_back(
             {slab.box, current->a->view().num_diagonals, current->colours, current->a->storage()});
         levels_.push_back(std::move(current));
+        // The level is on the back-end: its host rows and weights go before the next's are
+        // converted.
+        slab.window_operator = {};
+        slab.weights = {};
     }
     // The rest, gathered: one process's hierarchy on each rank, with the levels left.
     auto gathered = std::make_unique<Level>();

@@ -90,8 +90,13 @@ LinearSystemSolver<T>::LinearSystemSolver(std::shared_ptr<const Backend> backend
     }
     built_.resize(1 + plan_.fallbacks.size());
     // The first step's set-up (a multigrid hierarchy) reads the host matrix while it is here,
-    // rather than copying it back from the back-end.
-    construction_matrix_ = &matrix;
+    // rather than copying it back from the back-end. Over ranks it reads the block, and the
+    // host's copy of the block's own part goes first (the back-end has it).
+    if (block_) {
+        matrix = {};
+    } else {
+        construction_matrix_ = &matrix;
+    }
     method(0);
     construction_matrix_ = nullptr;
     // The block's copy stays only for a fallback that will need it.

@@ -11,6 +11,7 @@
 #include "base/kernel_table.hpp"
 #include "cpu_kernels.hpp"
 #include "simrun/solvers/base/backend.hpp"
+#include "simrun/solvers/base/host_pages.hpp"
 
 namespace simrun::solvers {
 namespace {
@@ -33,8 +34,9 @@ public:
         return "CPU, OpenMP, " + std::to_string(omp_get_max_threads()) + " threads";
     }
     void* allocate(std::size_t bytes) const override {
-        // 64-byte alignment: whole cache lines, and aligned vector loads.
-        void* pointer = std::aligned_alloc(64, (bytes + 63) / 64 * 64);
+        // 64-byte alignment: whole cache lines, and aligned vector loads; large vectors on
+        // huge pages (fewer page faults at the first touch, fewer TLB misses in a sweep).
+        void* pointer = allocate_host_pages(bytes, 64);
         if (pointer == nullptr) throw std::bad_alloc();
         return pointer;
     }
