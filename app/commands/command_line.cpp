@@ -14,6 +14,7 @@
 #include "simrun/framework/distributed/agreement.hpp"
 #include "simrun/framework/problem/run_spec.hpp"
 #include "simrun/framework/run/simulation.hpp"
+#include "simrun/framework/run/stop_signals.hpp"
 #include "simrun/framework/run/verification.hpp"
 #include "simrun/solvers/base/communicator.hpp"
 #include "simrun/solvers/base/errors.hpp"
@@ -113,6 +114,7 @@ int run_simulation(const Arguments& arguments) {
     options.quiet = arguments.quiet;
     if (!arguments.restart.empty()) options.restart_file = arguments.restart;
     options.ranks = arguments.ranks;
+    options.stop_on_signals = true;
     const bool quiet = arguments.quiet || ranks.rank() != 0;
     const auto start = std::chrono::steady_clock::now();
     RunSpec spec = agreeing(ranks, [&] { return parse_run_spec(load(arguments)); });
@@ -156,7 +158,15 @@ int run_simulation(const Arguments& arguments) {
                         std::string(solver) + "): " + halo + ", " + sums + ", " + gathers;
     }
     if (!quiet) {
-        if (simulation.spec().time.steady()) {
+        if (summary.stopped_by != 0) {
+            std::printf(
+                "stopped: %s after step %lld of %lld (t = %.6g), written; solver iterations %lld "
+                "total; %.3f s\n",
+                signal_name(summary.stopped_by).c_str(),
+                static_cast<long long>(simulation.integrator().step()),
+                static_cast<long long>(simulation.spec().time.steps), simulation.time(),
+                static_cast<long long>(summary.total_iterations), summary.seconds);
+        } else if (simulation.spec().time.steady()) {
             std::printf("done: steady solve; %lld solver iterations; %.3f s (solver %.3f s)\n",
                         static_cast<long long>(summary.total_iterations), summary.seconds,
                         summary.solver_seconds);
@@ -190,6 +200,20 @@ int run_simulation(const Arguments& arguments) {
             std::printf("output: %s (+ %s)\n", simulation.h5_path().string().c_str(),
                         simulation.h5_path().replace_extension(".xmf").string().c_str());
         }
+    }
+    if (summary.stopped_by != 0) {
+        // Said on stderr too, where a batch system's log keeps it; the shell's code for a
+        // process ended by the signal.
+        if (ranks.rank() == 0) {
+            const std::string restart =
+                simulation.h5_path().empty()
+                    ? std::string()
+                    : "; continue with --restart " + simulation.h5_path().string();
+            std::fprintf(stderr, "simrun: stopped by %s after step %lld: the outputs end on it%s\n",
+                         signal_name(summary.stopped_by).c_str(),
+                         static_cast<long long>(simulation.integrator().step()), restart.c_str());
+        }
+        return 128 + summary.stopped_by;
     }
     return exit_success;
 }

@@ -11,6 +11,7 @@
 #include <vtkPointData.h>
 #include <vtkXMLImageDataReader.h>
 
+#include <csignal>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -730,6 +731,80 @@ TEST(CommandLine, KilledRunLeavesEveryReportedStepReadable) {
     }
     EXPECT_GT(killed_with_steps, 0) << "no kill landed after a step was written";
 }
+
+// A run signalled once it has written two output steps (output every 7 steps, so that the step
+// it stops on is seldom one of them) ends after the step in progress with the shell's code for
+// the signal: that step is written and the outputs end on it (the run file, the .xmf and the
+// .pvd list the same steps, each whole), and --restart continues from it to the bits of an
+// uninterrupted run. Job control (set -m) keeps SIGINT for a background job, which a plain
+// shell starts ignoring it.
+class StoppedBySignal : public ::testing::TestWithParam<int> {};
+
+TEST_P(StoppedBySignal, EndsOnAWrittenStepThatRestartContinues) {
+    const int signal = GetParam();
+    const std::string name = signal == SIGINT ? "SIGINT" : "SIGTERM";
+    TemporaryDirectory dir;
+    dir.write("run.toml", good_input);
+    const std::string arguments =
+        "run.toml --backend cpu --quiet --set grid.nx=257 --set grid.ny=257 --set output.every=7 ";
+    const std::int64_t points = 257 * 257;
+    dir.write("stop.sh", "set -m\n'" SIMRUN_EXECUTABLE "' " + arguments +
+                             "--set time.end=10 --output out 2> err.txt &\npid=$!\n"
+                             "for i in $(seq 600); do\n"
+                             "  n=$(grep -c '<Grid Name=\"step_' out/heat.xmf 2>/dev/null)\n"
+                             "  [ \"${n:-0}\" -ge 2 ] && break; sleep 0.05\n"
+                             "done\nkill -" + name.substr(3) + " $pid\nwait $pid\n");
+    const std::string command = "cd '" + dir.path().string() + "' && bash stop.sh";
+    const int status = std::system(command.c_str());
+    ASSERT_TRUE(WIFEXITED(status));
+    std::ifstream err_file(dir.path() / "err.txt");
+    const std::string err((std::istreambuf_iterator<char>(err_file)), {});
+    ASSERT_EQ(WEXITSTATUS(status), 128 + signal) << err;
+    std::smatch match;
+    ASSERT_TRUE(std::regex_search(err, match,
+                                  std::regex("simrun: stopped by " + name + " after step (\\d+)")))
+        << err;
+    const std::int64_t last = std::stoll(match[1].str());
+    ASSERT_LT(last, 1000) << "the run ended before the signal";
+
+    // Every 7th step and the last; the three lists alike, every step whole and finite.
+    std::vector<std::int64_t> expected;
+    for (std::int64_t step = 0; step < last; step += 7) expected.push_back(step);
+    expected.push_back(last);
+    const auto out = dir.path() / "out";
+    {
+        const RunFile file(out / "heat.h5");
+        ASSERT_TRUE(file.is_open());
+        EXPECT_EQ(file.steps(), expected);
+        for (const std::int64_t step : expected) {
+            const auto u = file.doubles(step_group(step) + "/u");
+            ASSERT_EQ(static_cast<std::int64_t>(u.size()), points) << step;
+            for (const double value : u) ASSERT_TRUE(std::isfinite(value)) << step;
+        }
+    }
+    const auto pvd = pvd_entries(out / "heat.pvd");
+    const auto xmf = xdmf_entries(out / "heat.xmf");
+    ASSERT_EQ(pvd.size(), expected.size());
+    ASSERT_EQ(xmf.size(), expected.size());
+    for (std::size_t n = 0; n < expected.size(); ++n) {
+        EXPECT_EQ(step_of(pvd[n].file), expected[n]);
+        EXPECT_EQ(xmf[n].file, "heat.h5:" + step_group(expected[n]) + "/u");
+    }
+
+    // Three steps more from the last one, against a run of all the steps.
+    const std::string end = "--set time.end=" + std::to_string(0.01 * static_cast<double>(last + 3));
+    const auto continued =
+        run_simrun(arguments + end + " --output out --restart out/heat.h5", dir.path());
+    ASSERT_EQ(continued.exit_code, 0) << continued.err;
+    const auto whole = run_simrun(arguments + end + " --output whole", dir.path());
+    ASSERT_EQ(whole.exit_code, 0) << whole.err;
+    const std::string final_group = step_group(last + 3);
+    EXPECT_EQ(RunFile(out / "heat.h5").doubles(final_group + "/u"),
+              RunFile(dir.path() / "whole" / "heat.h5").doubles(final_group + "/u"));
+}
+
+INSTANTIATE_TEST_SUITE_P(CommandLine, StoppedBySignal, ::testing::Values(SIGTERM, SIGINT),
+                         [](const auto& test) { return test.param == SIGINT ? "SIGINT" : "SIGTERM"; });
 
 }  // namespace
 }  // namespace simrun

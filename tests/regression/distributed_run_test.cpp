@@ -342,8 +342,10 @@ int run_until_listed_then_stop(const TemporaryDirectory& dir, const std::string&
 }
 
 // A run on 3 ranks writing every step, ended by SIGTERM to the launcher once it has listed 2
-// and 6 steps: each step the .pvd lists reads whole through its pieces, each step the run file
-// holds reads whole and finite, and the run file holds no step the .pvd does not list.
+// and 6 steps (mpirun passes it on; the ranks agree to stop after a step, StopSignals, unless
+// mpirun's SIGKILL comes first): each step the .pvd lists reads whole through its pieces, each
+// step the run file holds reads whole and finite, and the run file holds no step the .pvd does
+// not list.
 TEST(Distributed, KilledRunLeavesEveryListedStepReadable) {
     TemporaryDirectory dir;
     const std::string arguments = std::string(SIMRUN_SOURCE_DIR) +

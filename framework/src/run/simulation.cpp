@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <optional>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -16,6 +17,7 @@
 #include "simrun/framework/output/output_lock.hpp"
 #include "simrun/framework/output/vtk_series_writer.hpp"
 #include "simrun/framework/run/progress.hpp"
+#include "simrun/framework/run/stop_signals.hpp"
 #include "simrun/solvers/base/memory_budget.hpp"
 
 namespace simrun::framework {
@@ -412,6 +414,16 @@ RunSummary Simulation::run() {
            outputs.first_hdf5);
     ProgressReporter progress(spec_.time.steps,
                               ProgressReporter::mode_for_stderr(options_.quiet || slab_.rank != 0));
+    // A stop asked by signal, taken between steps. Over several ranks each rank may receive it
+    // at another step: they agree after every step (the largest signal number any received),
+    // so that all stop after the same one.
+    std::optional<StopSignals> signals;
+    if (options_.stop_on_signals) signals.emplace(!options_.quiet && slab_.rank == 0);
+    const solvers::Communicator& ranks = *options_.ranks;
+    const auto stop_asked = [&] {
+        const int received = signals->received();
+        return ranks.size() == 1 ? received : static_cast<int>(ranks.max(received));
+    };
     try {
         for (std::int64_t step = integrator_->step() + 1; step <= spec_.time.steps; ++step) {
             const auto report = placing_input_errors(spec_, [&] { return integrator_->advance(); });
@@ -419,8 +431,14 @@ RunSummary Simulation::run() {
             check(report, step);
             if (options_.after_step) options_.after_step();
             progress.update(step, time(), report ? report->total_iterations() : 0);
-            if (step % spec_.output.every == 0 || step == spec_.time.steps) {
+            const int stop = signals ? stop_asked() : 0;
+            // The step a stop ends on is written too: the outputs' last step is the run's.
+            if (step % spec_.output.every == 0 || step == spec_.time.steps || stop != 0) {
                 submit(statistics_of(report), true, true);
+            }
+            if (stop != 0) {
+                summary.stopped_by = stop;
+                break;
             }
         }
     } catch (...) {

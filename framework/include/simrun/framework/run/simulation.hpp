@@ -39,6 +39,10 @@ struct RunOptions {
     // What it throws ends the run as a failed step does: the outputs keep the steps written
     // before. Over several ranks, every rank must throw alike.
     std::function<void()> after_step;
+    // SIGINT and SIGTERM during the time steps end the run after the step in progress, that
+    // step written (StopSignals; RunSummary::stopped_by says so) instead of wherever they find
+    // it. Off by default: a program embedding the framework keeps its own handlers.
+    bool stop_on_signals = false;
 };
 
 struct RunSummary {
@@ -65,6 +69,9 @@ struct RunSummary {
     // right-hand side that was incompatible data and removed (SolveReport::removed_constant);
     // the solution written is the one of zero mean.
     std::optional<double> removed_constant;
+    // The signal (SIGINT, SIGTERM) that ended the time steps after `steps` of them, the last
+    // one written (RunOptions::stop_on_signals); 0 where the run went to its end.
+    int stopped_by = 0;
     double mean_iterations() const {
         return steps > 0 ? static_cast<double>(total_iterations) / static_cast<double>(steps) : 0;
     }
