@@ -436,7 +436,8 @@ RunSummary Simulation::run() {
             if (step % spec_.output.every == 0 || step == spec_.time.steps || stop != 0) {
                 submit(statistics_of(report), true, true);
             }
-            if (stop != 0) {
+            // (A stop asked at the last step changes nothing: the run ends there anyway.)
+            if (stop != 0 && step < spec_.time.steps) {
                 summary.stopped_by = stop;
                 break;
             }

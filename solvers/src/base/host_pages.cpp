@@ -1,12 +1,18 @@
 #include "simrun/solvers/base/host_pages.hpp"
 
+#include <algorithm>
 #include <cstdlib>
+#include <limits>
 
 #include <sys/mman.h>
 
 namespace simrun::solvers {
 
 void* allocate_host_pages(std::size_t bytes, std::size_t alignment) noexcept {
+    // A size no rounding below can hold (an array new's overflowed size) is no memory.
+    if (bytes > std::numeric_limits<std::size_t>::max() - std::max(alignment, huge_page_bytes)) {
+        return nullptr;
+    }
     if (bytes < large_host_allocation) {
         // aligned_alloc wants a multiple of the alignment.
         return std::aligned_alloc(alignment, (bytes + alignment - 1) / alignment * alignment);

@@ -4,8 +4,8 @@
 // the step in progress is finished and written, the writers finish, and the outputs end on a
 // whole step from which `--restart` continues. While a StopSignals lives, the first of either
 // signal is only recorded (its handler is async-signal-safe: it stores the number and may write
-// one line); a second ends the process as the signal would have without one (the handler is
-// reset when it runs). One at a time: the process's handlers are global.
+// one line); a second of either ends the process as the signal would have without one (the
+// handler resets both when it runs). One at a time: the process's handlers are global.
 #include <string>
 
 namespace simrun::framework {

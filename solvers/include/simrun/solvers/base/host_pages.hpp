@@ -9,13 +9,15 @@
 
 namespace simrun::solvers {
 
-// Allocations from this size on are placed on huge pages (rounded up to whole ones: at most an
-// eighth more address space, and memory only where it is written).
+// Allocations from this size on are placed on huge pages (rounded up to whole ones, and aligned
+// to one: at most 4 MiB more address space; memory is taken a huge page at a time as it is
+// written). Where the kernel has no huge page at hand it gives 4 KiB pages.
 inline constexpr std::size_t large_host_allocation = std::size_t{16} << 20;
 inline constexpr std::size_t huge_page_bytes = std::size_t{2} << 20;
 
 // `bytes` of host memory aligned to `alignment` (a power of two, at most huge_page_bytes),
-// released with std::free; nullptr where there is none. From large_host_allocation bytes on,
+// released with std::free; nullptr where there is none (or `bytes` is too large for any
+// rounding). From large_host_allocation bytes on,
 // the memory is aligned to a huge page and advised to the kernel as huge-page memory
 // (madvise MADV_HUGEPAGE; where THP is off the advice changes nothing).
 void* allocate_host_pages(std::size_t bytes, std::size_t alignment) noexcept;
