@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -384,6 +385,53 @@ TEST(Distributed, KilledRunLeavesEveryListedStepReadable) {
     }
     // Not a test that passes by never stopping a run that has written.
     EXPECT_EQ(stopped_with_steps, 2);
+}
+
+// SIGTERM sent to one rank alone (the last mpirun started), once the run has written two output
+// steps (every 7th): the ranks agree after every step, so every rank stops after the same step
+// and writes it. Each exits with the shell's code for the signal and rank 0 says so; the run
+// file and the .pvd end on that step, every piece whole.
+TEST(Distributed, ASignalToOneRankStopsEveryRankAfterTheSameWrittenStep) {
+    TemporaryDirectory dir;
+    const std::string arguments = std::string(SIMRUN_SOURCE_DIR) +
+                                  "/inputs/heat.toml --backend cpu --quiet --set grid.nx=257 "
+                                  "--set grid.ny=257 --set time.end=10 --set output.every=7";
+    const std::size_t points = 257 * 257;
+    dir.write("stop.sh", mpirun(2) + " '" SIMRUN_EXECUTABLE "' " + arguments +
+                             " --output out 2> err.txt &\npid=$!\n"
+                             "for i in $(seq 600); do\n"
+                             "  n=$(grep -c '<Grid Name=\"step_' out/heat.xmf 2>/dev/null)\n"
+                             "  [ \"${n:-0}\" -ge 2 ] && break; sleep 0.05\n"
+                             "done\n"
+                             // timeout, then mpirun, then its ranks.
+                             "launcher=$(pgrep -P $pid | head -1)\n"
+                             "kill -TERM $(pgrep -P $launcher | tail -1)\n"
+                             "wait $pid\n");
+    const int status = std::system(("cd '" + dir.path().string() + "' && bash stop.sh").c_str());
+    ASSERT_TRUE(WIFEXITED(status));
+    const std::string err = testing::read_text(dir.path() / "err.txt");
+    EXPECT_EQ(WEXITSTATUS(status), 128 + SIGTERM) << err;
+    std::smatch match;
+    ASSERT_TRUE(std::regex_search(err, match, std::regex("stopped by SIGTERM after step (\\d+)")))
+        << err;
+    const std::int64_t last = std::stoll(match[1].str());
+    ASSERT_LT(last, 1000) << "the run ended before the signal";
+    std::vector<std::int64_t> expected;
+    for (std::int64_t step = 0; step < last; step += 7) expected.push_back(step);
+    expected.push_back(last);
+
+    const auto out = dir.path() / "out";
+    const RunFile file(out / "heat.h5");
+    ASSERT_TRUE(file.is_open());
+    EXPECT_EQ(file.steps(), expected);
+    const std::vector<std::string> listed = pvd_files(out / "heat.pvd");
+    ASSERT_EQ(listed.size(), expected.size());
+    char name[32];
+    std::snprintf(name, sizeof name, "heat_%06lld.pvti", static_cast<long long>(last));
+    EXPECT_EQ(listed.back(), name);
+    const Image image = read_image<vtkXMLPImageDataReader>(out / listed.back());
+    ASSERT_EQ(image.u.size(), points);
+    EXPECT_EQ(image.u, file.doubles(step_group(last) + "/u"));
 }
 
 // A run on 2 ranks continued in place on 3 (its run file appended to collectively, its series
