@@ -31,6 +31,7 @@
 #include "simrun/solvers/base/backend.hpp"
 #include "support/run_file.hpp"
 #include "support/run_simrun.hpp"
+#include "support/stopped_run.hpp"
 
 namespace simrun {
 namespace {
@@ -749,28 +750,20 @@ TEST_P(StoppedBySignal, EndsOnAWrittenStepThatRestartContinues) {
         "run.toml --backend cpu --quiet --set grid.nx=257 --set grid.ny=257 --set output.every=7 ";
     const std::int64_t points = 257 * 257;
     dir.write("stop.sh", "set -m\n'" SIMRUN_EXECUTABLE "' " + arguments +
-                             "--set time.end=10 --output out 2> err.txt &\npid=$!\n"
-                             "for i in $(seq 600); do\n"
-                             "  n=$(grep -c '<Grid Name=\"step_' out/heat.xmf 2>/dev/null)\n"
-                             "  [ \"${n:-0}\" -ge 2 ] && break; sleep 0.05\n"
-                             "done\nkill -" + name.substr(3) + " $pid\nwait $pid\n");
+                             "--set time.end=10 --output out 2> err.txt &\npid=$!\n" +
+                             testing::wait_until_xmf_lists(2) + "kill -" + name.substr(3) +
+                             " $pid\nwait $pid\n");
     const std::string command = "cd '" + dir.path().string() + "' && bash stop.sh";
     const int status = std::system(command.c_str());
     ASSERT_TRUE(WIFEXITED(status));
     std::ifstream err_file(dir.path() / "err.txt");
     const std::string err((std::istreambuf_iterator<char>(err_file)), {});
     ASSERT_EQ(WEXITSTATUS(status), 128 + signal) << err;
-    std::smatch match;
-    ASSERT_TRUE(std::regex_search(err, match,
-                                  std::regex("simrun: stopped by " + name + " after step (\\d+)")))
-        << err;
-    const std::int64_t last = std::stoll(match[1].str());
-    ASSERT_LT(last, 1000) << "the run ended before the signal";
-
     // Every 7th step and the last; the three lists alike, every step whole and finite.
-    std::vector<std::int64_t> expected;
-    for (std::int64_t step = 0; step < last; step += 7) expected.push_back(step);
-    expected.push_back(last);
+    const std::vector<std::int64_t> expected = testing::steps_of_stopped_run(err, name, 7);
+    ASSERT_FALSE(expected.empty()) << err;
+    const std::int64_t last = expected.back();
+    ASSERT_LT(last, 1000) << "the run ended before the signal";
     const auto out = dir.path() / "out";
     {
         const RunFile file(out / "heat.h5");

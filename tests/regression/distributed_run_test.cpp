@@ -27,6 +27,7 @@
 #include "simrun/solvers/base/backend.hpp"
 #include "support/run_file.hpp"
 #include "support/run_simrun.hpp"
+#include "support/stopped_run.hpp"
 
 namespace simrun {
 namespace {
@@ -398,11 +399,8 @@ TEST(Distributed, ASignalToOneRankStopsEveryRankAfterTheSameWrittenStep) {
                                   "--set grid.ny=257 --set time.end=10 --set output.every=7";
     const std::size_t points = 257 * 257;
     dir.write("stop.sh", mpirun(2) + " '" SIMRUN_EXECUTABLE "' " + arguments +
-                             " --output out 2> err.txt &\npid=$!\n"
-                             "for i in $(seq 600); do\n"
-                             "  n=$(grep -c '<Grid Name=\"step_' out/heat.xmf 2>/dev/null)\n"
-                             "  [ \"${n:-0}\" -ge 2 ] && break; sleep 0.05\n"
-                             "done\n"
+                             " --output out 2> err.txt &\npid=$!\n" +
+                             testing::wait_until_xmf_lists(2) +
                              // timeout, then mpirun, then its ranks.
                              "launcher=$(pgrep -P $pid | head -1)\n"
                              "kill -TERM $(pgrep -P $launcher | tail -1)\n"
@@ -411,14 +409,10 @@ TEST(Distributed, ASignalToOneRankStopsEveryRankAfterTheSameWrittenStep) {
     ASSERT_TRUE(WIFEXITED(status));
     const std::string err = testing::read_text(dir.path() / "err.txt");
     EXPECT_EQ(WEXITSTATUS(status), 128 + SIGTERM) << err;
-    std::smatch match;
-    ASSERT_TRUE(std::regex_search(err, match, std::regex("stopped by SIGTERM after step (\\d+)")))
-        << err;
-    const std::int64_t last = std::stoll(match[1].str());
+    const std::vector<std::int64_t> expected = testing::steps_of_stopped_run(err, "SIGTERM", 7);
+    ASSERT_FALSE(expected.empty()) << err;
+    const std::int64_t last = expected.back();
     ASSERT_LT(last, 1000) << "the run ended before the signal";
-    std::vector<std::int64_t> expected;
-    for (std::int64_t step = 0; step < last; step += 7) expected.push_back(step);
-    expected.push_back(last);
 
     const auto out = dir.path() / "out";
     const RunFile file(out / "heat.h5");
