@@ -749,16 +749,13 @@ TEST_P(StoppedBySignal, EndsOnAWrittenStepThatRestartContinues) {
     const std::string arguments =
         "run.toml --backend cpu --quiet --set grid.nx=257 --set grid.ny=257 --set output.every=7 ";
     const std::int64_t points = 257 * 257;
-    dir.write("stop.sh", "set -m\n'" SIMRUN_EXECUTABLE "' " + arguments +
-                             "--set time.end=10 --output out 2> err.txt &\npid=$!\n" +
-                             testing::wait_until_xmf_lists(2) + "kill -" + name.substr(3) +
-                             " $pid\nwait $pid\n");
-    const std::string command = "cd '" + dir.path().string() + "' && bash stop.sh";
-    const int status = std::system(command.c_str());
-    ASSERT_TRUE(WIFEXITED(status));
-    std::ifstream err_file(dir.path() / "err.txt");
-    const std::string err((std::istreambuf_iterator<char>(err_file)), {});
-    ASSERT_EQ(WEXITSTATUS(status), 128 + signal) << err;
+    const auto stopped = testing::run_stop_script(
+        dir, "set -m\n'" SIMRUN_EXECUTABLE "' " + arguments +
+                 "--set time.end=10 --output out 2> err.txt &\npid=$!\n" +
+                 testing::wait_until_xmf_lists(2) + "kill -" + name.substr(3) +
+                 " $pid\nwait $pid\n");
+    const std::string& err = stopped.err;
+    ASSERT_EQ(stopped.exit_code, 128 + signal) << err;
     // Every 7th step and the last; the three lists alike, every step whole and finite.
     const std::vector<std::int64_t> expected = testing::steps_of_stopped_run(err, name, 7);
     ASSERT_FALSE(expected.empty()) << err;

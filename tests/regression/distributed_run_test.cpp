@@ -398,17 +398,15 @@ TEST(Distributed, ASignalToOneRankStopsEveryRankAfterTheSameWrittenStep) {
                                   "/inputs/heat.toml --backend cpu --quiet --set grid.nx=257 "
                                   "--set grid.ny=257 --set time.end=10 --set output.every=7";
     const std::size_t points = 257 * 257;
-    dir.write("stop.sh", mpirun(2) + " '" SIMRUN_EXECUTABLE "' " + arguments +
-                             " --output out 2> err.txt &\npid=$!\n" +
-                             testing::wait_until_xmf_lists(2) +
-                             // timeout, then mpirun, then its ranks.
-                             "launcher=$(pgrep -P $pid | head -1)\n"
-                             "kill -TERM $(pgrep -P $launcher | tail -1)\n"
-                             "wait $pid\n");
-    const int status = std::system(("cd '" + dir.path().string() + "' && bash stop.sh").c_str());
-    ASSERT_TRUE(WIFEXITED(status));
-    const std::string err = testing::read_text(dir.path() / "err.txt");
-    EXPECT_EQ(WEXITSTATUS(status), 128 + SIGTERM) << err;
+    const auto stopped = testing::run_stop_script(
+        dir, mpirun(2) + " '" SIMRUN_EXECUTABLE "' " + arguments +
+                 " --output out 2> err.txt &\npid=$!\n" + testing::wait_until_xmf_lists(2) +
+                 // timeout, then mpirun, then its ranks.
+                 "launcher=$(pgrep -P $pid | head -1)\n"
+                 "kill -TERM $(pgrep -P $launcher | tail -1)\n"
+                 "wait $pid\n");
+    const std::string& err = stopped.err;
+    EXPECT_EQ(stopped.exit_code, 128 + SIGTERM) << err;
     const std::vector<std::int64_t> expected = testing::steps_of_stopped_run(err, "SIGTERM", 7);
     ASSERT_FALSE(expected.empty()) << err;
     const std::int64_t last = expected.back();

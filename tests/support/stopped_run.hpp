@@ -1,10 +1,15 @@
 #pragma once
 // A run stopped by a signal once it has written some output steps (run/stop_signals.hpp): the
 // shell lines that wait for the listing, and the steps its outputs then hold.
+#include <sys/wait.h>
+
 #include <cstdint>
+#include <cstdlib>
 #include <regex>
 #include <string>
 #include <vector>
+
+#include "support/run_simrun.hpp"
 
 namespace simrun::testing {
 
@@ -16,6 +21,17 @@ inline std::string wait_until_xmf_lists(int steps) {
            std::to_string(steps) +
            " ] && break; sleep 0.05\n"
            "done\n";
+}
+
+// Writes `script` as stop.sh in `dir`, runs it there with bash, and gives its exit code (-1
+// where it did not exit) and the run's stderr, which the script sends to err.txt.
+inline CommandResult run_stop_script(const TemporaryDirectory& dir, const std::string& script) {
+    dir.write("stop.sh", script);
+    const int status = std::system(("cd '" + dir.path().string() + "' && bash stop.sh").c_str());
+    CommandResult result;
+    result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    result.err = read_text(dir.path() / "err.txt");
+    return result;
 }
 
 // The steps the outputs of a run writing every `every`th step hold once it stopped by
