@@ -51,6 +51,9 @@ struct Case {
     // Where > 0, gather_size is set to this level's size (one process's levels): the levels
     // before it split, it and the rest gathered.
     std::size_t gathered_by_size = 0;
+    // Per rank count of `ranks` (where given): how many ranks hold each level split over
+    // fewer than all (a level's slabs thinner than the ghost planes), as describe() says it.
+    std::vector<std::string> fewer_ranks = {};
 };
 
 std::vector<Case> cases() {
@@ -65,7 +68,12 @@ std::vector<Case> cases() {
     MultigridParameters nonsymmetric;
     nonsymmetric.symmetric = false;
     MultigridParameters split;  // the defaults
-    for (MultigridParameters* p : {&chebyshev_w, &f_small, &nonsymmetric, &split}) {
+    // Levels down to 16 points, so that the split axis's slabs get thin.
+    MultigridParameters thin;
+    thin.coarsest_size = 16;
+    MultigridParameters w_split = thin;
+    w_split.cycle = MultigridCycle::w;
+    for (MultigridParameters* p : {&chebyshev_w, &f_small, &nonsymmetric, &split, &thin, &w_split}) {
         p->gather_size = 0;
     }
     return {
@@ -115,6 +123,32 @@ std::vector<Case> cases() {
          false,
          split,
          {4}},
+        // Thin slabs below the finest level: 97 planes over 4 ranks (24-25 each), 49 (12-13),
+        // 25 (6-7), then 13 planes, split anew over the 2 ranks that can hold 6 each, then 6
+        // gathered; over 5 ranks 97 (19-20), 49 (9-10), then 25 over 4 ranks, 13 over 2.
+        {"2D thin coarse slabs, split over fewer ranks",
+         {24, 97, 1},
+         2,
+         {0.01, 0.01, 1},
+         {dirichlet, dirichlet, neumann, neumann, dirichlet, dirichlet},
+         true,
+         thin,
+         {4, 5},
+         0,
+         {"(3x13 on 2, from 1x6 gathered", "(6x25 on 4, 3x13 on 2, from 1x6 gathered"}},
+        // The same in 3D with a W-cycle (the ranks that hold none of a level visit the gathered
+        // levels below it as often as the others): 3 ranks, 49 planes (16-17), 25 (8-9), then
+        // 13 over 2.
+        {"3D thin coarse slabs, W-cycle",
+         {9, 10, 49},
+         3,
+         {0.02, 0.02, 0.02},
+         {dirichlet, dirichlet, dirichlet, dirichlet, dirichlet, neumann},
+         false,
+         w_split,
+         {3},
+         0,
+         {"on 2, from"}},
         // Split at the finest level, gathered from the second on by its size.
         {"2D varying, gathered by size",
          {64, 64, 1},
@@ -193,6 +227,12 @@ TEST(MultigridOverRanks, ACycleIsOneProcessCycle) {
                 EXPECT_NE(split.describe().find("over " + std::to_string(count) + " ranks"),
                           std::string::npos)
                     << split.describe();
+                if (!c.fewer_ranks.empty()) {
+                    const std::size_t which = static_cast<std::size_t>(
+                        std::find(c.ranks.begin(), c.ranks.end(), count) - c.ranks.begin());
+                    EXPECT_NE(split.describe().find(c.fewer_ranks[which]), std::string::npos)
+                        << split.describe();
+                }
                 if (c.gathered_by_size > 0) {
                     const std::string from =
                         "from " + whole.levels()[c.gathered_by_size].box.describe() + " gathered";

@@ -79,6 +79,8 @@ struct Case {
     std::string input;     // in inputs/
     std::string settings;  // --set ... making it small
     std::string solver;    // what the run file's solver decisions name (the preconditioner)
+    // On 4 ranks, where given: what the decisions say of the multigrid levels' split.
+    std::string on_four = {};
 };
 void PrintTo(const Case& c, std::ostream* out) { *out << c.input; }
 
@@ -122,6 +124,9 @@ TEST_P(DistributedRun, TwoThreeAndFourRanksGiveTheFieldOfOne) {
         const std::string decisions = file.text("/solver_decisions");
         EXPECT_NE(decisions.find("ranks = " + std::to_string(ranks)), std::string::npos);
         EXPECT_NE(decisions.find(c.solver), std::string::npos) << decisions;
+        if (ranks == 4 && !c.on_four.empty()) {
+            EXPECT_NE(decisions.find(c.on_four), std::string::npos) << decisions;
+        }
     }
 }
 
@@ -143,9 +148,11 @@ INSTANTIATE_TEST_SUITE_P(
              "jacobi"},
         // 41 planes: the finest level split on 2-4 ranks, a coarse level too on 2 and 3.
         Case{"poisson.toml", "--set grid.nx=41 --set grid.ny=41" + tight_multigrid, "multigrid"},
-        // 25 planes: 6 to 13 a rank, the finest level split on 2-4 ranks.
+        // 25 planes: 6 to 13 a rank, the finest level split on 2-4 ranks; on 4 the 13^3
+        // level (3-4 planes a rank) split anew over 2 ranks.
         Case{"poisson_3d.toml",
-             "--set grid.nx=25 --set grid.ny=25 --set grid.nz=25" + tight_multigrid, "multigrid"},
+             "--set grid.nx=25 --set grid.ny=25 --set grid.nz=25" + tight_multigrid, "multigrid",
+             "over 4 ranks (13x13x13 on 2, from 7x7x7 gathered on each)"},
         Case{"convection_diffusion.toml",
              "--set grid.nx=33 --set grid.ny=33 --set time.end=0.05 --set solver.rtol=1e-13",
              "bicgstab"},

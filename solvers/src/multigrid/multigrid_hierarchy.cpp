@@ -81,6 +81,12 @@ struct MultigridHierarchy<T>::Level {
     // plane after (where there is one).
     bool halo_before = false, halo_after = false;
     std::int64_t own_planes = 0;
+    // Over ranks, where the next level is split over fewer ranks: the transfer's coarse window
+    // and the moves that fill it and empty it.
+    std::unique_ptr<multigrid::LevelHandoff<T>> handoff;
+    // Over ranks, whether this rank holds planes of the level (a level split over fewer ranks
+    // leaves the last ones none: they only take part in the levels below's collectives).
+    bool holds = true;
     // Over ranks, the level gathered whole (b and x its size): one process's hierarchy of the
     // rest, and where each rank's points start in it.
     std::unique_ptr<MultigridHierarchy<T>> gathered;
@@ -349,8 +355,11 @@ void MultigridHierarchy<T>::build_split(const DiaData<double>& block, const Grid
         if ((slab.window_first_plane() & 1) != 0) {
             current->colour_flip = current->colours == 2 ? 1 : 1 << (box.dimension - 1);
         }
+        current->holds = slab.holds();
+        split_holders_.push_back(slab.holders);
         std::vector<double> inverse_diagonal;
         all_or_none(ranks, [&] {
+            if (!slab.holds()) return;
             current->chebyshev_upper =
                 gershgorin_of_scaled(slab.window_operator, inverse_diagonal, slab.window, l);
             if (parameters_.smoother == MultigridSmoother::chebyshev) {
@@ -419,14 +428,22 @@ void MultigridHierarchy<T>::build_split(const DiaData<double>& block, const Grid
                 t.first[axis] = slab.transfer.axes[axis].first;
             }
             t.weights = current->weights.size() > 0 ? current->weights.data() : nullptr;
+            if (slab.handoff) {
+                const multigrid::SlabHandoff& h = *slab.handoff;
+                current->handoff = std::make_unique<multigrid::LevelHandoff<T>>(
+                    backend_, h.restricted, h.reached, h.held, h.plane);
+            }
         });
         // The smoother's bound is the whole level's (every rank's rows).
         current->chebyshev_upper = ranks.max(current->chebyshev_upper);
         // Collective (a device halo is opened with the neighbours): outside all_or_none.
         current->halo = std::make_unique<multigrid::SlabHalo<T>>(
             backend_, slab.plane, slab.planes, slab.halo_before, slab.halo_after);
-        summaries_.push_back(
-            {slab.box, current->a->view().num_diagonals, current->colours, current->a->storage()});
+        summaries_.push_back(current->a != nullptr
+                                 ? LevelSummary{slab.box, current->a->view().num_diagonals,
+                                                current->colours, current->a->storage()}
+                                 : LevelSummary{slab.box, slab.window_operator.num_diagonals(),
+                                                current->colours});
         levels_.push_back(std::move(current));
         // The level is on the back-end: its host rows and weights go before the next's are
         // converted.
@@ -488,7 +505,14 @@ std::string MultigridHierarchy<T>::describe() const {
                                                                   : "red-black Gauss-Seidel");
     if (split()) {
         const GridBox& gathered = summaries_[split_levels_].box;
-        text += ", over " + std::to_string(backend_->communicator().size()) + " ranks (" +
+        // The levels split over fewer ranks, by how many hold them.
+        std::string fewer;
+        for (std::size_t l = 0; l < split_levels_; ++l) {
+            if (split_holders_[l] == backend_->communicator().size()) continue;
+            fewer += summaries_[l].box.describe() + " on " + std::to_string(split_holders_[l]) +
+                     ", ";
+        }
+        text += ", over " + std::to_string(backend_->communicator().size()) + " ranks (" + fewer +
                 (split_levels_ == 0 ? std::string("every level") : "from " + gathered.describe()) +
                 " gathered on each)";
     }
@@ -690,6 +714,32 @@ void MultigridHierarchy<T>::run_cycle(std::size_t l, const T* b, T* x, Multigrid
         end();
         return;
     }
+    Level& next = *levels_[l + 1];
+    const auto visit = [&](MultigridCycle kind) {
+        run_cycle(l + 1, next.b.data(), next.x.data(), kind, seconds);
+    };
+    const auto visit_cycle = [&] {
+        switch (cycle) {
+            case MultigridCycle::v:
+                visit(MultigridCycle::v);
+                break;
+            case MultigridCycle::w:
+                visit(MultigridCycle::w);
+                visit(MultigridCycle::w);
+                break;
+            case MultigridCycle::f:
+                visit(MultigridCycle::f);
+                visit(MultigridCycle::v);
+                break;
+        }
+    };
+    if (!level.holds) {
+        // Over ranks, a level this rank holds none of: the levels below, for their collectives
+        // (a gathered level), as often as the cycle visits them.
+        end();
+        visit_cycle();
+        return;
+    }
     // The iterate moves between x and the level's swept vector as the sweeps write (where they
     // write into another vector); it ends in x.
     T* spare = level.swept.size() > 0 ? level.swept.data() : x;
@@ -698,29 +748,21 @@ void MultigridHierarchy<T>::run_cycle(std::size_t l, const T* b, T* x, Multigrid
     T* r = level.r.data();
     kernels.dia_residual(*backend_, level.a->view(), b, current, r);
     level.exchange(r);
-    Level& next = *levels_[l + 1];
-    kernels.box_restrict(*backend_, level.transfer, r, next.b.data() + level.coarse_offset);
-    kernels.fill(*backend_, next.x.size(), T(0), next.x.data());
+    // The coarse points the transfer reaches: in the next level's vectors, or where the next
+    // level is split over fewer ranks, in the handoff's window (moved to and from them).
+    T* coarse_b = level.handoff ? level.handoff->window() : next.b.data() + level.coarse_offset;
+    kernels.box_restrict(*backend_, level.transfer, r, coarse_b);
+    if (level.handoff) level.handoff->hand_down(next.b.data() + next.own_offset);
+    if (next.x.size() > 0) kernels.fill(*backend_, next.x.size(), T(0), next.x.data());
     end();
-    const auto visit = [&](MultigridCycle kind) {
-        run_cycle(l + 1, next.b.data(), next.x.data(), kind, seconds);
-    };
-    switch (cycle) {
-        case MultigridCycle::v:
-            visit(MultigridCycle::v);
-            break;
-        case MultigridCycle::w:
-            visit(MultigridCycle::w);
-            visit(MultigridCycle::w);
-            break;
-        case MultigridCycle::f:
-            visit(MultigridCycle::f);
-            visit(MultigridCycle::v);
-            break;
-    }
+    visit_cycle();
     begin();
-    kernels.box_interpolate_add(*backend_, level.transfer, next.x.data() + level.coarse_offset,
-                                current);
+    const T* coarse_x = next.x.data() + level.coarse_offset;
+    if (level.handoff) {
+        level.handoff->take_up(next.x.data() + next.own_offset);
+        coarse_x = level.handoff->window();
+    }
+    kernels.box_interpolate_add(*backend_, level.transfer, coarse_x, current);
     level.exchange(current);
     // Backward for a symmetric cycle; forward again otherwise (about 4 times the contraction of
     // the symmetric order for the 5-point Laplacian: 0.06 against 0.24 per V(1,1) cycle).
@@ -741,6 +783,19 @@ double MultigridHierarchy<T>::level_bytes(std::size_t l, MultigridCycle cycle) c
     if (l + 1 == levels_.size()) {  // y = A^-1 b, dense: n^2 values, b read, x written
         return (n * n + 2 * n) * value;
     }
+    // The levels below, as the cycle visits them.
+    const auto below = [&] {
+        switch (cycle) {
+            case MultigridCycle::v:
+                return level_bytes(l + 1, MultigridCycle::v);
+            case MultigridCycle::w:
+                return 2 * level_bytes(l + 1, MultigridCycle::w);
+            case MultigridCycle::f:
+                return level_bytes(l + 1, MultigridCycle::f) + level_bytes(l + 1, MultigridCycle::v);
+        }
+        return 0.0;
+    };
+    if (!level.holds) return below();  // over ranks, a level this rank holds none of
     const DiaView<T> a = level.a->view();
     // One pass over the matrix: a mask or class byte per row, or its diagonals.
     const double matrix =
@@ -765,16 +820,7 @@ double MultigridHierarchy<T>::level_bytes(std::size_t l, MultigridCycle cycle) c
         + (level.swept.size() > 0 && (parameters_.pre_sweeps + parameters_.post_sweeps) % 2 == 1
                ? 2 * n * value
                : 0.0);
-    switch (cycle) {
-        case MultigridCycle::v:
-            return own + level_bytes(l + 1, MultigridCycle::v);
-        case MultigridCycle::w:
-            return own + 2 * level_bytes(l + 1, MultigridCycle::w);
-        case MultigridCycle::f:
-            return own + level_bytes(l + 1, MultigridCycle::f) +
-                   level_bytes(l + 1, MultigridCycle::v);
-    }
-    return own;
+    return own + below();
 }
 
 template <typename T>

@@ -1,5 +1,6 @@
 #include "multigrid/slab_exchange.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <span>
 #include <stdexcept>
@@ -7,6 +8,7 @@
 #include <utility>
 
 #include "simrun/solvers/base/communicator.hpp"
+#include "simrun/solvers/base/vector_ops.hpp"
 
 namespace simrun::solvers::multigrid {
 
@@ -14,7 +16,6 @@ template <typename T>
 SlabHalo<T>::SlabHalo(std::shared_ptr<const Backend> backend, std::int64_t plane,
                       std::int64_t planes, bool before, bool after)
     : backend_(std::move(backend)), plane_(plane), planes_(planes), before_(before), after_(after) {
-    if (!before_ && !after_) return;
     const auto plane_bytes = static_cast<std::size_t>(plane_) * sizeof(T);
     const std::size_t before_bytes = before_ ? plane_bytes : 0;
     const std::size_t after_bytes = after_ ? plane_bytes : 0;
@@ -22,7 +23,9 @@ SlabHalo<T>::SlabHalo(std::shared_ptr<const Backend> backend, std::int64_t plane
     // Every rank learns whether another's pinned memory ran out (the next exchange would wait
     // for it otherwise).
     all_or_none(backend_->communicator(), [&] {
-        if (!device_) staging_ = static_cast<T*>(backend_->allocate_host(4 * plane_bytes));
+        if (!device_ && (before_ || after_)) {
+            staging_ = static_cast<T*>(backend_->allocate_host(4 * plane_bytes));
+        }
     });
 }
 
@@ -67,6 +70,107 @@ void SlabHalo<T>::exchange(T* window) const {
     if (after_) backend_->copy_from_host_async(last + plane_, receive_after, plane_bytes);
 }
 
+namespace {
+
+PlaneRange overlap(const PlaneRange& a, const PlaneRange& b) {
+    const std::int64_t first = std::max(a.first, b.first), end = std::min(a.end, b.end);
+    return {first, std::max(first, end)};
+}
+
+}  // namespace
+
+template <typename V>
+void move_planes(const Communicator& ranks, const std::vector<PlaneRange>& have,
+                 const std::vector<PlaneRange>& want, std::int64_t plane,
+                 std::span<const V> from, std::span<V> into) {
+    const auto rank = static_cast<std::size_t>(ranks.rank());
+    const PlaneRange& mine = have[rank];
+    const PlaneRange& wanted = want[rank];
+    const auto part = [&](auto values, const PlaneRange& range, const PlaneRange& within) {
+        return values.subspan(static_cast<std::size_t>((range.first - within.first) * plane),
+                              static_cast<std::size_t>(range.count() * plane));
+    };
+    std::vector<Message> sends, receives;
+    std::int64_t arriving = 0;
+    for (std::size_t q = 0; q < have.size(); ++q) {
+        const int other = static_cast<int>(q);
+        const PlaneRange to_q = overlap(mine, want[q]);
+        const PlaneRange from_q = overlap(have[q], wanted);
+        arriving += from_q.count();
+        if (q == rank) {
+            if (to_q.count() > 0) {
+                const auto source = part(from, to_q, mine);
+                std::copy(source.begin(), source.end(), part(into, to_q, wanted).begin());
+            }
+            continue;
+        }
+        if (to_q.count() > 0) {
+            const auto source = part(from, to_q, mine);
+            sends.push_back({other, std::as_writable_bytes(std::span<V>(
+                                        const_cast<V*>(source.data()), source.size()))});
+        }
+        if (from_q.count() > 0) {
+            receives.push_back({other, std::as_writable_bytes(part(into, from_q, wanted))});
+        }
+    }
+    if (arriving != wanted.count()) {
+        throw std::logic_error("multigrid: rank " + std::to_string(rank) + " wants planes [" +
+                               std::to_string(wanted.first) + ", " + std::to_string(wanted.end) +
+                               ") of a level, of which the ranks hold " +
+                               std::to_string(arriving));
+    }
+    if (!sends.empty() || !receives.empty()) ranks.start_exchange(sends, receives)->finish();
+}
+
+template <typename T>
+LevelHandoff<T>::LevelHandoff(std::shared_ptr<const Backend> backend,
+                              std::vector<PlaneRange> restricted, std::vector<PlaneRange> reached,
+                              std::vector<PlaneRange> held, std::int64_t plane)
+    : backend_(std::move(backend)),
+      restricted_(std::move(restricted)),
+      reached_(std::move(reached)),
+      held_(std::move(held)),
+      plane_(plane) {
+    const auto rank = static_cast<std::size_t>(backend_->communicator().rank());
+    window_ = Array<T>(backend_, static_cast<std::size_t>(reached_[rank].count() * plane_));
+    // Zero once: the window's planes no rank restricts (beyond this rank's own) stay finite.
+    if (window_.size() > 0) fill(window_, T(0));
+    const std::int64_t most =
+        std::max({restricted_[rank].count(), reached_[rank].count(), held_[rank].count()});
+    sent_.resize(static_cast<std::size_t>(most * plane_));
+    received_.resize(static_cast<std::size_t>(most * plane_));
+}
+
+template <typename T>
+void LevelHandoff<T>::move(const std::vector<PlaneRange>& have,
+                           const std::vector<PlaneRange>& want, const T* from, T* into) const {
+    const Communicator& ranks = backend_->communicator();
+    const auto rank = static_cast<std::size_t>(ranks.rank());
+    const auto values = [&](const PlaneRange& range) {
+        return static_cast<std::size_t>(range.count() * plane_);
+    };
+    const std::size_t sending = values(have[rank]), receiving = values(want[rank]);
+    if (sending == 0 && receiving == 0) return;
+    if (sending > 0) backend_->copy_to_host(sent_.data(), from, sending * sizeof(T));
+    const CommunicationTimer timer(ranks.times().gathers,
+                                   static_cast<double>(sending * sizeof(T)));
+    move_planes<T>(ranks, have, want, plane_, std::span<const T>(sent_.data(), sending),
+                   std::span<T>(received_.data(), receiving));
+    if (receiving > 0) backend_->copy_from_host(into, received_.data(), receiving * sizeof(T));
+}
+
+template <typename T>
+void LevelHandoff<T>::hand_down(T* into) const {
+    const auto rank = static_cast<std::size_t>(backend_->communicator().rank());
+    move(restricted_, held_,
+         window_.data() + (restricted_[rank].first - reached_[rank].first) * plane_, into);
+}
+
+template <typename T>
+void LevelHandoff<T>::take_up(const T* from) const {
+    move(held_, reached_, from, window_.data());
+}
+
 template <typename T>
 void gather_whole(const Backend& backend, const std::vector<std::int64_t>& starts,
                   Array<T>& whole) {
@@ -90,6 +194,14 @@ void gather_whole(const Backend& backend, const std::vector<std::int64_t>& start
     whole.copy_from_host(values);
 }
 
+template void move_planes(const Communicator&, const std::vector<PlaneRange>&,
+                          const std::vector<PlaneRange>&, std::int64_t, std::span<const double>,
+                          std::span<double>);
+template void move_planes(const Communicator&, const std::vector<PlaneRange>&,
+                          const std::vector<PlaneRange>&, std::int64_t, std::span<const float>,
+                          std::span<float>);
+template class LevelHandoff<float>;
+template class LevelHandoff<double>;
 template class SlabHalo<float>;
 template class SlabHalo<double>;
 template void gather_whole(const Backend&, const std::vector<std::int64_t>&, Array<float>&);

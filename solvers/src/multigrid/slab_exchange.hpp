@@ -1,15 +1,34 @@
 #pragma once
 // What the ranks of a multigrid hierarchy split in slabs (slab_levels.hpp) send each other at
-// every cycle: a level's halo planes, and a level gathered whole on every rank. Through host
-// memory (pinned on a GPU); on one rank neither is made.
+// every cycle: a level's halo planes, a level handed to fewer ranks than the level above, and a
+// level gathered whole on every rank. Through host memory (pinned on a GPU), the halo on the
+// GPUs where the back-end can; on one rank none is made.
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "simrun/solvers/base/array.hpp"
 #include "simrun/solvers/base/backend.hpp"
+#include "simrun/solvers/base/communicator.hpp"
 
 namespace simrun::solvers::multigrid {
+
+// Planes [first, end) along a level's last axis (the axis its slabs split).
+struct PlaneRange {
+    std::int64_t first = 0, end = 0;
+    std::int64_t count() const { return end - first; }
+};
+
+// Moves planes between the ranks (host memory): every rank holds the planes `have[rank]` of a
+// level (disjoint ranges, `plane` values each, in `from`) and receives the planes `want[rank]`
+// (in `into`) from the ranks that hold them; a rank's planes that it wants itself are copied.
+// Point to point only: ranks that neither send nor receive take no part. Throws
+// std::logic_error where a wanted plane is held by no rank.
+template <typename V>
+void move_planes(const Communicator& ranks, const std::vector<PlaneRange>& have,
+                 const std::vector<PlaneRange>& want, std::int64_t plane,
+                 std::span<const V> from, std::span<V> into);
 
 // A vector of a level's window: the plane before this rank's planes (where a rank before it
 // exists), its own planes, the plane after (where one after it exists). The planes travel on
@@ -17,8 +36,8 @@ namespace simrun::solvers::multigrid {
 template <typename T>
 class SlabHalo {
 public:
-    // Collective where `before` or `after` (a level split over the ranks: every rank has a
-    // neighbour): every rank makes its level's halo at the same point.
+    // Collective: every rank makes its level's halo at the same point, also a rank that holds
+    // none of the level (no `before`, no `after`: a level split over fewer ranks).
     SlabHalo(std::shared_ptr<const Backend> backend, std::int64_t plane, std::int64_t planes,
              bool before, bool after);
     ~SlabHalo();
@@ -39,6 +58,38 @@ private:
     bool before_, after_;
     std::unique_ptr<DeviceHalo> device_;
     T* staging_ = nullptr;  // pinned: send before, send after, receive before, receive after
+};
+
+// A level split over fewer ranks than the level above (slab_levels.hpp's SlabHandoff): the
+// level above restricts into window() (the coarse planes its window reaches, on this rank's
+// split of the level above), hand_down() moves the planes each rank restricted rightly (those
+// on its own planes) to the ranks that hold them now, and take_up() brings the coarse
+// corrections back into window() for the interpolation. Traffic per call: this rank's planes
+// to the host, the messages, the planes received onto the back-end (the level is small: it
+// was re-split because its slabs got thin).
+template <typename T>
+class LevelHandoff {
+public:
+    LevelHandoff(std::shared_ptr<const Backend> backend, std::vector<PlaneRange> restricted,
+                 std::vector<PlaneRange> reached, std::vector<PlaneRange> held,
+                 std::int64_t plane);
+    T* window() const { return window_.data(); }
+    // `into`: this rank's planes of the coarse level (its window's own part).
+    void hand_down(T* into) const;
+    // `from`: this rank's planes of the coarse level's correction.
+    void take_up(const T* from) const;
+
+private:
+    // The planes `have[rank]` at `from` (on the back-end) moved so that each rank's
+    // `want[rank]` land at `into` (on the back-end), through the host.
+    void move(const std::vector<PlaneRange>& have, const std::vector<PlaneRange>& want,
+              const T* from, T* into) const;
+
+    std::shared_ptr<const Backend> backend_;
+    std::vector<PlaneRange> restricted_, reached_, held_;
+    std::int64_t plane_;
+    mutable Array<T> window_;
+    mutable std::vector<T> sent_, received_;
 };
 
 // Assembles a level gathered whole on every rank (collective): each rank's own points are

@@ -193,6 +193,38 @@ DiaData<double> gather_rows(const Communicator& ranks, const DiaData<double>& ow
     return whole;
 }
 
+// Every rank's planes, from every rank's first plane and the end (size ranks + 1).
+std::vector<PlaneRange> plane_ranges(const std::vector<Index>& starts) {
+    std::vector<PlaneRange> ranges;
+    for (std::size_t q = 0; q + 1 < starts.size(); ++q) ranges.push_back({starts[q], starts[q + 1]});
+    return ranges;
+}
+
+// The rows of the planes `from[rank]` (this rank's, `own`) moved so that each rank holds those
+// of `to[rank]` (move_planes, the rows packed plane by plane with all their diagonals).
+DiaData<double> moved_rows(const Communicator& ranks, const DiaData<double>& own,
+                           const std::vector<PlaneRange>& from, const std::vector<PlaneRange>& to,
+                           Index plane) {
+    const Index diagonals = own.num_diagonals();
+    std::vector<double> packed(static_cast<std::size_t>(own.n * diagonals));
+    for (Index i = 0; i < own.n; ++i) {
+        for (int d = 0; d < diagonals; ++d) {
+            packed[static_cast<std::size_t>(i * diagonals + d)] = own.at(d, i);
+        }
+    }
+    const auto rank = static_cast<std::size_t>(ranks.rank());
+    DiaData<double> moved{to[rank].count() * plane, own.offsets, {}};
+    std::vector<double> received(static_cast<std::size_t>(moved.n * diagonals));
+    move_planes<double>(ranks, from, to, plane * diagonals, packed, received);
+    moved.values.resize(received.size());
+    for (Index i = 0; i < moved.n; ++i) {
+        for (int d = 0; d < diagonals; ++d) {
+            moved.at(d, i) = received[static_cast<std::size_t>(i * diagonals + d)];
+        }
+    }
+    return moved;
+}
+
 }  // namespace
 
 SlabHierarchy plan_slab_hierarchy(const Communicator& ranks, const DiaData<double>& block,
@@ -235,12 +267,15 @@ SlabHierarchy plan_slab_hierarchy(const Communicator& ranks, const DiaData<doubl
     }
     // Where the last split level's transfer starts in the next level's points (a plane).
     Index pending_coarse_first = 0;
+    int holders = count;  // the ranks that hold planes of the level: the first ones
     for (int level = 0;; ++level) {
-        const Index first = starts[r], planes = starts[r + 1] - starts[r];
-        Index fewest = planes;
-        for (std::size_t q = 0; q + 1 < starts.size(); ++q) {
-            fewest = std::min(fewest, starts[q + 1] - starts[q]);
-        }
+        const auto fewest_planes = [&] {
+            Index fewest = starts[1] - starts[0];
+            for (std::size_t q = 0; q < static_cast<std::size_t>(holders); ++q) {
+                fewest = std::min(fewest, starts[q + 1] - starts[q]);
+            }
+            return fewest;
+        };
         const auto gather = [&] {
             result.gathered_box = level_box;
             result.gathered = gather_rows(ranks, *level_rows, starts, plane);
@@ -250,20 +285,60 @@ SlabHierarchy plan_slab_hierarchy(const Communicator& ranks, const DiaData<doubl
             }
             return std::move(result);
         };
-        if (count == 1 || fewest < slab_ghost_planes || level_box.size() <= parameters.gather_size.value_or(0) ||
+        if (holders == 1 || level_box.size() <= parameters.gather_size.value_or(0) ||
             level_box.size() <= parameters.coarsest_size || level + 1 >= parameters.max_levels) {
             return gather();
         }
-        const bool before = rank > 0, after = rank + 1 < count;
+        if (fewest_planes() < slab_ghost_planes) {
+            // Thin slabs: split anew over as many ranks as can hold slab_ghost_planes planes
+            // each, the rows each rank computed moved to them; the finest level (split by the
+            // caller) and a level that one rank would hold are gathered.
+            const Index whole_planes = level_box.points[slow];
+            const int fewer = static_cast<int>(
+                std::min<Index>(holders, whole_planes / slab_ghost_planes));
+            if (result.levels.empty() || fewer < 2) return gather();
+            std::vector<Index> held_starts;
+            for (int q = 0; q <= count; ++q) {
+                const Index b = whole_planes / fewer, e = whole_planes % fewer;
+                held_starts.push_back(q >= fewer ? whole_planes : q * b + std::min<Index>(q, e));
+            }
+            SlabLevel& above = result.levels.back();
+            SlabHandoff handoff;
+            handoff.plane = plane;
+            handoff.restricted = plane_ranges(starts);
+            handoff.held = plane_ranges(held_starts);
+            const PlaneRange reached =
+                above.holds()
+                    ? PlaneRange{pending_coarse_first,
+                                 pending_coarse_first + above.transfer.coarse.points[slow]}
+                    : PlaneRange{};
+            for (const auto& bytes : ranks.all_gather(std::as_bytes(std::span(&reached, 1)))) {
+                PlaneRange theirs;
+                std::memcpy(&theirs, bytes.data(), sizeof theirs);
+                handoff.reached.push_back(theirs);
+            }
+            rows = moved_rows(ranks, *level_rows, handoff.restricted, handoff.held, plane);
+            level_rows = &rows;
+            above.handoff = std::move(handoff);
+            starts = std::move(held_starts);
+            holders = fewer;
+        }
+        const bool holds = rank < holders;
+        const Index first = starts[r], planes = starts[r + 1] - starts[r];
+        const bool before = holds && rank > 0, after = holds && rank + 1 < holders;
         const Index ghost_before = before ? slab_ghost_planes : 0;
-        DiaData<double> slab =
-            with_ghost_rows(ranks, *level_rows, plane, slab_ghost_planes, before, after);
+        // A rank that holds none of the level takes part in its collectives only.
+        DiaData<double> slab;
+        if (holds) {
+            slab = with_ghost_rows(ranks, *level_rows, plane, slab_ghost_planes, before, after);
+        }
         GridBox slab_box = level_box;
         slab_box.points[slow] = slab.n / plane;
         const Index slab_first = first - ghost_before;
         bool along_axes = true;
         CoarseningMeasures measures;
         all_or_none(ranks, [&] {
+            if (!holds) return;
             along_axes = check_box_couplings(slab, slab_box);
             measures = measure_coarsening(slab, slab_box, ghost_before * plane,
                                           (ghost_before + planes) * plane, slab_first,
@@ -277,65 +352,77 @@ SlabHierarchy plan_slab_hierarchy(const Communicator& ranks, const DiaData<doubl
         // The next level's rows on this rank's part, from its slab: those of the coarse
         // planes on its own planes are what one process computes.
         Index slab_coarse_first = 0;
-        const BoxCoarsening on_slab =
-            slab_coarsening(coarsening, slab_box, slab_first, slab_coarse_first);
+        BoxCoarsening on_slab;
         std::vector<double> slab_weights;
         DiaData<double> slab_coarse;
         all_or_none(ranks, [&] {
+            if (!holds) return;
+            on_slab = slab_coarsening(coarsening, slab_box, slab_first, slab_coarse_first);
             slab_weights = operator_interpolation(slab, slab_box, on_slab);
             slab_coarse = galerkin_operator(slab, slab_box, on_slab, slab_weights);
         });
 
-        if (!result.levels.empty()) {
-            // The previous level's transfer reaches this level's window.
-            result.levels.back().coarse_offset =
-                (pending_coarse_first - (first - (before ? 1 : 0))) * plane;
+        if (!result.levels.empty() && result.levels.back().holds()) {
+            // The previous level's transfer reaches this level's window (or its own, where
+            // this level was split anew).
+            SlabLevel& above = result.levels.back();
+            above.coarse_offset =
+                above.handoff ? 0 : (pending_coarse_first - (first - (before ? 1 : 0))) * plane;
         }
         SlabLevel split;
         split.box = level_box;
         split.plane = plane;
         split.first_plane = first;
         split.planes = planes;
+        split.holders = holders;
         split.halo_before = before;
         split.halo_after = after;
         split.window = level_box;
         split.window.points[slow] = planes + (before ? 1 : 0) + (after ? 1 : 0);
-        const Index window_rows = split.window.points[slow] * plane;
-        // The slab's rows of the window, in the slab's storage (the slab is not read again).
-        split.window_operator = std::move(slab);
-        split.window_operator.keep_rows((ghost_before - (before ? 1 : 0)) * plane, window_rows);
-        if (before) cut_outside(split.window_operator, 0, plane);
-        if (after) cut_outside(split.window_operator, window_rows - plane, plane);
-        split.window_operator = without_empty_diagonals(std::move(split.window_operator));
         split.along_axes = along_axes;
-        Index window_coarse_first = 0;
-        split.transfer = slab_coarsening(coarsening, split.window, split.window_first_plane(),
-                                         window_coarse_first);
-        // The window's coarse points' weights, from the slab's (slot by slot, point by point).
         const Index coarse_plane = plane_of(coarsening.coarse);
-        const Index slab_points = on_slab.coarse.size(),
-                    window_points = split.transfer.coarse.size();
-        const int slots = transfer_slots(box.dimension);
-        split.weights.resize(static_cast<std::size_t>(slots * window_points));
-        for (int slot = 0; slot < slots; ++slot) {
-            std::copy_n(slab_weights.begin() + slot * slab_points +
-                            (window_coarse_first - slab_coarse_first) * coarse_plane,
-                        window_points, split.weights.begin() + slot * window_points);
+        if (holds) {
+            const Index window_rows = split.window.points[slow] * plane;
+            // The slab's rows of the window, in the slab's storage (the slab is not read again).
+            split.window_operator = std::move(slab);
+            split.window_operator.keep_rows((ghost_before - (before ? 1 : 0)) * plane,
+                                            window_rows);
+            if (before) cut_outside(split.window_operator, 0, plane);
+            if (after) cut_outside(split.window_operator, window_rows - plane, plane);
+            split.window_operator = without_empty_diagonals(std::move(split.window_operator));
+            Index window_coarse_first = 0;
+            split.transfer = slab_coarsening(coarsening, split.window, split.window_first_plane(),
+                                             window_coarse_first);
+            // The window's coarse points' weights, from the slab's (slot by slot, point by
+            // point).
+            const Index slab_points = on_slab.coarse.size(),
+                        window_points = split.transfer.coarse.size();
+            const int slots = transfer_slots(box.dimension);
+            split.weights.resize(static_cast<std::size_t>(slots * window_points));
+            for (int slot = 0; slot < slots; ++slot) {
+                std::copy_n(slab_weights.begin() + slot * slab_points +
+                                (window_coarse_first - slab_coarse_first) * coarse_plane,
+                            window_points, split.weights.begin() + slot * window_points);
+            }
+            pending_coarse_first = window_coarse_first;
         }
-        pending_coarse_first = window_coarse_first;
         result.levels.push_back(std::move(split));
 
         // Each rank's part of the next level: the coarse planes on its planes.
         const AxisCoarsening& along = coarsening.axes[slow];
+        const Index coarse_planes = coarsening.coarse.points[slow];
         const auto coarse_plane_of = [&](Index fine) {
-            return along.step == 2 ? ceil_div(fine - along.first, 2) : fine;
+            return std::min(along.step == 2 ? ceil_div(fine - along.first, 2) : fine,
+                            coarse_planes);
         };
         std::vector<Index> coarse_starts;
         for (const Index start : starts) coarse_starts.push_back(coarse_plane_of(start));
-        coarse_starts.back() = coarsening.coarse.points[slow];
+        coarse_starts.back() = coarse_planes;
         const Index coarse_first = coarse_starts[r];
-        slab_coarse.keep_rows((coarse_first - slab_coarse_first) * coarse_plane,
-                              (coarse_starts[r + 1] - coarse_first) * coarse_plane);
+        if (holds) {
+            slab_coarse.keep_rows((coarse_first - slab_coarse_first) * coarse_plane,
+                                  (coarse_starts[r + 1] - coarse_first) * coarse_plane);
+        }
         rows = on_used_neighbour_diagonals(ranks, std::move(slab_coarse), coarsening.coarse);
         level_rows = &rows;
         level_box = coarsening.coarse;

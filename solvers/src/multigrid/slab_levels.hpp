@@ -6,15 +6,20 @@
 // level_transfer.hpp, on its slab with those planes around it: the rows of its part come out
 // as one process makes them). The coarsening is decided once from every rank's measures, so
 // all ranks coarsen alike. A rank's part of a coarse level is the coarse planes that lie on
-// its fine planes. Once some rank would hold fewer than slab_ghost_planes planes, or the level
-// has at most MultigridParameters::gather_size points (none: 0; the hierarchy passes the
-// back-end's choice, gather_size_on), or is small enough to stop, the level
-// is gathered whole on every rank, and the rest of the hierarchy is one process's, repeated on
-// each rank.
+// its fine planes. Where some rank would then hold fewer than slab_ghost_planes planes, the
+// level is split anew over fewer ranks, as many as can hold that many each (the first ones;
+// the others hold none of it and of the levels below, and wait), and the rows each rank
+// computed go to the ranks that hold them. Once that is a single rank, or the level has at
+// most MultigridParameters::gather_size points (none: 0; the hierarchy passes the back-end's
+// choice, gather_size_on), or is small enough to stop, the level is gathered whole on every
+// rank, and the rest of the hierarchy is one process's, repeated on each rank. (The finest
+// level, whose split is the caller's, is gathered where its slabs are too thin.)
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "multigrid/level_transfer.hpp"
+#include "multigrid/slab_exchange.hpp"
 #include "simrun/solvers/base/communicator.hpp"
 #include "simrun/solvers/matrices/dia_data.hpp"
 #include "simrun/solvers/multigrid/grid_box.hpp"
@@ -27,7 +32,15 @@ namespace simrun::solvers::multigrid {
 // one plane further, whose own weights (points fine on several axes) one more.
 inline constexpr std::int64_t slab_ghost_planes = 6;
 
-// One level, as one rank holds it.
+// Where the next level is split over fewer ranks than this one: every rank's coarse planes that
+// lie on its own planes (those its restriction computes rightly), those on its window (those
+// its transfer reaches), and its part of the next level (LevelHandoff moves the planes).
+struct SlabHandoff {
+    std::vector<PlaneRange> restricted, reached, held;
+    std::int64_t plane = 1;  // points per coarse plane
+};
+
+// One level, as one rank holds it (a rank that holds none of it: no planes, an empty window).
 struct SlabLevel {
     GridBox box;                   // the whole level
     std::int64_t plane = 1;        // points per plane
@@ -48,6 +61,11 @@ struct SlabLevel {
     BoxCoarsening transfer;
     std::vector<double> weights;
     std::int64_t coarse_offset = 0;
+    // Where the next level is split over fewer ranks: the transfer's coarse points are a
+    // window of their own (coarse_offset 0 in it) that the handoff fills and empties.
+    std::optional<SlabHandoff> handoff;
+    int holders = 1;  // the ranks that hold planes of the level (the first ones)
+    bool holds() const { return planes > 0; }
     // The plane of the window's first point in the whole box (colours are the whole box's).
     std::int64_t window_first_plane() const { return first_plane - (halo_before ? 1 : 0); }
 };

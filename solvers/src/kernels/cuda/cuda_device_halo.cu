@@ -457,7 +457,11 @@ std::unique_ptr<DeviceHalo> CudaBackend::make_device_halo(const HaloBytes& bytes
     const std::size_t resident = load_halo_kernels(device_);
     const Communicator& ranks = communicator();
     const int rank = ranks.rank();
-    const bool before = rank > 0, after = rank + 1 < ranks.size();
+    // A side of no bytes takes no part (a rank holding none of a level split over fewer ranks
+    // has neither, and goes through the collectives only).
+    const bool before = rank > 0 && (bytes.to_before > 0 || bytes.from_before > 0);
+    const bool after = rank + 1 < ranks.size() && (bytes.to_after > 0 || bytes.from_after > 0);
+    const bool sides = before || after;
     // Every rank goes through the same collectives, whatever it finds: a failure here only
     // turns device halos off, on every rank (the agreement below).
     const HaloMode mode = halo_mode();  // valid: open_device_halo agreed on it
@@ -475,7 +479,7 @@ std::unique_ptr<DeviceHalo> CudaBackend::make_device_halo(const HaloBytes& bytes
     auto halo = std::make_unique<CudaDeviceHalo>(*this, bytes, before, after);
     halo->set_resident_blocks(resident);
     Card mine;
-    mine.exported = wanted && halo->allocate() ? 1 : 0;
+    mine.exported = sides && wanted && halo->allocate() ? 1 : 0;
     mine.handle = halo->handle();
     mine.process = process_token();
     mine.address = reinterpret_cast<std::uintptr_t>(halo->own());
@@ -510,7 +514,7 @@ std::unique_ptr<DeviceHalo> CudaBackend::make_device_halo(const HaloBytes& bytes
         return device >= 0 && cudaDeviceCanAccessPeer(&can, device_, device) == cudaSuccess &&
                can != 0;
     };
-    bool ok = mine.exported != 0;
+    bool ok = !sides || mine.exported != 0;
     if (ok && before) {
         ok = reachable(from_before, from_before.from_after, bytes.to_before) &&
              halo->map(true, from_before);
@@ -523,7 +527,7 @@ std::unique_ptr<DeviceHalo> CudaBackend::make_device_halo(const HaloBytes& bytes
     device_halos_ = agreed ? 1 : 0;
     // Where the ranks did not agree, the halo goes (its mappings closed, its buffer kept with
     // the back-end).
-    if (!agreed) return nullptr;
+    if (!agreed || !sides) return nullptr;
     return halo;
 }
 

@@ -12,7 +12,8 @@ namespace simrun::solvers {
 
 // The bytes of one exchange, fixed when it is opened: those this rank sends to the rank
 // before and after it, and those it receives from them (the neighbour's matching sizes:
-// this rank's `to_after` is the next rank's `from_before`). A side with no rank takes no part.
+// this rank's `to_after` is the next rank's `from_before`). A side with no rank, or no bytes
+// either way, takes no part.
 struct HaloBytes {
     std::size_t to_before = 0, from_before = 0;
     std::size_t to_after = 0, from_after = 0;

@@ -23,9 +23,10 @@
 // is split in slabs (multigrid/slab_levels.hpp): every level a slab of planes per rank with a
 // plane of halo on each side, exchanged after each sweep's colour, the residual and the
 // interpolation; the colours are the whole box's, so a cycle over ranks is one process's cycle
-// to rounding. Once a rank would hold too few planes, the level is gathered whole on every
-// rank and the rest of the cycle is one process's, repeated on each. The cycle then waits on
-// the host at each exchange (not recorded).
+// to rounding. Where a rank would hold too few planes, the level is split anew over fewer
+// ranks (the others wait for the levels below), and once that is one rank, or the level is
+// small, it is gathered whole on every rank and the rest of the cycle is one process's,
+// repeated on each. The cycle is not recorded over ranks.
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -164,6 +165,7 @@ private:
     std::size_t size_ = 0;
     bool on_this_rank_ = false;
     std::size_t split_levels_ = 0;  // over ranks: the levels split in slabs, then one gathered
+    std::vector<int> split_holders_;  // over ranks: how many ranks hold each split level
     // The cycle recorded once for the vectors it was last asked of.
     mutable RecordedForOperands recorded_;
 };
