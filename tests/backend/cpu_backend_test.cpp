@@ -316,6 +316,11 @@ TEST(DiaMatrix, ConstantCoefficientsAreStoredAsAStencil) {
     varied.at(laplacian.find_diagonal(1), 5) *= 2;
     EXPECT_EQ(refusal(varied),
               "stencil storage needs constant coefficients: another value at row 5, offset 1");
+    // Breaks on two diagonals: the first in diagonal order is named, as a scan diagonal by
+    // diagonal meets it (the rows are read on every core).
+    varied.at(laplacian.find_diagonal(-1), 30) = -7;
+    EXPECT_EQ(refusal(varied),
+              "stencil storage needs constant coefficients: another value at row 30, offset -1");
     auto hole = laplacian;
     hole.at(laplacian.find_diagonal(0), 3) = 0;
     EXPECT_EQ(refusal(hole),

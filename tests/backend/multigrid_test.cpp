@@ -345,6 +345,33 @@ TEST(MultigridTransfer, RefusesRowsThatAreNotTheBoxPoints) {
     EXPECT_THROW(MultigridHierarchy<double>(make_cpu_backend(), a, box_of({5, 6, 1}, 2),
                                             MultigridParameters{}),
                  std::invalid_argument);
+    // On its own 6 x 6 box every offset is one step, and only the rows on the faces a step
+    // leaves by are read: an entry there that wraps round to the next line is found, the first
+    // such row named (row 11 = (5, 1) couples to row 12 = (0, 2); row 17 too).
+    EXPECT_TRUE(multigrid::check_box_couplings(a, box_of({6, 6, 1}, 2)));
+    auto wrapped = a;
+    for (const std::int64_t row : {17, 11}) wrapped.at(wrapped.find_diagonal(1), row) = -0.5;
+    try {
+        multigrid::check_box_couplings(wrapped, box_of({6, 6, 1}, 2));
+        FAIL() << "accepted a coupling that wraps round to the next line";
+    } catch (const std::invalid_argument& e) {
+        EXPECT_NE(std::string(e.what()).find("row 11 (5, 1) couples to row 12 (0, 2)"),
+                  std::string::npos)
+            << e.what();
+    }
+}
+
+// A coupling along two axes at once (a diagonal step of the box) needs 2^dimension colours;
+// couplings along the axes alone, two.
+TEST(MultigridTransfer, ADiagonalCouplingAsksForMoreColours) {
+    auto a = to_dia(testing::box_diffusion_matrix({6, 6, 1}, 2, {0.1, 0.1, 1}, unit_coefficient,
+                                                  all_dirichlet));
+    EXPECT_TRUE(multigrid::check_box_couplings(a, box_of({6, 6, 1}, 2)));
+    // A diagonal of step (1, 1), zero but at one inner row: found wherever it lies.
+    a.offsets.push_back(7);
+    a.values.resize(a.values.size() + static_cast<std::size_t>(a.n), 0.0);
+    a.at(a.num_diagonals() - 1, 20) = -0.25;
+    EXPECT_FALSE(multigrid::check_box_couplings(a, box_of({6, 6, 1}, 2)));
 }
 
 // Multigrid-preconditioned CG on `a` (a box matrix) to ||r|| / ||b|| <= 1e-8 from x = 0 with a

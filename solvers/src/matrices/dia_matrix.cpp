@@ -55,23 +55,45 @@ Stencil<T> constant_coefficients(const DiaData<T>& a) {
             any_identity = true;
         }
     }
+    // Each diagonal's constant: its first value, in row order, of a row that is no identity row
+    // and whose column is in the matrix, that is not zero.
+    const auto counts = [&](int d, std::int64_t i) {
+        const std::int64_t j = i + a.offsets[static_cast<std::size_t>(d)];
+        return j >= 0 && j < a.n && identity[static_cast<std::size_t>(i)] == 0;
+    };
     for (int d = 0; d < diagonals; ++d) {
-        T& constant = stencil.constants[static_cast<std::size_t>(d)];
         for (std::int64_t i = 0; i < a.n; ++i) {
-            const std::int64_t j = i + a.offsets[static_cast<std::size_t>(d)];
-            if (j < 0 || j >= a.n || identity[static_cast<std::size_t>(i)]) continue;
-            const T value = a.at(d, i);
-            const auto at = [&] {
-                return " at row " + std::to_string(i) + ", offset " + std::to_string(a.offsets[d]);
-            };
-            if (value == T(0)) {
-                if (d == main) throw refuse("a zero diagonal entry" + at());
-                continue;
-            }
-            if (constant == T(0)) constant = value;
-            if (value != constant) throw refuse("another value" + at());  // (or NaN)
-            stencil.masks[static_cast<std::size_t>(i)] |= static_cast<std::uint8_t>(1u << d);
+            if (!counts(d, i) || a.at(d, i) == T(0)) continue;
+            stencil.constants[static_cast<std::size_t>(d)] = a.at(d, i);
+            break;
         }
+    }
+    // Every row's mask on every core, and per diagonal the first row that breaks the stencil
+    // (another value, NaN among them, or a zero on the main diagonal).
+    std::int64_t first_bad[max_stencil_diagonals];
+    std::fill(std::begin(first_bad), std::end(first_bad), a.n);
+#pragma omp parallel for schedule(static) reduction(min : first_bad[:max_stencil_diagonals])
+    for (std::int64_t i = 0; i < a.n; ++i) {
+        std::uint8_t mask = 0;
+        for (int d = 0; d < diagonals; ++d) {
+            if (!counts(d, i)) continue;
+            const T value = a.at(d, i);
+            if (value == T(0) ? d == main
+                              : value != stencil.constants[static_cast<std::size_t>(d)]) {
+                first_bad[d] = std::min(first_bad[d], i);
+            } else if (value != T(0)) {
+                mask |= static_cast<std::uint8_t>(1u << d);
+            }
+        }
+        stencil.masks[static_cast<std::size_t>(i)] = mask;
+    }
+    // The first break in diagonal order, then row order (as a scan diagonal by diagonal meets it).
+    for (int d = 0; d < diagonals; ++d) {
+        const std::int64_t i = first_bad[d];
+        if (i == a.n) continue;
+        const std::string at =
+            " at row " + std::to_string(i) + ", offset " + std::to_string(a.offsets[d]);
+        throw refuse((a.at(d, i) == T(0) ? "a zero diagonal entry" : "another value") + at);
     }
     if (!any_identity) return stencil;
     T& main_constant = stencil.constants[static_cast<std::size_t>(main)];

@@ -143,31 +143,65 @@ bool check_box_couplings(const DiaData<double>& a, const GridBox& box) {
     }
     // Every entry's step from the coordinates: the check cannot assume what it checks. Where
     // each offset is one step of the box, an entry couples a neighbour exactly when its row's
-    // point plus that step lies in the box (otherwise the offset wraps round to another line);
-    // else each column's coordinates are computed.
+    // point plus that step lies in the box (otherwise the offset wraps round to another line):
+    // only the rows on the faces the step leaves by can fail, and a diagonal whose step moves
+    // along several axes is read for a nonzero entry; else each column's coordinates are
+    // computed, entry by entry.
     const DiagonalSteps decoded(a, box);
     DiagonalSteps exact = decoded;
     exact.decoded = false;
     std::int64_t first_bad = a.n;
     bool along_axes = true;
     const std::int64_t lines = box.points[1] * box.points[2];
-#pragma omp parallel for schedule(static) reduction(min : first_bad) reduction(&& : along_axes)
-    for (std::int64_t line = 0; line < lines; ++line) {
-        Coordinates c{0, line % box.points[1], line / box.points[1]};
-        for (c[0] = 0; c[0] < box.points[0]; ++c[0]) {
-            const std::int64_t i = c[0] + box.points[0] * line;
-            const auto visit = [&](std::int64_t, double, const Coordinates& s) {
-                int moves = 0;
-                for (std::size_t axis = 0; axis < 3; ++axis) {
-                    const std::int64_t to = c[axis] + s[axis];
-                    if (s[axis] < -1 || s[axis] > 1 || to < 0 || to >= box.points[axis]) {
-                        first_bad = std::min(first_bad, i);
-                    }
-                    moves += s[axis] != 0 ? 1 : 0;
-                }
-                along_axes = along_axes && moves <= 1;
+    if (decoded.decoded) {
+        for (int d = 0; d < a.num_diagonals(); ++d) {
+            const Coordinates& s = decoded.steps[static_cast<std::size_t>(d)];
+            const std::int64_t offset = a.offsets[static_cast<std::size_t>(d)];
+            // The rows whose entry on this diagonal has a column in the matrix.
+            const std::int64_t begin = std::max<std::int64_t>(0, -offset),
+                               end = std::min(a.n, a.n - offset);
+            const auto entry = [&](std::int64_t i) {
+                return i >= begin && i < end && a.at(d, i) != 0.0;
             };
-            for_each_entry(a, decoded.decoded ? decoded : exact, box, i, c, visit);
+            if (std::count_if(s.begin(), s.end(), [](std::int64_t v) { return v != 0; }) > 1) {
+                bool none = true;
+#pragma omp parallel for schedule(static) reduction(&& : none)
+                for (std::int64_t i = begin; i < end; ++i) none = none && a.at(d, i) == 0.0;
+                along_axes = along_axes && none;
+            }
+            for (std::size_t axis = 0; axis < 3; ++axis) {
+                if (s[axis] == 0) continue;
+                // The face the step leaves by: its rows, by the other two axes.
+                const std::size_t u = axis == 0 ? 1 : 0, v = axis == 2 ? 1 : 2;
+                Coordinates c{};
+                c[axis] = s[axis] < 0 ? 0 : box.points[axis] - 1;
+                for (c[v] = 0; c[v] < box.points[v]; ++c[v]) {
+                    for (c[u] = 0; c[u] < box.points[u]; ++c[u]) {
+                        const std::int64_t i = box.row(c[0], c[1], c[2]);
+                        if (entry(i)) first_bad = std::min(first_bad, i);
+                    }
+                }
+            }
+        }
+    } else {
+#pragma omp parallel for schedule(static) reduction(min : first_bad) reduction(&& : along_axes)
+        for (std::int64_t line = 0; line < lines; ++line) {
+            Coordinates c{0, line % box.points[1], line / box.points[1]};
+            for (c[0] = 0; c[0] < box.points[0]; ++c[0]) {
+                const std::int64_t i = c[0] + box.points[0] * line;
+                const auto visit = [&](std::int64_t, double, const Coordinates& s) {
+                    int moves = 0;
+                    for (std::size_t axis = 0; axis < 3; ++axis) {
+                        const std::int64_t to = c[axis] + s[axis];
+                        if (s[axis] < -1 || s[axis] > 1 || to < 0 || to >= box.points[axis]) {
+                            first_bad = std::min(first_bad, i);
+                        }
+                        moves += s[axis] != 0 ? 1 : 0;
+                    }
+                    along_axes = along_axes && moves <= 1;
+                };
+                for_each_entry(a, exact, box, i, c, visit);
+            }
         }
     }
     if (first_bad < a.n) {
