@@ -88,9 +88,9 @@ struct MultigridHierarchy<T>::Level {
     // leaves the last ones none: they only take part in the levels below's collectives).
     bool holds = true;
     // Over ranks, the level gathered whole (b and x its size): one process's hierarchy of the
-    // rest, and where each rank's points start in it.
+    // rest, and its gather (where each rank's points start in it).
     std::unique_ptr<MultigridHierarchy<T>> gathered;
-    std::vector<std::int64_t> gathered_starts;
+    std::unique_ptr<multigrid::LevelGather<T>> gather;
     void exchange(T* window) const {
         if (halo) halo->exchange(window);
     }
@@ -437,13 +437,13 @@ void MultigridHierarchy<T>::build_split(const DiaData<double>& block, const Grid
         // The smoother's bound is the whole level's (every rank's rows).
         current->chebyshev_upper = ranks.max(current->chebyshev_upper);
         // Collective (a device halo is opened with the neighbours): outside all_or_none.
-        current->halo = std::make_unique<multigrid::SlabHalo<T>>(
-            backend_, slab.plane, slab.planes, slab.halo_before, slab.halo_after);
-        summaries_.push_back(current->a != nullptr
-                                 ? LevelSummary{slab.box, current->a->view().num_diagonals,
-                                                current->colours, current->a->storage()}
-                                 : LevelSummary{slab.box, slab.window_operator.num_diagonals(),
-                                                current->colours});
+        current->halo = std::make_unique<multigrid::SlabHalo<T>>(backend_, slab.plane, slab.planes,
+                                                                 slab.halo_before, slab.halo_after);
+        summaries_.push_back(
+            current->a != nullptr
+                ? LevelSummary{slab.box, current->a->view().num_diagonals, current->colours,
+                               current->a->storage()}
+                : LevelSummary{slab.box, slab.window_operator.num_diagonals(), current->colours});
         levels_.push_back(std::move(current));
         // The level is on the back-end: its host rows and weights go before the next's are
         // converted.
@@ -454,7 +454,6 @@ void MultigridHierarchy<T>::build_split(const DiaData<double>& block, const Grid
     auto gathered = std::make_unique<Level>();
     gathered->box = plan.gathered_box;
     gathered->shape = shape_of(plan.gathered_box);
-    gathered->gathered_starts = plan.gathered_starts;
     MultigridParameters rest = parameters_;
     rest.max_levels = parameters_.max_levels - static_cast<int>(plan.levels.size());
     all_or_none(ranks, [&] {
@@ -464,6 +463,9 @@ void MultigridHierarchy<T>::build_split(const DiaData<double>& block, const Grid
         gathered->b = Array<T>(backend_, n);
         gathered->x = Array<T>(backend_, n);
     });
+    // Collective (a device halo is opened with the neighbours): outside all_or_none.
+    gathered->gather =
+        std::make_unique<multigrid::LevelGather<T>>(backend_, std::move(plan.gathered_starts));
     const auto& rest_levels = gathered->gathered->levels();
     summaries_.insert(summaries_.end(), rest_levels.begin(), rest_levels.end());
     split_levels_ = plan.levels.size();
@@ -509,8 +511,8 @@ std::string MultigridHierarchy<T>::describe() const {
         std::string fewer;
         for (std::size_t l = 0; l < split_levels_; ++l) {
             if (split_holders_[l] == backend_->communicator().size()) continue;
-            fewer += summaries_[l].box.describe() + " on " + std::to_string(split_holders_[l]) +
-                     ", ";
+            fewer +=
+                summaries_[l].box.describe() + " on " + std::to_string(split_holders_[l]) + ", ";
         }
         text += ", over " + std::to_string(backend_->communicator().size()) + " ranks (" + fewer +
                 (split_levels_ == 0 ? std::string("every level") : "from " + gathered.describe()) +
@@ -553,9 +555,11 @@ void MultigridHierarchy<T>::cycle_from_zero(const Array<T>& b, Array<T>& x) cons
 template <typename T>
 std::size_t MultigridHierarchy<T>::finest_own_offset() const {
     const Level& finest = *levels_.front();
-    return finest.gathered ? static_cast<std::size_t>(finest.gathered_starts[static_cast<std::size_t>(
-                                 backend_->communicator().rank())])
-                           : finest.own_offset;
+    return finest.gathered
+               ? static_cast<std::size_t>(
+                     finest.gather
+                         ->starts()[static_cast<std::size_t>(backend_->communicator().rank())])
+               : finest.own_offset;
 }
 
 template <typename T>
@@ -627,8 +631,8 @@ T* MultigridHierarchy<T>::smooth(Level& level, const T* b, T* x, T* spare, int s
                 }
                 if (level.halo_after) {
                     kernels.box_colour_sweep_planes(*backend_, a, level.main, level.shape,
-                                                    1 - first, own_first + level.own_planes - 1,
-                                                    1, b, x);
+                                                    1 - first, own_first + level.own_planes - 1, 1,
+                                                    b, x);
                 }
                 level.exchange(x);
             }
@@ -697,8 +701,8 @@ void MultigridHierarchy<T>::run_cycle(std::size_t l, const T* b, T* x, Multigrid
         // Over ranks, the level gathered whole (b and x are its vectors): each rank's b (and
         // on the finest level x, unless it is zero everywhere) to every rank, then one
         // process's cycle of the rest.
-        multigrid::gather_whole(*backend_, level.gathered_starts, level.b);
-        if (l == 0 && !x_zero) multigrid::gather_whole(*backend_, level.gathered_starts, level.x);
+        level.gather->gather(level.b);
+        if (l == 0 && !x_zero) level.gather->gather(level.x);
         // The cycle asked for (an F-cycle visits with F, then V): the gathered hierarchy's
         // own, recorded, where it is that kind.
         if (cycle == level.gathered->parameters_.cycle && seconds == nullptr) {
@@ -791,7 +795,8 @@ double MultigridHierarchy<T>::level_bytes(std::size_t l, MultigridCycle cycle) c
             case MultigridCycle::w:
                 return 2 * level_bytes(l + 1, MultigridCycle::w);
             case MultigridCycle::f:
-                return level_bytes(l + 1, MultigridCycle::f) + level_bytes(l + 1, MultigridCycle::v);
+                return level_bytes(l + 1, MultigridCycle::f) +
+                       level_bytes(l + 1, MultigridCycle::v);
         }
         return 0.0;
     };

@@ -81,8 +81,8 @@ PlaneRange overlap(const PlaneRange& a, const PlaneRange& b) {
 
 template <typename V>
 void move_planes(const Communicator& ranks, const std::vector<PlaneRange>& have,
-                 const std::vector<PlaneRange>& want, std::int64_t plane,
-                 std::span<const V> from, std::span<V> into) {
+                 const std::vector<PlaneRange>& want, std::int64_t plane, std::span<const V> from,
+                 std::span<V> into) {
     const auto rank = static_cast<std::size_t>(ranks.rank());
     const PlaneRange& mine = have[rank];
     const PlaneRange& wanted = want[rank];
@@ -116,8 +116,7 @@ void move_planes(const Communicator& ranks, const std::vector<PlaneRange>& have,
     if (arriving != wanted.count()) {
         throw std::logic_error("multigrid: rank " + std::to_string(rank) + " wants planes [" +
                                std::to_string(wanted.first) + ", " + std::to_string(wanted.end) +
-                               ") of a level, of which the ranks hold " +
-                               std::to_string(arriving));
+                               ") of a level, of which the ranks hold " + std::to_string(arriving));
     }
     if (!sends.empty() || !receives.empty()) ranks.start_exchange(sends, receives)->finish();
 }
@@ -142,8 +141,8 @@ LevelHandoff<T>::LevelHandoff(std::shared_ptr<const Backend> backend,
 }
 
 template <typename T>
-void LevelHandoff<T>::move(const std::vector<PlaneRange>& have,
-                           const std::vector<PlaneRange>& want, const T* from, T* into) const {
+void LevelHandoff<T>::move(const std::vector<PlaneRange>& have, const std::vector<PlaneRange>& want,
+                           const T* from, T* into) const {
     const Communicator& ranks = backend_->communicator();
     const auto rank = static_cast<std::size_t>(ranks.rank());
     const auto values = [&](const PlaneRange& range) {
@@ -152,8 +151,7 @@ void LevelHandoff<T>::move(const std::vector<PlaneRange>& have,
     const std::size_t sending = values(have[rank]), receiving = values(want[rank]);
     if (sending == 0 && receiving == 0) return;
     if (sending > 0) backend_->copy_to_host(sent_.data(), from, sending * sizeof(T));
-    const CommunicationTimer timer(ranks.times().gathers,
-                                   static_cast<double>(sending * sizeof(T)));
+    const CommunicationTimer timer(ranks.times().gathers, static_cast<double>(sending * sizeof(T)));
     move_planes<T>(ranks, have, want, plane_, std::span<const T>(sent_.data(), sending),
                    std::span<T>(received_.data(), receiving));
     if (receiving > 0) backend_->copy_from_host(into, received_.data(), receiving * sizeof(T));
@@ -172,14 +170,70 @@ void LevelHandoff<T>::take_up(const T* from) const {
 }
 
 template <typename T>
-void gather_whole(const Backend& backend, const std::vector<std::int64_t>& starts,
-                  Array<T>& whole) {
-    const Communicator& ranks = backend.communicator();
+LevelGather<T>::LevelGather(std::shared_ptr<const Backend> backend,
+                            std::vector<std::int64_t> starts)
+    : backend_(std::move(backend)), starts_(std::move(starts)) {
+    const Communicator& ranks = backend_->communicator();
+    for (std::size_t q = 0; q + 1 < starts_.size(); ++q) {
+        slot_ = std::max(slot_, starts_[q + 1] - starts_[q]);
+    }
+    const int rank = ranks.rank(), count = ranks.size();
+    const auto bytes = static_cast<std::size_t>(slot_) * sizeof(T);
+    const std::size_t before = rank > 0 ? bytes : 0, after = rank + 1 < count ? bytes : 0;
+    device_ = backend_->open_device_halo({before, before, after, after});
+    if (device_) {
+        slots_ = Array<T>(backend_, static_cast<std::size_t>(slot_ * count));
+        // Zero once: a slot's points beyond a shorter part travel too.
+        if (slots_.size() > 0) fill(slots_, T(0));
+    }
+}
+
+template <typename T>
+LevelGather<T>::~LevelGather() = default;
+
+template <typename T>
+void LevelGather<T>::gather(Array<T>& whole) const {
+    if (!device_) return gather_through_host(whole);
+    const int rank = backend_->communicator().rank();
+    const int count = backend_->communicator().size();
+    const auto part = [&](int q) { return static_cast<std::size_t>(starts_[q + 1] - starts_[q]); };
+    const auto slot = [&](int q) { return slots_.data() + static_cast<std::size_t>(slot_) * q; };
+    if (part(rank) > 0) {
+        backend_->copy(slot(rank), whole.data() + starts_[rank], part(rank) * sizeof(T));
+    }
+    // The exchanges are counted as one gather, not as halo exchanges (their waits on the GPU
+    // stay with the halo's).
+    CommunicationTimes& times = backend_->communicator().times();
+    const CommunicationCost halo = times.halo;
+    for (int s = 1; s < count; ++s) {
+        // To the rank after, the part that came from before (this rank's own at first); to the
+        // rank before, the one from after; a side with none to pass sends its own slot, unread.
+        const int to_after = rank - s + 1, to_before = rank + s - 1;
+        const int from_before = rank - s, from_after = rank + s;
+        device_->exchange(slot(to_before < count ? to_before : rank),
+                          slot(to_after >= 0 ? to_after : rank),
+                          from_before >= 0 ? slot(from_before) : nullptr,
+                          from_after < count ? slot(from_after) : nullptr);
+    }
+    const CommunicationCost exchanges = times.halo - halo;
+    times.halo = halo;
+    times.gathers += {1, exchanges.seconds, exchanges.bytes_sent};
+    for (int q = 0; q < count; ++q) {
+        if (q != rank && part(q) > 0) {
+            backend_->copy(whole.data() + starts_[q], slot(q), part(q) * sizeof(T));
+        }
+    }
+}
+
+template <typename T>
+void LevelGather<T>::gather_through_host(Array<T>& whole) const {
+    const Communicator& ranks = backend_->communicator();
+    const std::vector<std::int64_t>& starts = starts_;
     const auto rank = static_cast<std::size_t>(ranks.rank());
     const auto first = static_cast<std::size_t>(starts[rank]);
     const auto count = static_cast<std::size_t>(starts[rank + 1] - starts[rank]);
     std::vector<T> own(count);
-    if (count > 0) backend.copy_to_host(own.data(), whole.data() + first, count * sizeof(T));
+    if (count > 0) backend_->copy_to_host(own.data(), whole.data() + first, count * sizeof(T));
     const auto all = ranks.all_gather(std::as_bytes(std::span<const T>(own)));
     std::vector<T> values(whole.size());
     for (std::size_t r = 0; r < all.size(); ++r) {
@@ -204,7 +258,7 @@ template class LevelHandoff<float>;
 template class LevelHandoff<double>;
 template class SlabHalo<float>;
 template class SlabHalo<double>;
-template void gather_whole(const Backend&, const std::vector<std::int64_t>&, Array<float>&);
-template void gather_whole(const Backend&, const std::vector<std::int64_t>&, Array<double>&);
+template class LevelGather<float>;
+template class LevelGather<double>;
 
 }  // namespace simrun::solvers::multigrid

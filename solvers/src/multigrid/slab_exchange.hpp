@@ -11,6 +11,7 @@
 #include "simrun/solvers/base/array.hpp"
 #include "simrun/solvers/base/backend.hpp"
 #include "simrun/solvers/base/communicator.hpp"
+#include "simrun/solvers/base/device_halo.hpp"
 
 namespace simrun::solvers::multigrid {
 
@@ -27,8 +28,8 @@ struct PlaneRange {
 // std::logic_error where a wanted plane is held by no rank.
 template <typename V>
 void move_planes(const Communicator& ranks, const std::vector<PlaneRange>& have,
-                 const std::vector<PlaneRange>& want, std::int64_t plane,
-                 std::span<const V> from, std::span<V> into);
+                 const std::vector<PlaneRange>& want, std::int64_t plane, std::span<const V> from,
+                 std::span<V> into);
 
 // A vector of a level's window: the plane before this rank's planes (where a rank before it
 // exists), its own planes, the plane after (where one after it exists). The planes travel on
@@ -71,8 +72,7 @@ template <typename T>
 class LevelHandoff {
 public:
     LevelHandoff(std::shared_ptr<const Backend> backend, std::vector<PlaneRange> restricted,
-                 std::vector<PlaneRange> reached, std::vector<PlaneRange> held,
-                 std::int64_t plane);
+                 std::vector<PlaneRange> reached, std::vector<PlaneRange> held, std::int64_t plane);
     T* window() const { return window_.data(); }
     // `into`: this rank's planes of the coarse level (its window's own part).
     void hand_down(T* into) const;
@@ -93,10 +93,34 @@ private:
 };
 
 // Assembles a level gathered whole on every rank (collective): each rank's own points are
-// right in `whole` at starts[rank] .. starts[rank + 1] (starts: size ranks + 1, in points); on
-// return every rank's are, on every rank. Traffic: the own points to the host, every rank's
-// back (the whole level), and an all-gather of the whole level.
+// right in `whole` at starts[rank] .. starts[rank + 1] (starts: size ranks + 1, in points); after
+// gather() every rank's are, on every rank, for the back-end's work issued after it.
+//   On the GPUs, where the back-end opens a device halo (device_halo.hpp), the parts flow
+// along the line of ranks with no host wait: in exchange s = 1 .. ranks - 1 each rank passes
+// on to each neighbour the part it received from the other side in the exchange before (its
+// own in the first), so that after ranks - 1 exchanges every rank holds every part. Traffic
+// per rank: its part copied into a staging array of `ranks` slots of the largest part, ranks -
+// 1 exchanges of a slot each way (counted as one gather), every slot copied on into `whole`. Otherwise through the host: the own points to the host (a wait for the back-end),
+// an all-gather of the whole level, the whole level back.
 template <typename T>
-void gather_whole(const Backend& backend, const std::vector<std::int64_t>& starts, Array<T>& whole);
+class LevelGather {
+public:
+    // Collective (every rank opens its device halo at the same point).
+    LevelGather(std::shared_ptr<const Backend> backend, std::vector<std::int64_t> starts);
+    ~LevelGather();
+    LevelGather(const LevelGather&) = delete;
+    LevelGather& operator=(const LevelGather&) = delete;
+    void gather(Array<T>& whole) const;
+    const std::vector<std::int64_t>& starts() const { return starts_; }
+
+private:
+    void gather_through_host(Array<T>& whole) const;
+
+    std::shared_ptr<const Backend> backend_;
+    std::vector<std::int64_t> starts_;
+    std::int64_t slot_ = 0;  // points a slot: the largest part
+    std::unique_ptr<DeviceHalo> device_;
+    mutable Array<T> slots_;
+};
 
 }  // namespace simrun::solvers::multigrid
