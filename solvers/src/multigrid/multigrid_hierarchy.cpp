@@ -640,13 +640,21 @@ T* MultigridHierarchy<T>::smooth(Level& level, const T* b, T* x, T* spare, int s
         return x;
     }
     if (parameters_.smoother == MultigridSmoother::red_black_gauss_seidel) {
-        // Over ranks each colour's new values cross to the neighbours' halo before the next.
+        // Over ranks a colour's new values cross to the neighbours' halo before a colour that
+        // reads them. With red-black colours every colour does (each has points on every
+        // plane). With the parity of each coordinate (2^dimension colours, the split axis's
+        // parity the highest bit) the colours sweep in two halves, the points of the even
+        // planes of the split axis and those of the odd ones (in either order, the window's
+        // flip or the backward sweep): a half changes only its planes, and reads across the
+        // ranks only the other half's, so one exchange after each half carries every change
+        // before it is read (2 exchanges a sweep instead of 2^dimension, the same values).
+        const int half = level.colours == 1 << level.box.dimension ? level.colours / 2 : 1;
         for (int sweep = 0; sweep < sweeps; ++sweep) {
             for (int c = 0; c < level.colours; ++c) {
                 const int colour = (forward ? c : level.colours - 1 - c) ^ level.colour_flip;
                 kernels.box_colour_sweep(*backend_, a, level.main, level.shape, level.colours,
                                          colour, b, x);
-                level.exchange(x);
+                if ((c + 1) % half == 0) level.exchange(x);
             }
         }
         return x;
