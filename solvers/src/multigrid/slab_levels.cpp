@@ -184,6 +184,7 @@ DiaData<double> gather_rows(const Communicator& ranks, const DiaData<double>& ow
             throw std::logic_error("multigrid: rank " + std::to_string(r) +
                                    " sent the rows of a gathered level in another shape");
         }
+        if (rows == 0) continue;  // a rank that holds none of the level
         for (int d = 0; d < own.num_diagonals(); ++d) {
             std::memcpy(whole.values.data() + d * whole.n + starts[r] * plane,
                         all[r].data() + static_cast<std::size_t>(d * rows) * sizeof(double),
