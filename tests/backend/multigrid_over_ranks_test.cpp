@@ -68,12 +68,15 @@ std::vector<Case> cases() {
     MultigridParameters nonsymmetric;
     nonsymmetric.symmetric = false;
     MultigridParameters split;  // the defaults
-    // Levels down to 16 points, so that the split axis's slabs get thin.
-    MultigridParameters thin;
-    thin.coarsest_size = 16;
-    MultigridParameters w_split = thin;
-    w_split.cycle = MultigridCycle::w;
-    for (MultigridParameters* p : {&chebyshev_w, &f_small, &nonsymmetric, &split, &thin, &w_split}) {
+    // Levels down to 16 points, so that the split axis's slabs get thin (an F-cycle, and a
+    // W-cycle: the ranks that hold none of a level visit the levels below as the others do).
+    MultigridParameters thin_f;
+    thin_f.coarsest_size = 16;
+    thin_f.cycle = MultigridCycle::f;
+    MultigridParameters thin_w = thin_f;
+    thin_w.cycle = MultigridCycle::w;
+    for (MultigridParameters* p :
+         {&chebyshev_w, &f_small, &nonsymmetric, &split, &thin_f, &thin_w}) {
         p->gather_size = 0;
     }
     return {
@@ -126,13 +129,13 @@ std::vector<Case> cases() {
         // Thin slabs below the finest level: 97 planes over 4 ranks (24-25 each), 49 (12-13),
         // 25 (6-7), then 13 planes, split anew over the 2 ranks that can hold 6 each, then 6
         // gathered; over 5 ranks 97 (19-20), 49 (9-10), then 25 over 4 ranks, 13 over 2.
-        {"2D thin coarse slabs, split over fewer ranks",
+        {"2D thin coarse slabs, split over fewer ranks, F-cycle",
          {24, 97, 1},
          2,
          {0.01, 0.01, 1},
          {dirichlet, dirichlet, neumann, neumann, dirichlet, dirichlet},
          true,
-         thin,
+         thin_f,
          {4, 5},
          0,
          {"(3x13 on 2, from 1x6 gathered", "(6x25 on 4, 3x13 on 2, from 1x6 gathered"}},
@@ -145,7 +148,7 @@ std::vector<Case> cases() {
          {0.02, 0.02, 0.02},
          {dirichlet, dirichlet, dirichlet, dirichlet, dirichlet, neumann},
          false,
-         w_split,
+         thin_w,
          {3},
          0,
          {"on 2, from"}},
@@ -253,6 +256,59 @@ TEST(MultigridOverRanks, ACycleIsOneProcessCycle) {
             });
         }
     }
+}
+
+// A coarse level too thin for every rank, split anew over fewer ranks, that then does not
+// coarsen (here: positive couplings, which the interpolation does not follow, leave the next
+// level without any) is gathered after all, each rank's restriction writing its own planes of
+// it: still one process's cycle.
+TEST(MultigridOverRanks, ALevelSplitAnewThatDoesNotCoarsenIsGathered) {
+    SIMRUN_SKIP_WITHOUT_BACKEND(test_backend());
+    const GridBox box{2, {7, 49, 1}};
+    DiaData<double> a{box.size(), {-7, -1, 0, 1, 7}, {}};
+    a.values.assign(5 * static_cast<std::size_t>(a.n), 0.0);
+    for (std::int64_t i = 0; i < a.n; ++i) {
+        const std::int64_t x = i % 7, y = i / 7;
+        a.at(2, i) = 5.0;
+        if (y > 0) a.at(0, i) = 1.0;
+        if (x > 0) a.at(1, i) = 1.0;
+        if (x < 6) a.at(3, i) = 1.0;
+        if (y < 48) a.at(4, i) = 1.0;
+    }
+    MultigridParameters parameters;
+    parameters.gather_size = 0;
+    parameters.coarsest_size = 16;
+    const auto backend = test_backend();
+    const MultigridHierarchy<double> whole(backend, a, box, parameters);
+    ASSERT_EQ(whole.levels().size(), 2u) << whole.describe();  // the second does not coarsen
+    std::vector<double> b(static_cast<std::size_t>(a.n));
+    for (std::size_t i = 0; i < b.size(); ++i) b[i] = std::sin(0.3 * static_cast<double>(i));
+    Array<double> x1(backend, b.size());
+    whole.cycle_from_zero(Array<double>::from_host(backend, b), x1);
+    const std::vector<double> u1 = x1.to_host();
+    // 5 ranks: 9-10 planes each; the next level's 25 planes would leave them 5, so they go to
+    // 4 ranks, and are then gathered.
+    const std::vector<std::int64_t> first = block_starts(a.n, 5, 7);
+    ThreadRanks ranks(5);
+    ranks.run([&](std::shared_ptr<const Communicator> communicator) {
+        const int r = communicator->rank();
+        const std::int64_t begin = first[r], rows = first[r + 1] - first[r];
+        const auto on = test_backend(communicator);
+        const MultigridHierarchy<double> split(on, block_of(a, begin, rows), box, parameters);
+        EXPECT_NE(split.describe().find("from " + whole.levels()[1].box.describe() + " gathered"),
+                  std::string::npos)
+            << split.describe();
+        const auto part = std::span<const double>(b).subspan(static_cast<std::size_t>(begin),
+                                                             static_cast<std::size_t>(rows));
+        Array<double> x(on, static_cast<std::size_t>(rows));
+        split.cycle_from_zero(Array<double>::from_host(on, part), x);
+        const std::vector<double> got = x.to_host();
+        for (std::int64_t i = 0; i < rows; ++i) {
+            ASSERT_NEAR(got[static_cast<std::size_t>(i)], u1[static_cast<std::size_t>(begin + i)],
+                        1e-12)
+                << "row " << begin + i << " of rank " << r;
+        }
+    });
 }
 
 // gather_size left to the back-end: a GPU gathers a level of at most 65536 points whole on every

@@ -813,7 +813,10 @@ double MultigridHierarchy<T>::level_bytes(std::size_t l, MultigridCycle cycle) c
     // One pass over the matrix: a mask or class byte per row, or its diagonals.
     const double matrix =
         a.row_masks != nullptr || a.row_classes != nullptr ? n : n * a.num_diagonals * value;
-    const double coarse = static_cast<double>(levels_[l + 1]->box.size());
+    // The coarse points the transfer reaches (in the handoff's window where the next level is
+    // split over fewer ranks).
+    const double coarse = static_cast<double>(
+        level.handoff ? level.handoff->window_points() : levels_[l + 1]->box.size());
     // The weights of the coarse points, or a class byte each.
     const double weights = level.transfer.weight_class != nullptr
                                ? coarse

@@ -74,6 +74,7 @@ public:
     LevelHandoff(std::shared_ptr<const Backend> backend, std::vector<PlaneRange> restricted,
                  std::vector<PlaneRange> reached, std::vector<PlaneRange> held, std::int64_t plane);
     T* window() const { return window_.data(); }
+    std::size_t window_points() const { return window_.size(); }
     // `into`: this rank's planes of the coarse level (its window's own part).
     void hand_down(T* into) const;
     // `from`: this rank's planes of the coarse level's correction.
@@ -100,8 +101,9 @@ private:
 // on to each neighbour the part it received from the other side in the exchange before (its
 // own in the first), so that after ranks - 1 exchanges every rank holds every part. Traffic
 // per rank: its part copied into a staging array of `ranks` slots of the largest part, ranks -
-// 1 exchanges of a slot each way (counted as one gather), every slot copied on into `whole`. Otherwise through the host: the own points to the host (a wait for the back-end),
-// an all-gather of the whole level, the whole level back.
+// 1 exchanges of a slot each way (counted as one gather), every slot copied on into `whole`.
+// Otherwise through the host: the own points to the host (a wait for the back-end), an
+// all-gather of the whole level, the whole level back.
 template <typename T>
 class LevelGather {
 public:

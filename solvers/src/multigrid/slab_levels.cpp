@@ -197,7 +197,9 @@ DiaData<double> gather_rows(const Communicator& ranks, const DiaData<double>& ow
 // Every rank's planes, from every rank's first plane and the end (size ranks + 1).
 std::vector<PlaneRange> plane_ranges(const std::vector<Index>& starts) {
     std::vector<PlaneRange> ranges;
-    for (std::size_t q = 0; q + 1 < starts.size(); ++q) ranges.push_back({starts[q], starts[q + 1]});
+    for (std::size_t q = 0; q + 1 < starts.size(); ++q) {
+        ranges.push_back({starts[q], starts[q + 1]});
+    }
     return ranges;
 }
 
@@ -280,7 +282,18 @@ SlabHierarchy plan_slab_hierarchy(const Communicator& ranks, const DiaData<doubl
         const auto gather = [&] {
             result.gathered_box = level_box;
             result.gathered = gather_rows(ranks, *level_rows, starts, plane);
-            for (const Index start : starts) result.gathered_starts.push_back(start * plane);
+            // Each rank's points of the gathered level: where the level above's restriction
+            // leaves them right, the coarse planes on its own planes. A level just split anew
+            // (whose rows moved) that is gathered after all (it does not coarsen) is restricted
+            // into the gathered vector itself: no handoff.
+            std::vector<Index> restricted = starts;
+            if (!result.levels.empty() && result.levels.back().handoff) {
+                const std::vector<PlaneRange>& ranges = result.levels.back().handoff->restricted;
+                restricted.assign(1, ranges.front().first);
+                for (const PlaneRange& range : ranges) restricted.push_back(range.end);
+                result.levels.back().handoff.reset();
+            }
+            for (const Index start : restricted) result.gathered_starts.push_back(start * plane);
             if (!result.levels.empty()) {
                 result.levels.back().coarse_offset = pending_coarse_first * plane;
             }
@@ -295,8 +308,8 @@ SlabHierarchy plan_slab_hierarchy(const Communicator& ranks, const DiaData<doubl
             // each, the rows each rank computed moved to them; the finest level (split by the
             // caller) and a level that one rank would hold are gathered.
             const Index whole_planes = level_box.points[slow];
-            const int fewer = static_cast<int>(
-                std::min<Index>(holders, whole_planes / slab_ghost_planes));
+            const int fewer =
+                static_cast<int>(std::min<Index>(holders, whole_planes / slab_ghost_planes));
             if (result.levels.empty() || fewer < 2) return gather();
             std::vector<Index> held_starts;
             for (int q = 0; q <= count; ++q) {
@@ -386,8 +399,7 @@ SlabHierarchy plan_slab_hierarchy(const Communicator& ranks, const DiaData<doubl
             const Index window_rows = split.window.points[slow] * plane;
             // The slab's rows of the window, in the slab's storage (the slab is not read again).
             split.window_operator = std::move(slab);
-            split.window_operator.keep_rows((ghost_before - (before ? 1 : 0)) * plane,
-                                            window_rows);
+            split.window_operator.keep_rows((ghost_before - (before ? 1 : 0)) * plane, window_rows);
             if (before) cut_outside(split.window_operator, 0, plane);
             if (after) cut_outside(split.window_operator, window_rows - plane, plane);
             split.window_operator = without_empty_diagonals(std::move(split.window_operator));
