@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "multigrid/slab_levels.hpp"
 #include "simrun/solvers/base/array.hpp"
 #include "simrun/solvers/base/vector_ops.hpp"
 #include "simrun/solvers/matrices/conversions.hpp"
@@ -51,9 +52,10 @@ struct Case {
     // Where > 0, gather_size is set to this level's size (one process's levels): the levels
     // before it split, it and the rest gathered.
     std::size_t gathered_by_size = 0;
-    // Per rank count of `ranks` (where given): how many ranks hold each level split over
-    // fewer than all (a level's slabs thinner than the ghost planes), as describe() says it.
-    std::vector<std::string> fewer_ranks = {};
+    // Per rank count of `ranks` (where given): the first level whose slabs would be thinner
+    // than the ghost planes. It and the levels after it are held by as many ranks as can hold
+    // slab_ghost_planes planes each, until that is one rank: from there they are gathered.
+    std::vector<std::size_t> first_thin = {};
 };
 
 std::vector<Case> cases() {
@@ -127,8 +129,9 @@ std::vector<Case> cases() {
          split,
          {4}},
         // Thin slabs below the finest level: 97 planes over 4 ranks (24-25 each), 49 (12-13),
-        // 25 (6-7), then 13 planes, split anew over the 2 ranks that can hold 6 each, then 6
-        // gathered; over 5 ranks 97 (19-20), 49 (9-10), then 25 over 4 ranks, 13 over 2.
+        // 25 (6-7), then level 3's 13 planes (3-4 a rank) split anew over the 2 ranks that can
+        // hold 6 each, then 6 gathered; over 5 ranks 97 (19-20), 49 (9-10), then level 2's 25
+        // (5 a rank) over 4 ranks, 13 over 2.
         {"2D thin coarse slabs, split over fewer ranks, F-cycle",
          {24, 97, 1},
          2,
@@ -138,10 +141,10 @@ std::vector<Case> cases() {
          thin_f,
          {4, 5},
          0,
-         {"(3x13 on 2, from 1x6 gathered", "(6x25 on 4, 3x13 on 2, from 1x6 gathered"}},
+         {3, 2}},
         // The same in 3D with a W-cycle (the ranks that hold none of a level visit the gathered
         // levels below it as often as the others): 3 ranks, 49 planes (16-17), 25 (8-9), then
-        // 13 over 2.
+        // level 2's 13 (4-5 a rank) over 2.
         {"3D thin coarse slabs, W-cycle",
          {9, 10, 49},
          3,
@@ -151,7 +154,7 @@ std::vector<Case> cases() {
          thin_w,
          {3},
          0,
-         {"on 2, from"}},
+         {2}},
         // Split at the finest level, gathered from the second on by its size.
         {"2D varying, gathered by size",
          {64, 64, 1},
@@ -230,11 +233,24 @@ TEST(MultigridOverRanks, ACycleIsOneProcessCycle) {
                 EXPECT_NE(split.describe().find("over " + std::to_string(count) + " ranks"),
                           std::string::npos)
                     << split.describe();
-                if (!c.fewer_ranks.empty()) {
-                    const std::size_t which = static_cast<std::size_t>(
+                if (!c.first_thin.empty()) {
+                    const auto which = static_cast<std::size_t>(
                         std::find(c.ranks.begin(), c.ranks.end(), count) - c.ranks.begin());
-                    EXPECT_NE(split.describe().find(c.fewer_ranks[which]), std::string::npos)
-                        << split.describe();
+                    std::string fewer = "(";
+                    int holders = count;
+                    std::size_t l = c.first_thin[which];
+                    for (; l < whole.levels().size(); ++l) {
+                        const GridBox& level = whole.levels()[l].box;
+                        holders =
+                            std::min(holders, static_cast<int>(level.points[level.dimension - 1] /
+                                                               multigrid::slab_ghost_planes));
+                        if (holders < 2) break;
+                        fewer += level.describe() + " on " + std::to_string(holders) + ", ";
+                    }
+                    ASSERT_LT(l, whole.levels().size());
+                    fewer += "from " + whole.levels()[l].box.describe() + " gathered";
+                    EXPECT_NE(split.describe().find(fewer), std::string::npos)
+                        << split.describe() << "\n expected " << fewer;
                 }
                 if (c.gathered_by_size > 0) {
                     const std::string from =

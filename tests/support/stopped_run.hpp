@@ -1,8 +1,10 @@
 #pragma once
 // A run stopped by a signal once it has written some output steps (run/stop_signals.hpp): the
 // shell lines that wait for the listing, and the steps its outputs then hold.
+#include <gtest/gtest.h>
 #include <sys/wait.h>
 
+#include <csignal>
 #include <cstdint>
 #include <cstdlib>
 #include <regex>
@@ -34,22 +36,31 @@ inline CommandResult run_stop_script(const TemporaryDirectory& dir, const std::s
     return result;
 }
 
-// The steps the outputs of a run writing every `every`th step hold once it stopped by
-// `signal_name` ("SIGTERM"): 0, every, 2 every, ... and the step its message (`err`, "stopped
-// by SIGTERM after step N") names. Empty where the message is missing.
-inline std::vector<std::int64_t> steps_of_stopped_run(const std::string& err,
-                                                      const std::string& signal_name,
-                                                      std::int64_t every) {
+// The steps the outputs of a run that `stopped` (run_stop_script) hold, writing every `every`th
+// of its `steps` steps: 0, every, 2 every, ... and the step its message names ("stopped by
+// SIGTERM after step N"). Empty (the reason recorded as a test failure) where it did not exit
+// with the shell's code for `signal` (SIGINT or SIGTERM), says no such step, or names its last
+// step (it ended before the signal).
+inline std::vector<std::int64_t> steps_of_stopped_run(const CommandResult& stopped, int signal,
+                                                      std::int64_t every, std::int64_t steps) {
+    EXPECT_EQ(stopped.exit_code, 128 + signal) << stopped.err;
+    const std::string name = signal == SIGINT ? "SIGINT" : "SIGTERM";
     std::smatch match;
-    if (!std::regex_search(err, match,
-                           std::regex("stopped by " + signal_name + " after step (\\d+)"))) {
+    if (stopped.exit_code != 128 + signal ||
+        !std::regex_search(stopped.err, match,
+                           std::regex("stopped by " + name + " after step (\\d+)"))) {
+        ADD_FAILURE() << "no stop by " << name << " said: " << stopped.err;
         return {};
     }
     const std::int64_t last = std::stoll(match[1].str());
-    std::vector<std::int64_t> steps;
-    for (std::int64_t step = 0; step < last; step += every) steps.push_back(step);
-    steps.push_back(last);
-    return steps;
+    if (last >= steps) {
+        ADD_FAILURE() << "the run ended before the signal: " << stopped.err;
+        return {};
+    }
+    std::vector<std::int64_t> written;
+    for (std::int64_t step = 0; step < last; step += every) written.push_back(step);
+    written.push_back(last);
+    return written;
 }
 
 }  // namespace simrun::testing

@@ -152,7 +152,6 @@ bool check_box_couplings(const DiaData<double>& a, const GridBox& box) {
     exact.decoded = false;
     std::int64_t first_bad = a.n;
     bool along_axes = true;
-    const std::int64_t lines = box.points[1] * box.points[2];
     if (decoded.decoded) {
         for (int d = 0; d < a.num_diagonals(); ++d) {
             const Coordinates& s = decoded.steps[static_cast<std::size_t>(d)];
@@ -163,11 +162,12 @@ bool check_box_couplings(const DiaData<double>& a, const GridBox& box) {
             const auto entry = [&](std::int64_t i) {
                 return i >= begin && i < end && a.at(d, i) != 0.0;
             };
-            if (std::count_if(s.begin(), s.end(), [](std::int64_t v) { return v != 0; }) > 1) {
-                bool none = true;
-#pragma omp parallel for schedule(static) reduction(&& : none)
-                for (std::int64_t i = begin; i < end; ++i) none = none && a.at(d, i) == 0.0;
-                along_axes = along_axes && none;
+            // (Read until its first nonzero entry: a Galerkin level's come first.)
+            if (along_axes &&
+                std::count_if(s.begin(), s.end(), [](std::int64_t v) { return v != 0; }) > 1) {
+                const auto first = a.values.begin() + d * a.n;
+                along_axes = std::all_of(first + begin, first + end,
+                                         [](double value) { return value == 0.0; });
             }
             for (std::size_t axis = 0; axis < 3; ++axis) {
                 if (s[axis] == 0) continue;
@@ -184,6 +184,7 @@ bool check_box_couplings(const DiaData<double>& a, const GridBox& box) {
             }
         }
     } else {
+        const std::int64_t lines = box.points[1] * box.points[2];
 #pragma omp parallel for schedule(static) reduction(min : first_bad) reduction(&& : along_axes)
         for (std::int64_t line = 0; line < lines; ++line) {
             Coordinates c{0, line % box.points[1], line / box.points[1]};
