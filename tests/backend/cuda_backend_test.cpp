@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <random>
 #include <array>
 #include <cmath>
 #include <iostream>
@@ -85,6 +86,61 @@ TYPED_TEST(CudaVersusCpu, ElementwiseKernels) {
         return out;
     };
     expect_close(run(this->gpu), run(this->cpu), 16 * this->eps);
+}
+
+// The halo's kernels on random data: the rows gathered for a neighbour (in any order, some
+// twice), and a neighbour's couplings added to their rows (rows in any order, up to 5 entries
+// each, slots repeating).
+TYPED_TEST(CudaVersusCpu, HaloGatherAndCouplings) {
+    using T = TypeParam;
+    SIMRUN_REQUIRE_GPU(this->gpu);
+    const std::size_t n = 1 << 18 | 31, gathered = 40000, halo = 30000;
+    const auto x = random_vector<T>(n, 15), y = random_vector<T>(n, 16);
+    const auto h = random_vector<T>(halo, 17);
+    std::mt19937 generator(18);
+    std::vector<std::int64_t> index(gathered), rows, starts{0};
+    for (auto& i : index) i = std::uniform_int_distribution<std::int64_t>(0, n - 1)(generator);
+    std::vector<std::int32_t> slots;
+    for (std::size_t row = 0; row < n; row += 1 + generator() % 7) {
+        rows.push_back(static_cast<std::int64_t>(row));
+        for (auto e = generator() % 6; e > 0; --e) {
+            slots.push_back(std::uniform_int_distribution<std::int32_t>(0, halo - 1)(generator));
+        }
+        starts.push_back(static_cast<std::int64_t>(slots.size()));
+    }
+    std::shuffle(rows.begin(), rows.end(), generator);
+    const auto values = random_vector<T>(slots.size(), 19);
+    auto run = [&](const std::shared_ptr<const Backend>& b) {
+        const auto xa = Array<T>::from_host(b, x), ha = Array<T>::from_host(b, h);
+        auto ya = Array<T>::from_host(b, y);
+        Array<T> out(b, gathered);
+        const auto ia = Array<std::int64_t>::from_host(b, index);
+        const auto ra = Array<std::int64_t>::from_host(b, rows);
+        const auto sa = Array<std::int64_t>::from_host(b, starts);
+        const auto la = Array<std::int32_t>::from_host(b, slots);
+        const auto va = Array<T>::from_host(b, values);
+        const auto& k = b->template kernels<T>();
+        k.gather(*b, gathered, ia.data(), xa.data(), out.data());
+        k.add_couplings(*b, rows.size(), ra.data(), sa.data(), la.data(), va.data(), ha.data(),
+                        ya.data());
+        std::vector<T> result = out.to_host();
+        const auto ys = ya.to_host();
+        result.insert(result.end(), ys.begin(), ys.end());
+        return result;
+    };
+    const std::vector<T> on_gpu = run(this->gpu), on_cpu = run(this->cpu);
+    for (std::size_t i = 0; i < gathered; ++i) ASSERT_EQ(on_gpu[i], x[index[i]]) << i;
+    // The couplings in double on the host: both back-ends to a few ulps of it.
+    std::vector<T> expected(on_cpu.begin(), on_cpu.begin() + gathered);
+    std::vector<double> sums(y.begin(), y.end());
+    for (std::size_t r = 0; r < rows.size(); ++r) {
+        for (std::int64_t e = starts[r]; e < starts[r + 1]; ++e) {
+            sums[rows[r]] += double(values[e]) * double(h[slots[e]]);
+        }
+    }
+    expected.insert(expected.end(), sums.begin(), sums.end());
+    expect_close(on_cpu, expected, 16 * this->eps);
+    expect_close(on_gpu, on_cpu, 16 * this->eps);
 }
 
 // The conversion to the other precision rounds (or widens) each value exactly as a cast does,

@@ -9,7 +9,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <random>
+#include <set>
 #include <stdexcept>
 #include <vector>
 
@@ -19,6 +21,7 @@
 #include "simrun/solvers/matrices/dia_matrix.hpp"
 #include "simrun/solvers/selection/linear_system_solver.hpp"
 #include "simrun/solvers/selection/matrix_properties.hpp"
+#include "support/grid_boxes.hpp"
 #include "support/rank_blocks.hpp"
 #include "support/solve_over_ranks.hpp"
 #include "support/test_backend.hpp"
@@ -49,75 +52,176 @@ DiaData<double> random_band(std::int64_t n, int width, unsigned seed) {
     return a;
 }
 
-TEST(DistributedMatrix, BlocksWithTheirHaloGiveTheWholeProduct) {
-    SIMRUN_SKIP_WITHOUT_BACKEND(test_backend());
-    const std::int64_t n = 61;
-    const int width = 7;
-    const DiaData<double> a = random_band(n, width, 11);
+// A matrix's nonzero entries: (row, column, value).
+struct Entry {
+    std::int64_t row, column;
+    double value;
+};
+
+// a's nonzero entries, its rows and columns renumbered (row i becomes to[i]; none given: kept).
+std::vector<Entry> entries_of(const DiaData<double>& a, const std::vector<std::int64_t>& to = {}) {
+    std::vector<Entry> entries;
+    const auto number = [&](std::int64_t i) {
+        return to.empty() ? i : to[static_cast<std::size_t>(i)];
+    };
+    for (std::int64_t i = 0; i < a.n; ++i) {
+        for (int d = 0; d < a.num_diagonals(); ++d) {
+            const std::int64_t j = i + a.offsets[static_cast<std::size_t>(d)];
+            if (j >= 0 && j < a.n && a.at(d, i) != 0.0) {
+                entries.push_back({number(i), number(j), a.at(d, i)});
+            }
+        }
+    }
+    return entries;
+}
+
+// The product over the ranks of the blocks of a matrix (its entries in the ranks' numbering;
+// `first`: the ranks' first rows, then the size) against the whole product; and the halo
+// counted: one exchange per product, with the rows of x each other rank reads (derived from the
+// entries).
+void expect_whole_product(const std::vector<Entry>& a, const std::vector<std::int64_t>& first,
+                          const std::function<SplitBlock<double>(const Communicator&)>& block_of_rank) {
+    const std::int64_t n = first.back();
+    const int count = static_cast<int>(first.size()) - 1;
     std::vector<double> x(static_cast<std::size_t>(n));
     std::mt19937 generator(5);
     for (double& v : x) v = std::uniform_real_distribution<double>(-1, 1)(generator);
     std::vector<double> expected(static_cast<std::size_t>(n), 0.0);
-    for (std::int64_t i = 0; i < n; ++i) {
-        for (int d = 0; d < a.num_diagonals(); ++d) {
-            const std::int64_t j = i + a.offsets[static_cast<std::size_t>(d)];
-            if (j >= 0 && j < n) expected[i] += a.at(d, i) * x[static_cast<std::size_t>(j)];
-        }
+    const auto rank_of = [&](std::int64_t row) {
+        return static_cast<int>(std::upper_bound(first.begin(), first.end(), row) -
+                                first.begin()) -
+               1;
+    };
+    // Per rank, the rows of x each other rank reads from it: (reader, row).
+    std::vector<std::set<std::pair<int, std::int64_t>>> read(static_cast<std::size_t>(count));
+    for (const Entry& e : a) {
+        expected[static_cast<std::size_t>(e.row)] += e.value * x[static_cast<std::size_t>(e.column)];
+        const int reader = rank_of(e.row), holder = rank_of(e.column);
+        if (reader != holder) read[static_cast<std::size_t>(holder)].insert({reader, e.column});
     }
+    ThreadRanks ranks(count);
+    ranks.run([&](std::shared_ptr<const Communicator> communicator) {
+        const int r = communicator->rank();
+        const std::int64_t begin = first[r], rows = first[r + 1] - first[r];
+        const auto backend = test_backend(communicator);
+        SplitBlock<double> split = block_of_rank(*communicator);
+        const DistributedMatrix<double> block(
+            std::make_unique<DiaMatrix<double>>(backend, split.inner), std::move(split.outside));
+        const auto xs = std::span<const double>(x).subspan(static_cast<std::size_t>(begin),
+                                                           static_cast<std::size_t>(rows));
+        const Array<double> local = Array<double>::from_host(backend, xs);
+        Array<double> y(backend, static_cast<std::size_t>(rows));
+        block.apply(local, y);
+        const std::vector<double> got = y.to_host();
+        for (std::int64_t i = 0; i < rows; ++i) {
+            const double want = expected[static_cast<std::size_t>(begin + i)];
+            EXPECT_NEAR(got[static_cast<std::size_t>(i)], want, 1e-14 * (1 + std::abs(want)))
+                << "row " << begin + i << " on rank " << r;
+        }
+        // The neighbours: the ranks that read this block's rows (the patterns are symmetric).
+        std::set<int> readers;
+        for (const auto& [reader, row] : read[static_cast<std::size_t>(r)]) readers.insert(reader);
+        EXPECT_EQ(block.neighbours(), std::vector<int>(readers.begin(), readers.end()));
+        const CommunicationCost& halo = communicator->times().halo;
+        EXPECT_EQ(halo.count, 1);
+        EXPECT_EQ(halo.bytes_sent,
+                  static_cast<double>(read[static_cast<std::size_t>(r)].size() * sizeof(double)));
+        EXPECT_GE(halo.seconds, 0.0);
+        block.apply(local, y);
+        EXPECT_EQ(communicator->times().halo.count, 2);
+    });
+}
+
+TEST(DistributedMatrix, BlocksWithTheirHaloGiveTheWholeProduct) {
+    SIMRUN_SKIP_WITHOUT_BACKEND(test_backend());
+    const std::int64_t n = 61;
+    const DiaData<double> a = random_band(n, 7, 11);
+    const auto blocks = [&](const std::vector<std::int64_t>& first) {
+        return [&a, first](const Communicator& c) {
+            const int r = c.rank();
+            return split_block(block_of(a, first[r], first[r + 1] - first[r]));
+        };
+    };
     for (const int count : {2, 3, 4}) {
         SCOPED_TRACE(std::to_string(count) + " ranks");
         const std::vector<std::int64_t> first = block_starts(n, count);
-        ThreadRanks ranks(count);
-        ranks.run([&](std::shared_ptr<const Communicator> communicator) {
-            const int r = communicator->rank();
-            const std::int64_t begin = first[r], rows = first[r + 1] - first[r];
-            const auto backend = test_backend(communicator);
-            SplitBlock<double> split = split_block(block_of(a, begin, rows));
-            // Only the stencil's +-width diagonals reach the neighbours (+-1 crosses too, where
-            // its entry at the block's edge is nonzero).
-            EXPECT_EQ(split.before.width, r == 0 ? 0 : width);
-            EXPECT_EQ(split.after.width, r == count - 1 ? 0 : width);
-            const DistributedMatrix<double> block(
-                std::make_unique<DiaMatrix<double>>(backend, split.inner), std::move(split.before),
-                std::move(split.after));
-            const auto xs = std::span<const double>(x).subspan(static_cast<std::size_t>(begin),
-                                                               static_cast<std::size_t>(rows));
-            const Array<double> local = Array<double>::from_host(backend, xs);
-            Array<double> y(backend, static_cast<std::size_t>(rows));
-            block.apply(local, y);
-            const std::vector<double> got = y.to_host();
-            for (std::int64_t i = 0; i < rows; ++i) {
-                const double want = expected[static_cast<std::size_t>(begin + i)];
-                EXPECT_NEAR(got[static_cast<std::size_t>(i)], want, 1e-14 * (1 + std::abs(want)))
-                    << "row " << begin + i;
-            }
-            // One halo exchange counted per product, with the rows each neighbour reads:
-            // `width` rows of x to each neighbour.
-            const CommunicationCost& halo = communicator->times().halo;
-            const int neighbours = (r > 0 ? 1 : 0) + (r + 1 < count ? 1 : 0);
-            EXPECT_EQ(halo.count, 1);
-            EXPECT_EQ(halo.bytes_sent, static_cast<double>(neighbours * width * sizeof(double)));
-            EXPECT_GE(halo.seconds, 0.0);
-            block.apply(local, y);
-            EXPECT_EQ(communicator->times().halo.count, 2);
+        expect_whole_product(entries_of(a), first, blocks(first));
+    }
+    // A block narrower than the band (rank 1: 5 rows, the band 7 wide): ranks 0 and 2 read
+    // each other's rows too.
+    SCOPED_TRACE("a narrow block");
+    const std::vector<std::int64_t> first{0, 27, 32, n};
+    expect_whole_product(entries_of(a), first, blocks(first));
+}
+
+// A grid split into boxes, numbered box by box: a rank's rows couple to the faces of the boxes
+// beside it, and with a stencil reaching diagonal neighbours to their edges and corners too.
+TEST(DistributedMatrix, BoxesOfAGridWithTheirHaloGiveTheWholeProduct) {
+    SIMRUN_SKIP_WITHOUT_BACKEND(test_backend());
+    struct Case {
+        testing::GridBoxes grid;
+        int dimension;
+        bool diagonals;
+    };
+    const Case cases[] = {
+        {{{11, 9, 1}, {2, 2, 1}}, 2, true},   // 2 x 2 boxes, uneven, 9 points
+        {{{13, 7, 1}, {3, 2, 1}}, 2, false},  // 3 x 2 boxes, 5 points
+        {{{7, 6, 8}, {2, 1, 2}}, 3, true},    // 2 x 1 x 2 boxes, 27 points
+        {{{6, 7, 6}, {2, 2, 1}}, 3, false},   // 2 x 2 x 1 boxes, 7 points
+    };
+    for (const Case& c : cases) {
+        SCOPED_TRACE(std::to_string(c.grid.parts[0]) + " x " + std::to_string(c.grid.parts[1]) +
+                     " x " + std::to_string(c.grid.parts[2]) + " boxes, " +
+                     std::to_string(c.dimension) + "D");
+        const auto steps = testing::grid_steps(c.dimension, c.diagonals);
+        std::mt19937 generator(17);
+        std::uniform_real_distribution<double> random(-1.0, 1.0);
+        const DiaData<double> a = testing::grid_matrix(
+            c.grid, steps, [&](std::int64_t, int) { return random(generator); });
+        const std::vector<std::int64_t> to = c.grid.renumbering();
+        expect_whole_product(entries_of(a, to), c.grid.firsts(), [&](const Communicator& ranks) {
+            return testing::box_block(a, c.grid, steps, ranks.rank());
         });
+        // A^T's blocks from A's (transpose_block), as the whole transpose's.
+        expect_whole_product(entries_of(transpose(a), to), c.grid.firsts(),
+                             [&](const Communicator& ranks) {
+                                 return transpose_block(
+                                     ranks, testing::box_block(a, c.grid, steps, ranks.rank()));
+                             });
     }
 }
 
-TEST(DistributedMatrix, ABlockNarrowerThanTheBandIsRefusedOnEveryRank) {
+// A coupling outside the matrix, or to the block's own rows among those outside it, is refused
+// on every rank with the same message, naming the rank whose block has it.
+TEST(DistributedMatrix, CouplingsOutsideTheMatrixOrInsideTheBlockAreRefusedOnEveryRank) {
     SIMRUN_SKIP_WITHOUT_BACKEND(test_backend());
-    const DiaData<double> a = random_band(20, 7, 3);
-    const std::vector<std::int64_t> first{0, 15, 20};  // rank 1: 5 rows, the band reaches 7
-    ThreadRanks ranks(2);
-    ranks.run([&](std::shared_ptr<const Communicator> communicator) {
-        const int r = communicator->rank();
-        const auto backend = test_backend(communicator);
-        SplitBlock<double> split = split_block(block_of(a, first[r], first[r + 1] - first[r]));
-        EXPECT_THROW(
-            DistributedMatrix<double>(std::make_unique<DiaMatrix<double>>(backend, split.inner),
-                                      std::move(split.before), std::move(split.after)),
-            std::invalid_argument);
-    });
+    const DiaData<double> a = random_band(20, 3, 3);
+    const std::vector<std::int64_t> first{0, 10, 20};
+    for (const std::int64_t column : {std::int64_t{-11}, std::int64_t{10}, std::int64_t{4}}) {
+        SCOPED_TRACE("rank 1 couples to its column " + std::to_string(column));
+        std::vector<std::string> messages(2);
+        ThreadRanks ranks(2);
+        ranks.run([&](std::shared_ptr<const Communicator> communicator) {
+            const int r = communicator->rank();
+            const auto backend = test_backend(communicator);
+            SplitBlock<double> split = split_block(block_of(a, first[r], first[r + 1] - first[r]));
+            if (r == 1) split.outside.add(2, column, 1.0);
+            try {
+                DistributedMatrix<double>(std::make_unique<DiaMatrix<double>>(backend, split.inner),
+                                          std::move(split.outside));
+            } catch (const std::invalid_argument& e) {
+                messages[static_cast<std::size_t>(r)] = e.what();
+            }
+        });
+        EXPECT_EQ(messages[0], messages[1]);
+        EXPECT_NE(messages[0].find("rank 1's block (10 rows): its row 2 couples to column " +
+                                   std::to_string(10 + column)),
+                  std::string::npos)
+            << messages[0];
+        EXPECT_NE(messages[0].find(column == 4 ? "inside its own block" : "outside the matrix"),
+                  std::string::npos)
+            << messages[0];
+    }
 }
 
 // CG + Jacobi on a 2D Laplacian (a grid's stencil, the band nx wide) over 1 to 4 ranks: the
@@ -156,6 +260,66 @@ TEST(DistributedMatrix, SolveOverRanksTakesTheIterationsOfOneProcess) {
         });
         // The reductions are global: every rank saw the same residuals, to the bit.
         for (const double residual : residuals) EXPECT_EQ(residual, residuals[0]);
+    }
+}
+
+// Over boxes (a grid's rows numbered box by box, each rank's block given split): CG + Jacobi on
+// a Laplacian takes one process's iterations to its solution, and BiCG + Jacobi on a
+// convection-diffusion operator (A^T from the boxes' couplings) reaches it too, in 2D and 3D.
+TEST(DistributedMatrix, SolvesOverBoxesReachOneProcessSolution) {
+    SIMRUN_SKIP_WITHOUT_BACKEND(test_backend());
+    struct Case {
+        testing::GridBoxes grid;
+        int dimension;
+        const char* method;
+        double convection;
+    };
+    const Case cases[] = {
+        {{{14, 13, 1}, {2, 2, 1}}, 2, "cg", 0.0},
+        {{{7, 8, 7}, {2, 1, 2}}, 3, "cg", 0.0},
+        {{{14, 13, 1}, {3, 2, 1}}, 2, "bicg", 0.4},
+        {{{8, 7, 7}, {2, 2, 1}}, 3, "bicg", 0.4},
+    };
+    for (const Case& c : cases) {
+        SCOPED_TRACE(std::string(c.method) + " in " + std::to_string(c.dimension) + "D over " +
+                     std::to_string(c.grid.ranks()) + " boxes");
+        const auto steps = testing::grid_steps(c.dimension, false);
+        // -1 to each neighbour (-1 -+ convection along x), 2d on the diagonal.
+        const DiaData<double> a = testing::grid_matrix(c.grid, steps, [&](std::int64_t, int d) {
+            const testing::GridStep& step = steps[static_cast<std::size_t>(d)];
+            if (step == testing::GridStep{0, 0, 0}) return 2.0 * c.dimension + 0.01;
+            return -1.0 - c.convection * step[0];
+        });
+        std::vector<double> b(static_cast<std::size_t>(a.n));
+        for (std::size_t i = 0; i < b.size(); ++i) b[i] = std::sin(0.37 * static_cast<double>(i));
+        MethodParameters parameters;
+        parameters.criteria.relative_tolerance = 1e-10;
+        SolverRequest request = SolverRequest::parse(c.method, "jacobi", "dia");
+        const testing::RankSolve whole =
+            testing::solve_on_one_rank(a, b, plan_solver(analyze(a), request), parameters);
+        ASSERT_TRUE(whole.report.converged());
+        // b and the solution in the ranks' numbering.
+        const std::vector<std::int64_t> to = c.grid.renumbering();
+        std::vector<double> b_ranks(b.size()), u_ranks(b.size());
+        for (std::size_t i = 0; i < b.size(); ++i) {
+            b_ranks[static_cast<std::size_t>(to[i])] = b[i];
+            u_ranks[static_cast<std::size_t>(to[i])] = whole.x[i];
+        }
+        request.ranks = c.grid.ranks();
+        const auto plan = plan_solver(analyze(a), request);
+        testing::solve_blocks_over_ranks(
+            [&](int r) { return testing::box_block(a, c.grid, steps, r); }, b_ranks,
+            c.grid.firsts(), plan, parameters, [&](const testing::RankSolve& rank) {
+                EXPECT_TRUE(rank.report.converged());
+                EXPECT_LE(
+                    std::abs(rank.report.total_iterations() - whole.report.total_iterations()),
+                    c.convection == 0.0 ? 0 : 1);
+                for (std::size_t i = 0; i < rank.x.size(); ++i) {
+                    const double want = u_ranks[static_cast<std::size_t>(rank.first) + i];
+                    EXPECT_NEAR(rank.x[i], want,
+                                (c.convection == 0.0 ? 1e-12 : 1e-8) * (1 + std::abs(want)));
+                }
+            });
     }
 }
 
@@ -214,37 +378,21 @@ TEST(DistributedMatrix, BlockJacobiSsorAndIluReachOneProcessSolution) {
     }
 }
 
-// A^T split as A is: each rank's block of the transpose, from its block of A and its
-// neighbours' rows, is the whole transpose's block (also where one rank's block carries a
-// diagonal the others lack); and BiCG (which multiplies by A^T) over ranks takes one process's
-// iterations to its solution.
+// A^T split as A is: each rank's block of the transpose, from its block of A and the other
+// ranks' couplings into it, is the whole transpose's block (slabs here, boxes above, blocks
+// narrower than the band too); and BiCG (which multiplies by A^T) over ranks takes one
+// process's iterations to its solution.
 TEST(DistributedMatrix, TransposeBlocksAreTheWholeTransposeAndBiCgRuns) {
     SIMRUN_SKIP_WITHOUT_BACKEND(test_backend());
     const DiaData<double> a = random_band(61, 7, 23);
-    const DiaData<double> whole_transpose = transpose(a);
-    for (const int count : {2, 3, 4}) {
-        SCOPED_TRACE(std::to_string(count) + " ranks");
-        const std::vector<std::int64_t> first = block_starts(a.n, count);
-        ThreadRanks ranks(count);
-        ranks.run([&](std::shared_ptr<const Communicator> communicator) {
-            const int r = communicator->rank();
-            const std::int64_t begin = first[r], rows = first[r + 1] - first[r];
-            DiaData<double> mine = block_of(a, begin, rows);
-            if (r == 0) {
-                // A diagonal of zeros the other ranks lack: the blocks go on the union.
-                mine.offsets.push_back(3);
-                mine.values.resize(mine.values.size() + static_cast<std::size_t>(rows), 0.0);
-            }
-            const DiaData<double> got = transpose_block(*communicator, mine);
-            const DiaData<double> want = block_of(whole_transpose, begin, rows);
-            for (int d = 0; d < want.num_diagonals(); ++d) {
-                const int g = got.find_diagonal(want.offsets[static_cast<std::size_t>(d)]);
-                for (std::int64_t i = 0; i < rows; ++i) {
-                    EXPECT_EQ(g >= 0 ? got.at(g, i) : 0.0, want.at(d, i))
-                        << "offset " << want.offsets[static_cast<std::size_t>(d)] << ", row "
-                        << begin + i;
-                }
-            }
+    for (const int count : {2, 3, 4, 0}) {
+        SCOPED_TRACE(count == 0 ? std::string("a narrow block") : std::to_string(count) + " ranks");
+        const std::vector<std::int64_t> first =
+            count == 0 ? std::vector<std::int64_t>{0, 27, 32, a.n} : block_starts(a.n, count);
+        expect_whole_product(entries_of(transpose(a)), first, [&](const Communicator& ranks) {
+            const int r = ranks.rank();
+            return transpose_block(ranks,
+                                   split_block(block_of(a, first[r], first[r + 1] - first[r])));
         });
     }
     const DiaData<double> c = to_dia(testing::convection_diffusion_matrix(24, 15.0, 5.0));

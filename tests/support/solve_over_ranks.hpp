@@ -5,6 +5,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "simrun/solvers/base/array.hpp"
@@ -25,19 +26,21 @@ struct RankSolve {
     std::string halo_path;  // how its back-end's halo travelled (Backend::halo_path)
 };
 
-// Solves a x = b with `plan` over starts.size() - 1 ranks (rank r: rows starts[r] ..
-// starts[r + 1] - 1); check(const RankSolve&) runs on each rank's thread.
-template <typename Check>
-void solve_over_ranks(const solvers::DiaData<double>& a, const std::vector<double>& b,
-                      const std::vector<std::int64_t>& starts, const solvers::SolverPlan& plan,
-                      const solvers::MethodParameters& parameters, Check&& check) {
+// Solves with `plan` over starts.size() - 1 ranks, rank r holding rows starts[r] ..
+// starts[r + 1] - 1 of the ranks' numbering: its block from block_of_rank(r) (DIA rows with
+// their couplings beyond the block, or a SplitBlock), its part of b (given in that numbering)
+// from starts[r] on. check(const RankSolve&) runs on each rank's thread.
+template <typename BlockOfRank, typename Check>
+void solve_blocks_over_ranks(BlockOfRank&& block_of_rank, const std::vector<double>& b,
+                             const std::vector<std::int64_t>& starts,
+                             const solvers::SolverPlan& plan,
+                             const solvers::MethodParameters& parameters, Check&& check) {
     ThreadRanks ranks(static_cast<int>(starts.size()) - 1);
     ranks.run([&](std::shared_ptr<const solvers::Communicator> communicator) {
         const int r = communicator->rank();
         const std::int64_t first = starts[r], rows = starts[r + 1] - starts[r];
         const auto on = test_backend(communicator);
-        const solvers::LinearSystemSolver<double> solver(on, block_of(a, first, rows), plan,
-                                                         parameters);
+        const solvers::LinearSystemSolver<double> solver(on, block_of_rank(r), plan, parameters);
         const auto part = std::span<const double>(b).subspan(static_cast<std::size_t>(first),
                                                              static_cast<std::size_t>(rows));
         solvers::Array<double> x(on, static_cast<std::size_t>(rows));
@@ -51,6 +54,16 @@ void solve_over_ranks(const solvers::DiaData<double>& a, const std::vector<doubl
         result.x = x.to_host();
         check(result);
     });
+}
+
+// Solves a x = b with `plan` over starts.size() - 1 ranks (rank r: rows starts[r] ..
+// starts[r + 1] - 1 of a's numbering); check(const RankSolve&) runs on each rank's thread.
+template <typename Check>
+void solve_over_ranks(const solvers::DiaData<double>& a, const std::vector<double>& b,
+                      const std::vector<std::int64_t>& starts, const solvers::SolverPlan& plan,
+                      const solvers::MethodParameters& parameters, Check&& check) {
+    solve_blocks_over_ranks([&](int r) { return block_of(a, starts[r], starts[r + 1] - starts[r]); },
+                            b, starts, plan, parameters, std::forward<Check>(check));
 }
 
 // The same solve on one rank (the whole matrix): the reference the ranks' solves are held to.

@@ -231,8 +231,8 @@ std::unique_ptr<solvers::LinearOperator<double>> GridIntegrator::owned_operator(
     auto inner = solvers::all_or_none(ranks(), [&] {
         return std::make_unique<solvers::DiaMatrix<double>>(backend_, block.inner);
     });
-    return std::make_unique<solvers::DistributedMatrix<double>>(
-        std::move(inner), std::move(block.before), std::move(block.after));
+    return std::make_unique<solvers::DistributedMatrix<double>>(std::move(inner),
+                                                                std::move(block.outside));
 }
 
 solvers::Array<double> GridIntegrator::node_weights(double value_free, double value_fixed,

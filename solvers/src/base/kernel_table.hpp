@@ -159,6 +159,15 @@ struct KernelTable {
     void (*multiply)(const Backend&, std::size_t n, const T* x, const T* y, T* z);
     // x = x + alpha d .* r (weighted Jacobi update). Traffic: 3n reads, n writes.
     void (*scaled_axpy)(const Backend&, std::size_t n, T alpha, const T* d, const T* r, T* x);
+    // out_i = x[index_i]: the rows other ranks read, gathered into one buffer. Traffic: n
+    // indices and n values read, n written.
+    void (*gather)(const Backend&, std::size_t n, const std::int64_t* index, const T* x, T* out);
+    // y[rows_i] += sum over k in [starts_i, starts_{i+1}) of values_k * halo[slots_k], for n
+    // distinct rows: a block's couplings to the rows of one other rank. Traffic per row: its
+    // index, two starts, y read and written; per entry: its slot, its value and a halo value.
+    void (*add_couplings)(const Backend&, std::size_t n, const std::int64_t* rows,
+                          const std::int64_t* starts, const std::int32_t* slots, const T* values,
+                          const T* halo, T* y);
     // CG step 1: p = z + beta p. Traffic: 2n reads, n writes.
     void (*cg_step_1)(const Backend&, std::size_t n, T beta, const T* z, T* p);
     // CG step 2: x = x + alpha p, r = r - alpha q. Traffic: 4n reads, 2n writes.

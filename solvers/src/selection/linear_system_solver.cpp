@@ -27,10 +27,14 @@ std::int64_t SolveReport::total_iterations() const {
 
 namespace {
 
-// Over ranks, whether a step starts from the block as given (its couplings to the neighbours'
-// rows included): multigrid's hierarchy and BiCG's transpose.
-bool needs_block(const SolverStep& step) {
-    return step.preconditioner == PreconditionerKind::multigrid || step.method == Method::bicg;
+// Over ranks, the steps that start from the block as given (its couplings to the other ranks'
+// rows included): multigrid's hierarchy (from a grid's slabs) and BiCG's transpose.
+bool uses_multigrid(const SolverStep& step) {
+    return step.preconditioner == PreconditionerKind::multigrid;
+}
+bool uses_bicg(const SolverStep& step) { return step.method == Method::bicg; }
+bool any_step(const SolverPlan& plan, bool (*uses)(const SolverStep&)) {
+    return uses(plan.first) || std::any_of(plan.fallbacks.begin(), plan.fallbacks.end(), uses);
 }
 
 }  // namespace
@@ -62,19 +66,45 @@ LinearSystemSolver<T>::LinearSystemSolver(std::shared_ptr<const Backend> backend
                                           SolverPlan plan, MethodParameters parameters)
     : backend_(std::move(backend)), plan_(std::move(plan)), parameters_(parameters) {
     // Over several ranks the matrix is this rank's block of rows, its couplings to the
-    // neighbouring ranks' rows among them (distributed_matrix.hpp).
-    std::optional<SplitBlock<T>> split;
+    // neighbouring ranks' rows among them (a grid's slabs): a hierarchy over ranks starts from
+    // it as given.
+    std::optional<OutsideCouplings<T>> outside;
+    all_or_none(backend_->communicator(), [&] {
+        if (backend_->communicator().size() == 1) return;
+        if (any_step(plan_, uses_multigrid)) block_ = matrix;
+        SplitBlock<T> split = split_block(std::move(matrix));
+        matrix = std::move(split.inner);
+        outside = std::move(split.outside);
+    });
+    build(std::move(matrix), std::move(outside));
+}
+
+template <typename T>
+LinearSystemSolver<T>::LinearSystemSolver(std::shared_ptr<const Backend> backend,
+                                          SplitBlock<T> block, SolverPlan plan,
+                                          MethodParameters parameters)
+    : backend_(std::move(backend)), plan_(std::move(plan)), parameters_(parameters) {
+    const bool distributed = backend_->communicator().size() > 1;
+    if (!distributed && block.outside.size() > 0) {
+        throw std::invalid_argument(std::to_string(block.outside.size()) +
+                                    " couplings outside the block, on one rank");
+    }
+    if (distributed && any_step(plan_, uses_multigrid)) {
+        throw std::invalid_argument(
+            "multigrid over ranks starts from a grid's slabs: give each rank its block's DIA "
+            "rows with their couplings beyond it");
+    }
+    build(std::move(block.inner),
+          distributed ? std::optional(std::move(block.outside)) : std::nullopt);
+}
+
+template <typename T>
+void LinearSystemSolver<T>::build(DiaData<T> matrix, std::optional<OutsideCouplings<T>> outside) {
     // The block's own part goes to the back-end first, on each rank alone (all_or_none: a rank
     // that cannot stops every rank before the collective DistributedMatrix set-up).
     all_or_none(backend_->communicator(), [&] {
-        if (backend_->communicator().size() > 1) {
-            if (needs_block(plan_.first) ||
-                std::any_of(plan_.fallbacks.begin(), plan_.fallbacks.end(), needs_block)) {
-                block_ = matrix;
-            }
-            split = split_block(std::move(matrix));
-            matrix = std::move(split->inner);
-        }
+        // BiCG's transpose over ranks starts from the block as split.
+        if (outside && any_step(plan_, uses_bicg)) transpose_source_ = {matrix, *outside};
         if (plan_.format == Format::dia || plan_.format == Format::stencil) {
             operator_ = std::make_unique<DiaMatrix<T>>(
                 backend_, matrix,
@@ -84,23 +114,27 @@ LinearSystemSolver<T>::LinearSystemSolver(std::shared_ptr<const Backend> backend
             operator_ = make_operator(backend_, *host_, plan_.format);
         }
     });
-    if (split) {
-        operator_ = std::make_unique<DistributedMatrix<T>>(
-            std::move(operator_), std::move(split->before), std::move(split->after));
+    if (outside) {
+        operator_ =
+            std::make_unique<DistributedMatrix<T>>(std::move(operator_), std::move(*outside));
     }
     built_.resize(1 + plan_.fallbacks.size());
     // The first step's set-up (a multigrid hierarchy) reads the host matrix while it is here,
     // rather than copying it back from the back-end. Over ranks it reads the block, and the
     // host's copy of the block's own part goes first (the back-end has it).
-    if (block_) {
+    if (outside) {
         matrix = {};
     } else {
         construction_matrix_ = &matrix;
     }
     method(0);
     construction_matrix_ = nullptr;
-    // The block's copy stays only for a fallback that will need it.
-    if (std::none_of(plan_.fallbacks.begin(), plan_.fallbacks.end(), needs_block)) block_.reset();
+    // The copies of the block stay only for a fallback that will need them.
+    const auto later = [&](bool (*uses)(const SolverStep&)) {
+        return std::any_of(plan_.fallbacks.begin(), plan_.fallbacks.end(), uses);
+    };
+    if (!later(uses_multigrid)) block_.reset();
+    if (!later(uses_bicg)) transpose_source_.reset();
 }
 
 template <typename T>
@@ -129,17 +163,16 @@ std::vector<T> LinearSystemSolver<T>::host_diagonal() const {
 
 template <typename T>
 std::unique_ptr<LinearOperator<T>> LinearSystemSolver<T>::make_transpose() const {
-    if (block_) {
-        // Over ranks: this rank's block of A^T's rows, its couplings to the neighbours' rows
-        // split off as A's are (collective).
+    if (transpose_source_) {
+        // Over ranks: this rank's block of A^T's rows, the transpose of its own block and the
+        // other ranks' couplings into it (collective).
         const Communicator& ranks = backend_->communicator();
-        SplitBlock<T> split = split_block(transpose_block(ranks, *block_));
+        SplitBlock<T> split = transpose_block(ranks, *transpose_source_);
         std::unique_ptr<LinearOperator<T>> inner;
         all_or_none(ranks, [&] {
             inner = std::make_unique<DiaMatrix<T>>(backend_, split.inner, DiaStorage::general);
         });
-        return std::make_unique<DistributedMatrix<T>>(std::move(inner), std::move(split.before),
-                                                      std::move(split.after));
+        return std::make_unique<DistributedMatrix<T>>(std::move(inner), std::move(split.outside));
     }
     if (const DiaMatrix<T>* dia = dia_operator()) {
         // The transpose of a stencil with identity rows need not be a stencil (columns of
@@ -174,7 +207,9 @@ const IterativeSolver<T>& LinearSystemSolver<T>::method(std::size_t index) const
         built->preconditioner = make_multigrid_preconditioner<T>(backend_, *block_, *plan_.grid,
                                                                  multigrid, dia_operator());
     }
-    if (block_ && step.method == Method::bicg && !transpose_) transpose_ = make_transpose();
+    if (transpose_source_ && step.method == Method::bicg && !transpose_) {
+        transpose_ = make_transpose();
+    }
     all_or_none(ranks, [&] {
         switch (step.preconditioner) {
             case PreconditionerKind::none:

@@ -61,6 +61,22 @@ void scaled_axpy(const Backend& backend, std::size_t n, T alpha, const T* d, con
                  [=] SIMRUN_HOST_DEVICE(std::size_t i) { x[i] += alpha * d[i] * r[i]; });
 }
 
+template <typename T>
+void gather(const Backend& backend, std::size_t n, const std::int64_t* index, const T* x, T* out) {
+    parallel_for(backend, n, [=] SIMRUN_HOST_DEVICE(std::size_t i) { out[i] = x[index[i]]; });
+}
+
+template <typename T>
+void add_couplings(const Backend& backend, std::size_t n, const std::int64_t* rows,
+                   const std::int64_t* starts, const std::int32_t* slots, const T* values,
+                   const T* halo, T* y) {
+    parallel_for(backend, n, [=] SIMRUN_HOST_DEVICE(std::size_t i) {
+        T sum = y[rows[i]];
+        for (std::int64_t k = starts[i]; k < starts[i + 1]; ++k) sum += values[k] * halo[slots[k]];
+        y[rows[i]] = sum;
+    });
+}
+
 // p = r + beta (p - omega v)
 template <typename T>
 void bicgstab_p(const Backend& backend, std::size_t n, T beta, T omega, const T* r, const T* v,

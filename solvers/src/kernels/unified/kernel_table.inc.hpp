@@ -12,6 +12,8 @@ const KernelTable<T>& kernel_table() {
         .xpby = &xpby<T>,
         .multiply = &multiply<T>,
         .scaled_axpy = &scaled_axpy<T>,
+        .gather = &gather<T>,
+        .add_couplings = &add_couplings<T>,
         .cg_step_1 = &cg_step_1<T>,
         .cg_step_2 = &cg_step_2<T>,
         .bicgstab_p = &bicgstab_p<T>,

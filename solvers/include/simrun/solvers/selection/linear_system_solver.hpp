@@ -11,6 +11,7 @@
 #include "simrun/solvers/matrices/csr_data.hpp"
 #include "simrun/solvers/matrices/dia_data.hpp"
 #include "simrun/solvers/matrices/dia_matrix.hpp"
+#include "simrun/solvers/matrices/distributed_matrix.hpp"
 #include "simrun/solvers/matrices/linear_operator.hpp"
 #include "simrun/solvers/methods/iterative_solver.hpp"
 #include "simrun/solvers/preconditioners/preconditioner.hpp"
@@ -54,6 +55,13 @@ public:
     // formats go through CSR (std::invalid_argument beyond its 32-bit index limits).
     LinearSystemSolver(std::shared_ptr<const Backend> backend, DiaData<T> matrix, SolverPlan plan,
                        MethodParameters parameters);
+    // Over the ranks of the back-end's communicator: this rank's block of rows as its own
+    // couplings and those outside it (distributed_matrix.hpp), from any split of the rows (a
+    // grid's boxes). Multigrid over ranks starts from a grid's slabs, given as DIA rows above:
+    // std::invalid_argument where the plan names it over several ranks, or where one rank is
+    // given couplings outside its block.
+    LinearSystemSolver(std::shared_ptr<const Backend> backend, SplitBlock<T> block,
+                       SolverPlan plan, MethodParameters parameters);
     ~LinearSystemSolver();
 
     // Solves from the initial guess in x; each fallback restarts from that same guess. x holds
@@ -89,6 +97,9 @@ private:
     std::vector<T> host_diagonal() const;
     // A^T in the operator's format (for BiCG).
     std::unique_ptr<LinearOperator<T>> make_transpose() const;
+    // The operator (split over ranks where `outside` is given) and the first step, from the
+    // block's own rows.
+    void build(DiaData<T> matrix, std::optional<OutsideCouplings<T>> outside);
     // The operator as a DIA matrix, or nullptr for the other formats.
     const DiaMatrix<T>* dia_operator() const;
 
@@ -103,10 +114,11 @@ private:
     mutable Array<T> residual_;                             // b - A x, recomputed
     // The host DIA matrix while the constructor builds the first step, else null.
     const DiaData<T>* construction_matrix_ = nullptr;
-    // Over ranks, with multigrid or BiCG in the chain: this rank's block of rows as given (the
-    // couplings to the neighbours' rows included), which a hierarchy over ranks and the
-    // transpose start from.
+    // Over ranks, with multigrid in the chain: this rank's block of rows as given (the
+    // couplings to the neighbours' rows included), which a hierarchy over ranks starts from.
     std::optional<DiaData<T>> block_;
+    // Over ranks, with BiCG in the chain: the block split, which its transpose starts from.
+    std::optional<SplitBlock<T>> transpose_source_;
     // For remove_constant: 1, the weights w (1 when none were given), and b - c w.
     mutable Array<T> ones_, removal_weights_, projected_;
 };
