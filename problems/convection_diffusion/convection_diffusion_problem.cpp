@@ -103,13 +103,13 @@ public:
         return s;
     }
 
-    void initial_condition(const Grid& grid, framework::PlaneRange planes,
+    void initial_condition(const Grid& grid, const framework::NodeBox& box,
                            std::span<double> u) const override {
-        framework::sample(grid, planes, initial_, 0.0, u);
+        framework::sample(grid, box, initial_, 0.0, u);
     }
-    void source(const Grid& grid, framework::PlaneRange planes, double t,
+    void source(const Grid& grid, const framework::NodeBox& box, double t,
                 std::span<double> f) const override {
-        framework::sample(grid, planes, source_, t, f);
+        framework::sample(grid, box, source_, t, f);
     }
     bool source_depends_on_time() const override { return source_.depends_on_time(); }
     const Expression* source_expression() const override { return &source_; }

@@ -67,18 +67,18 @@ public:
         return framework::diffusion_stencil(alpha_, spacing.data(), grid.dimension());
     }
 
-    void initial_condition(const Grid& grid, framework::PlaneRange planes,
+    void initial_condition(const Grid& grid, const framework::NodeBox& box,
                            std::span<double> u) const override {
         if (image_) {
-            framework::sample_image(grid, planes, *image_, range_[0], range_[1], u);
+            framework::sample_image(grid, box, *image_, range_[0], range_[1], u);
         } else {
-            framework::sample(grid, planes, *initial_, 0.0, u);
+            framework::sample(grid, box, *initial_, 0.0, u);
         }
     }
 
-    void source(const Grid& grid, framework::PlaneRange planes, double t,
+    void source(const Grid& grid, const framework::NodeBox& box, double t,
                 std::span<double> f) const override {
-        framework::sample(grid, planes, source_, t, f);
+        framework::sample(grid, box, source_, t, f);
     }
 
     bool source_depends_on_time() const override { return source_.depends_on_time(); }

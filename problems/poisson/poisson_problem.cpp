@@ -34,12 +34,12 @@ public:
     }
 
     // k must be positive at every face the stencil uses (ghost faces included); the first node
-    // of `planes` in node order that breaks it is reported. Cost: the stencil of every node of
-    // the planes (k at 2 d faces each), in parallel.
-    void check_stencil(const Grid& grid, framework::PlaneRange planes) const override {
+    // of `box` in its order that breaks it is reported. Cost: the stencil of every node of the
+    // box (k at 2 d faces each), in parallel.
+    void check_stencil(const Grid& grid, const framework::NodeBox& box) const override {
         std::vector<std::int64_t> first_bad(static_cast<std::size_t>(omp_get_max_threads()), -1);
         const int blocks = framework::for_each_node_in_blocks(
-            grid, planes, [&](std::int64_t i, std::int64_t j, std::int64_t k, int block) {
+            box, [&](std::int64_t i, std::int64_t j, std::int64_t k, int block) {
                 std::int64_t& bad = first_bad[static_cast<std::size_t>(block)];
                 if (bad >= 0) return;
                 const auto s = stencil(grid, i, j, k);
@@ -85,12 +85,13 @@ public:
         return s;
     }
 
-    void initial_condition(const Grid&, framework::PlaneRange, std::span<double> u) const override {
+    void initial_condition(const Grid&, const framework::NodeBox&,
+                           std::span<double> u) const override {
         std::fill(u.begin(), u.end(), 0.0);
     }
-    void source(const Grid& grid, framework::PlaneRange planes, double t,
+    void source(const Grid& grid, const framework::NodeBox& box, double t,
                 std::span<double> f) const override {
-        framework::sample(grid, planes, source_, t, f);
+        framework::sample(grid, box, source_, t, f);
     }
     bool source_depends_on_time() const override { return false; }
     const Expression* source_expression() const override { return &source_; }

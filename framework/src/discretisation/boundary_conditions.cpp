@@ -97,18 +97,17 @@ bool BoundaryConditions::depends_on_time() const {
 }
 
 std::vector<std::uint8_t> BoundaryConditions::dirichlet_nodes(const Grid& grid,
-                                                              PlaneRange planes) const {
-    std::vector<std::uint8_t> fixed(static_cast<std::size_t>(grid.num_points(planes)), 0);
+                                                              const NodeBox& box) const {
+    std::vector<std::uint8_t> fixed(static_cast<std::size_t>(box.num_points()), 0);
     const auto n = grid.points();
-    const std::int64_t first = grid.first_node(planes);
-    for_each_node(grid, planes, [&](std::int64_t i, std::int64_t j, std::int64_t k) {
+    for_each_node(box, [&](std::int64_t i, std::int64_t j, std::int64_t k) {
         const std::int64_t index[3] = {i, j, k};
         for (int s = 0; s < num_sides(); ++s) {
             const int axis = s / 2;
             const std::int64_t edge = s % 2 == 0 ? 0 : n[static_cast<std::size_t>(axis)] - 1;
             if (index[axis] == edge &&
                 sides_[static_cast<std::size_t>(s)].type == BoundaryType::dirichlet) {
-                fixed[static_cast<std::size_t>(grid.index(i, j, k) - first)] = 1;
+                fixed[static_cast<std::size_t>(box.index(i, j, k))] = 1;
             }
         }
     });
@@ -128,13 +127,12 @@ int BoundaryConditions::dirichlet_side(const Grid& grid, std::int64_t i, std::in
     return -1;
 }
 
-void BoundaryConditions::fill_dirichlet(const Grid& grid, PlaneRange planes, double t,
+void BoundaryConditions::fill_dirichlet(const Grid& grid, const NodeBox& box, double t,
                                         std::span<double> values) const {
-    const std::int64_t first = grid.first_node(planes);
-    for_each_node(grid, planes, [&](std::int64_t i, std::int64_t j, std::int64_t k) {
+    for_each_node(box, [&](std::int64_t i, std::int64_t j, std::int64_t k) {
         const int s = dirichlet_side(grid, i, j, k);
         if (s < 0) return;
-        values[static_cast<std::size_t>(grid.index(i, j, k) - first)] =
+        values[static_cast<std::size_t>(box.index(i, j, k))] =
             sides_[static_cast<std::size_t>(s)].value(grid.coordinate(0, i), grid.coordinate(1, j),
                                                       grid.coordinate(2, k), t);
     });

@@ -49,6 +49,30 @@ PlaneRange Grid::with_neighbours(PlaneRange planes) const {
             std::min(all_planes().last, planes.last + 1)};
 }
 
+NodeBox Grid::box(PlaneRange planes) const {
+    NodeBox box{{0, 0, 0}, points_};
+    box.lower[static_cast<std::size_t>(slowest_axis())] = planes.first;
+    box.upper[static_cast<std::size_t>(slowest_axis())] = planes.last;
+    return box;
+}
+
+bool Grid::whole_planes(const NodeBox& box) const {
+    for (int a = 0; a < slowest_axis(); ++a) {
+        const auto axis = static_cast<std::size_t>(a);
+        if (box.lower[axis] != 0 || box.upper[axis] != points_[axis]) return false;
+    }
+    return true;
+}
+
+NodeBox Grid::with_neighbours(const NodeBox& box) const {
+    NodeBox wider = box;
+    for (std::size_t a = 0; a < static_cast<std::size_t>(dimension_); ++a) {
+        wider.lower[a] = std::max<std::int64_t>(0, box.lower[a] - 1);
+        wider.upper[a] = std::min(points_[a], box.upper[a] + 1);
+    }
+    return wider;
+}
+
 std::vector<PlaneRange> Grid::plane_blocks(std::int64_t nodes) const {
     const std::int64_t per_block = std::max<std::int64_t>(1, nodes / plane_size());
     std::vector<PlaneRange> blocks;

@@ -235,33 +235,30 @@ double GrayImage::sample(double u, double v) const {
     return (1.0 - fy) * lower + fy * upper;
 }
 
-void sample_image(const Grid& grid, PlaneRange planes, const GrayImage& image, double low,
+void sample_image(const Grid& grid, const NodeBox& box, const GrayImage& image, double low,
                   double high, std::span<double> values) {
-    if (static_cast<std::int64_t>(values.size()) != grid.num_points(planes)) {
+    if (static_cast<std::int64_t>(values.size()) != box.num_points()) {
         throw std::invalid_argument("sample_image: " + std::to_string(values.size()) +
-                                    " values for " + std::to_string(grid.num_points(planes)) +
-                                    " nodes");
+                                    " values for " + std::to_string(box.num_points()) + " nodes");
     }
     const std::int64_t nx = grid.points(0);
     const std::int64_t ny = grid.points(1);
-    // In 2D the planes are rows j; in 3D whole z layers, each the same.
-    const bool rows = grid.dimension() == 2;
-    const std::int64_t j_first = rows ? planes.first : 0, j_last = rows ? planes.last : ny;
-    for (std::int64_t j = j_first; j < j_last; ++j) {
+    // The box's first z layer; in 3D every further layer repeats it.
+    const std::int64_t k0 = box.lower[2];
+    for (std::int64_t j = box.lower[1]; j < box.upper[1]; ++j) {
         // v = (y_j - y0) / (y1 - y0) = j / (ny - 1), likewise u.
         const double v = static_cast<double>(j) / static_cast<double>(ny - 1);
-        for (std::int64_t i = 0; i < nx; ++i) {
+        for (std::int64_t i = box.lower[0]; i < box.upper[0]; ++i) {
             const double u = static_cast<double>(i) / static_cast<double>(nx - 1);
-            values[static_cast<std::size_t>(grid.index(i, j) - grid.index(0, j_first))] =
+            values[static_cast<std::size_t>(box.index(i, j, k0))] =
                 low + (high - low) * image.sample(u, v);
         }
     }
-    if (rows) return;
-    // Every further z layer repeats the first.
-    const auto layer = values.first(static_cast<std::size_t>(nx * ny));
-    for (std::int64_t k = 1; k < planes.count(); ++k) {
-        std::copy(layer.begin(), layer.end(),
-                  values.begin() + static_cast<std::ptrdiff_t>(grid.index(0, 0, k)));
+    const auto layer = values.first(static_cast<std::size_t>(box.points(0) * box.points(1)));
+    for (std::int64_t k = k0 + 1; k < box.upper[2]; ++k) {
+        std::copy(
+            layer.begin(), layer.end(),
+            values.begin() + static_cast<std::ptrdiff_t>(box.index(box.lower[0], box.lower[1], k)));
     }
 }
 

@@ -13,12 +13,12 @@
 namespace simrun::framework {
 namespace {
 
-// The DIA offsets of a 5-point (2D) or 7-point (3D) stencil, sorted ascending.
-std::vector<int> stencil_offsets(const Grid& grid) {
+// The DIA offsets of a 5-point (2D) or 7-point (3D) stencil on a box, sorted ascending.
+std::vector<int> stencil_offsets(const Grid& grid, const NodeBox& box) {
     std::vector<int> offsets{0};
     for (int axis = 0; axis < grid.dimension(); ++axis) {
-        offsets.push_back(static_cast<int>(grid.stride(axis)));
-        offsets.push_back(-static_cast<int>(grid.stride(axis)));
+        offsets.push_back(static_cast<int>(box.stride(axis)));
+        offsets.push_back(-static_cast<int>(box.stride(axis)));
     }
     std::sort(offsets.begin(), offsets.end());
     return offsets;
@@ -28,32 +28,28 @@ std::vector<int> stencil_offsets(const Grid& grid) {
 
 SpatialOperator::SpatialOperator(const Grid& grid, const StencilFunction& stencil,
                                  const BoundaryConditions& boundary)
-    : SpatialOperator(grid, stencil, boundary, grid.all_planes()) {}
+    : SpatialOperator(grid, stencil, boundary, grid.box()) {}
 
 SpatialOperator::SpatialOperator(const Grid& grid, const StencilFunction& stencil,
-                                 const BoundaryConditions& boundary, PlaneRange planes)
-    : grid_(grid),
-      boundary_(boundary),
-      planes_(planes),
-      first_node_(grid.first_node(planes)),
-      dirichlet_(boundary.dirichlet_nodes(grid, planes)) {
+                                 const BoundaryConditions& boundary, const NodeBox& box)
+    : grid_(grid), boundary_(boundary), box_(box), dirichlet_(boundary.dirichlet_nodes(grid, box)) {
     const auto n = grid.points();
-    l_.n = grid.num_points(planes);
-    l_.offsets = stencil_offsets(grid);
+    l_.n = box.num_points();
+    l_.offsets = stencil_offsets(grid, box);
     l_.values.assign(l_.offsets.size() * static_cast<std::size_t>(l_.n), 0.0);
     row_scale_.assign(static_cast<std::size_t>(l_.n), 1.0);
     const int centre = l_.find_diagonal(0);
     int minus[3] = {0, 0, 0}, plus[3] = {0, 0, 0};
     for (int axis = 0; axis < grid.dimension(); ++axis) {
-        minus[axis] = l_.find_diagonal(-static_cast<int>(grid.stride(axis)));
-        plus[axis] = l_.find_diagonal(static_cast<int>(grid.stride(axis)));
+        minus[axis] = l_.find_diagonal(-static_cast<int>(box.stride(axis)));
+        plus[axis] = l_.find_diagonal(static_cast<int>(box.stride(axis)));
     }
     // Ghost terms and Dirichlet couplings per block of lines, joined in block (node) order.
     std::vector<std::vector<GhostTerm>> ghosts(static_cast<std::size_t>(omp_get_max_threads()));
     std::vector<std::vector<Coupling>> couplings(ghosts.size());
     const int blocks = for_each_node_in_blocks(
-        grid, planes, [&](std::int64_t i, std::int64_t j, std::int64_t k, int block) {
-            const std::int64_t row = grid.index(i, j, k) - first_node_;
+        box, [&](std::int64_t i, std::int64_t j, std::int64_t k, int block) {
+            const std::int64_t row = box.index(i, j, k);
             if (dirichlet_[static_cast<std::size_t>(row)]) return;
             StencilCoefficients s = stencil(i, j, k);
             const std::int64_t index[3] = {i, j, k};
@@ -78,8 +74,11 @@ SpatialOperator::SpatialOperator(const Grid& grid, const StencilFunction& stenci
             }
             l_.at(centre, row) = s.centre;
             for (int axis = 0; axis < grid.dimension(); ++axis) {
-                l_.at(minus[axis], row) = s.minus[axis];
-                l_.at(plus[axis], row) = s.plus[axis];
+                // A coupling leaving the box is not held (along x it would meet the box's
+                // previous or next line in the box's numbering).
+                const auto a = static_cast<std::size_t>(axis);
+                l_.at(minus[axis], row) = index[axis] > box.lower[a] ? s.minus[axis] : 0.0;
+                l_.at(plus[axis], row) = index[axis] + 1 < box.upper[a] ? s.plus[axis] : 0.0;
             }
             // The row's couplings to Dirichlet nodes, in diagonal order (as an SpMV sums them).
             for (int d = 0; d < l_.num_diagonals(); ++d) {
@@ -98,19 +97,18 @@ SpatialOperator::SpatialOperator(const Grid& grid, const StencilFunction& stenci
     }
 }
 
-PlaneRange SpatialOperator::complete_planes() const {
-    const PlaneRange all = grid_.all_planes();
-    return {planes_.first + (planes_.first > all.first ? 1 : 0),
-            planes_.last - (planes_.last < all.last ? 1 : 0)};
+NodeBox SpatialOperator::complete_box() const {
+    NodeBox complete = box_;
+    for (std::size_t a = 0; a < static_cast<std::size_t>(grid_.dimension()); ++a) {
+        if (box_.lower[a] > 0) ++complete.lower[a];
+        if (box_.upper[a] < grid_.points()[a]) --complete.upper[a];
+    }
+    return complete;
 }
 
 void SpatialOperator::add_boundary_forcing(double t, std::span<double> forcing) const {
     for (const GhostTerm& term : ghost_terms_) {
-        std::int64_t rest = term.node + first_node_;
-        const std::int64_t i = rest % grid_.points(0);
-        rest /= grid_.points(0);
-        const std::int64_t j = rest % grid_.points(1);
-        const std::int64_t k = rest / grid_.points(1);
+        const auto [i, j, k] = box_.node(term.node);
         const SideCondition& condition = boundary_.side(static_cast<Side>(term.side));
         forcing[static_cast<std::size_t>(term.node)] +=
             term.weight * condition.value(grid_.coordinate(0, i), grid_.coordinate(1, j),
@@ -232,10 +230,10 @@ double SpatialOperator::largest_stable_explicit_step() const {
     std::vector<std::array<double, 2>> pairs;
     std::unordered_set<std::string> seen;
     std::vector<double> row;
-    const PlaneRange complete = complete_planes();
-    const std::int64_t begin = (complete.first - planes_.first) * grid_.plane_size();
-    const std::int64_t end = (complete.last - planes_.first) * grid_.plane_size();
-    for (std::int64_t i = begin; i < end; ++i) {
+    const NodeBox complete = complete_box();
+    for (std::int64_t c = 0; c < complete.num_points(); ++c) {
+        const auto [x, y, z] = complete.node(c);
+        const std::int64_t i = box_.index(x, y, z);
         if (dirichlet_[static_cast<std::size_t>(i)]) continue;
         const std::size_t start = pairs.size();
         diagonals.push_back(centre >= 0 ? l_.at(centre, i) : 0.0);

@@ -195,7 +195,7 @@ IntegratorCheck check_simulation(const RunSpec& spec) {
     require_memory_for(spec, SlabDecomposition::whole(*spec.grid));
     return placing_input_errors(spec, [&] {
         for (const PlaneRange block : spec.grid->plane_blocks(check_block_nodes)) {
-            spec.problem->check_stencil(*spec.grid, block);
+            spec.problem->check_stencil(*spec.grid, spec.grid->box(block));
         }
         IntegratorCheck check = placing_solver_refusals(spec, [&] {
             return check_time_integrator(*spec.grid, *spec.problem, *spec.boundary, spec.time,
@@ -205,7 +205,7 @@ IntegratorCheck check_simulation(const RunSpec& spec) {
             std::vector<double> u;
             for (const PlaneRange block : spec.grid->plane_blocks(check_block_nodes)) {
                 u.assign(static_cast<std::size_t>(spec.grid->num_points(block)), 0.0);
-                spec.problem->initial_condition(*spec.grid, block, u);
+                spec.problem->initial_condition(*spec.grid, spec.grid->box(block), u);
                 require_finite_initial(*spec.grid, block, u);
             }
         }
@@ -236,7 +236,7 @@ Simulation::Simulation(RunSpec spec, const RunOptions& options)
         backend_reason_ = std::move(decision.reason);
     });
     agreeing(ranks, [&] {
-        placing_input_errors(spec_, [&] { spec_.problem->check_stencil(grid, slab_.owned); });
+        placing_input_errors(spec_, [&] { spec_.problem->check_stencil(grid, grid.box(slab_.owned)); });
         integrator_ = placing_input_errors(spec_, [&] {
             return placing_solver_refusals(spec_, [&] {
                 return make_time_integrator(grid, *spec_.problem, *spec_.boundary, spec_.time,
@@ -252,7 +252,7 @@ Simulation::Simulation(RunSpec spec, const RunOptions& options)
     std::vector<double> u(static_cast<std::size_t>(slab_.num_points(grid)), 0.0);
     if (!spec_.time.steady()) {
         agreeing(ranks, [&] {
-            spec_.problem->initial_condition(grid, slab_.owned, u);
+            spec_.problem->initial_condition(grid, grid.box(slab_.owned), u);
             placing_input_errors(spec_, [&] { require_finite_initial(grid, slab_.owned, u); });
         });
     }

@@ -36,7 +36,8 @@ PartialErrors measure_own(const Simulation& simulation, const std::vector<double
     const Grid& grid = simulation.grid();
     const PlaneRange owned = simulation.slab().owned;
     std::vector<double> exact(u.size());
-    sample(grid, owned, *simulation.spec().problem->exact_solution(), simulation.time(), exact);
+    sample(grid, grid.box(owned), *simulation.spec().problem->exact_solution(), simulation.time(),
+           exact);
     const std::int64_t first = grid.first_node(owned);
     for (std::size_t i = 0; i < exact.size(); ++i) {
         if (std::isfinite(exact[i])) continue;

@@ -380,7 +380,7 @@ void DeviceDataTerm::form(double t_now, double t_next, const solvers::Array<doub
 }
 
 void DeviceDataTerm::check(double t_now, double t_next) const {
-    const PlaneRange planes = grid_.all_planes();
+    const NodeBox box = grid_.box();
     const std::int64_t nx = grid_.points(0), ny = grid_.points(1);
     const auto at = [&](std::uint64_t node, auto&& value) {
         const auto i = static_cast<std::int64_t>(node);
@@ -397,7 +397,7 @@ void DeviceDataTerm::check(double t_now, double t_next) const {
             value = at(node, [&](double x, double y, double z) {
                 return (*problem_.source_expression())(x, y, z, t);
             });
-            throw_not_finite(grid_, planes, static_cast<std::int64_t>(node), value, t,
+            throw_not_finite(grid_, box, static_cast<std::int64_t>(node), value, t,
                              StepDataError::source, "problem.source", "the source");
         }
         if (r == dirichlet_next) {
@@ -407,7 +407,7 @@ void DeviceDataTerm::check(double t_now, double t_next) const {
                     boundary_.dirichlet_side(grid_, i % nx, (i / nx) % ny, i / (nx * ny));
                 return boundary_.side(static_cast<Side>(side)).value(x, y, z, t);
             });
-            throw_not_finite(grid_, planes, static_cast<std::int64_t>(node), value, t,
+            throw_not_finite(grid_, box, static_cast<std::int64_t>(node), value, t,
                              StepDataError::dirichlet_value, "boundary",
                              "a Dirichlet boundary value");
         }
@@ -417,7 +417,7 @@ void DeviceDataTerm::check(double t_now, double t_next) const {
                          return boundary_.side(static_cast<Side>(term.side)).value(x, y, z, t);
                      });
         }
-        throw_not_finite(grid_, planes, static_cast<std::int64_t>(node), value, t,
+        throw_not_finite(grid_, box, static_cast<std::int64_t>(node), value, t,
                          StepDataError::ghost_value, "boundary",
                          "a Neumann or Robin boundary value");
     }

@@ -14,7 +14,7 @@ namespace {
 
 // Throws InputError at `key` for the first node where `values` is not finite (among the nodes
 // `wanted` selects: free or Dirichlet), naming its coordinates and the time.
-void require_finite(const Grid& grid, PlaneRange planes, std::span<const double> values,
+void require_finite(const Grid& grid, const NodeBox& box, std::span<const double> values,
                     const std::vector<std::uint8_t>& fixed, bool wanted_fixed, double t,
                     StepDataError::Stage stage, const char* key, const char* what) {
     const auto n = static_cast<std::int64_t>(values.size());
@@ -26,17 +26,15 @@ void require_finite(const Grid& grid, PlaneRange planes, std::span<const double>
             first = std::min(first, i);
     }
     if (first == n) return;
-    throw_not_finite(grid, planes, first, values[static_cast<std::size_t>(first)], t, stage, key,
+    throw_not_finite(grid, box, first, values[static_cast<std::size_t>(first)], t, stage, key,
                      what);
 }
 
 }  // namespace
 
-void throw_not_finite(const Grid& grid, PlaneRange planes, std::int64_t row, double value, double t,
-                      StepDataError::Stage stage, const char* key, const char* what) {
-    const std::int64_t nx = grid.points(0), ny = grid.points(1);
-    const std::int64_t node = row + grid.first_node(planes);
-    const std::int64_t index[3] = {node % nx, (node / nx) % ny, node / (nx * ny)};
+void throw_not_finite(const Grid& grid, const NodeBox& box, std::int64_t row, double value,
+                      double t, StepDataError::Stage stage, const char* key, const char* what) {
+    const auto index = box.node(row);
     std::string at = "(";
     for (int a = 0; a < grid.dimension(); ++a) {
         char number[32];
@@ -63,27 +61,27 @@ void StepData::evaluate(double t) {
     // Allocated at the first evaluation: an integrator whose back-end forms the data never
     // holds them (three vectors of n on the host).
     if (forcing_.empty()) {
-        const auto n = static_cast<std::size_t>(grid_.num_points(op_.planes()));
+        const auto n = static_cast<std::size_t>(op_.box().num_points());
         forcing_.resize(n);
         g_.resize(n);
         lg_.resize(n);
     }
     const auto& fixed = op_.dirichlet();
-    const PlaneRange planes = op_.planes();
-    problem_.source(grid_, planes, t, forcing_);
-    require_finite(grid_, planes, forcing_, fixed, false, t, StepDataError::source,
-                   "problem.source", "the source");
+    const NodeBox& box = op_.box();
+    problem_.source(grid_, box, t, forcing_);
+    require_finite(grid_, box, forcing_, fixed, false, t, StepDataError::source, "problem.source",
+                   "the source");
     const auto n = static_cast<std::int64_t>(forcing_.size());
 #pragma omp parallel for schedule(static)
     for (std::int64_t i = 0; i < n; ++i) {
         if (fixed[static_cast<std::size_t>(i)]) forcing_[static_cast<std::size_t>(i)] = 0.0;
     }
     op_.add_boundary_forcing(t, forcing_);
-    require_finite(grid_, planes, forcing_, fixed, false, t, StepDataError::ghost_value, "boundary",
+    require_finite(grid_, box, forcing_, fixed, false, t, StepDataError::ghost_value, "boundary",
                    "a Neumann or Robin boundary value");
     std::fill(g_.begin(), g_.end(), 0.0);
-    boundary_.fill_dirichlet(grid_, planes, t, g_);
-    require_finite(grid_, planes, g_, fixed, true, t, StepDataError::dirichlet_value, "boundary",
+    boundary_.fill_dirichlet(grid_, box, t, g_);
+    require_finite(grid_, box, g_, fixed, true, t, StepDataError::dirichlet_value, "boundary",
                    "a Dirichlet boundary value");
     op_.dirichlet_coupling(g_, lg_);
     evaluated_at_ = t;
@@ -100,7 +98,7 @@ GridIntegrator::GridIntegrator(const IntegratorSetup& setup)
                                                          std::int64_t k) {
               return problem.stencil(grid, i, j, k);
           },
-          setup.boundary, setup.slab.assembled),
+          setup.boundary, setup.grid.box(setup.slab.assembled)),
       data_(setup.grid, setup.problem, setup.boundary, op_),
       dt_(setup.time.dt),
       u_(setup.backend, static_cast<std::size_t>(setup.slab.num_points(setup.grid))) {
@@ -112,7 +110,7 @@ GridIntegrator::GridIntegrator(const IntegratorSetup& setup)
 void GridIntegrator::set_state(std::span<const double> u, std::int64_t step) {
     std::vector<double> state(u.begin(), u.end());
     step_ = step;
-    boundary_.fill_dirichlet(grid_, slab_.owned, time(), state);
+    boundary_.fill_dirichlet(grid_, grid_.box(slab_.owned), time(), state);
     u_.copy_from_host(state);
 }
 

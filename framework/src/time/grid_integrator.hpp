@@ -96,9 +96,9 @@ private:
     Stage stage_;
 };
 
-// Throws the StepDataError of a value that is not finite at row `row` of `planes` at time t,
+// Throws the StepDataError of a value that is not finite at row `row` of `box` at time t,
 // naming `key`, the node's coordinates and t.
-[[noreturn]] void throw_not_finite(const Grid& grid, PlaneRange planes, std::int64_t row,
+[[noreturn]] void throw_not_finite(const Grid& grid, const NodeBox& box, std::int64_t row,
                                    double value, double t, StepDataError::Stage stage,
                                    const char* key, const char* what);
 

@@ -28,7 +28,7 @@ IntegratorCheck check_time_integrator(const Grid& grid, const Problem& problem,
     std::exception_ptr data_error;
     int data_error_stage = StepDataError::dirichlet_value + 1;
     for (const PlaneRange block : grid.plane_blocks(block_nodes)) {
-        SpatialOperator op(grid, stencil, boundary, grid.with_neighbours(block));
+        SpatialOperator op(grid, stencil, boundary, grid.box(grid.with_neighbours(block)));
         if (data_error_stage > StepDataError::source) {
             try {
                 StepData(grid, problem, boundary, op).evaluate(t_first);
@@ -44,10 +44,10 @@ IntegratorCheck check_time_integrator(const Grid& grid, const Problem& problem,
             continue;
         }
         const SystemScaling system = system_scaling(time);
-        const std::int64_t begin = grid.first_node(block) - grid.first_node(op.planes());
+        const std::int64_t begin = grid.first_node(block) - grid.first_node(op.box());
         const solvers::DiaData<double> matrix =
             release_system_matrix(op, system.shift, system.scale);
-        analysis.add(matrix, begin, begin + grid.num_points(block), grid.first_node(op.planes()));
+        analysis.add(matrix, begin, begin + grid.num_points(block), grid.first_node(op.box()));
     }
     IntegratorCheck check;
     if (explicit_scheme) {

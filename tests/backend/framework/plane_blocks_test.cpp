@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <filesystem>
 #include <string>
@@ -40,7 +41,7 @@ TEST(PlaneBlocks, CoverTheGridInOrderWithinTheirSize) {
             }
             EXPECT_EQ(next, all.last);
         }
-        const PlaneRange inner = grid.with_neighbours({1, 2});
+        const PlaneRange inner = grid.with_neighbours(PlaneRange{1, 2});
         EXPECT_EQ(inner.first, 0);
         EXPECT_EQ(inner.last, 3);
         EXPECT_EQ(grid.with_neighbours(all).last, all.last);
@@ -75,7 +76,31 @@ StencilFunction varying_stencil(const Grid& grid) {
     };
 }
 
-TEST(PlaneBlocks, ABlocksOperatorHoldsTheWholeOperatorsRowsAndBoundaryData) {
+// The boxes of a process grid of parts[0] x parts[1] x parts[2] over the grid (the first
+// points mod parts boxes along an axis one node longer).
+std::vector<NodeBox> boxes_of(const Grid& grid, std::array<std::int64_t, 3> parts) {
+    const auto start = [&](std::size_t axis, std::int64_t p) {
+        const std::int64_t n = grid.points()[axis];
+        return p * (n / parts[axis]) + std::min(p, n % parts[axis]);
+    };
+    std::vector<NodeBox> boxes;
+    for (std::int64_t c = 0; c < parts[2]; ++c) {
+        for (std::int64_t b = 0; b < parts[1]; ++b) {
+            for (std::int64_t a = 0; a < parts[0]; ++a) {
+                boxes.push_back({{start(0, a), start(1, b), start(2, c)},
+                                 {start(0, a + 1), start(1, b + 1), start(2, c + 1)}});
+            }
+        }
+    }
+    return boxes;
+}
+
+// A part's operator (assembled on the part with its neighbouring nodes) holds the whole
+// operator's rows of the part's nodes, their Dirichlet flags, row scales, boundary forcing and
+// Dirichlet couplings, bit for bit; and the smallest of the parts' stable explicit steps is the
+// whole operator's. Parts: blocks of planes, and the boxes of process grids (a box's rows
+// are numbered within it, its diagonals at the box's strides).
+TEST(PlaneBlocks, APartsOperatorHoldsTheWholeOperatorsRowsAndBoundaryData) {
     for (int dimension : {2, 3}) {
         SCOPED_TRACE(dimension);
         const Grid grid(dimension, {6, 5, 4}, {0, 0, 0}, {1, 2, 1.5});
@@ -88,26 +113,42 @@ TEST(PlaneBlocks, ABlocksOperatorHoldsTheWholeOperatorsRowsAndBoundaryData) {
         whole.add_boundary_forcing(0.25, whole_forcing);
         whole.dirichlet_coupling(g, whole_lg);
 
+        std::vector<std::vector<NodeBox>> partitions;
         for (std::int64_t block_nodes : {std::int64_t{1}, 2 * grid.plane_size()}) {
-            double limit = std::numeric_limits<double>::infinity();
+            std::vector<NodeBox> blocks;
             for (const PlaneRange block : grid.plane_blocks(block_nodes)) {
-                const SpatialOperator part(grid, stencil, boundary, grid.with_neighbours(block));
-                EXPECT_LE(part.complete_planes().first, block.first);
-                EXPECT_GE(part.complete_planes().last, block.last);
-                const std::int64_t first = grid.first_node(part.planes());
-                const auto rows = static_cast<std::size_t>(grid.num_points(part.planes()));
-                std::vector<double> forcing(rows, 0.0), lg(rows);
+                blocks.push_back(grid.box(block));
+            }
+            partitions.push_back(blocks);
+        }
+        partitions.push_back(boxes_of(grid, {2, 2, dimension == 3 ? 2 : 1}));
+        partitions.push_back(boxes_of(grid, {3, 1, dimension == 3 ? 2 : 1}));
+        for (const auto& parts : partitions) {
+            SCOPED_TRACE(std::to_string(parts.size()) + " parts");
+            double limit = std::numeric_limits<double>::infinity();
+            for (const NodeBox& owned : parts) {
+                const SpatialOperator part(grid, stencil, boundary, grid.with_neighbours(owned));
+                const NodeBox& box = part.box();
+                EXPECT_TRUE(part.complete_box().contains(owned));
+                const auto rows = static_cast<std::size_t>(box.num_points());
+                std::vector<double> forcing(rows, 0.0), lg(rows), box_g(rows);
+                for (std::size_t r = 0; r < rows; ++r) {
+                    const auto [i, j, k] = box.node(static_cast<std::int64_t>(r));
+                    box_g[r] = g[static_cast<std::size_t>(grid.index(i, j, k))];
+                }
                 part.add_boundary_forcing(0.25, forcing);
-                part.dirichlet_coupling(
-                    std::span<const double>(g).subspan(static_cast<std::size_t>(first), rows), lg);
-                for (std::int64_t node = grid.first_node(block);
-                     node < grid.first_node(block) + grid.num_points(block); ++node) {
-                    const auto r = static_cast<std::size_t>(node - first);
+                part.dirichlet_coupling(box_g, lg);
+                for (std::int64_t o = 0; o < owned.num_points(); ++o) {
+                    const auto [i, j, k] = owned.node(o);
+                    const std::int64_t node = grid.index(i, j, k);
+                    const auto r = static_cast<std::size_t>(box.index(i, j, k));
                     const auto n = static_cast<std::size_t>(node);
                     ASSERT_EQ(part.dirichlet()[r], whole.dirichlet()[n]) << node;
                     EXPECT_EQ(part.row_scale()[r], whole.row_scale()[n]) << node;
                     EXPECT_EQ(forcing[r], whole_forcing[n]) << node;
                     EXPECT_EQ(lg[r], whole_lg[n]) << node;
+                    // Diagonal d couples along the same axis and way in both (the offsets
+                    // ascend with the strides).
                     for (int d = 0; d < whole.matrix().num_diagonals(); ++d) {
                         EXPECT_EQ(part.matrix().at(d, static_cast<std::int64_t>(r)),
                                   whole.matrix().at(d, node))
@@ -116,7 +157,7 @@ TEST(PlaneBlocks, ABlocksOperatorHoldsTheWholeOperatorsRowsAndBoundaryData) {
                 }
                 limit = std::min(limit, part.largest_stable_explicit_step());
             }
-            // A minimum over rows: the blocks' minimum is the whole operator's, bit for bit.
+            // A minimum over rows: the parts' minimum is the whole operator's, bit for bit.
             EXPECT_EQ(limit, whole.largest_stable_explicit_step());
             EXPECT_TRUE(std::isfinite(limit) && limit > 0.0);
         }

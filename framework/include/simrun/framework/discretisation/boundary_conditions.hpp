@@ -47,21 +47,21 @@ public:
     const SideCondition& side(Side side) const { return sides_[static_cast<std::size_t>(side)]; }
     bool depends_on_time() const;
 
-    // 1 at the nodes of `planes` where u = g is imposed (on a Dirichlet side), 0 elsewhere;
-    // entry index - first_node(planes).
-    std::vector<std::uint8_t> dirichlet_nodes(const Grid& grid, PlaneRange planes) const;
+    // 1 at the nodes of `box` where u = g is imposed (on a Dirichlet side), 0 elsewhere; entry
+    // box.index(i, j, k).
+    std::vector<std::uint8_t> dirichlet_nodes(const Grid& grid, const NodeBox& box) const;
     // The side whose g gives u at node (i, j, k): the last Dirichlet side in Side order that
     // holds it; -1 at a node on no Dirichlet side.
     int dirichlet_side(const Grid& grid, std::int64_t i, std::int64_t j, std::int64_t k) const;
-    // Writes g(t) at every Dirichlet node of `planes` (other nodes untouched), likewise.
-    void fill_dirichlet(const Grid& grid, PlaneRange planes, double t,
+    // Writes g(t) at every Dirichlet node of `box` (other nodes untouched), likewise.
+    void fill_dirichlet(const Grid& grid, const NodeBox& box, double t,
                         std::span<double> values) const;
     // The same on the whole grid.
     std::vector<std::uint8_t> dirichlet_nodes(const Grid& grid) const {
-        return dirichlet_nodes(grid, grid.all_planes());
+        return dirichlet_nodes(grid, grid.box());
     }
     void fill_dirichlet(const Grid& grid, double t, std::span<double> values) const {
-        fill_dirichlet(grid, grid.all_planes(), t, values);
+        fill_dirichlet(grid, grid.box(), t, values);
     }
     // e.g. "left dirichlet, right neumann, bottom dirichlet, top robin (a = 2)"
     std::string describe() const;

@@ -7,13 +7,13 @@
 
 namespace simrun::framework {
 
-// values[index(i, j, k) - first_node(planes)] = e(x_i, y_j, z_k, t) at every node of `planes`;
-// values has num_points(planes) entries. Throws std::invalid_argument when it has not.
-void sample(const Grid& grid, PlaneRange planes, const Expression& e, double t,
+// values[box.index(i, j, k)] = e(x_i, y_j, z_k, t) at every node of `box`; values has
+// box.num_points() entries. Throws std::invalid_argument when it has not.
+void sample(const Grid& grid, const NodeBox& box, const Expression& e, double t,
             std::span<double> values);
 // The same on the whole grid.
 inline void sample(const Grid& grid, const Expression& e, double t, std::span<double> values) {
-    sample(grid, grid.all_planes(), e, t, values);
+    sample(grid, grid.box(), e, t, values);
 }
 
 }  // namespace simrun::framework

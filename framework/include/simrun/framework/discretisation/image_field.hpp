@@ -57,13 +57,13 @@ private:
 // values[index(i, j, k)] = low + (high - low) * image.sample(u, v) at every node, with
 // u = (x - x0) / (x1 - x0) and v = (y - y0) / (y1 - y0) over the grid's extent (computed as
 // i / (nx - 1) and j / (ny - 1), so the edges are exact); every z layer of a 3D grid gets the
-// same values. On `planes` only (values[index - first_node(planes)]) when given. Throws
-// std::invalid_argument when values does not have num_points(planes) entries.
-void sample_image(const Grid& grid, PlaneRange planes, const GrayImage& image, double low,
+// same values. On `box` only (values[box.index(i, j, k)]) when given. Throws
+// std::invalid_argument when values does not have box.num_points() entries.
+void sample_image(const Grid& grid, const NodeBox& box, const GrayImage& image, double low,
                   double high, std::span<double> values);
 inline void sample_image(const Grid& grid, const GrayImage& image, double low, double high,
                          std::span<double> values) {
-    sample_image(grid, grid.all_planes(), image, low, high, values);
+    sample_image(grid, grid.box(), image, low, high, values);
 }
 
 }  // namespace simrun::framework

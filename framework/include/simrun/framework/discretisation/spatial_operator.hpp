@@ -1,6 +1,7 @@
 #pragma once
 // The spatial operator L of u_t = L u + f on a grid, with the boundary conditions folded in,
-// assembled in DIA (one row per node; diagonals 0, +-1, +-nx, +-nx*ny).
+// assembled in DIA (one row per node of a box of the grid, the whole grid by default;
+// diagonals 0, +-1, +-nx, +-nx*ny with the box's nx and ny).
 //
 // Assembly runs on the OpenMP threads, calling the stencil function from several at once.
 // A problem gives the stencil of L at every node, boundary nodes included, as if the grid went
@@ -32,16 +33,17 @@ public:
     // L on the whole grid.
     SpatialOperator(const Grid& grid, const StencilFunction& stencil,
                     const BoundaryConditions& boundary);
-    // The rows of the nodes of `planes` (row r is node first_node(planes) + r; every vector
-    // below is indexed so): a node's couplings to nodes outside `planes` are not held, so the
-    // rows of a plane at an end of `planes` that is not the grid's are complete only in the
-    // part made from the neighbouring planes (complete_planes()).
+    // The rows of the nodes of `box` (row box.index(i, j, k); every vector below is indexed
+    // so, the diagonals' offsets the box's strides): a node's couplings to nodes outside `box`
+    // are not held, so the rows on a face of `box` that is not the grid's are complete only in
+    // the box made from its neighbouring nodes (complete_box()).
     SpatialOperator(const Grid& grid, const StencilFunction& stencil,
-                    const BoundaryConditions& boundary, PlaneRange planes);
+                    const BoundaryConditions& boundary, const NodeBox& box);
 
-    PlaneRange planes() const { return planes_; }
-    // The planes whose rows hold every coupling L has (all of them for the whole grid).
-    PlaneRange complete_planes() const;
+    const NodeBox& box() const { return box_; }
+    // The nodes whose rows hold every coupling L has (all of them for the whole grid): the box
+    // less one node on each face that is not the grid's.
+    NodeBox complete_box() const;
 
     // L; empty (n = 0) once released.
     const solvers::DiaData<double>& matrix() const { return l_; }
@@ -89,8 +91,7 @@ public:
 private:
     const Grid& grid_;
     const BoundaryConditions& boundary_;
-    PlaneRange planes_;
-    std::int64_t first_node_;  // the grid's index of row 0
+    NodeBox box_;
     solvers::DiaData<double> l_;
     std::vector<std::uint8_t> dirichlet_;
     std::vector<double> row_scale_;

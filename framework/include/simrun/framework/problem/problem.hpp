@@ -31,16 +31,16 @@ public:
     // outside the grid are those of ghost nodes). Independent of time.
     virtual StencilCoefficients stencil(const Grid& grid, std::int64_t i, std::int64_t j,
                                         std::int64_t k) const = 0;
-    // Checks the stencil's coefficients at the nodes of `planes`: throws InputError naming the
-    // key and the first node in node order where they are not valid. Called for the planes a
+    // Checks the stencil's coefficients at the nodes of `box`: throws InputError naming the
+    // key and the first node in the box's order where they are not valid. Called for the box a
     // run assembles (over ranks, each rank its own), and block by block by `simrun check`, so
     // that no process checks more of the grid than it holds. Nothing to check by default.
-    virtual void check_stencil(const Grid&, PlaneRange) const {}
-    // u(x, 0) at every node of `planes` (transient problems); u[index - first_node(planes)].
-    virtual void initial_condition(const Grid& grid, PlaneRange planes,
+    virtual void check_stencil(const Grid&, const NodeBox&) const {}
+    // u(x, 0) at every node of `box` (transient problems); u[box.index(i, j, k)].
+    virtual void initial_condition(const Grid& grid, const NodeBox& box,
                                    std::span<double> u) const = 0;
-    // f(x, t) at every node of `planes`, likewise.
-    virtual void source(const Grid& grid, PlaneRange planes, double t,
+    // f(x, t) at every node of `box`, likewise.
+    virtual void source(const Grid& grid, const NodeBox& box, double t,
                         std::span<double> f) const = 0;
     virtual bool source_depends_on_time() const = 0;
     // The source as the expression source() samples, where it is one: a back-end that forms
