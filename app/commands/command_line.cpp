@@ -2,9 +2,11 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdio>
 #include <iostream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -42,8 +44,44 @@ struct Arguments {
     std::vector<std::string> overrides;
     std::string output;
     std::string restart;
+    std::string process_grid;
     bool quiet = false;
 };
+
+// "2x2" or "2x1x2": the parts of a process grid along x, y (and z); nullopt for other text.
+std::optional<std::array<std::int64_t, 3>> parse_process_grid(const std::string& text) {
+    std::array<std::int64_t, 3> parts{1, 1, 1};
+    std::size_t axis = 0, at = 0;
+    while (axis < 3) {
+        const std::size_t end = std::min(text.find('x', at), text.size());
+        const std::string number = text.substr(at, end - at);
+        if (number.empty() || number.size() > 6 ||
+            number.find_first_not_of("0123456789") != std::string::npos || std::stoll(number) < 1) {
+            return std::nullopt;
+        }
+        parts[axis++] = std::stoll(number);
+        if (end == text.size()) break;
+        at = end + 1;
+    }
+    if (axis < 2 || at > text.size() || text.find('x', at) != std::string::npos) {
+        return std::nullopt;
+    }
+    return parts;
+}
+
+// --process-grid PxQ[xR], checked as it is parsed.
+void add_process_grid_option(CLI::App& app, std::string& process_grid) {
+    app.add_option("--process-grid", process_grid,
+                   "Under MPI, split the grid into PxQ (2D) or PxQxR (3D) boxes, one per rank "
+                   "(default: slabs across the slowest axis, which multigrid over ranks needs)")
+        ->option_text("PxQ[xR]")
+        ->check([](const std::string& text) {
+            return parse_process_grid(text) ? std::string()
+                                            : "expected PxQ or PxQxR, positive whole numbers "
+                                              "(e.g. 2x2), not '" +
+                                                  text + "'";
+        });
+}
 
 Config load(const Arguments& arguments) {
     Config config = Config::from_file(arguments.file);
@@ -71,9 +109,9 @@ void print_header(const Simulation& simulation, const std::string* restart, doub
     std::printf("  backend  %s (%s; %s)\n",
                 std::string(solvers::to_string(simulation.backend().kind())).c_str(),
                 simulation.backend().description().c_str(), simulation.backend_reason().c_str());
-    if (simulation.slab().distributed()) {
+    if (simulation.decomposition().distributed()) {
         std::printf("  ranks    %s\n",
-                    describe_ranks(grid, simulation.slab(), simulation.backend()).c_str());
+                    describe_ranks(grid, simulation.decomposition(), simulation.backend()).c_str());
     }
     if (const solvers::SolverPlan* plan = simulation.integrator().plan()) {
         std::printf("  solver   %s\n", plan->first.reason.c_str());
@@ -104,7 +142,7 @@ void print_header(const Simulation& simulation, const std::string* restart, doub
     std::fflush(stdout);
 }
 
-// Over several ranks every rank runs the same input (each its slab); rank 0 alone prints, and
+// Over several ranks every rank runs the same input (each its box); rank 0 alone prints, and
 // every failure is agreed (distributed/agreement.hpp), so that each rank ends alike.
 int run_simulation(const Arguments& arguments) {
     const solvers::Communicator& ranks = *arguments.ranks;
@@ -114,6 +152,9 @@ int run_simulation(const Arguments& arguments) {
     options.quiet = arguments.quiet;
     if (!arguments.restart.empty()) options.restart_file = arguments.restart;
     options.ranks = arguments.ranks;
+    if (!arguments.process_grid.empty()) {
+        options.process_grid = parse_process_grid(arguments.process_grid);
+    }
     options.stop_on_signals = true;
     const bool quiet = arguments.quiet || ranks.rank() != 0;
     const auto start = std::chrono::steady_clock::now();
@@ -349,6 +390,7 @@ int run_command_line(int argc, char** argv) {
                    "Continue from the last step stored in RUN.h5 (same grid and dt; appends when "
                    "RUN.h5 is this run's own output)")
         ->option_text("RUN.h5");
+    add_process_grid_option(app, arguments.process_grid);
     app.add_flag("--quiet", arguments.quiet, "Print nothing but errors");
     app.set_version_flag(
         "--version",
@@ -375,6 +417,7 @@ int run_command_line(int argc, char** argv) {
     verify_command->add_option("--levels", verify_levels, "Number of grid levels (>= 2; 3)");
     verify_command->add_flag("--json", verify_json, "Print one JSON object");
     add_word_option(*verify_command, "--backend", verify_arguments.backend, "Back-end");
+    add_process_grid_option(*verify_command, verify_arguments.process_grid);
     verify_command->add_option("--set", verify_arguments.overrides, "Override an input key")
         ->allow_extra_args(false);
 
@@ -432,10 +475,13 @@ int run_command_line(int argc, char** argv) {
     try {
         app.parse(argc, argv);
     } catch (const CLI::Success& e) {  // --help, --help-all, --version: printed, exit 0
-        return app.exit(e);
+        // Every rank parses the same arguments alike: rank 0 alone prints.
+        return ranks->rank() == 0 ? app.exit(e) : exit_success;
     } catch (const CLI::ParseError& e) {
-        std::fprintf(stderr, "simrun: usage error: %s\nRun 'simrun --help' for the options.\n",
-                     e.what());
+        if (ranks->rank() == 0) {
+            std::fprintf(stderr, "simrun: usage error: %s\nRun 'simrun --help' for the options.\n",
+                         e.what());
+        }
         return exit_usage;
     }
 
@@ -464,7 +510,10 @@ int run_command_line(int argc, char** argv) {
             // Over several ranks each level runs split over them; rank 0 prints the report.
             const VerificationReport report = agreeing(*ranks, [&] {
                 return verify([&] { return load(verify_arguments); }, verify_levels,
-                              verify_arguments.backend, ranks);
+                              verify_arguments.backend, ranks,
+                              verify_arguments.process_grid.empty()
+                                  ? std::nullopt
+                                  : parse_process_grid(verify_arguments.process_grid));
             });
             if (ranks->rank() != 0) return exit_success;
             std::printf("%s", verify_json ? (format_json(report) + "\n").c_str()

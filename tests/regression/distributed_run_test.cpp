@@ -179,6 +179,135 @@ TEST(Distributed, SameRanksGiveTheSameBitsEveryRun) {
     }
 }
 
+// Process grids of boxes (--process-grid): each input's last step on 4 ranks split in two or
+// three axes agrees with one rank to 1e-12, as slabs do, with CG + Jacobi or BiCGStab (no
+// multigrid over boxes); the run file says how the run was split.
+TEST(Distributed, ProcessGridsOfBoxesGiveTheFieldOfOne) {
+    TemporaryDirectory dir;
+    struct Grids {
+        std::string input, settings;
+        std::vector<std::string> grids;
+    };
+    const Grids cases[] = {
+        {"heat.toml",
+         "--set grid.nx=33 --set grid.ny=29 --set time.end=0.05" + tight,
+         {"2x2", "4x1", "3x1"}},
+        {"heat_3d.toml",
+         "--set grid.nx=13 --set grid.ny=11 --set grid.nz=13 --set time.end=0.04" + tight,
+         {"2x2x1", "2x1x2", "1x2x2"}},
+        {"poisson.toml", "--set grid.nx=41 --set grid.ny=37" + tight, {"2x2"}},
+        {"convection_diffusion.toml",
+         "--set grid.nx=33 --set grid.ny=33 --set time.end=0.05 --set solver.rtol=1e-13",
+         {"2x2"}},
+        {"convection_diffusion_3d.toml",
+         "--set grid.nx=13 --set grid.ny=13 --set grid.nz=13 --set solver.rtol=1e-13",
+         {"2x1x2"}},
+    };
+    for (const Grids& c : cases) {
+        SCOPED_TRACE(c.input);
+        const std::string common = std::string(SIMRUN_SOURCE_DIR) + "/inputs/" + c.input +
+                                   " --backend cpu --quiet --set output.vtk=false " + c.settings;
+        const std::string name = c.input.substr(0, c.input.find('.'));
+        const auto one = run_ranks(1, common + " --output " + name + "_r1", dir);
+        ASSERT_EQ(one.exit_code, 0) << one.err;
+        const RunFile reference(run_file_in(dir.path() / (name + "_r1")));
+        ASSERT_TRUE(reference.is_open());
+        const std::int64_t last = reference.steps().back();
+        const std::vector<double> u1 = reference.doubles(step_group(last) + "/u");
+        for (const std::string& grid : c.grids) {
+            SCOPED_TRACE(grid);
+            int ranks = 1;
+            for (std::size_t at = 0; at < grid.size(); at = grid.find('x', at) + 1) {
+                ranks *= std::stoi(grid.substr(at));
+                if (grid.find('x', at) == std::string::npos) break;
+            }
+            const std::string out = name + "_" + grid;
+            const auto run =
+                run_ranks(ranks, common + " --process-grid " + grid + " --output " + out, dir);
+            ASSERT_EQ(run.exit_code, 0) << run.err;
+            const RunFile file(run_file_in(dir.path() / out));
+            ASSERT_TRUE(file.is_open());
+            EXPECT_EQ(file.steps(), reference.steps());
+            const double difference =
+                relative_difference(u1, file.doubles(step_group(last) + "/u"));
+            EXPECT_LE(difference, 1e-12);
+            std::printf("%s on a %s process grid: max |u - u_1| / max |u_1| = %.3g\n",
+                        c.input.c_str(), grid.c_str(), difference);
+            const std::string decisions = file.text("/solver_decisions");
+            EXPECT_NE(decisions.find("a " + grid + " process grid of boxes"), std::string::npos)
+                << decisions;
+        }
+    }
+}
+
+// Multigrid over a process grid of boxes is refused (it runs over slabs), and so is a process
+// grid that does not hold the ranks or is not PxQ[xR]: exit 2 on every rank, said once.
+TEST(Distributed, ProcessGridsThatCannotRunAreRefusedOnce) {
+    TemporaryDirectory dir;
+    const std::string common = std::string(SIMRUN_SOURCE_DIR) +
+                               "/inputs/poisson.toml --backend cpu --quiet --set grid.nx=33 "
+                               "--set grid.ny=33 ";
+    struct Refusal {
+        int ranks;
+        std::string arguments, says;
+    };
+    for (const Refusal& r :
+         {Refusal{4, "--process-grid 2x2 --set solver.preconditioner='\"multigrid\"'",
+                  "multigrid over ranks runs on slabs of the grid"},
+          Refusal{3, "--process-grid 2x2", "--process-grid 2x2 holds 4 ranks, but the run has 3"},
+          Refusal{2, "--process-grid 2x", "expected PxQ or PxQxR"},
+          Refusal{2, "--process-grid 1x1x2", "a 2D grid is split along x and y only"}}) {
+        SCOPED_TRACE(r.arguments);
+        const auto run = run_ranks(r.ranks, common + r.arguments, dir);
+        EXPECT_EQ(run.exit_code, 2) << run.err;
+        EXPECT_NE(run.err.find(r.says), std::string::npos) << run.err;
+        const auto first = run.err.find(r.says);
+        EXPECT_EQ(run.err.find(r.says, first + 1), std::string::npos) << run.err;
+    }
+}
+
+// A run on 2 ranks (slabs) continued on a 2x2 process grid, and one on 2x2 continued on 3
+// slabs: the last step of the run on one rank throughout, to 1e-12.
+TEST(Distributed, RestartBetweenSlabsAndBoxes) {
+    TemporaryDirectory dir;
+    const std::string common = std::string(SIMRUN_SOURCE_DIR) +
+                               "/inputs/heat.toml --backend cpu --quiet --set output.vtk=false "
+                               "--set grid.nx=33 --set grid.ny=29 --set output.every=1" +
+                               tight;
+    const auto full = run_ranks(1, common + " --set time.end=0.06 --output full", dir);
+    ASSERT_EQ(full.exit_code, 0) << full.err;
+    const RunFile reference(dir.path() / "full" / "heat.h5");
+    ASSERT_TRUE(reference.is_open());
+    struct Switch {
+        int first_ranks;
+        std::string first_grid;
+        int then_ranks;
+        std::string then_grid;
+    };
+    for (const Switch& s :
+         {Switch{2, "", 4, "--process-grid 2x2"}, Switch{4, "--process-grid 2x2", 3, ""}}) {
+        SCOPED_TRACE(std::to_string(s.first_ranks) + " " + s.first_grid + " then " +
+                     std::to_string(s.then_ranks) + " " + s.then_grid);
+        const std::string part = "part" + std::to_string(s.first_ranks);
+        const auto first =
+            run_ranks(s.first_ranks,
+                      common + " --set time.end=0.03 --output " + part + " " + s.first_grid, dir);
+        ASSERT_EQ(first.exit_code, 0) << first.err;
+        const std::string rest = "rest" + std::to_string(s.then_ranks);
+        const auto continued = run_ranks(s.then_ranks,
+                                         common + " --set time.end=0.06 --output " + rest +
+                                             " --restart " + part + "/heat.h5 " + s.then_grid,
+                                         dir);
+        ASSERT_EQ(continued.exit_code, 0) << continued.err;
+        const RunFile file(dir.path() / rest / "heat.h5");
+        ASSERT_TRUE(file.is_open());
+        EXPECT_EQ(file.steps(), (std::vector<std::int64_t>{3, 4, 5, 6}));
+        EXPECT_LE(relative_difference(reference.doubles(step_group(6) + "/u"),
+                                      file.doubles(step_group(6) + "/u")),
+                  1e-12);
+    }
+}
+
 // `common` on 3 ranks to t = 0.06 into full/, on 2 ranks to t = 0.03 into `part`/, then
 // continued on 3 ranks to t = 0.06 into `rest`/ from part's run file (`rest` == `part`: in
 // place). Fails fatally where a run does not exit 0.
@@ -247,6 +376,29 @@ Image read_image(const std::filesystem::path& path) {
     return image;
 }
 
+// Each step of the series `pieces` (a .pvd of .pvti steps) reads through VTK's parallel
+// reader as the same step of `whole` (a .pvd of .vti files): the same extent, the same values
+// to 1e-12 (the solves' sums are taken in another order). Returns rank 1's piece of the last
+// step, read alone.
+Image expect_pieces_read_as_whole_files(const std::filesystem::path& whole,
+                                        const std::filesystem::path& pieces) {
+    const auto serial_steps = pvd_files(whole);
+    const auto steps = pvd_files(pieces);
+    EXPECT_EQ(steps.size(), serial_steps.size());
+    EXPECT_GE(steps.size(), 2u);
+    for (std::size_t k = 0; k < std::min(steps.size(), serial_steps.size()); ++k) {
+        EXPECT_EQ(steps[k], serial_steps[k].substr(0, serial_steps[k].size() - 4) + ".pvti");
+        const Image reference =
+            read_image<vtkXMLImageDataReader>(whole.parent_path() / serial_steps[k]);
+        const Image image = read_image<vtkXMLPImageDataReader>(pieces.parent_path() / steps[k]);
+        EXPECT_EQ(image.extent, reference.extent) << steps[k];
+        EXPECT_LE(relative_difference(reference.u, image.u), 1e-12) << steps[k];
+    }
+    if (steps.empty()) return {};
+    const std::string step = steps.back().substr(0, steps.back().size() - 5);
+    return read_image<vtkXMLImageDataReader>(pieces.parent_path() / step / (step + "_1.vti"));
+}
+
 // On 3 ranks each VTK step is a .pvti of 3 pieces, each piece a rank's planes and the next
 // rank's first plane; VTK's parallel reader puts them together into the image one rank
 // writes: the same extent, and the same values to 1e-12 (the solves' sums are taken in another
@@ -268,23 +420,10 @@ TEST(Distributed, VtkPiecesReadAsTheImageOfOneRank) {
         const auto run = run_ranks(3, common + " --output " + three, dir);
         ASSERT_EQ(run.exit_code, 0) << run.err;
 
-        const auto serial_steps = pvd_files(dir.path() / one / (base + ".pvd"));
-        const auto steps = pvd_files(dir.path() / three / (base + ".pvd"));
-        ASSERT_EQ(steps.size(), serial_steps.size());
-        ASSERT_GE(steps.size(), 2u);
-        for (std::size_t k = 0; k < steps.size(); ++k) {
-            ASSERT_EQ(steps[k], serial_steps[k].substr(0, serial_steps[k].size() - 4) + ".pvti");
-            const Image reference =
-                read_image<vtkXMLImageDataReader>(dir.path() / one / serial_steps[k]);
-            const Image image = read_image<vtkXMLPImageDataReader>(dir.path() / three / steps[k]);
-            EXPECT_EQ(image.extent, reference.extent) << steps[k];
-            EXPECT_LE(relative_difference(reference.u, image.u), 1e-12) << steps[k];
-        }
         // A piece alone: the middle rank's planes (33 split 11/11/11, 13 split 5/4/4) and the
         // last rank's first plane.
-        const std::string step = steps.back().substr(0, steps.back().size() - 5);
-        const Image piece =
-            read_image<vtkXMLImageDataReader>(dir.path() / three / step / (step + "_1.vti"));
+        const Image piece = expect_pieces_read_as_whole_files(dir.path() / one / (base + ".pvd"),
+                                                              dir.path() / three / (base + ".pvd"));
         const int planes = three_d ? 13 : 33, axis = three_d ? 2 : 1;
         const int first = planes / 3 + (planes % 3 > 0 ? 1 : 0);
         const int last = first + planes / 3 + (planes % 3 > 1 ? 1 : 0);
@@ -306,6 +445,48 @@ TEST(Distributed, VtkPiecesReadAsTheImageOfOneRank) {
         }
         EXPECT_EQ(testing::read_text(dir.path() / three / (base + ".xmf")),
                   testing::read_text(dir.path() / one / (base + ".xmf")));
+    }
+}
+
+// On a process grid of boxes each VTK step's pieces are the boxes, each widened by a node
+// towards the next boxes along each axis: VTK's parallel reader puts them together into the
+// image one rank writes, to 1e-12; and the run file holds the one rank's fields.
+TEST(Distributed, VtkPiecesOfBoxesReadAsTheImageOfOneRank) {
+    TemporaryDirectory dir;
+    struct Boxes {
+        std::string input, grid, parts;
+        std::array<int, 6> piece_one;  // rank 1's piece's extent
+    };
+    // 2D 17 x 15 as 2 x 2: x 0-8 | 9-16, y 0-7 | 8-14; rank 1 holds x 9-16, y 0-7 (to y 8).
+    // 3D 9 x 7 x 9 as 2 x 1 x 2: rank 1 holds x 5-8, all y, z 0-4 (to z 5).
+    for (const Boxes& b : {Boxes{"heat",
+                                 "--set grid.nx=17 --set grid.ny=15 --set time.end=0.05 ",
+                                 "2x2",
+                                 {9, 16, 0, 8, 0, 0}},
+                           Boxes{"heat_3d",
+                                 "--set grid.nx=9 --set grid.ny=7 --set grid.nz=9 "
+                                 "--set time.end=0.04 ",
+                                 "2x1x2",
+                                 {5, 8, 0, 6, 0, 5}}}) {
+        SCOPED_TRACE(b.input + " on " + b.parts);
+        const std::string common = std::string(SIMRUN_SOURCE_DIR) + "/inputs/" + b.input +
+                                   ".toml --backend cpu --quiet " + b.grid + tight;
+        const std::string one = b.input + "_r1", four = b.input + "_" + b.parts;
+        ASSERT_EQ(run_ranks(1, common + " --output " + one, dir).exit_code, 0);
+        const auto run =
+            run_ranks(4, common + " --process-grid " + b.parts + " --output " + four, dir);
+        ASSERT_EQ(run.exit_code, 0) << run.err;
+        const Image piece = expect_pieces_read_as_whole_files(dir.path() / one / "heat.pvd",
+                                                              dir.path() / four / "heat.pvd");
+        EXPECT_EQ(piece.extent, b.piece_one);
+        const RunFile reference(dir.path() / one / "heat.h5"), file(dir.path() / four / "heat.h5");
+        ASSERT_TRUE(reference.is_open() && file.is_open());
+        EXPECT_EQ(file.steps(), reference.steps());
+        for (const std::int64_t k : reference.steps()) {
+            EXPECT_LE(relative_difference(reference.doubles(step_group(k) + "/u"),
+                                          file.doubles(step_group(k) + "/u")),
+                      1e-12);
+        }
     }
 }
 
@@ -637,8 +818,8 @@ TEST(Distributed, RanksOfOneHostShareItsCores) {
     EXPECT_NE(chosen.out.find("OpenMP, 3 threads"), std::string::npos) << chosen.out;
 }
 
-// simrun verify over ranks: the observed orders of one rank (the levels' solves to 1e-12, so
-// the errors are the discretisation's).
+// simrun verify over ranks, in slabs and on a process grid of boxes: the observed orders of one
+// rank (the levels' solves to 1e-12, so the errors are the discretisation's).
 TEST(Distributed, VerifyObservesTheOrdersOfOneRank) {
     TemporaryDirectory dir;
     for (const char* input : {"heat_crank_nicolson_2d", "poisson_3d", "poisson_neumann_2d"}) {
@@ -656,6 +837,11 @@ TEST(Distributed, VerifyObservesTheOrdersOfOneRank) {
         };
         EXPECT_GT(order(one.out), 0.9);
         EXPECT_NEAR(order(three.out), order(one.out), 1e-6) << one.out << three.out;
+        // On a process grid of boxes (4 ranks) too.
+        const std::string boxes = input == std::string("poisson_3d") ? "2x1x2" : "2x2";
+        const auto four = run_ranks(4, arguments + " --process-grid " + boxes, dir);
+        ASSERT_EQ(four.exit_code, 0) << four.err;
+        EXPECT_NEAR(order(four.out), order(one.out), 1e-6) << one.out << four.out;
     }
 }
 
@@ -693,7 +879,7 @@ TEST(Distributed, MoreRanksThanPlanesIsAnInputError) {
                                    "--set grid.ny=3",
                                dir);
     EXPECT_EQ(run.exit_code, 2) << run.err;
-    EXPECT_NE(run.err.find("at least one plane"), std::string::npos) << run.err;
+    EXPECT_NE(run.err.find("each rank needs at least one"), std::string::npos) << run.err;
 }
 
 }  // namespace

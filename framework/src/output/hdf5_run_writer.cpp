@@ -254,14 +254,14 @@ void Hdf5RunWriter::stage_step(std::int64_t step, double time, std::span<const F
                                std::to_string(staged_->step) + " is staged and not committed");
     }
     const std::string group_path = step_group_path(step);
-    const PlaneRange planes = distributed() ? ranks_->owned : grid_.all_planes();
+    const NodeBox box = distributed() ? ranks_->owned : grid_.box();
     for (const auto& field : fields) {
-        if (static_cast<std::int64_t>(field.values.size()) != grid_.num_points(planes)) {
+        if (static_cast<std::int64_t>(field.values.size()) != box.num_points()) {
             throw std::invalid_argument("HDF5 file '" + h5_path_.string() + "', " + group_path +
                                         ": field '" + field.name + "' has " +
                                         std::to_string(field.values.size()) + " values, the " +
-                                        (distributed() ? "rank's planes have " : "grid has ") +
-                                        std::to_string(grid_.num_points(planes)) + " nodes");
+                                        (distributed() ? "rank's box has " : "grid has ") +
+                                        std::to_string(box.num_points()) + " nodes");
         }
     }
 
@@ -285,7 +285,7 @@ void Hdf5RunWriter::stage_step(std::int64_t step, double time, std::span<const F
             const auto dims = hdf5::field_dims(grid_);
             for (const auto& field : fields) {
                 context.field_dataset(group.get(), field.name.c_str(), dims,
-                                      static_cast<hsize_t>(planes.first), field.values);
+                                      hdf5::field_part(grid_, box), field.values);
                 entry.field_names.push_back(field.name);
             }
             if (!stats.residual_history.empty()) {

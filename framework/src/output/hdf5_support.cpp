@@ -96,20 +96,21 @@ void Context::double_dataset(hid_t location, const char* name, std::span<const h
 }
 
 void Context::field_dataset(hid_t location, const char* name, std::span<const hsize_t> dims,
-                            hsize_t first_row, std::span<const double> values) const {
+                            const FieldPart& part, std::span<const double> values) const {
     auto space = simple_space(dims);
-    std::vector<hsize_t> start(dims.size(), 0), count(dims.begin(), dims.end());
-    hsize_t row = 1;
-    for (std::size_t axis = 1; axis < dims.size(); ++axis) row *= dims[axis];
-    start[0] = first_row;
-    count[0] = values.size() / row;
-    if (count[0] * row != values.size() || first_row + count[0] > dims[0]) {
-        throw std::logic_error("HDF5 file '" + file_.string() + "': dataset '" + name +
-                               "': rows from " + std::to_string(first_row) + " of " +
-                               std::to_string(values.size()) + " values do not fit its shape");
+    hsize_t points = 1;
+    bool fits = part.start.size() == dims.size() && part.count.size() == dims.size();
+    for (std::size_t axis = 0; fits && axis < dims.size(); ++axis) {
+        points *= part.count[axis];
+        fits = part.start[axis] + part.count[axis] <= dims[axis];
     }
-    check(H5Sselect_hyperslab(space.get(), H5S_SELECT_SET, start.data(), nullptr, count.data(),
-                              nullptr),
+    if (!fits || points != values.size()) {
+        throw std::logic_error("HDF5 file '" + file_.string() + "': dataset '" + name +
+                               "': " + std::to_string(values.size()) +
+                               " values of a box do not fit its shape");
+    }
+    check(H5Sselect_hyperslab(space.get(), H5S_SELECT_SET, part.start.data(), nullptr,
+                              part.count.data(), nullptr),
           std::string("H5Sselect_hyperslab of dataset '") + name + "'");
     write_dataset(location, name, H5T_NATIVE_DOUBLE, space.get(), values.data(), values.size(),
                   true);
@@ -193,17 +194,19 @@ std::vector<double> Context::read_doubles(hid_t dataset, const std::string& name
     return values;
 }
 
-std::vector<double> Context::read_doubles(hid_t dataset, const std::string& name, hsize_t first,
-                                          hsize_t count) const {
-    std::vector<hsize_t> dims = dataset_dims(dataset, name);
-    if (dims.empty() || first + count > dims[0]) {
-        throw std::runtime_error("HDF5 file '" + file_.string() + "': dataset '" + name +
-                                 "' has no rows " + std::to_string(first) + " to " +
-                                 std::to_string(first + count));
+std::vector<double> Context::read_doubles(hid_t dataset, const std::string& name,
+                                          const FieldPart& part) const {
+    const std::vector<hsize_t> stored = dataset_dims(dataset, name);
+    bool fits = part.start.size() == stored.size() && part.count.size() == stored.size();
+    for (std::size_t axis = 0; fits && axis < stored.size(); ++axis) {
+        fits = part.start[axis] + part.count[axis] <= stored[axis];
     }
-    std::vector<hsize_t> start(dims.size(), 0);
-    start[0] = first;
-    dims[0] = count;
+    if (!fits) {
+        throw std::runtime_error("HDF5 file '" + file_.string() + "': dataset '" + name +
+                                 "' does not hold the part of the grid asked for");
+    }
+    const std::vector<hsize_t>& start = part.start;
+    const std::vector<hsize_t>& dims = part.count;
     double values = 1;
     for (const hsize_t extent : dims) values *= static_cast<double>(extent);
     if (const auto problem = solvers::memory_problem(8.0 * values)) {
@@ -316,6 +319,15 @@ std::vector<hsize_t> field_dims(const Grid& grid) {
         dims.push_back(static_cast<hsize_t>(grid.points(axis)));
     }
     return dims;
+}
+
+FieldPart field_part(const Grid& grid, const NodeBox& box) {
+    FieldPart part;
+    for (int axis = grid.dimension() - 1; axis >= 0; --axis) {
+        part.start.push_back(static_cast<hsize_t>(box.lower[static_cast<std::size_t>(axis)]));
+        part.count.push_back(static_cast<hsize_t>(box.points(axis)));
+    }
+    return part;
 }
 
 Hdf5Handle crash_safe_file_access(const Context& context) {

@@ -24,6 +24,12 @@
 
 namespace simrun::framework::hdf5 {
 
+// A box of a field's dataset: its first index and its extent along each dimension, slowest
+// first.
+struct FieldPart {
+    std::vector<hsize_t> start, count;
+};
+
 class Context {
 public:
     // Turns off HDF5's printing of error stacks for the calling thread (a thread-safe HDF5
@@ -73,11 +79,11 @@ public:
     void string_dataset(hid_t location, const char* name, std::string_view text) const;
     void double_dataset(hid_t location, const char* name, std::span<const hsize_t> dims,
                         std::span<const double> values) const;
-    // A field shaped `dims` of which `values` are the rows [first_row, first_row + rows) along
-    // the first (slowest) dimension: the whole field on one process, a rank's slab over
-    // several.
+    // A field shaped `dims` of which `values` are the box `part` (field_part: its start and
+    // extent, slowest axis first), numbered within it: the whole field on one process, a
+    // rank's box over several.
     void field_dataset(hid_t location, const char* name, std::span<const hsize_t> dims,
-                       hsize_t first_row, std::span<const double> values) const;
+                       const FieldPart& part, std::span<const double> values) const;
 
     bool link_exists(hid_t location, const std::string& name) const;
     bool attribute_exists(hid_t object, const char* name) const;
@@ -100,10 +106,10 @@ public:
     // A double dataset's extent, slowest axis first, and its values.
     std::vector<hsize_t> dataset_dims(hid_t dataset, const std::string& name) const;
     std::vector<double> read_doubles(hid_t dataset, const std::string& name) const;
-    // Rows [first, first + count) along the dataset's first (slowest) dimension: a rank's
-    // slab of a stored field.
-    std::vector<double> read_doubles(hid_t dataset, const std::string& name, hsize_t first,
-                                     hsize_t count) const;
+    // The box `part` of the dataset (field_part), numbered within it: a rank's box of a
+    // stored field.
+    std::vector<double> read_doubles(hid_t dataset, const std::string& name,
+                                     const FieldPart& part) const;
 
     const std::filesystem::path& file() const { return file_; }
 
@@ -145,6 +151,8 @@ StepStatistics read_step_statistics(const Context& context, hid_t group,
 
 // The HDF5 extent of a field on `grid`, slowest axis first: [nz][ny][nx] or [ny][nx].
 std::vector<hsize_t> field_dims(const Grid& grid);
+// A box of the grid's nodes as a part of such a field.
+FieldPart field_part(const Grid& grid, const NodeBox& box);
 
 // File access whose metadata cache never evicts and never resizes, so dirty metadata reaches
 // the file only when it is flushed: between flushes the file on disk stays the one of the last

@@ -11,7 +11,7 @@
 namespace simrun::framework {
 
 struct PvtiPiece {
-    PlaneRange planes;
+    NodeBox box;
     std::string file;  // relative to the .pvti
 };
 

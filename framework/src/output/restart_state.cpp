@@ -54,7 +54,7 @@ struct StoredRun : StoredGrid {
 // The last step's field is read only when shaped like `expected` (the input's grid): a file
 // whose shape differs is refused on its shape, without reading what it claims to hold.
 StoredRun read_stored_run(const std::filesystem::path& path, const std::vector<hsize_t>& expected,
-                          PlaneRange planes) {
+                          const hdf5::FieldPart& part) {
     const hdf5::Context context(path);
     auto file = context.check(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose,
                               "H5Fopen (read-only)");
@@ -76,8 +76,7 @@ StoredRun read_stored_run(const std::filesystem::path& path, const std::vector<h
                                   "H5Dopen2 of dataset '" + u_path + "'");
         run.u_dims = context.dataset_dims(data.get(), u_path);
         if (run.u_dims == expected) {
-            state.u = context.read_doubles(data.get(), u_path, static_cast<hsize_t>(planes.first),
-                                           static_cast<hsize_t>(planes.count()));
+            state.u = context.read_doubles(data.get(), u_path, part);
         }
     }
     // The statistics make the step's copy in a new file equal to this one.
@@ -89,8 +88,9 @@ StoredRun read_stored_run(const std::filesystem::path& path, const std::vector<h
 }  // namespace
 
 RestartState read_restart_state(const std::filesystem::path& h5_path, const Grid& grid,
-                                const TimeParameters& time, std::optional<PlaneRange> planes) {
-    const PlaneRange read = planes.value_or(grid.all_planes());
+                                const TimeParameters& time, std::optional<NodeBox> box) {
+    const NodeBox part = box.value_or(grid.box());
+    const hdf5::FieldPart read = hdf5::field_part(grid, part);
     const std::string place = "--restart " + h5_path.string();
     const std::string name = h5_path.string();
     if (time.steady()) {
@@ -141,7 +141,9 @@ RestartState read_restart_state(const std::filesystem::path& h5_path, const Grid
             throw InputError(
                 place, "",
                 name + ": " + step_group_path(state.step) + "/u is not finite at node " +
-                    std::to_string(grid.first_node(read) + static_cast<std::int64_t>(i)));
+                    std::to_string(std::apply(
+                        [&](auto... index) { return grid.index(index...); },
+                        part.node(static_cast<std::int64_t>(i)))));
         }
     }
 

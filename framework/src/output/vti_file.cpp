@@ -103,12 +103,11 @@ std::size_t compress(VtkCompression compression, const Block& block, std::vector
 
 }  // namespace
 
-std::string vtk_extent(const Grid& grid, PlaneRange planes) {
+std::string vtk_extent(const NodeBox& box) {
     std::string text;
-    for (int axis = 0; axis < 3; ++axis) {
-        const bool split = axis == grid.slowest_axis();
-        text += (axis > 0 ? " " : "") + std::to_string(split ? planes.first : 0) + " " +
-                std::to_string(split ? planes.last - 1 : grid.points(axis) - 1);
+    for (std::size_t axis = 0; axis < 3; ++axis) {
+        text += (axis > 0 ? " " : "") + std::to_string(box.lower[axis]) + " " +
+                std::to_string(box.upper[axis] - 1);
     }
     return text;
 }
@@ -145,7 +144,7 @@ VtiFileWriter::VtiFileWriter(std::size_t threads) : threads_(std::max<std::size_
 
 void VtiFileWriter::write(const std::filesystem::path& path, const Grid& grid,
                           std::span<const FieldView> fields, VtkCompression compression,
-                          PlaneRange planes) {
+                          const NodeBox& box) {
     const bool compressed = compression != VtkCompression::none;
     std::vector<Block> blocks;
     std::vector<std::size_t> first_block;  // of each field, and one past the last
@@ -213,9 +212,9 @@ void VtiFileWriter::write(const std::filesystem::path& path, const Grid& grid,
          : compression == VtkCompression::zlib ? " compressor=\"vtkZLibDataCompressor\""
                                                : "") +
         ">\n";
-    xml += "  <ImageData WholeExtent=\"" + vtk_extent(grid, planes) + "\" Origin=\"" +
+    xml += "  <ImageData WholeExtent=\"" + vtk_extent(box) + "\" Origin=\"" +
            vtk_triple(grid.origin()) + "\" Spacing=\"" + vtk_triple(grid.spacing()) +
-           "\" Direction=\"1 0 0 0 1 0 0 0 1\">\n    <Piece Extent=\"" + vtk_extent(grid, planes) +
+           "\" Direction=\"1 0 0 0 1 0 0 0 1\">\n    <Piece Extent=\"" + vtk_extent(box) +
            "\">\n      <PointData>\n";
     for (std::size_t f = 0; f < fields.size(); ++f) {
         double min = std::numeric_limits<double>::infinity();

@@ -23,9 +23,9 @@
 
 namespace simrun::framework {
 
-// VTK's extent of `planes` of the grid ("x0 x1 y0 y1 z0 z1", node indices, inclusive), and
+// VTK's extent of a box of the grid ("x0 x1 y0 y1 z0 z1", node indices, inclusive), and
 // three numbers as VTK's XML writes them.
-std::string vtk_extent(const Grid& grid, PlaneRange planes);
+std::string vtk_extent(const NodeBox& box);
 std::string vtk_triple(const std::array<double, 3>& values);
 
 class VtiFileWriter {
@@ -36,13 +36,13 @@ public:
     // `threads` compress and write the blocks (the caller of write() being one of them).
     explicit VtiFileWriter(std::size_t threads);
 
-    // Writes the fields (each with one value per node of `planes`) to `path`, created or
-    // truncated: the whole grid, or a piece of it whose extent is those planes (a rank's
-    // piece of a distributed run's step, listed in the step's .pvti). Throws
+    // Writes the fields (each with one value per node of `box`, numbered within it) to
+    // `path`, created or truncated: the whole grid, or a piece of it whose extent is the box (a
+    // rank's piece of a distributed run's step, listed in the step's .pvti). Throws
     // std::runtime_error naming `path` when the file cannot be written (and the OS error) or a
     // block cannot be compressed.
     void write(const std::filesystem::path& path, const Grid& grid,
-               std::span<const FieldView> fields, VtkCompression compression, PlaneRange planes);
+               std::span<const FieldView> fields, VtkCompression compression, const NodeBox& box);
 
     std::size_t threads() const { return threads_; }
 

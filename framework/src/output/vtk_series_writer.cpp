@@ -182,15 +182,14 @@ void VtkSeriesWriter::write_step(std::int64_t step, double time,
         throw std::invalid_argument("VTK output: negative step " + std::to_string(step));
     }
     const auto path = pieces_ ? piece_path(step, pieces_->ranks->rank()) : step_path(step);
-    const PlaneRange planes =
-        pieces_ ? pieces_->planes[static_cast<std::size_t>(pieces_->ranks->rank())]
-                : grid_.all_planes();
+    const NodeBox box =
+        pieces_ ? pieces_->boxes[static_cast<std::size_t>(pieces_->ranks->rank())] : grid_.box();
     for (const auto& field : fields) {
-        if (static_cast<std::int64_t>(field.values.size()) != grid_.num_points(planes)) {
+        if (static_cast<std::int64_t>(field.values.size()) != box.num_points()) {
             throw std::invalid_argument("VTK output '" + path.string() + "': field '" + field.name +
                                         "' has " + std::to_string(field.values.size()) +
                                         " values, the " + (pieces_ ? "piece" : "grid") + " has " +
-                                        std::to_string(grid_.num_points(planes)) + " nodes");
+                                        std::to_string(box.num_points()) + " nodes");
         }
     }
 
@@ -199,7 +198,7 @@ void VtkSeriesWriter::write_step(std::int64_t step, double time,
     } else {
         // Unsynced, as the HDF5 steps: complete or absent after a kill, an fsync per step saved.
         solvers::AtomicReplace replace(path, solvers::FileSync::unsynced);
-        file_writer_->write(replace.temp_path(), grid_, fields, compression_, planes);
+        file_writer_->write(replace.temp_path(), grid_, fields, compression_, box);
         replace.commit();
     }
 
@@ -228,6 +227,27 @@ void VtkSeriesWriter::write_step(std::int64_t step, double time,
 void VtkSeriesWriter::write_pieces(std::int64_t step, std::span<const FieldView> fields) {
     const solvers::Communicator& ranks = *pieces_->ranks;
     const auto path = piece_path(step, ranks.rank());
+    const NodeBox& piece = pieces_->boxes[static_cast<std::size_t>(ranks.rank())];
+    // The fields in the piece's order, where they were handed over own nodes first.
+    std::vector<std::vector<double>> ordered;
+    std::vector<FieldView> in_order(fields.begin(), fields.end());
+    if (pieces_->owned &&
+        !(pieces_->owned->lower == piece.lower && pieces_->owned->run_of(piece))) {
+        const NodeBox& owned = *pieces_->owned;
+        for (std::size_t f = 0; f < fields.size(); ++f) {
+            std::vector<double>& values = ordered.emplace_back(fields[f].values.size());
+            std::size_t other = static_cast<std::size_t>(owned.num_points());
+            for (std::int64_t p = 0; p < piece.num_points(); ++p) {
+                const auto [i, j, k] = piece.node(p);
+                values[static_cast<std::size_t>(p)] =
+                    fields[f].values[owned.contains(i, j, k)
+                                         ? static_cast<std::size_t>(owned.index(i, j, k))
+                                         : other++];
+            }
+            in_order[f].values = values;
+        }
+    }
+    fields = in_order;
     solvers::all_or_none(ranks, [&] {
         std::error_code error;
         std::filesystem::create_directories(path.parent_path(), error);
@@ -236,8 +256,7 @@ void VtkSeriesWriter::write_pieces(std::int64_t step, std::span<const FieldView>
                                      "': " + error.message());
         }
         solvers::AtomicReplace replace(path, solvers::FileSync::unsynced);
-        file_writer_->write(replace.temp_path(), grid_, fields, compression_,
-                            pieces_->planes[static_cast<std::size_t>(ranks.rank())]);
+        file_writer_->write(replace.temp_path(), grid_, fields, compression_, piece);
         replace.commit();
     });
     solvers::all_or_none(ranks, [&] {
@@ -246,7 +265,7 @@ void VtkSeriesWriter::write_pieces(std::int64_t step, std::span<const FieldView>
         for (const auto& field : fields) names.push_back(field.name);
         std::vector<PvtiPiece> pieces;
         for (int rank = 0; rank < ranks.size(); ++rank) {
-            pieces.push_back({pieces_->planes[static_cast<std::size_t>(rank)],
+            pieces.push_back({pieces_->boxes[static_cast<std::size_t>(rank)],
                               step_name(step) + "/" + piece_path(step, rank).filename().string()});
         }
         solvers::write_file_atomically(step_path(step), make_pvti(grid_, names, pieces),

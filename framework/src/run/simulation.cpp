@@ -81,10 +81,12 @@ StepStatistics statistics_of(const std::optional<solvers::SolveReport>& report) 
 }
 
 std::string decisions_text(const TimeIntegrator& integrator, const solvers::Backend& backend,
-                           const RunSpec& spec, const SlabDecomposition& slab) {
+                           const RunSpec& spec, const Decomposition& parts) {
     std::string text = "backend = " + std::string(solvers::to_string(backend.kind())) + " (" +
                        backend.description() + ")\n";
-    if (slab.distributed()) text += "ranks = " + describe_ranks(*spec.grid, slab, backend) + "\n";
+    if (parts.distributed()) {
+        text += "ranks = " + describe_ranks(*spec.grid, parts, backend) + "\n";
+    }
     text += "scheme = " + std::string(solvers::name_of(spec.time.scheme)) +
             "\nboundary = " + spec.boundary->describe() + "\n";
     for (const auto& note : spec.problem->notes(*spec.grid)) text += "note = " + note + "\n";
@@ -120,18 +122,18 @@ double estimated_run_bytes(const Grid& grid, std::int64_t nodes) {
     return per_node * static_cast<double>(nodes);
 }
 
-// What one process holds: the whole grid, or over several ranks its slab with the planes
-// beside it.
-void require_memory_for(const RunSpec& spec, const SlabDecomposition& slab) {
+// What one process holds: the whole grid, or over several ranks its box with the nodes around
+// it.
+void require_memory_for(const RunSpec& spec, const Decomposition& parts) {
     const Grid& grid = *spec.grid;
-    const std::int64_t nodes = grid.num_points(slab.assembled);
+    const std::int64_t nodes = parts.assembled.num_points();
     if (const auto problem = solvers::memory_problem(estimated_run_bytes(grid, nodes))) {
         throw InputError(
             spec.source_name, "grid",
             "a grid of " + std::to_string(grid.num_points()) + " nodes " +
-                (slab.distributed() ? "(" + std::to_string(nodes) + " of them on this rank) "
-                                    : std::string()) +
-                *problem + "; use a coarser grid" + (slab.distributed() ? " or more ranks" : ""));
+                (parts.distributed() ? "(" + std::to_string(nodes) + " of them on this rank) "
+                                     : std::string()) +
+                *problem + "; use a coarser grid" + (parts.distributed() ? " or more ranks" : ""));
     }
 }
 
@@ -164,11 +166,13 @@ auto placing_input_errors(const RunSpec& spec, Make&& make) {
     }
 }
 
-// Throws InputError at the first node of `planes` (global numbering) where u is not finite.
-void require_finite_initial(const Grid& grid, PlaneRange planes, std::span<const double> u) {
+// Throws InputError at the first node of `box` (in its numbering; the grid's index named) where
+// u is not finite.
+void require_finite_initial(const Grid& grid, const NodeBox& box, std::span<const double> u) {
     for (std::size_t i = 0; i < u.size(); ++i) {
         if (!std::isfinite(u[i])) {
-            const std::int64_t node = grid.first_node(planes) + static_cast<std::int64_t>(i);
+            const auto [x, y, z] = box.node(static_cast<std::int64_t>(i));
+            const std::int64_t node = grid.index(x, y, z);
             throw InputError("key 'problem.initial': the initial condition is not finite at node " +
                              std::to_string(node) + " (value " + std::to_string(u[i]) + ")");
         }
@@ -180,19 +184,47 @@ constexpr std::int64_t check_block_nodes = std::int64_t{1} << 20;
 
 }  // namespace
 
-std::string describe_ranks(const Grid& grid, const SlabDecomposition& slab,
+std::string describe_ranks(const Grid& grid, const Decomposition& parts,
                            const solvers::Backend& backend) {
-    const std::int64_t planes = grid.all_planes().count();
-    const std::int64_t fewest = planes / slab.ranks;
-    const std::int64_t most = fewest + (planes % slab.ranks != 0 ? 1 : 0);
-    return std::to_string(slab.ranks) + " (" + backend.communicator().describe() + "): slabs of " +
-           std::to_string(fewest) + (most != fewest ? "-" + std::to_string(most) : "") +
-           " planes across " + (grid.dimension() == 2 ? "y" : "z") +
-           ", a plane of halo from each neighbour (" + backend.halo_path() + ")";
+    // The nodes of the parts along an axis: "64" or "64-65".
+    const auto lengths = [&](int axis) {
+        const std::int64_t n = grid.points(axis), k = parts.parts[static_cast<std::size_t>(axis)];
+        const std::int64_t fewest = n / k, most = fewest + (n % k != 0 ? 1 : 0);
+        return std::to_string(fewest) + (most != fewest ? "-" + std::to_string(most) : "");
+    };
+    const std::string ranks =
+        std::to_string(parts.ranks) + " (" + backend.communicator().describe() + "): ";
+    if (parts.slabs(grid)) {
+        return ranks + "slabs of " + lengths(grid.slowest_axis()) + " planes across " +
+               (grid.dimension() == 2 ? "y" : "z") + ", a plane of halo from each neighbour (" +
+               backend.halo_path() + ")";
+    }
+    std::string sizes = lengths(0);
+    for (int axis = 1; axis < grid.dimension(); ++axis) sizes += " x " + lengths(axis);
+    return ranks + "a " + Decomposition::describe_parts(grid, parts.parts) +
+           " process grid of boxes of " + sizes + " nodes, each exchanging its faces with up to " +
+           std::to_string(grid.dimension() == 2 ? 4 : 6) + " neighbours (" + backend.halo_path() +
+           ")";
+}
+
+std::array<std::int64_t, 3> choose_process_grid(
+    const Grid& grid, int ranks, const std::optional<std::array<std::int64_t, 3>>& asked) {
+    if (asked) {
+        const std::int64_t held = (*asked)[0] * (*asked)[1] * (*asked)[2];
+        if (held != ranks) {
+            throw InputError("--process-grid " + Decomposition::describe_parts(grid, *asked) +
+                             " holds " + std::to_string(held) + " ranks, but the run has " +
+                             std::to_string(ranks));
+        }
+        return *asked;
+    }
+    if (grid.all_planes().count() >= ranks) return Decomposition::slab_parts(grid, ranks);
+    return Decomposition::box_parts(grid, ranks, 2)
+        .value_or(Decomposition::slab_parts(grid, ranks));
 }
 
 IntegratorCheck check_simulation(const RunSpec& spec) {
-    require_memory_for(spec, SlabDecomposition::whole(*spec.grid));
+    require_memory_for(spec, Decomposition::whole(*spec.grid));
     return placing_input_errors(spec, [&] {
         for (const PlaneRange block : spec.grid->plane_blocks(check_block_nodes)) {
             spec.problem->check_stencil(*spec.grid, spec.grid->box(block));
@@ -206,7 +238,7 @@ IntegratorCheck check_simulation(const RunSpec& spec) {
             for (const PlaneRange block : spec.grid->plane_blocks(check_block_nodes)) {
                 u.assign(static_cast<std::size_t>(spec.grid->num_points(block)), 0.0);
                 spec.problem->initial_condition(*spec.grid, spec.grid->box(block), u);
-                require_finite_initial(*spec.grid, block, u);
+                require_finite_initial(*spec.grid, spec.grid->box(block), u);
             }
         }
         if (check.first_step_error) std::rethrow_exception(check.first_step_error);
@@ -222,13 +254,16 @@ Simulation::Simulation(RunSpec spec, const RunOptions& options)
     // Every step below that a rank may fail alone is followed by an agreement of all ranks
     // (agreeing; nothing on one process).
     agreeing(ranks, [&] {
-        slab_ = ranks.size() > 1 ? SlabDecomposition::of(grid, ranks.rank(), ranks.size())
-                                 : SlabDecomposition::whole(grid);
-        require_memory_for(spec_, slab_);
+        parts_ =
+            ranks.size() > 1
+                ? Decomposition::of(grid, ranks.rank(),
+                                    choose_process_grid(grid, ranks.size(), options_.process_grid))
+                : Decomposition::whole(grid);
+        require_memory_for(spec_, parts_);
         // The restart file is checked first: its errors are the user's, and cheap to find.
         if (options_.restart_file) {
-            // Each rank reads its own planes of the stored field (any rank count continues).
-            restart_ = read_restart_state(*options_.restart_file, grid, spec_.time, slab_.owned);
+            // Each rank reads its own box of the stored field (any rank count continues).
+            restart_ = read_restart_state(*options_.restart_file, grid, spec_.time, parts_.owned);
         }
         solvers::BackendDecision decision =
             solvers::choose_backend(options_.backend, options_.ranks);
@@ -236,11 +271,11 @@ Simulation::Simulation(RunSpec spec, const RunOptions& options)
         backend_reason_ = std::move(decision.reason);
     });
     agreeing(ranks, [&] {
-        placing_input_errors(spec_, [&] { spec_.problem->check_stencil(grid, grid.box(slab_.owned)); });
+        placing_input_errors(spec_, [&] { spec_.problem->check_stencil(grid, parts_.owned); });
         integrator_ = placing_input_errors(spec_, [&] {
             return placing_solver_refusals(spec_, [&] {
                 return make_time_integrator(grid, *spec_.problem, *spec_.boundary, spec_.time,
-                                            spec_.solver, backend_, slab_);
+                                            spec_.solver, backend_, parts_);
             });
         });
     });
@@ -249,11 +284,11 @@ Simulation::Simulation(RunSpec spec, const RunOptions& options)
         restart_->u = {};
         return;
     }
-    std::vector<double> u(static_cast<std::size_t>(slab_.num_points(grid)), 0.0);
+    std::vector<double> u(static_cast<std::size_t>(parts_.num_points()), 0.0);
     if (!spec_.time.steady()) {
         agreeing(ranks, [&] {
-            spec_.problem->initial_condition(grid, grid.box(slab_.owned), u);
-            placing_input_errors(spec_, [&] { require_finite_initial(grid, slab_.owned, u); });
+            spec_.problem->initial_condition(grid, parts_.owned, u);
+            placing_input_errors(spec_, [&] { require_finite_initial(grid, parts_.owned, u); });
         });
     }
     integrator_->set_state(u, 0);
@@ -262,19 +297,20 @@ Simulation::Simulation(RunSpec spec, const RunOptions& options)
 Simulation::~Simulation() = default;
 
 std::vector<double> Simulation::owned_field() const {
-    std::vector<double> u(static_cast<std::size_t>(slab_.num_points(*spec_.grid)));
+    std::vector<double> u(static_cast<std::size_t>(parts_.num_points()));
     integrator_->copy_state(u);
     return u;
 }
 
 std::vector<double> Simulation::field() const {
     std::vector<double> u = owned_field();
-    if (!slab_.distributed()) return u;
-    return options_.ranks->gather(u, 0);
+    if (!parts_.distributed()) return u;
+    const std::vector<double> gathered = options_.ranks->gather(u, 0);
+    return gathered.empty() ? gathered : parts_.to_grid_order(*spec_.grid, gathered);
 }
 
 // Over several ranks every rank opens the outputs with its share: its piece of each VTK step,
-// its planes of the run file's fields (collective, on communicators of the writers' own);
+// its box of the run file's fields (collective, on communicators of the writers' own);
 // rank 0 alone holds the output directory's lock and writes the indexes.
 Simulation::Outputs Simulation::open_outputs() {
     Outputs outputs;
@@ -283,13 +319,13 @@ Simulation::Outputs Simulation::open_outputs() {
     const solvers::Communicator& ranks = *options_.ranks;
     std::optional<VtkPieces> pieces;
     std::optional<Hdf5Ranks> hdf5_ranks;
-    if (slab_.distributed()) {
-        if (output.vtk)
-            pieces = VtkPieces{ranks.duplicate(),
-                               SlabDecomposition::output_pieces(*spec_.grid, ranks.size())};
-        if (output.hdf5) hdf5_ranks = Hdf5Ranks{ranks.duplicate(), slab_.owned};
+    if (parts_.distributed()) {
+        if (output.vtk) {
+            pieces = VtkPieces{ranks.duplicate(), parts_.output_pieces(*spec_.grid), parts_.owned};
+        }
+        if (output.hdf5) hdf5_ranks = Hdf5Ranks{ranks.duplicate(), parts_.owned};
     }
-    if (slab_.rank == 0) {
+    if (parts_.rank == 0) {
         outputs.lock = std::make_unique<OutputLock>(output.directory, output.basename);
     }
     const auto h5_file = output.directory / (output.basename + ".h5");
@@ -310,45 +346,80 @@ Simulation::Outputs Simulation::open_outputs() {
         vtk->set_compression(output.compression);
         // Rank 0 read the series: the others learn from it whether the first step is there.
         const bool first = !vtk->has_step(integrator_->step());
-        outputs.first_vtk = ranks.min(slab_.rank == 0 && !first ? 0.0 : 1.0) > 0;
+        outputs.first_vtk = ranks.min(parts_.rank == 0 && !first ? 0.0 : 1.0) > 0;
         pvd_path_ = vtk->pvd_path();
     }
     if (output.hdf5) {
         std::filesystem::create_directories(output.directory);
         hdf5 = std::make_unique<Hdf5RunWriter>(
             h5_file, *spec_.grid, spec_.effective_input,
-            decisions_text(*integrator_, *backend_, spec_, slab_),
+            decisions_text(*integrator_, *backend_, spec_, parts_),
             append ? Hdf5OpenMode::append : Hdf5OpenMode::create, hdf5_ranks);
         outputs.first_hdf5 = !append;
         h5_path_ = h5_file;
     }
     outputs.pipeline = std::make_unique<OutputPipeline>(
         std::move(vtk), std::move(hdf5), static_cast<std::size_t>(output_piece_size()), backend_,
-        OutputPipeline::default_buffer_bytes,
-        static_cast<std::size_t>(slab_.num_points(*spec_.grid)));
+        OutputPipeline::default_buffer_bytes, static_cast<std::size_t>(parts_.num_points()));
     return outputs;
 }
 
-// This rank's piece of an output step: its planes, and where a VTK piece follows, the next
-// rank's first plane too (VTK pieces share their boundary planes).
+// This rank's piece of an output step: its box, and where VTK pieces are written, the nodes of
+// the next boxes that its piece shares (Decomposition::output_pieces).
 std::int64_t Simulation::output_piece_size() const {
-    const Grid& grid = *spec_.grid;
-    const bool shares_plane = spec_.output.vtk && slab_.rank + 1 < slab_.ranks;
-    return slab_.num_points(grid) + (shares_plane ? grid.plane_size() : 0);
+    if (!parts_.distributed() || !spec_.output.vtk) return parts_.num_points();
+    return parts_.output_pieces(*spec_.grid)[static_cast<std::size_t>(parts_.rank)].num_points();
 }
 
-// Fills `piece` with this rank's part of the field: its own nodes, then (output_piece_size) the
-// next rank's first plane, which every rank sends to the one before it (collective).
+// Fills `piece` with this rank's own nodes (numbered within its box), then (output_piece_size)
+// the other nodes of its VTK piece in the piece's order, which the ranks holding them send
+// (collective; with slabs, the next rank's first plane).
 void Simulation::copy_output_piece(std::span<double> piece) const {
     const Grid& grid = *spec_.grid;
-    const auto owned = piece.first(static_cast<std::size_t>(slab_.num_points(grid)));
+    const NodeBox& own = parts_.owned;
+    const auto owned = piece.first(static_cast<std::size_t>(own.num_points()));
     integrator_->copy_state(owned);
-    if (!slab_.distributed() || !spec_.output.vtk) return;
-    const auto plane = static_cast<std::size_t>(grid.plane_size());
-    const auto first_plane = std::as_writable_bytes(owned.first(plane));
-    const auto next_plane = std::as_writable_bytes(piece.subspan(owned.size()));
-    solvers::exchange_with_neighbours(
-        *options_.ranks, slab_.rank > 0 ? first_plane : first_plane.first(0), {}, {}, next_plane);
+    if (!parts_.distributed() || !spec_.output.vtk) return;
+    const std::vector<NodeBox> pieces = parts_.output_pieces(grid);
+    const NodeBox& mine = pieces[static_cast<std::size_t>(parts_.rank)];
+    // To each rank, this rank's nodes in its piece; from each, its nodes in this rank's piece:
+    // boxes, in their order.
+    std::vector<std::vector<double>> to(static_cast<std::size_t>(parts_.ranks)),
+        from(static_cast<std::size_t>(parts_.ranks));
+    std::vector<solvers::Message> sends, receives;
+    const auto bytes = [](std::vector<double>& values) {
+        return std::as_writable_bytes(std::span(values));
+    };
+    for (int q = 0; q < parts_.ranks; ++q) {
+        if (q == parts_.rank) continue;
+        const auto r = static_cast<std::size_t>(q);
+        const NodeBox sent = pieces[r].intersection(own);
+        for (std::int64_t n = 0; n < sent.num_points(); ++n) {
+            const auto [i, j, k] = sent.node(n);
+            to[r].push_back(owned[static_cast<std::size_t>(own.index(i, j, k))]);
+        }
+        from[r].resize(
+            static_cast<std::size_t>(mine.intersection(parts_.box_of(grid, q)).num_points()));
+        if (!to[r].empty()) sends.push_back({q, bytes(to[r])});
+        if (!from[r].empty()) receives.push_back({q, bytes(from[r])});
+    }
+    options_.ranks->start_exchange(sends, receives)->finish();
+    // Each node of the piece that is not this rank's: its place after the owned nodes.
+    std::vector<std::int64_t> place(static_cast<std::size_t>(mine.num_points()), -1);
+    std::int64_t next = own.num_points();
+    for (std::int64_t p = 0; p < mine.num_points(); ++p) {
+        const auto [i, j, k] = mine.node(p);
+        if (!own.contains(i, j, k)) place[static_cast<std::size_t>(p)] = next++;
+    }
+    for (int q = 0; q < parts_.ranks; ++q) {
+        if (q == parts_.rank) continue;
+        const NodeBox got = mine.intersection(parts_.box_of(grid, q));
+        for (std::int64_t n = 0; n < got.num_points(); ++n) {
+            const auto [i, j, k] = got.node(n);
+            piece[static_cast<std::size_t>(place[static_cast<std::size_t>(mine.index(i, j, k))])] =
+                from[static_cast<std::size_t>(q)][static_cast<std::size_t>(n)];
+        }
+    }
 }
 
 RunSummary Simulation::run() {
@@ -412,13 +483,13 @@ RunSummary Simulation::run() {
     }
     submit(restart_ ? restart_->statistics : initial_statistics(), outputs.first_vtk,
            outputs.first_hdf5);
-    ProgressReporter progress(spec_.time.steps,
-                              ProgressReporter::mode_for_stderr(options_.quiet || slab_.rank != 0));
+    ProgressReporter progress(
+        spec_.time.steps, ProgressReporter::mode_for_stderr(options_.quiet || parts_.rank != 0));
     // A stop asked by signal, taken between steps. Over several ranks each rank may receive it
     // at another step: they agree after every step (the largest signal number any received),
     // so that all stop after the same one.
     std::optional<StopSignals> signals;
-    if (options_.stop_on_signals) signals.emplace(!options_.quiet && slab_.rank == 0);
+    if (options_.stop_on_signals) signals.emplace(!options_.quiet && parts_.rank == 0);
     const solvers::Communicator& ranks = *options_.ranks;
     const auto stop_asked = [&] {
         const int received = signals->received();

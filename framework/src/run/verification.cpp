@@ -34,19 +34,17 @@ struct PartialErrors {
 };
 PartialErrors measure_own(const Simulation& simulation, const std::vector<double>& u) {
     const Grid& grid = simulation.grid();
-    const PlaneRange owned = simulation.slab().owned;
+    const NodeBox& owned = simulation.decomposition().owned;
     std::vector<double> exact(u.size());
-    sample(grid, grid.box(owned), *simulation.spec().problem->exact_solution(), simulation.time(),
-           exact);
-    const std::int64_t first = grid.first_node(owned);
+    sample(grid, owned, *simulation.spec().problem->exact_solution(), simulation.time(), exact);
     for (std::size_t i = 0; i < exact.size(); ++i) {
         if (std::isfinite(exact[i])) continue;
+        const auto [x, y, z] = owned.node(static_cast<std::int64_t>(i));
         char text[160];
         std::snprintf(text, sizeof text,
                       "the exact solution is %g at node %lld (t = %.6g): no error can be "
                       "measured against it",
-                      exact[i], static_cast<long long>(first + static_cast<std::int64_t>(i)),
-                      simulation.time());
+                      exact[i], static_cast<long long>(grid.index(x, y, z)), simulation.time());
         throw InputError("key 'problem.exact': " + std::string(text));
     }
     PartialErrors errors;
@@ -80,7 +78,8 @@ VerificationLevel measure(const Simulation& simulation, const solvers::Communica
 
 VerificationReport verify(const std::function<Config()>& make_config, int levels,
                           solvers::BackendChoice backend,
-                          std::shared_ptr<const solvers::Communicator> ranks) {
+                          std::shared_ptr<const solvers::Communicator> ranks,
+                          std::optional<std::array<std::int64_t, 3>> process_grid) {
     if (levels < 2) throw InputError("--levels must be at least 2, got " + std::to_string(levels));
     // Each level has 4 (2D) or 8 (3D) times the nodes of the one before, and more steps: past
     // 10 levels the finest grid of even a 3 x 3 start has 10^6 nodes and the study runs for
@@ -135,6 +134,7 @@ VerificationReport verify(const std::function<Config()>& make_config, int levels
         options.quiet = true;
         options.write_output = false;
         options.ranks = ranks;
+        options.process_grid = process_grid;
         Simulation simulation(std::move(spec), options);
         agreeing(*ranks, [&] { simulation.run(); });
         report.levels.push_back(

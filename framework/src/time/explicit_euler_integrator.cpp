@@ -21,11 +21,11 @@ public:
         l_ = owned_operator(op_.release_matrix());
         lu_ = solvers::Array<double>(backend_, u_.size());
         // theta = 0 without the row scale: the device's right-hand side is u^{n+1} itself.
-        device_data_ = slab_.distributed()
+        device_data_ = parts_.distributed()
                            ? nullptr
                            : DeviceDataTerm::make(grid_, setup.problem, boundary_, op_, backend_,
                                                   0.0, dt_, false, data_details_);
-        if (slab_.distributed()) data_details_ = distributed_data_details;
+        if (parts_.distributed()) data_details_ = distributed_data_details;
         if (device_data_) {
             next_ = solvers::Array<double>(backend_, u_.size());
         } else {

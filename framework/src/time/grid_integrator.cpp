@@ -1,12 +1,14 @@
 #include "grid_integrator.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <stdexcept>
 #include <utility>
 
 #include "simrun/framework/config/input_error.hpp"
+#include "simrun/framework/discretisation/grid_loops.hpp"
 #include "simrun/solvers/matrices/distributed_matrix.hpp"
 
 namespace simrun::framework {
@@ -91,17 +93,17 @@ GridIntegrator::GridIntegrator(const IntegratorSetup& setup)
     : grid_(setup.grid),
       boundary_(setup.boundary),
       backend_(setup.backend),
-      slab_(setup.slab),
+      parts_(setup.parts),
       op_(
           setup.grid,
           [&problem = setup.problem, &grid = setup.grid](std::int64_t i, std::int64_t j,
                                                          std::int64_t k) {
               return problem.stencil(grid, i, j, k);
           },
-          setup.boundary, setup.grid.box(setup.slab.assembled)),
+          setup.boundary, setup.parts.assembled),
       data_(setup.grid, setup.problem, setup.boundary, op_),
       dt_(setup.time.dt),
-      u_(setup.backend, static_cast<std::size_t>(setup.slab.num_points(setup.grid))) {
+      u_(setup.backend, static_cast<std::size_t>(setup.parts.num_points())) {
     // Assembly and allocation ran on each rank alone: a rank that failed in them meets this
     // agreement in the caller's, before any collective of the integrators.
     agree(ranks(), nullptr);
@@ -110,7 +112,7 @@ GridIntegrator::GridIntegrator(const IntegratorSetup& setup)
 void GridIntegrator::set_state(std::span<const double> u, std::int64_t step) {
     std::vector<double> state(u.begin(), u.end());
     step_ = step;
-    boundary_.fill_dirichlet(grid_, grid_.box(slab_.owned), time(), state);
+    boundary_.fill_dirichlet(grid_, parts_.owned, time(), state);
     u_.copy_from_host(state);
 }
 
@@ -155,7 +157,7 @@ solvers::DiaData<double> owned_rows(solvers::DiaData<double> matrix, std::int64_
 }
 
 solvers::SolverPlan plan_grid_solver(const Grid& grid, const solvers::MatrixProperties& properties,
-                                     const SolverParameters& solver, int ranks) {
+                                     const SolverParameters& solver, int ranks, bool slabs) {
     // Neumann conditions on every side of a steady problem leave u fixed only up to a
     // constant: the solver layer solves a symmetric such system for the solution of zero mean;
     // a nonsymmetric one (convection) has a range it cannot name.
@@ -171,8 +173,17 @@ solvers::SolverPlan plan_grid_solver(const Grid& grid, const solvers::MatrixProp
     // meant up to the operator's range.
     request.remove_constant_null_space = true;
     request.ranks = ranks;
-    request.grid =
-        solvers::GridBox{grid.dimension(), {grid.points(0), grid.points(1), grid.points(2)}};
+    // Over ranks the hierarchy's levels are split as the finest is, in slabs.
+    if (slabs) {
+        request.grid =
+            solvers::GridBox{grid.dimension(), {grid.points(0), grid.points(1), grid.points(2)}};
+    } else if (request.preconditioner == solvers::PreconditionerKind::multigrid) {
+        throw InputError(
+            "key 'solver.preconditioner': multigrid over ranks runs on slabs of the grid, not "
+            "on a process grid of boxes: run with --process-grid " +
+            Decomposition::describe_parts(grid, Decomposition::slab_parts(grid, ranks)) +
+            ", or another preconditioner");
+    }
     return solvers::plan_solver(properties, request);
 }
 
@@ -183,14 +194,34 @@ std::unique_ptr<solvers::LinearSystemSolver<double>> GridIntegrator::make_solver
     };
     setup_times_.assembly = seconds_since(constructed_);
     const auto analysis_start = std::chrono::steady_clock::now();
-    const std::int64_t offset = slab_.owned_offset(grid_);
-    const std::int64_t rows = slab_.num_points(grid_);
-    if (slab_.distributed()) {
-        // Each rank measures its rows (complete in its assembled planes); every rank merges
-        // all ranks' measures in rank order, so every rank makes the same plan.
+    const bool slabs = parts_.slabs(grid_);
+    if (parts_.distributed()) {
+        // Each rank measures its rows (complete in its assembled box), as the whole's (its rows'
+        // indices and its diagonals' offsets in the grid); every rank merges all ranks'
+        // measures in rank order, so every rank makes the same plan.
         solvers::MatrixAnalysis mine;
         agreeing(ranks(), [&] {
-            mine.add(matrix, offset, offset + rows, grid_.first_node(slab_.assembled));
+            const NodeBox& own = parts_.owned;
+            const NodeBox& all = parts_.assembled;
+            // The owned nodes' runs in the assembled box: one for slabs, a line each for boxes.
+            std::vector<solvers::MatrixAnalysis::WindowRows> runs;
+            const std::int64_t line = slabs ? own.num_points() : own.points(0);
+            for (std::int64_t first = 0; first < own.num_points(); first += line) {
+                const auto [i, j, k] = own.node(first);
+                const std::int64_t begin = all.index(i, j, k);
+                runs.push_back({begin, begin + line, grid_.index(i, j, k)});
+            }
+            std::vector<int> whole_offsets;
+            for (const int offset : matrix.offsets) {
+                int whole = 0;
+                for (int axis = 0; axis < grid_.dimension(); ++axis) {
+                    if (std::abs(offset) == all.stride(axis)) {
+                        whole = (offset < 0 ? -1 : 1) * static_cast<int>(grid_.stride(axis));
+                    }
+                }
+                whole_offsets.push_back(whole);
+            }
+            mine.add(matrix, runs, whole_offsets);
         });
         solvers::MatrixAnalysis whole;
         for (const auto& bytes : ranks().all_gather(mine.to_bytes())) whole.merge_bytes(bytes);
@@ -198,17 +229,28 @@ std::unique_ptr<solvers::LinearSystemSolver<double>> GridIntegrator::make_solver
     } else {
         properties_ = solvers::analyze(matrix);
     }
-    const solvers::SolverPlan plan = plan_grid_solver(grid_, properties_, solver, slab_.ranks);
-    // The owned rows: a block of the whole matrix with its couplings to the neighbouring
-    // ranks' planes (distributed_matrix.hpp).
-    if (slab_.distributed()) matrix = owned_rows(std::move(matrix), offset, rows);
+    const solvers::SolverPlan plan =
+        plan_grid_solver(grid_, properties_, solver, parts_.ranks, slabs);
     setup_times_.analysis = seconds_since(analysis_start);
     const auto solver_start = std::chrono::steady_clock::now();
     solvers::MethodParameters parameters;
     parameters.criteria = solver.criteria;
     parameters.restart = solver.restart;
-    auto linear_solver = std::make_unique<solvers::LinearSystemSolver<double>>(
-        backend_, std::move(matrix), plan, parameters);
+    // Over slabs the owned rows are a block of the grid's matrix with its couplings to the
+    // neighbouring ranks' planes (where multigrid over ranks starts from); over boxes, split.
+    auto linear_solver =
+        !parts_.distributed() ? std::make_unique<solvers::LinearSystemSolver<double>>(
+                                    backend_, std::move(matrix), plan, parameters)
+        : slabs
+            ? std::make_unique<solvers::LinearSystemSolver<double>>(
+                  backend_,
+                  owned_rows(std::move(matrix),
+                             parts_.assembled.index(parts_.owned.lower[0], parts_.owned.lower[1],
+                                                    parts_.owned.lower[2]),
+                             parts_.num_points()),
+                  plan, parameters)
+            : std::make_unique<solvers::LinearSystemSolver<double>>(
+                  backend_, owned_block(std::move(matrix)), plan, parameters);
     // The rows are scaled by the row scale (halved per folded side, quadrature weights): what
     // makes a pure Neumann system compatible is the source's weighted mean, removed in those
     // weights.
@@ -220,17 +262,72 @@ std::unique_ptr<solvers::LinearSystemSolver<double>> GridIntegrator::make_solver
 
 std::unique_ptr<solvers::LinearOperator<double>> GridIntegrator::owned_operator(
     solvers::DiaData<double> matrix) const {
-    if (!slab_.distributed()) {
+    if (!parts_.distributed()) {
         return std::make_unique<solvers::DiaMatrix<double>>(backend_, std::move(matrix));
     }
-    solvers::SplitBlock<double> block = solvers::split_block(
-        owned_rows(std::move(matrix), slab_.owned_offset(grid_), slab_.num_points(grid_)));
+    solvers::SplitBlock<double> block = owned_block(std::move(matrix));
     // The block on the back-end, on each rank alone, before the collective set-up.
     auto inner = solvers::all_or_none(ranks(), [&] {
         return std::make_unique<solvers::DiaMatrix<double>>(backend_, block.inner);
     });
     return std::make_unique<solvers::DistributedMatrix<double>>(std::move(inner),
                                                                 std::move(block.outside));
+}
+
+solvers::SplitBlock<double> GridIntegrator::owned_block(solvers::DiaData<double> matrix) const {
+    const NodeBox& own = parts_.owned;
+    const NodeBox& all = parts_.assembled;
+    if (parts_.slabs(grid_)) {
+        return solvers::split_block(owned_rows(std::move(matrix),
+                                               all.index(own.lower[0], own.lower[1], own.lower[2]),
+                                               own.num_points()));
+    }
+    // Each diagonal's step to a neighbour (the assembled box's strides: 0, +-1 along an axis).
+    const int diagonals = matrix.num_diagonals();
+    std::vector<std::array<std::int64_t, 3>> steps(static_cast<std::size_t>(diagonals));
+    solvers::SplitBlock<double> block;
+    block.inner = {own.num_points(), {}, {}};
+    for (int d = 0; d < diagonals; ++d) {
+        const int offset = matrix.offsets[static_cast<std::size_t>(d)];
+        auto& step = steps[static_cast<std::size_t>(d)];
+        for (int axis = 0; axis < grid_.dimension(); ++axis) {
+            if (offset != 0 && std::abs(offset) == all.stride(axis)) {
+                step[static_cast<std::size_t>(axis)] = offset < 0 ? -1 : 1;
+            }
+        }
+        block.inner.offsets.push_back(
+            static_cast<int>(step[0] + own.stride(1) * step[1] + own.stride(2) * step[2]));
+    }
+    block.inner.values.assign(
+        static_cast<std::size_t>(diagonals) * static_cast<std::size_t>(own.num_points()), 0.0);
+    // The couplings to the other ranks' nodes, per block of lines in line order.
+    std::vector<solvers::OutsideCouplings<double>> outside(
+        static_cast<std::size_t>(omp_get_max_threads()));
+    const std::int64_t first = parts_.first_row(grid_, parts_.rank);
+    const int blocks =
+        for_each_node_in_blocks(own, [&](std::int64_t i, std::int64_t j, std::int64_t k, int part) {
+            const std::int64_t row = own.index(i, j, k);
+            const std::int64_t from = all.index(i, j, k);
+            for (int d = 0; d < diagonals; ++d) {
+                const double value = matrix.at(d, from);
+                if (value == 0.0) continue;
+                const auto& step = steps[static_cast<std::size_t>(d)];
+                const std::int64_t ni = i + step[0], nj = j + step[1], nk = k + step[2];
+                if (own.contains(ni, nj, nk)) {
+                    block.inner.at(d, row) = value;
+                } else {
+                    outside[static_cast<std::size_t>(part)].add(
+                        row, parts_.row_of(grid_, ni, nj, nk) - first, value);
+                }
+            }
+        });
+    for (int part = 0; part < blocks; ++part) {
+        const auto& mine = outside[static_cast<std::size_t>(part)];
+        for (std::size_t e = 0; e < mine.size(); ++e) {
+            block.outside.add(mine.rows[e], mine.columns[e], mine.values[e]);
+        }
+    }
+    return block;
 }
 
 solvers::Array<double> GridIntegrator::node_weights(double value_free, double value_fixed,

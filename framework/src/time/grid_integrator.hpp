@@ -6,8 +6,9 @@
 
 #include "simrun/framework/config/input_error.hpp"
 #include "simrun/framework/distributed/agreement.hpp"
-#include "simrun/framework/distributed/slab_decomposition.hpp"
+#include "simrun/framework/distributed/decomposition.hpp"
 #include "simrun/framework/time/time_integrator.hpp"
+#include "simrun/solvers/matrices/distributed_matrix.hpp"
 #include "simrun/solvers/matrices/linear_operator.hpp"
 
 namespace simrun::framework {
@@ -19,9 +20,9 @@ struct IntegratorSetup {
     const TimeParameters& time;
     const SolverParameters& solver;
     std::shared_ptr<const solvers::Backend> backend;
-    // The planes this rank owns (the whole grid on one process); the back-end's communicator
+    // The box this rank owns (the whole grid on one process); the back-end's communicator
     // holds the ranks.
-    SlabDecomposition slab;
+    Decomposition parts;
 };
 
 class GridIntegrator : public TimeIntegrator {
@@ -33,23 +34,26 @@ public:
     double time() const override { return static_cast<double>(step_) * dt_; }
 
 protected:
-    // A solver for `matrix` (over the assembled planes) as the [solver] section asks, with the
+    // A solver for `matrix` (over the assembled box) as the [solver] section asks, with the
     // matrix's measured properties (measured on DIA, over the ranks; the solver takes the owned
     // rows over, see LinearSystemSolver). Collective over the ranks.
     std::unique_ptr<solvers::LinearSystemSolver<double>> make_solver(
         solvers::DiaData<double> matrix, const SolverParameters& solver);
-    // `matrix` (over the assembled planes: L) as an operator on the owned rows: over several
+    // `matrix` (over the assembled box: L) as an operator on the owned rows: over several
     // ranks a DistributedMatrix (collective), else the matrix on the back-end.
     std::unique_ptr<solvers::LinearOperator<double>> owned_operator(
         solvers::DiaData<double> matrix) const;
-    // The owned part of a vector over the assembled planes (the operator's and the step
-    // data's): all of it on one process.
+    // The owned rows of `matrix` (over the assembled box) split into the box's own couplings
+    // and those to the other ranks' nodes, in the ranks' numbering.
+    solvers::SplitBlock<double> owned_block(solvers::DiaData<double> matrix) const;
+    // The owned part of a vector over the assembled box (the operator's and the step data's):
+    // all of it on one process.
     template <typename T>
-    std::span<const T> owned(std::span<const T> assembled) const {
-        return slab_.owned_part(grid_, assembled);
+    OwnedValues<T> owned(std::span<const T> assembled) const {
+        return parts_.owned_part(assembled);
     }
     template <typename T>
-    std::span<const T> owned(const std::vector<T>& assembled) const {
+    OwnedValues<T> owned(const std::vector<T>& assembled) const {
         return owned(std::span<const T>(assembled));
     }
     const solvers::Communicator& ranks() const { return backend_->communicator(); }
@@ -74,8 +78,8 @@ protected:
     const Grid& grid_;
     const BoundaryConditions& boundary_;
     std::shared_ptr<const solvers::Backend> backend_;
-    SlabDecomposition slab_;
-    SpatialOperator op_;  // over the slab's assembled planes
+    Decomposition parts_;
+    SpatialOperator op_;  // over the rank's assembled box
     StepData data_;
     double dt_;
     std::int64_t step_ = 0;
@@ -115,11 +119,13 @@ double first_data_time(const TimeParameters& time);
 // giving the limit (rounded down, so that giving it back is accepted).
 void require_stable_explicit_step(const TimeParameters& time, double limit);
 // The solver plan for a grid operator's system matrix with `properties`, as [solver] asks: the
-// grid's box named for multigrid, a pure Neumann system solved for the solution of zero mean.
-// Throws InputError for a singular nonsymmetric all-Neumann system, std::invalid_argument where
-// the solver layer refuses the request.
+// grid's box named for multigrid (on one process or over slabs), a pure Neumann system solved
+// for the solution of zero mean. Throws InputError for a singular nonsymmetric all-Neumann
+// system or multigrid asked for over boxes, std::invalid_argument where the solver layer
+// refuses the request.
 solvers::SolverPlan plan_grid_solver(const Grid& grid, const solvers::MatrixProperties& properties,
-                                     const SolverParameters& solver, int ranks = 1);
+                                     const SolverParameters& solver, int ranks = 1,
+                                     bool slabs = true);
 // Rows [first, first + rows) of a DIA matrix, in the block's numbering, with the entries that
 // reach outside the block kept (a rank's block of a distributed matrix).
 solvers::DiaData<double> owned_rows(solvers::DiaData<double> matrix, std::int64_t first,

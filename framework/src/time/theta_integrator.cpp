@@ -22,11 +22,11 @@ public:
         const SystemScaling system = system_scaling(setup.time);
         solver_ = make_solver(release_system_matrix(op_, system.shift, system.scale), setup.solver);
         rhs_ = solvers::Array<double>(backend_, n);
-        device_data_ = slab_.distributed()
+        device_data_ = parts_.distributed()
                            ? nullptr
                            : DeviceDataTerm::make(grid_, setup.problem, boundary_, op_, backend_,
                                                   theta_, dt_, true, data_details_);
-        if (slab_.distributed()) data_details_ = distributed_data_details;
+        if (parts_.distributed()) data_details_ = distributed_data_details;
         if (!device_data_) {
             data_term_ = solvers::Array<double>(backend_, n);
             weights_ = node_weights(1.0, 0.0, true);

@@ -9,14 +9,14 @@ namespace simrun::framework {
 std::unique_ptr<TimeIntegrator> make_time_integrator(
     const Grid& grid, const Problem& problem, const BoundaryConditions& boundary,
     const TimeParameters& time, const SolverParameters& solver,
-    std::shared_ptr<const solvers::Backend> backend, std::optional<SlabDecomposition> slab) {
+    std::shared_ptr<const solvers::Backend> backend, std::optional<Decomposition> parts) {
     const IntegratorSetup setup{grid,
                                 problem,
                                 boundary,
                                 time,
                                 solver,
                                 std::move(backend),
-                                slab.value_or(SlabDecomposition::whole(grid))};
+                                parts.value_or(Decomposition::whole(grid))};
     switch (time.scheme) {
         case TimeScheme::steady:
             return make_steady_integrator(setup);

@@ -325,13 +325,42 @@ MatrixAnalysis& MatrixAnalysis::operator=(MatrixAnalysis&&) noexcept = default;
 template <typename T>
 void MatrixAnalysis::add(const DiaData<T>& a, std::int64_t begin, std::int64_t end,
                          std::int64_t window_first) {
+    const WindowRows rows{begin, end, window_first + begin};
+    add(a, std::span(&rows, 1));
+}
+
+template <typename T>
+void MatrixAnalysis::add(const DiaData<T>& a, std::span<const WindowRows> runs,
+                         std::span<const int> whole_offsets) {
     check_dia("matrix analysis", a);
     measures_->stored_diagonals = std::max(measures_->stored_diagonals, a.num_diagonals());
-    if (begin < 0 || end > a.n || begin > end) {
-        throw std::invalid_argument("matrix analysis: rows [" + std::to_string(begin) + ", " +
-                                    std::to_string(end) + ") outside a window of " +
-                                    std::to_string(a.n) + " rows");
+    if (!whole_offsets.empty() &&
+        whole_offsets.size() != static_cast<std::size_t>(a.num_diagonals())) {
+        throw std::invalid_argument("matrix analysis: " + std::to_string(whole_offsets.size()) +
+                                    " offsets in the whole for a window of " +
+                                    std::to_string(a.num_diagonals()) + " diagonals");
     }
+    // The runs in chunks of at most 4096 rows, the threads' units of work.
+    struct Chunk {
+        std::int64_t begin, end, first;
+    };
+    std::vector<Chunk> chunks;
+    for (const WindowRows& run : runs) {
+        if (run.begin < 0 || run.end > a.n || run.begin > run.end) {
+            throw std::invalid_argument("matrix analysis: rows [" + std::to_string(run.begin) +
+                                        ", " + std::to_string(run.end) + ") outside a window of " +
+                                        std::to_string(a.n) + " rows");
+        }
+        for (std::int64_t b = run.begin; b < run.end; b += 4096) {
+            chunks.push_back({b, std::min(run.end, b + 4096), run.first + (b - run.begin)});
+        }
+    }
+    const auto chunk_count = static_cast<std::int64_t>(chunks.size());
+    // The diagonal's key among the measures: its offset in the whole.
+    const auto key = [&](int d) {
+        return whole_offsets.empty() ? a.offsets[static_cast<std::size_t>(d)]
+                                     : whole_offsets[static_cast<std::size_t>(d)];
+    };
     const int diagonals = a.num_diagonals();
     const std::int64_t n = a.n;
     // The index of the diagonal with offset -offsets[d] (the transposed entry's), or -1.
@@ -356,87 +385,107 @@ void MatrixAnalysis::add(const DiaData<T>& a, std::int64_t begin, std::int64_t e
         const auto counted = [&](std::int64_t i) {
             return entry(d, i) != T(0) && !(d == main && identity(i));
         };
-        std::int64_t first = begin;
-        while (first < end && !counted(first)) ++first;
+        // The first counted row, and the chunk holding it.
+        std::int64_t first = -1, first_chunk = chunk_count;
+        for (std::int64_t c = 0; c < chunk_count && first < 0; ++c) {
+            for (std::int64_t i = chunks[c].begin; i < chunks[c].end; ++i) {
+                if (counted(i)) {
+                    first = i;
+                    first_chunk = c;
+                    break;
+                }
+            }
+        }
         DiagonalMeasures found;
         found.occupied = true;
-        if (first == end) {
+        if (first < 0) {
             if (d != main) continue;
             bool any_identity = false;
-            for (std::int64_t i = begin; i < end && !any_identity; ++i) any_identity = identity(i);
+            for (std::int64_t c = 0; c < chunk_count && !any_identity; ++c) {
+                for (std::int64_t i = chunks[c].begin; i < chunks[c].end && !any_identity; ++i) {
+                    any_identity = identity(i);
+                }
+            }
             if (!any_identity) continue;  // no entry on the main diagonal at all
             // Only identity rows (or none: then the main diagonal is missing, as has_main_diagonal
             // records).
             found.identity_only = true;
             found.value = 1.0;
-            measures_->diagonals[a.offsets[d]].merge(found);
+            measures_->diagonals[key(d)].merge(found);
             continue;
         }
         const T value_first = entry(d, first);
         bool same = true;
 #pragma omp parallel for schedule(static) reduction(&& : same)
-        for (std::int64_t i = first + 1; i < end; ++i) {
-            if (counted(i) && !(value_first == entry(d, i))) same = false;
+        for (std::int64_t c = first_chunk; c < chunk_count; ++c) {
+            for (std::int64_t i = chunks[c].begin; i < chunks[c].end; ++i) {
+                if (counted(i) && !(value_first == entry(d, i))) same = false;
+            }
         }
         found.constant = same;
         found.value = static_cast<double>(value_first);
-        measures_->diagonals[a.offsets[d]].merge(found);
+        measures_->diagonals[key(d)].merge(found);
     }
 
     RowMeasures total;
 #pragma omp parallel
     {
         RowMeasures part;
-#pragma omp for schedule(static) nowait
-        for (std::int64_t i = begin; i < end; ++i) {
-            double diagonal = 0.0, off = 0.0, sum = 0.0;
-            std::int32_t length = 0;
-            for (int d = 0; d < diagonals; ++d) {
-                const T value = entry(d, i);
-                const double v = static_cast<double>(value);
-                // a_ij - a_ji, a_ji stored on the mirrored diagonal at row j.
-                const std::int64_t j = i + a.offsets[d];
-                const double mirrored = mirror[d] < 0 || j < 0 || j >= n
-                                            ? 0.0
-                                            : static_cast<double>(entry(mirror[d], j));
-                part.asymmetry = std::max(part.asymmetry, std::abs(v - mirrored));
-                if (value == T(0)) continue;
-                ++length;
-                sum += v;
-                part.largest = std::max(part.largest, std::abs(v));
-                if (d == main) {
-                    diagonal += v;
-                } else {
-                    off += std::abs(v);
+#pragma omp for schedule(dynamic, 16) nowait
+        for (std::int64_t c = 0; c < chunk_count; ++c) {
+            const std::int64_t window_first = chunks[c].first - chunks[c].begin;
+            for (std::int64_t i = chunks[c].begin; i < chunks[c].end; ++i) {
+                double diagonal = 0.0, off = 0.0, sum = 0.0;
+                std::int32_t length = 0;
+                for (int d = 0; d < diagonals; ++d) {
+                    const T value = entry(d, i);
+                    const double v = static_cast<double>(value);
+                    // a_ij - a_ji, a_ji stored on the mirrored diagonal at row j.
+                    const std::int64_t j = i + a.offsets[d];
+                    const double mirrored = mirror[d] < 0 || j < 0 || j >= n
+                                                ? 0.0
+                                                : static_cast<double>(entry(mirror[d], j));
+                    part.asymmetry = std::max(part.asymmetry, std::abs(v - mirrored));
+                    if (value == T(0)) continue;
+                    ++length;
+                    sum += v;
+                    part.largest = std::max(part.largest, std::abs(v));
+                    if (d == main) {
+                        diagonal += v;
+                    } else {
+                        off += std::abs(v);
+                    }
                 }
+                // Column i's entries a_ki lie at rows k = i - offset (in the window, as the
+                // transposed entries do).
+                bool column_empty = true;
+                for (int d = 0; d < diagonals && column_empty; ++d) {
+                    const std::int64_t k = i - a.offsets[d];
+                    column_empty = k < 0 || k >= n || entry(d, k) == T(0);
+                }
+                if (length == 0) {
+                    ++part.empty_rows;
+                    part.first_empty_row = std::min(part.first_empty_row, window_first + i);
+                }
+                if (column_empty) {
+                    ++part.empty_columns;
+                    part.first_empty_column = std::min(part.first_empty_column, window_first + i);
+                }
+                part.rows += 1;
+                part.nnz += length;
+                if (length == 1 && main >= 0 && entry(main, i) == T(1)) ++part.identity_rows;
+                if (!(std::abs(sum) <= 1e-12 * (std::abs(diagonal) + off)))
+                    part.zero_row_sums = false;
+                if (diagonal == 0.0) ++part.zero_diagonal_rows;
+                if (main < 0 || entry(main, i) == T(0)) part.has_main_diagonal = false;
+                if (!(diagonal > 0.0)) part.positive_diagonal = false;
+                if (std::abs(diagonal) < off) part.weakly_dominant = false;
+                if (!(std::abs(diagonal) > off)) part.strictly_dominant = false;
+                if (off > 0.0)
+                    part.worst_ratio = std::min(part.worst_ratio, std::abs(diagonal) / off);
+                part.min_row_length = std::min(part.min_row_length, length);
+                part.max_row_length = std::max(part.max_row_length, length);
             }
-            // Column i's entries a_ki lie at rows k = i - offset (in the window, as the
-            // transposed entries do).
-            bool column_empty = true;
-            for (int d = 0; d < diagonals && column_empty; ++d) {
-                const std::int64_t k = i - a.offsets[d];
-                column_empty = k < 0 || k >= n || entry(d, k) == T(0);
-            }
-            if (length == 0) {
-                ++part.empty_rows;
-                part.first_empty_row = std::min(part.first_empty_row, window_first + i);
-            }
-            if (column_empty) {
-                ++part.empty_columns;
-                part.first_empty_column = std::min(part.first_empty_column, window_first + i);
-            }
-            part.rows += 1;
-            part.nnz += length;
-            if (length == 1 && main >= 0 && entry(main, i) == T(1)) ++part.identity_rows;
-            if (!(std::abs(sum) <= 1e-12 * (std::abs(diagonal) + off))) part.zero_row_sums = false;
-            if (diagonal == 0.0) ++part.zero_diagonal_rows;
-            if (main < 0 || entry(main, i) == T(0)) part.has_main_diagonal = false;
-            if (!(diagonal > 0.0)) part.positive_diagonal = false;
-            if (std::abs(diagonal) < off) part.weakly_dominant = false;
-            if (!(std::abs(diagonal) > off)) part.strictly_dominant = false;
-            if (off > 0.0) part.worst_ratio = std::min(part.worst_ratio, std::abs(diagonal) / off);
-            part.min_row_length = std::min(part.min_row_length, length);
-            part.max_row_length = std::max(part.max_row_length, length);
         }
 #pragma omp critical
         total.merge(part);
@@ -572,5 +621,9 @@ template MatrixProperties analyze(const DiaData<float>&, double);
 template MatrixProperties analyze(const DiaData<double>&, double);
 template void MatrixAnalysis::add(const DiaData<float>&, std::int64_t, std::int64_t, std::int64_t);
 template void MatrixAnalysis::add(const DiaData<double>&, std::int64_t, std::int64_t, std::int64_t);
+template void MatrixAnalysis::add(const DiaData<float>&, std::span<const WindowRows>,
+                                  std::span<const int>);
+template void MatrixAnalysis::add(const DiaData<double>&, std::span<const WindowRows>,
+                                  std::span<const int>);
 
 }  // namespace simrun::solvers

@@ -705,7 +705,7 @@ TEST_F(OutputTest, VtkSeriesInPiecesContinuesASeriesOfWholeFiles) {
     }
     {
         VtkSeriesWriter writer(dir_, "run", grid, ContinueSeries{1},
-                               VtkPieces{simrun::solvers::single_process(), {grid.all_planes()}});
+                               VtkPieces{simrun::solvers::single_process(), {grid.box()}});
         EXPECT_TRUE(writer.has_step(1));
         writer.write_step(2, 1.0, fields);
         EXPECT_EQ(writer.step_path(2), dir_ / "run_000002.pvti");
@@ -736,8 +736,9 @@ TEST_F(OutputTest, VtkSeriesInPiecesContinuesASeriesOfWholeFiles) {
     }
 
     // Planes 1 and 2 alone: the piece's extent is theirs.
-    VtkSeriesWriter part(dir_ / "part", "run", grid,
-                         VtkPieces{simrun::solvers::single_process(), {PlaneRange{1, 3}}});
+    VtkSeriesWriter part(
+        dir_ / "part", "run", grid,
+        VtkPieces{simrun::solvers::single_process(), {grid.box(PlaneRange{1, 3})}});
     EXPECT_THROW(part.write_step(0, 0.0, fields), std::invalid_argument);
     const std::vector<double> planes(u.begin() + grid.plane_size(),
                                      u.begin() + 3 * grid.plane_size());

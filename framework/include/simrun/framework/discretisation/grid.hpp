@@ -5,6 +5,7 @@
 // i = 0 .. points[a]-1, so the last node sits on upper[a]. In 2D the z axis has one node.
 // Nodes are numbered x fastest, then y, then z (the order VTK image data uses), so a field is
 // one contiguous array of num_points() values.
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <vector>
@@ -57,6 +58,25 @@ struct NodeBox {
     bool contains(const NodeBox& inner) const {
         for (std::size_t a = 0; a < 3; ++a) {
             if (inner.lower[a] < lower[a] || inner.upper[a] > upper[a]) return false;
+        }
+        return true;
+    }
+    // The nodes this box and `other` share (an empty box where they share none).
+    NodeBox intersection(const NodeBox& other) const {
+        NodeBox both;
+        for (std::size_t a = 0; a < 3; ++a) {
+            both.lower[a] = std::max(lower[a], other.lower[a]);
+            both.upper[a] = std::max(both.lower[a], std::min(upper[a], other.upper[a]));
+        }
+        return both;
+    }
+    // Whether this box (inside `outer`) holds consecutive nodes of outer's numbering: outer's
+    // extent along the axes before the first one it cuts, one node along the axes after it.
+    bool run_of(const NodeBox& outer) const {
+        bool cut = false;
+        for (int a = 0; a < 3; ++a) {
+            if (cut && points(a) != 1) return false;
+            if (points(a) != outer.points(a)) cut = true;
         }
         return true;
     }

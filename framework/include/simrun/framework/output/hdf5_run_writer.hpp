@@ -25,7 +25,7 @@
 // metadata in place and has no transactional writes.
 //
 // Over several ranks (Hdf5Ranks) the ranks write the one file together through HDF5's MPI-IO
-// driver, in the same layout: each rank its planes of each field (a hyperslab of the dataset,
+// driver, in the same layout: each rank its box of each field (a hyperslab of the dataset,
 // written collectively), the attributes alike on every rank, the other datasets from rank 0;
 // rank 0 alone renames the file into place and writes the .xmf. Every call that touches the
 // file is then collective: every rank makes it, in the same order.
@@ -88,7 +88,7 @@ private:
 // A distributed run's ranks writing one run file together.
 struct Hdf5Ranks {
     std::shared_ptr<const solvers::Communicator> ranks;  // its own channel (the writer's thread)
-    PlaneRange owned;                                    // this rank's planes
+    NodeBox owned;                                       // this rank's box
 };
 
 class Hdf5RunWriter {
@@ -111,7 +111,7 @@ public:
     // Writes group /steps/<step, 6 digits>, flushes the file to disk and then rewrites the
     // .xmf. Throws
     // std::invalid_argument for a negative step or a field whose size differs from the grid's
-    // node count (over ranks: this rank's planes' count; nothing is written then),
+    // node count (over ranks: this rank's box's count; nothing is written then),
     // std::runtime_error naming the file and operation when HDF5 or the file system fails
     // (including a step written twice).
     void write_step(std::int64_t step, double time, std::span<const FieldView> fields,

@@ -26,10 +26,10 @@ struct RestartState {
 // when the input is steady, when its grid differs from /grid (points, origin or spacing, bit
 // for bit), when the stored time is not step * dt of the input bit for bit (naming both dt),
 // when the field is not finite or not shaped like the grid, or when the step is at or beyond
-// the input's last step. With `planes` (a rank's slab) the field read is theirs alone: u holds
-// the nodes of those planes, from the grid's first_node(planes) on.
+// the input's last step. With `box` (a rank's part of the grid) the field read is its alone: u
+// holds the box's nodes, numbered within it.
 RestartState read_restart_state(const std::filesystem::path& h5_path, const Grid& grid,
                                 const TimeParameters& time,
-                                std::optional<PlaneRange> planes = std::nullopt);
+                                std::optional<NodeBox> box = std::nullopt);
 
 }  // namespace simrun::framework

@@ -2,8 +2,9 @@
 // Time series output for ParaView: one VTK XML image data file (.vti, binary appended, compressed
 // as VtkCompression says) per output step plus a .pvd collection listing every step with its
 // physical time.
-// A distributed run writes each step in pieces instead: every rank its planes (and the next
-// rank's first plane, which the pieces share so that ParaView draws no gap between them) to
+// A distributed run writes each step in pieces instead: every rank its box (and the nodes of
+// the next boxes along each axis that touch it, which the pieces share so that ParaView draws
+// no gap between them) to
 // "<basename>_<step>/<basename>_<step>_<rank>.vti", and rank 0, once every piece is written,
 // the step's "<basename>_<step>.pvti" naming them, which the .pvd lists.
 // Every file is replaced atomically, so a crash or a kill leaves the earlier steps readable.
@@ -34,7 +35,11 @@ class VtiFileWriter;
 // A distributed run's ranks writing one series together.
 struct VtkPieces {
     std::shared_ptr<const solvers::Communicator> ranks;  // its own channel (the writer's thread)
-    std::vector<PlaneRange> planes;                      // each rank's piece, in rank order
+    std::vector<NodeBox> boxes;                          // each rank's piece, in rank order
+    // This rank's own nodes, inside its piece, where a field handed over holds their values
+    // first (numbered within the box) and then the piece's other nodes in the piece's order;
+    // none: the field is in the piece's order.
+    std::optional<NodeBox> owned = std::nullopt;
 };
 
 class VtkSeriesWriter {

@@ -2,6 +2,7 @@
 // A run: sets up the time integrator on a back-end (from the initial condition, or from a step
 // stored by an earlier run), loops over the steps with progress, hands the output cadence to
 // writer threads (VTK series, HDF5/XDMF), and summarises.
+#include <array>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -11,7 +12,7 @@
 #include <vector>
 
 #include "simrun/framework/distributed/agreement.hpp"
-#include "simrun/framework/distributed/slab_decomposition.hpp"
+#include "simrun/framework/distributed/decomposition.hpp"
 #include "simrun/framework/output/restart_state.hpp"
 #include "simrun/framework/problem/run_spec.hpp"
 #include "simrun/framework/time/time_integrator.hpp"
@@ -32,9 +33,13 @@ struct RunOptions {
     bool write_output = true;
     // Continue from the last step stored in this run file (see Simulation::Simulation).
     std::optional<std::filesystem::path> restart_file;
-    // The ranks the run is split over (solvers::launched_processes): each holds a slab of the
-    // grid (SlabDecomposition); one process by default.
+    // The ranks the run is split over (solvers::launched_processes): each holds a box of the
+    // grid (Decomposition); one process by default.
     std::shared_ptr<const solvers::Communicator> ranks = solvers::single_process();
+    // The process grid: parts along x, y (and z), their product the ranks. None: slabs across
+    // the slowest axis (multigrid over ranks runs on them), or where the grid has fewer planes
+    // than ranks the boxes with the fewest nodes on their faces.
+    std::optional<std::array<std::int64_t, 3>> process_grid;
     // Called after each time step (the Python module checks there for a Ctrl-C now and then).
     // What it throws ends the run as a failed step does: the outputs keep the steps written
     // before. Over several ranks, every rank must throw alike.
@@ -89,7 +94,7 @@ public:
     // says what must match). Throws InputError when the initial condition is not finite or
     // the restart file does not fit, solvers::Error when the back-end is unavailable,
     // std::invalid_argument when the solver cannot handle the matrix. Over several ranks
-    // (options.ranks) it is collective, and run() too: every rank holds its slab, rank 0
+    // (options.ranks) it is collective, and run() too: every rank holds its box, rank 0
     // alone writes the outputs (the fields gathered to it), and a failure met on any rank is
     // raised on every rank as an AgreedFailure (distributed/agreement.hpp).
     Simulation(RunSpec spec, const RunOptions& options);
@@ -113,9 +118,10 @@ public:
     // The whole field (over several ranks: gathered on rank 0, empty on the others;
     // collective).
     std::vector<double> field() const;
-    // This rank's nodes of the field (slab().owned; the whole field on one process).
+    // This rank's nodes of the field (decomposition().owned, numbered within it; the whole
+    // field on one process).
     std::vector<double> owned_field() const;
-    const SlabDecomposition& slab() const { return slab_; }
+    const Decomposition& decomposition() const { return parts_; }
     // Where the outputs went (empty paths when output is off or before run()).
     std::filesystem::path pvd_path() const { return pvd_path_; }
     std::filesystem::path h5_path() const { return h5_path_; }
@@ -128,7 +134,7 @@ private:
 
     RunSpec spec_;
     RunOptions options_;
-    SlabDecomposition slab_;
+    Decomposition parts_;
     std::shared_ptr<const solvers::Backend> backend_;
     std::string backend_reason_;
     std::unique_ptr<TimeIntegrator> integrator_;
@@ -138,9 +144,16 @@ private:
 
 // The ranks of a distributed run and its decomposition, e.g. "4 (Open MPI v4.1.4, 4 ranks):
 // slabs of 64-65 planes across y, a plane of halo from each neighbour (MPI messages between the
-// ranks' memory)": how the halo travels is the back-end's (Backend::halo_path).
-std::string describe_ranks(const Grid& grid, const SlabDecomposition& slab,
+// ranks' memory)", or "4 (...): a 2x2 process grid of boxes of 64-65 x 64-65 nodes, faces
+// exchanged with up to 8 neighbours (...)": how the halo travels is the back-end's
+// (Backend::halo_path).
+std::string describe_ranks(const Grid& grid, const Decomposition& parts,
                            const solvers::Backend& backend);
+// The process grid a run over `ranks` ranks takes: `asked` (--process-grid), else slabs
+// where every rank gets a plane, else the boxes of fewest face nodes (Decomposition::
+// box_parts). Throws InputError where `asked` does not hold `ranks` ranks.
+std::array<std::int64_t, 3> choose_process_grid(
+    const Grid& grid, int ranks, const std::optional<std::array<std::int64_t, 3>>& asked);
 
 // Every validation constructing a Simulation from `spec` makes (without a restart file), and
 // the first step's data, without allocating the problem: the memory the run needs, the

@@ -8,6 +8,7 @@
 // So r = 4 for central + Euler (the error then falls like h^2 and like dt), 2 for central +
 // Crank-Nicolson and for upwind (r = 2 also for upwind + Crank-Nicolson, where 2^(1/2) would not
 // keep end a whole number of steps). Explicit Euler always uses r = 4 (its stability limit).
+#include <array>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -40,12 +41,13 @@ struct VerificationReport {
 
 // `make_config` returns the input (with the caller's --set overrides applied) afresh for each
 // level. Throws InputError when the input has no exact solution or levels < 2, and SolveFailure
-// when a level's solve fails. Over several `ranks` each level runs split over them (collective),
-// the errors are measured on rank 0, and the report is rank 0's (failures agreed, see
-// distributed/agreement.hpp).
+// when a level's solve fails. Over several `ranks` each level runs split over them (collective;
+// on `process_grid` where given, RunOptions::process_grid), the errors are measured on rank 0,
+// and the report is rank 0's (failures agreed, see distributed/agreement.hpp).
 VerificationReport verify(
     const std::function<Config()>& make_config, int levels, solvers::BackendChoice backend,
-    std::shared_ptr<const solvers::Communicator> ranks = solvers::single_process());
+    std::shared_ptr<const solvers::Communicator> ranks = solvers::single_process(),
+    std::optional<std::array<std::int64_t, 3>> process_grid = std::nullopt);
 
 // The report as the text table `simrun verify` prints, and as one JSON object.
 std::string format_table(const VerificationReport& report);

@@ -14,7 +14,7 @@
 #include "simrun/framework/discretisation/boundary_conditions.hpp"
 #include "simrun/framework/discretisation/spatial_operator.hpp"
 #include "simrun/framework/distributed/agreement.hpp"
-#include "simrun/framework/distributed/slab_decomposition.hpp"
+#include "simrun/framework/distributed/decomposition.hpp"
 #include "simrun/framework/problem/problem.hpp"
 #include "simrun/framework/problem/run_spec.hpp"
 #include "simrun/solvers/base/array.hpp"
@@ -95,14 +95,14 @@ private:
 // Builds the integrator of the scheme in `time` (steady, backward_euler, crank_nicolson,
 // explicit_euler). Throws InputError for an explicit step above the stable limit (the message
 // gives the largest stable dt) and std::invalid_argument when the solver cannot handle the
-// system. With `slab` (a distributed run: the back-end's communicator holds the ranks) the
-// integrator holds this rank's planes, and its state (set_state, copy_state) is their nodes';
-// building it is then collective.
+// system. With `parts` (a distributed run: the back-end's communicator holds the ranks) the
+// integrator holds this rank's box, and its state (set_state, copy_state) is its nodes' (in the
+// box's numbering); building it is then collective.
 std::unique_ptr<TimeIntegrator> make_time_integrator(
     const Grid& grid, const Problem& problem, const BoundaryConditions& boundary,
     const TimeParameters& time, const SolverParameters& solver,
     std::shared_ptr<const solvers::Backend> backend,
-    std::optional<SlabDecomposition> slab = std::nullopt);
+    std::optional<Decomposition> parts = std::nullopt);
 
 // What make_time_integrator decides and refuses, and the first step's data, found without
 // building the integrator: the operator is assembled, analysed and bounded over blocks of at

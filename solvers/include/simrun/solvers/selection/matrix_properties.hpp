@@ -81,6 +81,17 @@ public:
     template <typename T>
     void add(const DiaData<T>& window, std::int64_t begin, std::int64_t end,
              std::int64_t window_first = 0);
+    // The same for runs of the window's rows (each with the whole's index of its first row),
+    // the window's diagonals counted as the whole's with the offsets `whole_offsets` (one per
+    // diagonal; none: the window's own): a box of a grid, whose rows are runs of the whole's
+    // and whose diagonals couple at the box's strides, is measured as the grid's.
+    struct WindowRows {
+        std::int64_t begin = 0, end = 0;
+        std::int64_t first = 0;  // the whole's index of row `begin`
+    };
+    template <typename T>
+    void add(const DiaData<T>& window, std::span<const WindowRows> rows,
+             std::span<const int> whole_offsets = {});
     MatrixProperties properties(double symmetry_tolerance = 1e-12) const;
 
     // The measures as bytes, and the merge of another analysis's so written: the rows of a
