@@ -52,10 +52,10 @@ struct Arguments {
 std::optional<std::array<std::int64_t, 3>> parse_process_grid(const std::string& text) {
     std::array<std::int64_t, 3> parts{1, 1, 1};
     std::size_t axis = 0, at = 0;
-    while (axis < 3) {
+    for (;;) {
         const std::size_t end = std::min(text.find('x', at), text.size());
         const std::string number = text.substr(at, end - at);
-        if (number.empty() || number.size() > 6 ||
+        if (axis == 3 || number.empty() || number.size() > 6 ||
             number.find_first_not_of("0123456789") != std::string::npos || std::stoll(number) < 1) {
             return std::nullopt;
         }
@@ -63,9 +63,7 @@ std::optional<std::array<std::int64_t, 3>> parse_process_grid(const std::string&
         if (end == text.size()) break;
         at = end + 1;
     }
-    if (axis < 2 || at > text.size() || text.find('x', at) != std::string::npos) {
-        return std::nullopt;
-    }
+    if (axis < 2) return std::nullopt;
     return parts;
 }
 

@@ -256,6 +256,8 @@ TEST(Distributed, ProcessGridsThatCannotRunAreRefusedOnce) {
                   "multigrid over ranks runs on slabs of the grid"},
           Refusal{3, "--process-grid 2x2", "--process-grid 2x2 holds 4 ranks, but the run has 3"},
           Refusal{2, "--process-grid 2x", "expected PxQ or PxQxR"},
+          Refusal{2, "--process-grid 1x2x1x1", "expected PxQ or PxQxR"},
+          Refusal{1, "--process-grid 2x1", "--process-grid 2x1 holds 2 ranks, but the run has 1"},
           Refusal{2, "--process-grid 1x1x2", "a 2D grid is split along x and y only"}}) {
         SCOPED_TRACE(r.arguments);
         const auto run = run_ranks(r.ranks, common + r.arguments, dir);

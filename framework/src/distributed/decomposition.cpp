@@ -110,7 +110,7 @@ std::optional<std::array<std::int64_t, 3>> Decomposition::box_parts(const Grid& 
 
 std::string Decomposition::describe_parts(const Grid& grid, std::array<std::int64_t, 3> parts) {
     std::string text = std::to_string(parts[0]) + "x" + std::to_string(parts[1]);
-    if (grid.dimension() == 3) text += "x" + std::to_string(parts[2]);
+    if (grid.dimension() == 3 || parts[2] != 1) text += "x" + std::to_string(parts[2]);
     return text;
 }
 

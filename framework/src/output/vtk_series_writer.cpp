@@ -222,8 +222,8 @@ void VtkSeriesWriter::write_step(std::int64_t step, double time,
 
 // Every rank writes its piece; once all are written (the ranks agree on it: a rank that
 // failed rethrows its error, the others solvers::PeerFailure), rank 0 names them in the step's
-// .pvti, and the ranks agree on that too. Traffic: the piece's bytes (its planes and one more),
-// and two agreements of one value.
+// .pvti, and the ranks agree on that too. Traffic: the piece's bytes (its box and the nodes it
+// shares with the next boxes), and two agreements of one value.
 void VtkSeriesWriter::write_pieces(std::int64_t step, std::span<const FieldView> fields) {
     const solvers::Communicator& ranks = *pieces_->ranks;
     const auto path = piece_path(step, ranks.rank());

@@ -254,11 +254,10 @@ Simulation::Simulation(RunSpec spec, const RunOptions& options)
     // Every step below that a rank may fail alone is followed by an agreement of all ranks
     // (agreeing; nothing on one process).
     agreeing(ranks, [&] {
-        parts_ =
-            ranks.size() > 1
-                ? Decomposition::of(grid, ranks.rank(),
-                                    choose_process_grid(grid, ranks.size(), options_.process_grid))
-                : Decomposition::whole(grid);
+        // (On one process too: a process grid asked for must hold the ranks.)
+        const auto parts = choose_process_grid(grid, ranks.size(), options_.process_grid);
+        parts_ = ranks.size() > 1 ? Decomposition::of(grid, ranks.rank(), parts)
+                                  : Decomposition::whole(grid);
         require_memory_for(spec_, parts_);
         // The restart file is checked first: its errors are the user's, and cheap to find.
         if (options_.restart_file) {

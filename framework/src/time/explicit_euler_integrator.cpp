@@ -68,7 +68,7 @@ public:
 
 private:
     void step_on_host() {
-        // A value that is not finite at a node of one rank's planes stops every rank alike.
+        // A value that is not finite at a node of one rank's box stops every rank alike.
         forming_data([&] {
             agreeing(ranks(), [&] {
                 const auto fixed = owned(op_.dirichlet());

@@ -32,6 +32,22 @@ void require_finite(const Grid& grid, const NodeBox& box, std::span<const double
                      what);
 }
 
+// The step to a neighbour that a diagonal of an operator on `box` couples along: +-1 along one
+// axis at the box's strides, none for the main diagonal. Throws std::logic_error for another
+// offset (the spatial operator holds 5- and 7-point stencils).
+std::array<std::int64_t, 3> diagonal_step(int offset, const NodeBox& box, int dimension) {
+    std::array<std::int64_t, 3> step{0, 0, 0};
+    if (offset == 0) return step;
+    for (int axis = 0; axis < dimension; ++axis) {
+        if (std::abs(offset) == box.stride(axis)) {
+            step[static_cast<std::size_t>(axis)] = offset < 0 ? -1 : 1;
+            return step;
+        }
+    }
+    throw std::logic_error("a diagonal at offset " + std::to_string(offset) +
+                           " of an operator on a box couples no neighbour along an axis");
+}
+
 }  // namespace
 
 void throw_not_finite(const Grid& grid, const NodeBox& box, std::int64_t row, double value,
@@ -178,11 +194,15 @@ solvers::SolverPlan plan_grid_solver(const Grid& grid, const solvers::MatrixProp
         request.grid =
             solvers::GridBox{grid.dimension(), {grid.points(0), grid.points(1), grid.points(2)}};
     } else if (request.preconditioner == solvers::PreconditionerKind::multigrid) {
+        const std::int64_t planes = grid.all_planes().count();
         throw InputError(
             "key 'solver.preconditioner': multigrid over ranks runs on slabs of the grid, not "
-            "on a process grid of boxes: run with --process-grid " +
-            Decomposition::describe_parts(grid, Decomposition::slab_parts(grid, ranks)) +
-            ", or another preconditioner");
+            "on a process grid of boxes: " +
+            (planes >= ranks
+                 ? "run with --process-grid " +
+                       Decomposition::describe_parts(grid, Decomposition::slab_parts(grid, ranks))
+                 : "run on at most " + std::to_string(planes) + " ranks (a plane each)") +
+            ", or choose another preconditioner");
     }
     return solvers::plan_solver(properties, request);
 }
@@ -213,13 +233,9 @@ std::unique_ptr<solvers::LinearSystemSolver<double>> GridIntegrator::make_solver
             }
             std::vector<int> whole_offsets;
             for (const int offset : matrix.offsets) {
-                int whole = 0;
-                for (int axis = 0; axis < grid_.dimension(); ++axis) {
-                    if (std::abs(offset) == all.stride(axis)) {
-                        whole = (offset < 0 ? -1 : 1) * static_cast<int>(grid_.stride(axis));
-                    }
-                }
-                whole_offsets.push_back(whole);
+                const auto step = diagonal_step(offset, all, grid_.dimension());
+                whole_offsets.push_back(static_cast<int>(step[0] + grid_.stride(1) * step[1] +
+                                                         grid_.stride(2) * step[2]));
             }
             mine.add(matrix, runs, whole_offsets);
         });
@@ -238,19 +254,27 @@ std::unique_ptr<solvers::LinearSystemSolver<double>> GridIntegrator::make_solver
     parameters.restart = solver.restart;
     // Over slabs the owned rows are a block of the grid's matrix with its couplings to the
     // neighbouring ranks' planes (where multigrid over ranks starts from); over boxes, split.
-    auto linear_solver =
-        !parts_.distributed() ? std::make_unique<solvers::LinearSystemSolver<double>>(
-                                    backend_, std::move(matrix), plan, parameters)
-        : slabs
-            ? std::make_unique<solvers::LinearSystemSolver<double>>(
-                  backend_,
-                  owned_rows(std::move(matrix),
-                             parts_.assembled.index(parts_.owned.lower[0], parts_.owned.lower[1],
-                                                    parts_.owned.lower[2]),
-                             parts_.num_points()),
-                  plan, parameters)
-            : std::make_unique<solvers::LinearSystemSolver<double>>(
-                  backend_, owned_block(std::move(matrix)), plan, parameters);
+    // (Cut on each rank alone: all_or_none stops every rank where one cannot, before the
+    // solver's collective set-up.)
+    std::unique_ptr<solvers::LinearSystemSolver<double>> linear_solver;
+    if (!parts_.distributed()) {
+        linear_solver = std::make_unique<solvers::LinearSystemSolver<double>>(
+            backend_, std::move(matrix), plan, parameters);
+    } else if (slabs) {
+        solvers::DiaData<double> block = solvers::all_or_none(ranks(), [&] {
+            const NodeBox& own = parts_.owned;
+            return owned_rows(std::move(matrix),
+                              parts_.assembled.index(own.lower[0], own.lower[1], own.lower[2]),
+                              own.num_points());
+        });
+        linear_solver = std::make_unique<solvers::LinearSystemSolver<double>>(
+            backend_, std::move(block), plan, parameters);
+    } else {
+        solvers::SplitBlock<double> block =
+            solvers::all_or_none(ranks(), [&] { return owned_block(std::move(matrix)); });
+        linear_solver = std::make_unique<solvers::LinearSystemSolver<double>>(
+            backend_, std::move(block), plan, parameters);
+    }
     // The rows are scaled by the row scale (halved per folded side, quadrature weights): what
     // makes a pure Neumann system compatible is the source's weighted mean, removed in those
     // weights.
@@ -265,9 +289,10 @@ std::unique_ptr<solvers::LinearOperator<double>> GridIntegrator::owned_operator(
     if (!parts_.distributed()) {
         return std::make_unique<solvers::DiaMatrix<double>>(backend_, std::move(matrix));
     }
-    solvers::SplitBlock<double> block = owned_block(std::move(matrix));
-    // The block on the back-end, on each rank alone, before the collective set-up.
+    // The block cut and on the back-end, on each rank alone, before the collective set-up.
+    solvers::SplitBlock<double> block;
     auto inner = solvers::all_or_none(ranks(), [&] {
+        block = owned_block(std::move(matrix));
         return std::make_unique<solvers::DiaMatrix<double>>(backend_, block.inner);
     });
     return std::make_unique<solvers::DistributedMatrix<double>>(std::move(inner),
@@ -282,19 +307,14 @@ solvers::SplitBlock<double> GridIntegrator::owned_block(solvers::DiaData<double>
                                                all.index(own.lower[0], own.lower[1], own.lower[2]),
                                                own.num_points()));
     }
-    // Each diagonal's step to a neighbour (the assembled box's strides: 0, +-1 along an axis).
+    // Each diagonal's step to a neighbour, and its offset in the owned box.
     const int diagonals = matrix.num_diagonals();
     std::vector<std::array<std::int64_t, 3>> steps(static_cast<std::size_t>(diagonals));
     solvers::SplitBlock<double> block;
     block.inner = {own.num_points(), {}, {}};
     for (int d = 0; d < diagonals; ++d) {
-        const int offset = matrix.offsets[static_cast<std::size_t>(d)];
-        auto& step = steps[static_cast<std::size_t>(d)];
-        for (int axis = 0; axis < grid_.dimension(); ++axis) {
-            if (offset != 0 && std::abs(offset) == all.stride(axis)) {
-                step[static_cast<std::size_t>(axis)] = offset < 0 ? -1 : 1;
-            }
-        }
+        const auto& step = steps[static_cast<std::size_t>(d)] =
+            diagonal_step(matrix.offsets[static_cast<std::size_t>(d)], all, grid_.dimension());
         block.inner.offsets.push_back(
             static_cast<int>(step[0] + own.stride(1) * step[1] + own.stride(2) * step[2]));
     }

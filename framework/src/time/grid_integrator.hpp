@@ -83,7 +83,7 @@ protected:
     StepData data_;
     double dt_;
     std::int64_t step_ = 0;
-    solvers::Array<double> u_;  // on the owned planes
+    solvers::Array<double> u_;  // on the owned box
     solvers::MatrixProperties properties_;
 };
 

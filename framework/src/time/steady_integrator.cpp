@@ -14,7 +14,7 @@ public:
 
     std::optional<solvers::SolveReport> advance() override {
         solvers::Array<double> b;
-        // A value that is not finite at a node of one rank's planes stops every rank alike.
+        // A value that is not finite at a node of one rank's box stops every rank alike.
         forming_data([&] { agreeing(ranks(), [&] { data_.evaluate(0.0); }); });
         forming_data([&] {
             const auto fixed = owned(op_.dirichlet());

@@ -46,7 +46,7 @@ public:
                 device_data_->check(t_now, t_next);
             });
         } else {
-            // A value that is not finite at a node of one rank's planes stops every rank alike.
+            // A value that is not finite at a node of one rank's box stops every rank alike.
             forming_data([&] { agreeing(ranks(), [&] { update_data_term(t_now, t_next); }); });
             // rhs = S .* (u + (1 - theta) dt L u) at free nodes, then + e
             solvers::copy(u_, rhs_);

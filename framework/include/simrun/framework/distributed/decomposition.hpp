@@ -68,7 +68,7 @@ struct Decomposition {
     // axis it splits; nullopt where no factorisation gives that.
     static std::optional<std::array<std::int64_t, 3>> box_parts(const Grid& grid, int ranks,
                                                                 std::int64_t least = 3);
-    // "2x2", "1x1x4": parts along x, y (and z in 3D).
+    // "2x2", "1x1x4": parts along x, y (and z in 3D, or where split).
     static std::string describe_parts(const Grid& grid, std::array<std::int64_t, 3> parts);
 
     bool distributed() const { return ranks > 1; }

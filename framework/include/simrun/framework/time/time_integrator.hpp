@@ -67,7 +67,7 @@ public:
 
 // Evaluates the data of a step on the host: F(t) = f(t) + boundary forcing at free nodes (0 at
 // Dirichlet nodes), G(t) = g(t) at Dirichlet nodes (0 elsewhere), and L G(t), the coupling of
-// the free nodes to the Dirichlet values; on the nodes of the operator's planes.
+// the free nodes to the Dirichlet values; on the nodes of the operator's box.
 class StepData {
 public:
     StepData(const Grid& grid, const Problem& problem, const BoundaryConditions& boundary,
