@@ -22,6 +22,7 @@
 #include "simrun/solvers/matrices/conversions.hpp"
 #include "simrun/solvers/selection/linear_system_solver.hpp"
 #include "simrun/solvers/selection/matrix_properties.hpp"
+#include "support/grid_boxes.hpp"
 #include "support/rank_blocks.hpp"
 #include "support/solve_over_ranks.hpp"
 #include "support/test_backend.hpp"
@@ -77,10 +78,9 @@ TEST(DeviceHalo, NeighboursRowsArriveAtEveryExchange) {
             const auto rows = [](bool side, int from, int to) {
                 return side ? rows_between(from, to) : 0;
             };
-            const HaloBytes bytes{rows(before, r, r - 1) * sizeof(double),
-                                  rows(before, r - 1, r) * sizeof(double),
-                                  rows(after, r, r + 1) * sizeof(double),
-                                  rows(after, r + 1, r) * sizeof(double)};
+            const HaloBytes bytes{
+                rows(before, r, r - 1) * sizeof(double), rows(before, r - 1, r) * sizeof(double),
+                rows(after, r, r + 1) * sizeof(double), rows(after, r + 1, r) * sizeof(double)};
             std::unique_ptr<DeviceHalo> halo = backend->open_device_halo(bytes);
             if (backend->kind() == BackendKind::cpu) {
                 EXPECT_EQ(halo, nullptr);
@@ -95,7 +95,8 @@ TEST(DeviceHalo, NeighboursRowsArriveAtEveryExchange) {
             // after each, as a vector would.
             const auto sent = [](bool side, int from, int to, int k) {
                 std::vector<double> values(side ? rows_between(from, to) : 0);
-                for (std::size_t i = 0; i < values.size(); ++i) values[i] = row_value(from, to, k, i);
+                for (std::size_t i = 0; i < values.size(); ++i)
+                    values[i] = row_value(from, to, k, i);
                 return values;
             };
             Array<double> to_before(backend, rows(before, r, r - 1));
@@ -149,6 +150,128 @@ TEST(DeviceHalo, NeighboursRowsArriveAtEveryExchange) {
             EXPECT_EQ(cost.count, 6);
             EXPECT_EQ(cost.bytes_sent, 6.0 * static_cast<double>(bytes.to_before + bytes.to_after));
         });
+    }
+}
+
+// A halo opened by sides, every rank a neighbour of every other (as the boxes of a process grid
+// meet at a corner), with sizes that differ by pair and direction and one pair that exchanges
+// nothing: every side's rows arrive at every exchange, by send and wait and by exchange.
+TEST(DeviceHalo, EverySidesRowsArriveAtEveryExchange) {
+    SIMRUN_SKIP_WITHOUT_BACKEND(test_backend());
+    const HaloMode mode("device");
+    const int count = 4;
+    // Ranks 0 and 3 exchange nothing (their side takes no part); the others 3 + from + 2 to rows.
+    const auto rows = [](int from, int to) -> std::size_t {
+        return (from == 0 && to == 3) || (from == 3 && to == 0)
+                   ? 0
+                   : static_cast<std::size_t>(3 + from + 2 * to);
+    };
+    ThreadRanks ranks(count);
+    ranks.run([&](std::shared_ptr<const Communicator> communicator) {
+        const int r = communicator->rank();
+        const auto backend = test_backend(communicator);
+        std::vector<HaloSide> sides;
+        for (int q = 0; q < count; ++q) {
+            if (q != r)
+                sides.push_back({q, rows(r, q) * sizeof(double), rows(q, r) * sizeof(double)});
+        }
+        std::unique_ptr<DeviceHalo> halo = backend->open_device_halo(sides);
+        if (backend->kind() == BackendKind::cpu) {
+            EXPECT_EQ(halo, nullptr);
+            return;
+        }
+        ASSERT_NE(halo, nullptr);
+        std::vector<Array<double>> to, into;
+        for (const HaloSide& side : sides) {
+            to.emplace_back(backend, side.to / sizeof(double));
+            into.emplace_back(backend, side.from / sizeof(double));
+        }
+        communicator->barrier();
+        for (int k = 1; k <= 5; ++k) {
+            std::vector<const void*> sent;
+            std::vector<void*> copied;
+            for (std::size_t i = 0; i < sides.size(); ++i) {
+                std::vector<double> values(to[i].size());
+                for (std::size_t j = 0; j < values.size(); ++j) {
+                    values[j] = row_value(r, sides[i].rank, k, j);
+                }
+                to[i].copy_from_host(values);
+                sent.push_back(values.empty() ? nullptr : to[i].data());
+                copied.push_back(into[i].size() > 0 ? into[i].data() : nullptr);
+            }
+            if (k % 2 == 1) {
+                halo->send_sides(sent);
+                halo->wait_sides(copied);
+            } else {
+                halo->exchange_sides(sent, copied);
+            }
+            for (std::size_t i = 0; i < sides.size(); ++i) {
+                const int q = sides[i].rank;
+                std::vector<double> expected(rows(q, r));
+                for (std::size_t j = 0; j < expected.size(); ++j) {
+                    expected[j] = row_value(q, r, k, j);
+                }
+                EXPECT_EQ(into[i].to_host(), expected) << "from rank " << q << ", exchange " << k;
+                std::vector<double> where(expected.size());
+                if (!where.empty()) {
+                    ASSERT_NE(halo->received(i), nullptr);
+                    backend->copy_to_host(where.data(), halo->received(i),
+                                          where.size() * sizeof(double));
+                } else {
+                    EXPECT_EQ(halo->received(i), nullptr);
+                }
+                EXPECT_EQ(where, expected) << "from rank " << q << ", exchange " << k;
+            }
+        }
+        communicator->barrier();
+    });
+}
+
+// CG + Jacobi over a 2x2 and a 2x1x2 process grid of boxes (every rank's neighbours beside it
+// and at its corners, the rows sent gathered): its halo on the device gives the bits of its
+// halo through the host, in the same iterations.
+TEST(DeviceHalo, BoxesSolveGivesTheBitsOfHostStaging) {
+    SIMRUN_SKIP_WITHOUT_BACKEND(test_backend());
+    for (const testing::GridBoxes& grid :
+         {testing::GridBoxes{{21, 19, 1}, {2, 2, 1}}, testing::GridBoxes{{9, 8, 10}, {2, 1, 2}}}) {
+        const int dimension = grid.points[2] > 1 ? 3 : 2;
+        SCOPED_TRACE(std::to_string(dimension) + "D");
+        // A 9- or 27-point operator: couplings to the boxes at the corners too.
+        const auto steps = testing::grid_steps(dimension, true);
+        const DiaData<double> a = testing::grid_matrix(grid, steps, [&](std::int64_t, int d) {
+            const testing::GridStep& step = steps[static_cast<std::size_t>(d)];
+            return step == testing::GridStep{0, 0, 0} ? static_cast<double>(steps.size()) : -1.0;
+        });
+        std::vector<double> b(static_cast<std::size_t>(a.n));
+        for (std::size_t i = 0; i < b.size(); ++i) b[i] = std::cos(0.3 * static_cast<double>(i));
+        SolverRequest request = SolverRequest::parse("cg", "jacobi", "dia");
+        request.ranks = grid.ranks();
+        const SolverPlan plan = plan_solver(analyze(a), request);
+        MethodParameters parameters;
+        parameters.criteria.relative_tolerance = 1e-10;
+        std::vector<std::vector<testing::RankSolve>> runs;
+        for (const char* path : {"host", "device"}) {
+            const HaloMode mode(path);
+            auto& into = runs.emplace_back(static_cast<std::size_t>(grid.ranks()));
+            testing::solve_blocks_over_ranks(
+                [&](int r) { return testing::box_block(a, grid, steps, r); }, b, grid.firsts(),
+                plan, parameters,
+                [&](const testing::RankSolve& rank) {
+                    into[static_cast<std::size_t>(rank.rank)] = rank;
+                });
+        }
+        const bool gpu = test_backend()->kind() == BackendKind::cuda;
+        for (int r = 0; r < grid.ranks(); ++r) {
+            const auto& host = runs[0][static_cast<std::size_t>(r)];
+            const auto& device = runs[1][static_cast<std::size_t>(r)];
+            EXPECT_EQ(device.halo_path.find("GPU to GPU") != std::string::npos, gpu)
+                << device.halo_path;
+            ASSERT_TRUE(host.report.converged());
+            EXPECT_EQ(device.report.total_iterations(), host.report.total_iterations());
+            EXPECT_EQ(device.x, host.x) << "rank " << r;
+            EXPECT_EQ(device.report.communication.halo.bytes_sent,
+                      host.report.communication.halo.bytes_sent);
+        }
     }
 }
 

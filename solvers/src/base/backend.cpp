@@ -2,6 +2,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace simrun::solvers {
 
@@ -17,6 +18,23 @@ RuntimeCompilation Backend::compile_kernels(const std::string&,
 }
 
 std::unique_ptr<DeviceHalo> Backend::open_device_halo(const HaloBytes& bytes) const {
+    const int rank = communicator().rank(), count = communicator().size();
+    std::vector<HaloSide> sides;
+    int before = -1, after = -1;
+    if (rank > 0 && (bytes.to_before > 0 || bytes.from_before > 0)) {
+        before = static_cast<int>(sides.size());
+        sides.push_back({rank - 1, bytes.to_before, bytes.from_before});
+    }
+    if (rank + 1 < count && (bytes.to_after > 0 || bytes.from_after > 0)) {
+        after = static_cast<int>(sides.size());
+        sides.push_back({rank + 1, bytes.to_after, bytes.from_after});
+    }
+    std::unique_ptr<DeviceHalo> halo = open_device_halo(sides);
+    if (halo) halo->set_line_sides(before, after);
+    return halo;
+}
+
+std::unique_ptr<DeviceHalo> Backend::open_device_halo(std::span<const HaloSide> sides) const {
     const Communicator& ranks = communicator();
     if (ranks.size() == 1) return nullptr;
     // One agreement before anything else, so that ranks of different back-ends (a host without
@@ -27,10 +45,12 @@ std::unique_ptr<DeviceHalo> Backend::open_device_halo(const HaloBytes& bytes) co
             "environment variable SIMRUN_HALO: expected auto, host or device (on every rank)");
     }
     if (least < 1.5) return nullptr;
-    return make_device_halo(bytes);
+    return make_device_halo(sides);
 }
 
-std::unique_ptr<DeviceHalo> Backend::make_device_halo(const HaloBytes&) const { return nullptr; }
+std::unique_ptr<DeviceHalo> Backend::make_device_halo(std::span<const HaloSide>) const {
+    return nullptr;
+}
 
 std::string Backend::halo_path() const { return "MPI messages between the ranks' memory"; }
 

@@ -119,10 +119,10 @@ Placed place_couplings(const Communicator& ranks, const std::vector<std::int64_t
     const auto faults = ranks.all_gather(std::as_bytes(std::span(fault)));
     for (std::size_t r = 0; r < faults.size() && first_fault.empty(); ++r) {
         if (faults[r].empty()) continue;
-        first_fault = std::string(what) + ": rank " + std::to_string(r) + "'s block (" +
-                      std::to_string(firsts[r + 1] - firsts[r]) + " rows): " +
-                      std::string(reinterpret_cast<const char*>(faults[r].data()),
-                                  faults[r].size());
+        first_fault =
+            std::string(what) + ": rank " + std::to_string(r) + "'s block (" +
+            std::to_string(firsts[r + 1] - firsts[r]) + " rows): " +
+            std::string(reinterpret_cast<const char*>(faults[r].data()), faults[r].size());
     }
     if (!first_fault.empty()) throw std::invalid_argument(first_fault);
     return placed;
@@ -202,8 +202,8 @@ struct DistributedMatrix<T>::Halo {
     // receives from there with the couplings that read them.
     struct Neighbour {
         int rank = 0;
-        std::int64_t send_offset = 0, send_count = 0;  // in the gathered rows
-        std::int64_t send_first = -1;                  // consecutive rows sent: the first
+        std::int64_t send_offset = 0, send_count = 0;        // in the gathered rows
+        std::int64_t send_first = -1;                        // consecutive rows sent: the first
         std::int64_t receive_offset = 0, receive_count = 0;  // in the halo
         std::size_t coupled_rows = 0;
         Array<std::int64_t> rows, starts;  // the rows coupled, and where each one's entries start
@@ -212,22 +212,20 @@ struct DistributedMatrix<T>::Halo {
     };
     std::vector<Neighbour> neighbours;  // in rank order
     std::int64_t sent = 0, received = 0;
-    Array<std::int64_t> send_rows;  // the rows sent, neighbours in order, where some are not
-    Array<T> send_buffer;           // consecutive: then gathered here
-    std::unique_ptr<DeviceHalo> device;  // where the halo stays on GPUs (a line of ranks)
-    int before = -1, after = -1;         // rank - 1 and rank + 1 among `neighbours`, for it
-    Array<T> halo;                       // else received here, through host staging:
-    T* staging = nullptr;                // pinned host, the rows sent then those received
+    Array<std::int64_t> send_rows;       // the rows sent, neighbours in order, where some are not
+    Array<T> send_buffer;                // consecutive: then gathered here
+    std::unique_ptr<DeviceHalo> device;  // where the halo stays on GPUs: a side a neighbour
+    std::vector<const void*> device_sends;  // the rows sent to each side, at each product
+    Array<T> halo;                          // else received here, through host staging:
+    T* staging = nullptr;                   // pinned host, the rows sent then those received
 
-    Halo(const std::shared_ptr<const Backend>& on)
-        : backend(*on), ranks(on->communicator()) {}
+    Halo(const std::shared_ptr<const Backend>& on) : backend(*on), ranks(on->communicator()) {}
     ~Halo() {
         if (staging != nullptr) backend.release_host(staging);
     }
     // The rows sent to a neighbour, on the back-end, once gathered.
     const T* sent_rows(const Neighbour& to, const Array<T>& x) const {
-        return to.send_first >= 0 ? x.data() + to.send_first
-                                  : send_buffer.data() + to.send_offset;
+        return to.send_first >= 0 ? x.data() + to.send_first : send_buffer.data() + to.send_offset;
     }
 };
 
@@ -261,8 +259,9 @@ DistributedMatrix<T>::DistributedMatrix(std::unique_ptr<LinearOperator<T>> inner
     std::vector<std::pair<int, std::vector<std::int64_t>>> asked, asking;
     for (int q = 0; q < count; ++q) {
         asked.emplace_back(q, reads[static_cast<std::size_t>(q)]);
-        asking.emplace_back(q, std::vector<std::int64_t>(static_cast<std::size_t>(
-                                   all[static_cast<std::size_t>(q)][static_cast<std::size_t>(rank)])));
+        asking.emplace_back(q,
+                            std::vector<std::int64_t>(static_cast<std::size_t>(
+                                all[static_cast<std::size_t>(q)][static_cast<std::size_t>(rank)])));
     }
     exchange_lists(ranks, asked, asking);
 
@@ -285,8 +284,6 @@ DistributedMatrix<T>::DistributedMatrix(std::unique_ptr<LinearOperator<T>> inner
         to.receive_offset = h.received;
         to.receive_count = static_cast<std::int64_t>(receives.size());
         h.received += to.receive_count;
-        if (q == rank - 1) h.before = static_cast<int>(h.neighbours.size() - 1);
-        if (q == rank + 1) h.after = static_cast<int>(h.neighbours.size() - 1);
     }
     h.sent = static_cast<std::int64_t>(send_rows.size());
 
@@ -301,7 +298,8 @@ DistributedMatrix<T>::DistributedMatrix(std::unique_ptr<LinearOperator<T>> inner
     for (std::size_t k = 0; k < outside.size(); ++k) {
         const int q = placed.owner[k];
         const auto& rows = reads[static_cast<std::size_t>(q)];
-        const auto slot = std::lower_bound(rows.begin(), rows.end(), placed.column[k]) - rows.begin();
+        const auto slot =
+            std::lower_bound(rows.begin(), rows.end(), placed.column[k]) - rows.begin();
         const auto at = std::find_if(h.neighbours.begin(), h.neighbours.end(),
                                      [&](const auto& to) { return to.rank == q; }) -
                         h.neighbours.begin();
@@ -309,27 +307,14 @@ DistributedMatrix<T>::DistributedMatrix(std::unique_ptr<LinearOperator<T>> inner
             {outside.rows[k], static_cast<std::int32_t>(slot), outside.values[k]});
     }
 
-    // On the GPUs every rank opens the device halo where every rank's neighbours are the ranks
-    // beside it (slabs): all learnt the same counts, so all decide alike.
-    bool line = true;
-    for (int r = 0; r < count; ++r) {
-        for (int q = 0; q < count; ++q) {
-            const bool reads_q =
-                all[static_cast<std::size_t>(r)][static_cast<std::size_t>(q)] > 0;
-            line = line && (!reads_q || q == r - 1 || q == r + 1);
-        }
+    // On the GPUs the halo stays there where every rank's GPU reaches its neighbours' (a side
+    // a neighbour, collective).
+    std::vector<HaloSide> sides;
+    for (const auto& to : h.neighbours) {
+        sides.push_back({to.rank, bytes_of<T>(to.send_count), bytes_of<T>(to.receive_count)});
     }
-    if (line) {
-        const auto sends_to = [&](int side) {
-            return side < 0 ? 0 : bytes_of<T>(h.neighbours[static_cast<std::size_t>(side)].send_count);
-        };
-        const auto receives_from = [&](int side) {
-            return side < 0 ? 0
-                            : bytes_of<T>(h.neighbours[static_cast<std::size_t>(side)].receive_count);
-        };
-        h.device = backend->open_device_halo({sends_to(h.before), receives_from(h.before),
-                                              sends_to(h.after), receives_from(h.after)});
-    }
+    h.device = backend->open_device_halo(sides);
+    h.device_sends.resize(h.neighbours.size());
     // Every rank learns whether another's memory ran out (its products would wait for it).
     all_or_none(ranks, [&] {
         for (std::size_t i = 0; i < h.neighbours.size(); ++i) {
@@ -400,21 +385,15 @@ void DistributedMatrix<T>::apply(const Array<T>& x, Array<T>& y) const {
         // The rows sent go straight into the neighbours' memory; the block's own rows run
         // while the neighbours' travel, and the couplings wait for them on the device (kernels
         // around the block's product, no host wait).
-        const auto sent = [&](int side) -> const T* {
-            if (side < 0) return nullptr;
-            const auto& to = h.neighbours[static_cast<std::size_t>(side)];
-            return to.send_count > 0 ? h.sent_rows(to, x) : nullptr;
-        };
-        h.device->send(sent(h.before), sent(h.after));
-        inner_->apply(x, y);
-        h.device->wait();
-        if (h.before >= 0) {
-            add(h.neighbours[static_cast<std::size_t>(h.before)],
-                static_cast<const T*>(h.device->received_before()));
+        for (std::size_t i = 0; i < h.neighbours.size(); ++i) {
+            const auto& to = h.neighbours[i];
+            h.device_sends[i] = to.send_count > 0 ? h.sent_rows(to, x) : nullptr;
         }
-        if (h.after >= 0) {
-            add(h.neighbours[static_cast<std::size_t>(h.after)],
-                static_cast<const T*>(h.device->received_after()));
+        h.device->send_sides(h.device_sends);
+        inner_->apply(x, y);
+        h.device->wait_sides({});
+        for (std::size_t i = 0; i < h.neighbours.size(); ++i) {
+            add(h.neighbours[i], static_cast<const T*>(h.device->received(i)));
         }
         return;
     }
@@ -433,9 +412,9 @@ void DistributedMatrix<T>::apply(const Array<T>& x, Array<T>& y) const {
         std::vector<Message> sends, receives;
         for (const auto& to : h.neighbours) {
             if (to.send_count > 0) {
-                sends.push_back({to.rank, std::span(reinterpret_cast<std::byte*>(
-                                                        h.staging + to.send_offset),
-                                                    bytes_of<T>(to.send_count))});
+                sends.push_back(
+                    {to.rank, std::span(reinterpret_cast<std::byte*>(h.staging + to.send_offset),
+                                        bytes_of<T>(to.send_count))});
             }
             if (to.receive_count > 0) {
                 receives.push_back({to.rank, std::span(reinterpret_cast<std::byte*>(

@@ -77,7 +77,7 @@ public:
 
 protected:
     DeviceHaloReadiness device_halo_readiness() const override;
-    std::unique_ptr<DeviceHalo> make_device_halo(const HaloBytes& bytes) const override;
+    std::unique_ptr<DeviceHalo> make_device_halo(std::span<const HaloSide> sides) const override;
     const KernelTable<float>& float_kernels() const override;
     const KernelTable<double>& double_kernels() const override;
 

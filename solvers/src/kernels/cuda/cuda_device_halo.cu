@@ -1,17 +1,16 @@
 // Halo exchanges that stay on the GPUs (device_halo.hpp): each rank exports one buffer of its
 // device memory through CUDA IPC and maps its neighbours'. A send is one kernel whose threads
-// write the rows a neighbour reads straight into its buffer (over NVLink between GPUs of one
-// host) and whose last block then raises the neighbour's flag for that exchange; a wait is one
+// write the rows each neighbour reads straight into its buffer (over NVLink between GPUs of one
+// host) and whose last block then raises the neighbours' flags for that exchange; a wait is one
 // kernel that polls this rank's flags on the GPU and copies the rows on to where the caller
 // reads them. Both run in the stream's order: the host never waits, and nothing passes through
 // host memory.
 //
-// A buffer: two flags (the exchange number last received from the rank before, and from the
-// rank after) and the send's count of finished blocks, then two slots, each holding the rows
-// from before and the rows from after. Exchange k writes slot k mod 2. A rank reaches exchange
-// k + 2 only once its neighbour has sent exchange k + 1, which the neighbour issued after all
-// its work that read exchange k's rows: so the slot is free again, with no acknowledgement.
-#include <cuda/atomic>
+// A buffer: a flag per side (the exchange number last received from that neighbour) and the
+// send's count of finished blocks, then two slots, each holding every side's rows received,
+// side by side. Exchange k writes slot k mod 2. A rank reaches exchange k + 2 only once its
+// neighbour has sent exchange k + 1, which the neighbour issued after all its work that read
+// exchange k's rows: so the slot is free again, with no acknowledgement.
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -19,6 +18,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <cuda/atomic>
 #include <memory>
 #include <optional>
 #include <random>
@@ -29,8 +29,8 @@
 #include <vector>
 
 #include "cuda_backend.hpp"
-#include "simrun/solvers/base/communication_times.hpp"
 #include "cuda_check.hpp"
+#include "simrun/solvers/base/communication_times.hpp"
 
 namespace simrun::solvers::cuda {
 namespace {
@@ -38,7 +38,10 @@ namespace {
 using Flag = unsigned long long;
 
 constexpr std::size_t alignment = 256;
-constexpr std::size_t flags_bytes = alignment;  // the two flags and the count, padded
+// The sides a halo may have: a box of a 3D process grid and its 26 neighbours.
+constexpr int most_sides = 26;
+constexpr std::size_t flags_bytes = alignment;  // a flag a side and the count, padded
+static_assert((most_sides + 1) * sizeof(Flag) <= flags_bytes);
 // A wait that lasts this long is taken for a neighbour that stopped (its process failed before
 // the exchange) rather than one that is late: the kernel traps, and the run ends with an error
 // instead of hanging. Generous, since the clock starts when the wait starts on this GPU, which
@@ -49,25 +52,34 @@ constexpr std::size_t aligned(std::size_t bytes) {
     return (bytes + alignment - 1) / alignment * alignment;
 }
 
-// The flags' and slots' places in a buffer made for `from_before` and `from_after` bytes.
+// A slot's place in a buffer, and each side's rows' place in a slot.
 struct Layout {
-    std::size_t from_before = 0, from_after = 0;
-    std::size_t slot_bytes() const { return aligned(from_before) + aligned(from_after); }
-    std::size_t total() const { return flags_bytes + 2 * slot_bytes(); }
-    std::size_t before_rows(std::uint64_t slot) const { return flags_bytes + slot * slot_bytes(); }
-    std::size_t after_rows(std::uint64_t slot) const {
-        return before_rows(slot) + aligned(from_before);
+    std::vector<std::size_t> segment;  // per side, from the slot's start
+    std::size_t slot_bytes = 0;
+    explicit Layout(std::span<const HaloSide> sides = {}) {
+        for (const HaloSide& side : sides) {
+            segment.push_back(slot_bytes);
+            slot_bytes += aligned(side.from);
+        }
+    }
+    std::size_t total() const { return flags_bytes + 2 * slot_bytes; }
+    std::size_t rows(std::uint64_t slot, std::size_t side) const {
+        return flags_bytes + slot * slot_bytes + segment[side];
     }
 };
 
-// What a rank tells each neighbour when an exchange is opened.
+// What a rank tells each neighbour when an exchange is opened: its buffer, and where in it the
+// neighbour's rows and flag go.
 struct Card {
     cudaIpcMemHandle_t handle{};
     // The process (a random token: process ids repeat across containers) and the buffer's
     // address in it: a neighbour in this same process on the same GPU (ranks as threads, as
     // the tests run them) is reached at that address, without IPC.
     std::uint64_t process = 0, address = 0;
-    std::uint64_t from_before = 0, from_after = 0;
+    std::uint64_t expected = 0;  // the bytes this rank receives from the neighbour
+    std::uint64_t side = 0;      // the neighbour's side here: its flag's index
+    std::uint64_t segment = 0;   // where its rows go in a slot
+    std::uint64_t slot_bytes = 0;
     char device_uuid[16]{};
     int exported = 0;
 };
@@ -75,7 +87,7 @@ struct Card {
 using SystemFlag = ::cuda::atomic_ref<Flag, ::cuda::thread_scope_system>;
 
 // The halo's rows move as 4-byte words (floats and doubles alike); a side of a launch is
-// blockIdx.y (0: the rank before, 1: the rank after).
+// blockIdx.y.
 struct WordCopy {
     const unsigned* from = nullptr;
     unsigned* to = nullptr;
@@ -91,11 +103,16 @@ __device__ void copy_words(const WordCopy& c) {
 }
 
 struct Put {
-    WordCopy side[2];
-    Flag* peer_flag[2] = {nullptr, nullptr};  // the neighbours' flags for this rank's rows
-    unsigned* arrivals = nullptr;             // blocks done (zero between launches)
+    WordCopy side[most_sides];
+    Flag* peer_flag[most_sides] = {};  // the neighbours' flags for this rank's rows
+    int sides = 0;
+    unsigned* arrivals = nullptr;  // blocks done (zero between launches)
     Flag exchange = 0;
-    std::size_t words() const { return std::max(side[0].words, side[1].words); }
+    std::size_t words() const {
+        std::size_t most = 0;
+        for (int i = 0; i < sides; ++i) most = std::max(most, side[i].words);
+        return most;
+    }
 };
 
 // A block's share of the rows sent, written into the neighbours' memory by the SMs (over
@@ -110,19 +127,26 @@ __device__ void put_share(const Put& p) {
     if (atomicAdd(p.arrivals, 1u) != blocks - 1) return;
     *p.arrivals = 0;
     __threadfence_system();
-    for (Flag* flag : p.peer_flag) {
-        if (flag != nullptr) SystemFlag(*flag).store(p.exchange, ::cuda::memory_order_release);
+    for (int i = 0; i < p.sides; ++i) {
+        if (p.peer_flag[i] != nullptr) {
+            SystemFlag(*p.peer_flag[i]).store(p.exchange, ::cuda::memory_order_release);
+        }
     }
 }
 
 __global__ void put_rows(Put p) { put_share(p); }
 
 struct Arrival {
-    Flag* flag[2] = {nullptr, nullptr};  // this rank's flags for the sides waited for
-    WordCopy side[2];                    // the rows received, copied where the caller reads them
+    Flag* flag[most_sides] = {};  // this rank's flags for the sides waited for
+    WordCopy side[most_sides];    // the rows received, copied where the caller reads them
+    int sides = 0;
     Flag exchange = 0;
-    Flag* waited = nullptr;              // nanoseconds waited, summed
-    std::size_t words() const { return std::max(side[0].words, side[1].words); }
+    Flag* waited = nullptr;  // nanoseconds waited, summed
+    std::size_t words() const {
+        std::size_t most = 0;
+        for (int i = 0; i < sides; ++i) most = std::max(most, side[i].words);
+        return most;
+    }
 };
 
 // Each block waits until the flags reach the exchange's number (its first thread polls), then
@@ -130,15 +154,19 @@ struct Arrival {
 // poll; the rows copied, read and written once.
 __device__ void wait_share(const Arrival& w) {
     if (threadIdx.x == 0) {
-        const auto arrived = [&w](const Flag* flag) {
-            return flag == nullptr ||
-                   SystemFlag(*const_cast<Flag*>(flag)).load(::cuda::memory_order_acquire) >=
-                       w.exchange;
+        const auto arrived = [&w]() {
+            for (int i = 0; i < w.sides; ++i) {
+                if (w.flag[i] != nullptr &&
+                    SystemFlag(*w.flag[i]).load(::cuda::memory_order_acquire) < w.exchange) {
+                    return false;
+                }
+            }
+            return true;
         };
         Flag start = 0, now = 0;
         asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
         unsigned sleep = 32;
-        while (!arrived(w.flag[0]) || !arrived(w.flag[1])) {
+        while (!arrived()) {
             __nanosleep(sleep);
             if (sleep < 256) sleep *= 2;
             asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
@@ -150,7 +178,7 @@ __device__ void wait_share(const Arrival& w) {
         }
     }
     __syncthreads();
-    copy_words(w.side[blockIdx.y]);
+    if (static_cast<int>(blockIdx.y) < w.sides) copy_words(w.side[blockIdx.y]);
 }
 
 __global__ void wait_for_rows(Arrival w) { wait_share(w); }
@@ -160,7 +188,7 @@ __global__ void wait_for_rows(Arrival w) { wait_share(w); }
 // block waits only once its own rows are sent, and the neighbour's flag needs all of the
 // neighbour's blocks to have run their put: so every block of the grid must be resident at
 // once: the grid is at most what the GPU holds (occupancy), and the kernel is used between
-// GPUs only, each of its own (CudaDeviceHalo::exchange). Bytes: those of put_rows and
+// GPUs only, each of its own (CudaDeviceHalo::exchange_sides). Bytes: those of put_rows and
 // wait_for_rows.
 __global__ void exchange_rows(Put p, Arrival w) {
     put_share(p);
@@ -191,15 +219,18 @@ std::uint64_t process_token() {
 
 class CudaDeviceHalo final : public DeviceHalo {
 public:
-    CudaDeviceHalo(const CudaBackend& backend, const HaloBytes& bytes, bool before, bool after)
-        : backend_(backend), bytes_(bytes), before_(before), after_(after),
-          layout_{bytes.from_before, bytes.from_after} {}
+    CudaDeviceHalo(const CudaBackend& backend, std::span<const HaloSide> sides)
+        : backend_(backend),
+          sides_(sides.begin(), sides.end()),
+          layout_(sides),
+          peers_(sides.size()) {}
     ~CudaDeviceHalo() override {
         // This rank's last writes into its neighbours' buffers are done once its stream is;
         // its own buffer goes with the back-end, when the neighbours have closed theirs.
         cudaStreamSynchronize(backend_.stream());
-        if (before_imported_) cudaIpcCloseMemHandle(before_peer_);
-        if (after_imported_) cudaIpcCloseMemHandle(after_peer_);
+        for (const Peer& peer : peers_) {
+            if (peer.imported) cudaIpcCloseMemHandle(peer.buffer);
+        }
         if (own_ != nullptr) backend_.retire_halo_buffer(own_);
     }
     CudaDeviceHalo(const CudaDeviceHalo&) = delete;
@@ -222,39 +253,55 @@ public:
         }
         return true;
     }
-    const cudaIpcMemHandle_t& handle() const { return handle_; }
-    const std::byte* own() const { return own_; }
+    // The card for the neighbour on `side`.
+    Card card(std::size_t side, int exported, const char (&uuid)[16]) const {
+        Card c;
+        c.exported = exported;
+        c.handle = handle_;
+        c.process = process_token();
+        c.address = reinterpret_cast<std::uintptr_t>(own_);
+        c.expected = sides_[side].from;
+        c.side = side;
+        c.segment = layout_.segment[side];
+        c.slot_bytes = layout_.slot_bytes;
+        std::memcpy(c.device_uuid, uuid, sizeof c.device_uuid);
+        return c;
+    }
 
-    // Maps a neighbour's buffer (`before`: the rank before); false where CUDA refuses.
-    bool map(bool before, const Card& card) {
+    // Maps the buffer of the neighbour on `side`; false where CUDA refuses.
+    bool map(std::size_t side, const Card& card) {
+        Peer& peer = peers_[side];
         void* mapped = nullptr;
         if (card.process == process_token()) {
             mapped = reinterpret_cast<void*>(static_cast<std::uintptr_t>(card.address));
         } else if (cudaIpcOpenMemHandle(&mapped, card.handle, cudaIpcMemLazyEnablePeerAccess) ==
                    cudaSuccess) {
-            (before ? before_imported_ : after_imported_) = true;
+            peer.imported = true;
         } else {
             cudaGetLastError();
             return false;
         }
-        (before ? before_peer_ : after_peer_) = static_cast<std::byte*>(mapped);
-        (before ? before_layout_ : after_layout_) = Layout{card.from_before, card.from_after};
+        peer.buffer = static_cast<std::byte*>(mapped);
+        peer.flag = static_cast<std::size_t>(card.side);
+        peer.segment = static_cast<std::size_t>(card.segment);
+        peer.slot_bytes = static_cast<std::size_t>(card.slot_bytes);
         return true;
     }
 
     // One kernel: the rows into the neighbours' memory, then their flags (put_rows).
-    void send(const void* to_before, const void* to_after) override {
-        const Put put = start_send(to_before, to_after);
-        put_rows<<<dim3(copy_blocks(put.words(), most_blocks()), 2), copy_threads, 0,
+    void send_sides(std::span<const void* const> to) override {
+        const Put put = start_send(to);
+        put_rows<<<dim3(copy_blocks(put.words(), most_blocks()), launch_sides()), copy_threads, 0,
                    backend_.stream()>>>(put);
         SIMRUN_CUDA_CHECK(cudaGetLastError());
     }
-    // One kernel: the wait on the GPU, and the rows received copied to `into_before` and
-    // `into_after` where given (wait_for_rows).
-    void wait(void* into_before, void* into_after) override {
-        const Arrival arrival = start_wait(into_before, into_after);
+    // One kernel: the wait on the GPU, and the rows received copied on where asked
+    // (wait_for_rows).
+    void wait_sides(std::span<void* const> into) override {
+        const Arrival arrival = start_wait(into);
         const std::size_t words = arrival.words();
-        const dim3 grid(words > 0 ? copy_blocks(words, most_blocks()) : 1, words > 0 ? 2 : 1);
+        const dim3 grid(words > 0 ? copy_blocks(words, most_blocks()) : 1,
+                        words > 0 ? launch_sides() : 1);
         wait_for_rows<<<grid, words > 0 ? copy_threads : 32, 0, backend_.stream()>>>(arrival);
         SIMRUN_CUDA_CHECK(cudaGetLastError());
     }
@@ -264,24 +311,23 @@ public:
     // alone passed). The likely cause is a kernel's first launch waiting for a neighbour's
     // waiting kernel (lazy loading: load_halo_kernels); the two kernels stay on a shared GPU
     // until a GPU run shows the merged one passes there too.
-    using DeviceHalo::exchange;
-    void exchange(const void* to_before, const void* to_after, void* into_before,
-                  void* into_after) override {
-        if (shared_gpu_ || resident_blocks_ < 2) {
-            send(to_before, to_after);
-            wait(into_before, into_after);
+    void exchange_sides(std::span<const void* const> to, std::span<void* const> into) override {
+        // Every block resident at once (exchange_rows): at most what the GPU holds.
+        const std::size_t most = std::min(most_copy_blocks, resident_blocks_ / launch_sides());
+        if (shared_gpu_ || most < 1) {
+            send_sides(to);
+            wait_sides(into);
             return;
         }
-        const Put put = start_send(to_before, to_after);
-        const Arrival arrival = start_wait(into_before, into_after);
-        // Every block resident at once (exchange_rows): at most what the GPU holds.
-        const std::size_t most = std::min(most_copy_blocks, resident_blocks_ / 2);
-        const dim3 grid(copy_blocks(std::max(put.words(), arrival.words()), most), 2);
+        const Put put = start_send(to);
+        const Arrival arrival = start_wait(into);
+        const dim3 grid(copy_blocks(std::max(put.words(), arrival.words()), most), launch_sides());
         exchange_rows<<<grid, copy_threads, 0, backend_.stream()>>>(put, arrival);
         SIMRUN_CUDA_CHECK(cudaGetLastError());
     }
-    const void* received_before() const override { return received_before_; }
-    const void* received_after() const override { return received_after_; }
+    const void* received(std::size_t side) const override {
+        return side < received_.size() ? received_[side] : nullptr;
+    }
 
     // A neighbour on this same GPU (where asked for: SIMRUN_HALO=device).
     void set_shared_gpu() { shared_gpu_ = true; }
@@ -289,80 +335,82 @@ public:
     void set_resident_blocks(std::size_t blocks) { resident_blocks_ = blocks; }
 
 private:
+    // A neighbour's buffer as mapped here, and where this rank's rows and flag go in it.
+    struct Peer {
+        std::byte* buffer = nullptr;
+        bool imported = false;  // through IPC: closed at the end
+        std::size_t flag = 0, segment = 0, slot_bytes = 0;
+    };
+
     std::size_t most_blocks() const { return shared_gpu_ ? shared_gpu_blocks : most_copy_blocks; }
+    unsigned launch_sides() const {
+        return static_cast<unsigned>(std::max<std::size_t>(1, sides_.size()));
+    }
 
     // A send's checks, its exchange number and slot, and its rows' copies.
-    Put start_send(const void* to_before, const void* to_after) {
-        if (sent_unwaited_) throw std::logic_error("device halo: a send before the last one's wait");
-        if ((before_ && bytes_.to_before > 0 && to_before == nullptr) ||
-            (after_ && bytes_.to_after > 0 && to_after == nullptr)) {
-            throw std::logic_error("device halo: no rows to send to a neighbour that reads some");
+    Put start_send(std::span<const void* const> to) {
+        if (sent_unwaited_)
+            throw std::logic_error("device halo: a send before the last one's wait");
+        for (std::size_t i = 0; i < sides_.size(); ++i) {
+            if (sides_[i].to > 0 && (i >= to.size() || to[i] == nullptr)) {
+                throw std::logic_error(
+                    "device halo: no rows to send to a neighbour that reads some");
+            }
         }
         sent_unwaited_ = true;
         const std::uint64_t slot = ++exchanges_ % 2;
-        const CommunicationTimer timer(
-            backend_.communicator().times().halo,
-            static_cast<double>((before_ ? bytes_.to_before : 0) + (after_ ? bytes_.to_after : 0)));
+        std::size_t bytes = 0;
+        for (const HaloSide& side : sides_) bytes += side.to;
+        const CommunicationTimer timer(backend_.communicator().times().halo,
+                                       static_cast<double>(bytes));
         Put put;
         put.exchange = exchanges_;
-        put.arrivals = reinterpret_cast<unsigned*>(reinterpret_cast<Flag*>(own_) + 2);
-        // Into the rank before: its rows from after (flag 1); into the rank after: its rows
-        // from before (flag 0).
-        if (before_) {
-            put.side[0] = {static_cast<const unsigned*>(to_before),
-                           reinterpret_cast<unsigned*>(before_peer_ + before_layout_.after_rows(slot)),
-                           bytes_.to_before / 4};
-            put.peer_flag[0] = reinterpret_cast<Flag*>(before_peer_) + 1;
+        put.sides = static_cast<int>(sides_.size());
+        put.arrivals = reinterpret_cast<unsigned*>(reinterpret_cast<Flag*>(own_) + most_sides);
+        received_.assign(sides_.size(), nullptr);
+        for (std::size_t i = 0; i < sides_.size(); ++i) {
+            const Peer& peer = peers_[i];
+            if (peer.buffer == nullptr) continue;  // a side taking no part
+            put.side[i] = {static_cast<const unsigned*>(sides_[i].to > 0 ? to[i] : nullptr),
+                           reinterpret_cast<unsigned*>(peer.buffer + flags_bytes +
+                                                       slot * peer.slot_bytes + peer.segment),
+                           sides_[i].to / 4};
+            put.peer_flag[i] = reinterpret_cast<Flag*>(peer.buffer) + peer.flag;
+            if (sides_[i].from > 0) received_[i] = own_ + layout_.rows(slot, i);
         }
-        if (after_) {
-            put.side[1] = {static_cast<const unsigned*>(to_after),
-                           reinterpret_cast<unsigned*>(after_peer_ + after_layout_.before_rows(slot)),
-                           bytes_.to_after / 4};
-            put.peer_flag[1] = reinterpret_cast<Flag*>(after_peer_);
-        }
-        received_before_ =
-            before_ && bytes_.from_before > 0 ? own_ + layout_.before_rows(slot) : nullptr;
-        received_after_ =
-            after_ && bytes_.from_after > 0 ? own_ + layout_.after_rows(slot) : nullptr;
         return put;
     }
 
     // A wait's checks, its flags, and the copies on of the rows received.
-    Arrival start_wait(void* into_before, void* into_after) {
+    Arrival start_wait(std::span<void* const> into) {
         if (!sent_unwaited_) throw std::logic_error("device halo: a wait without a send");
         sent_unwaited_ = false;
         Arrival arrival;
         arrival.exchange = exchanges_;
         arrival.waited = backend_.halo_waited_ns();
+        arrival.sides = static_cast<int>(sides_.size());
         Flag* own_flags = reinterpret_cast<Flag*>(own_);
-        if (before_) arrival.flag[0] = own_flags;
-        if (after_) arrival.flag[1] = own_flags + 1;
-        if (into_before != nullptr && received_before_ != nullptr) {
-            arrival.side[0] = {reinterpret_cast<const unsigned*>(received_before_),
-                               static_cast<unsigned*>(into_before), bytes_.from_before / 4};
-        }
-        if (into_after != nullptr && received_after_ != nullptr) {
-            arrival.side[1] = {reinterpret_cast<const unsigned*>(received_after_),
-                               static_cast<unsigned*>(into_after), bytes_.from_after / 4};
+        for (std::size_t i = 0; i < sides_.size(); ++i) {
+            if (peers_[i].buffer != nullptr) arrival.flag[i] = own_flags + i;
+            if (i < into.size() && into[i] != nullptr && received_[i] != nullptr) {
+                arrival.side[i] = {reinterpret_cast<const unsigned*>(received_[i]),
+                                   static_cast<unsigned*>(into[i]), sides_[i].from / 4};
+            }
         }
         return arrival;
     }
 
     const CudaBackend& backend_;
-    HaloBytes bytes_;
-    bool before_, after_;
+    std::vector<HaloSide> sides_;
     bool shared_gpu_ = false;
     std::size_t resident_blocks_ = 0;
-    Layout layout_, before_layout_, after_layout_;
+    Layout layout_;
+    std::vector<Peer> peers_;
     std::byte* own_ = nullptr;
     cudaIpcMemHandle_t handle_{};
-    std::byte* before_peer_ = nullptr;
-    std::byte* after_peer_ = nullptr;
-    bool before_imported_ = false, after_imported_ = false;  // through IPC: closed at the end
     bool sent_unwaited_ = false;  // send and wait alternate (the slots' argument needs it)
     std::uint64_t exchanges_ = 0;
-    const std::byte* received_before_ = nullptr;
-    const std::byte* received_after_ = nullptr;
+    std::vector<const std::byte*> received_;
 };
 
 enum class HaloMode { automatic, host, device };
@@ -426,15 +474,14 @@ int device_with_uuid(const char (&uuid)[16]) {
 // Returns how many blocks of exchange_rows `device` holds at once (0 where CUDA cannot say).
 std::size_t load_halo_kernels(int device) {
     cudaFuncAttributes attributes{};
-    for (const void* kernel : {reinterpret_cast<const void*>(&put_rows),
-                               reinterpret_cast<const void*>(&wait_for_rows),
-                               reinterpret_cast<const void*>(&exchange_rows)}) {
+    for (const void* kernel :
+         {reinterpret_cast<const void*>(&put_rows), reinterpret_cast<const void*>(&wait_for_rows),
+          reinterpret_cast<const void*>(&exchange_rows)}) {
         if (cudaFuncGetAttributes(&attributes, kernel) != cudaSuccess) cudaGetLastError();
     }
     int per_sm = 0, sms = 0;
-    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, exchange_rows,
-                                                      static_cast<int>(copy_threads), 0) !=
-            cudaSuccess ||
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+            &per_sm, exchange_rows, static_cast<int>(copy_threads), 0) != cudaSuccess ||
         cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) {
         cudaGetLastError();
         return 0;
@@ -453,20 +500,23 @@ Backend::DeviceHaloReadiness CudaBackend::device_halo_readiness() const {
     }
 }
 
-std::unique_ptr<DeviceHalo> CudaBackend::make_device_halo(const HaloBytes& bytes) const {
+std::unique_ptr<DeviceHalo> CudaBackend::make_device_halo(std::span<const HaloSide> given) const {
     const std::size_t resident = load_halo_kernels(device_);
     const Communicator& ranks = communicator();
-    const int rank = ranks.rank();
     // A side of no bytes takes no part (a rank holding none of a level split over fewer ranks
-    // has neither, and goes through the collectives only).
-    const bool before = rank > 0 && (bytes.to_before > 0 || bytes.from_before > 0);
-    const bool after = rank + 1 < ranks.size() && (bytes.to_after > 0 || bytes.from_after > 0);
-    const bool sides = before || after;
+    // has none, and goes through the collectives only): no card, flag or rows.
+    const std::span<const HaloSide> sides = given;
+    const auto active = [&](std::size_t i) { return sides[i].to > 0 || sides[i].from > 0; };
+    std::size_t taking_part = 0;
+    for (std::size_t i = 0; i < sides.size(); ++i) taking_part += active(i) ? 1 : 0;
     // Every rank goes through the same collectives, whatever it finds: a failure here only
     // turns device halos off, on every rank (the agreement below).
     const HaloMode mode = halo_mode();  // valid: open_device_halo agreed on it
-    bool wanted = bytes.to_before % 4 == 0 && bytes.from_before % 4 == 0 &&
-                  bytes.to_after % 4 == 0 && bytes.from_after % 4 == 0;
+    bool wanted = sides.size() <= static_cast<std::size_t>(most_sides);
+    for (const HaloSide& side : sides) {
+        wanted = wanted && side.to % 4 == 0 && side.from % 4 == 0 && side.rank != ranks.rank() &&
+                 side.rank >= 0 && side.rank < ranks.size();
+    }
     if (wanted && halo_waited_ns_ == nullptr) {
         if (cudaMalloc(&halo_waited_ns_, sizeof(Flag)) != cudaSuccess ||
             cudaMemsetAsync(halo_waited_ns_, 0, sizeof(Flag), stream_) != cudaSuccess) {
@@ -476,58 +526,55 @@ std::unique_ptr<DeviceHalo> CudaBackend::make_device_halo(const HaloBytes& bytes
             wanted = false;
         }
     }
-    auto halo = std::make_unique<CudaDeviceHalo>(*this, bytes, before, after);
+    auto halo = std::make_unique<CudaDeviceHalo>(*this, sides);
     halo->set_resident_blocks(resident);
-    Card mine;
-    mine.exported = sides && wanted && halo->allocate() ? 1 : 0;
-    mine.handle = halo->handle();
-    mine.process = process_token();
-    mine.address = reinterpret_cast<std::uintptr_t>(halo->own());
-    mine.from_before = bytes.from_before;
-    mine.from_after = bytes.from_after;
+    int exported = taking_part > 0 && wanted && halo->allocate() ? 1 : 0;
+    char uuid[16]{};
     const auto& uuids = device_uuids();
-    if (static_cast<std::size_t>(device_) < uuids.size() && uuids[static_cast<std::size_t>(device_)]) {
-        std::memcpy(mine.device_uuid, uuids[static_cast<std::size_t>(device_)]->data(),
-                    sizeof mine.device_uuid);
+    if (static_cast<std::size_t>(device_) < uuids.size() &&
+        uuids[static_cast<std::size_t>(device_)]) {
+        std::memcpy(uuid, uuids[static_cast<std::size_t>(device_)]->data(), sizeof uuid);
     } else {
-        mine.exported = 0;
+        exported = 0;
     }
-    Card from_before, from_after;
-    const auto card = [](Card& c, bool side) {
-        return side ? std::as_writable_bytes(std::span(&c, 1)) : std::span<std::byte>();
-    };
-    exchange_with_neighbours(ranks, card(mine, before), card(from_before, before),
-                             card(mine, after), card(from_after, after));
-    // A neighbour is reached where it exported its buffer, sends what this rank expects, and
-    // is a GPU this one may map: another GPU with peer access, or this GPU where asked for
+    // A card to each neighbour that takes part, and one from each.
+    std::vector<Card> mine(sides.size()), theirs(sides.size());
+    {
+        std::vector<Message> sends, receives;
+        for (std::size_t i = 0; i < sides.size(); ++i) {
+            if (!active(i)) continue;
+            mine[i] = halo->card(i, exported, uuid);
+            sends.push_back({sides[i].rank, std::as_writable_bytes(std::span(&mine[i], 1))});
+            receives.push_back({sides[i].rank, std::as_writable_bytes(std::span(&theirs[i], 1))});
+        }
+        ranks.start_exchange(sends, receives)->finish();
+    }
+    // A neighbour is reached where it exported its buffer, expects what this rank sends, and is
+    // a GPU this one may map: another GPU with peer access, or this GPU where asked for
     // (SIMRUN_HALO=device). A neighbour in this same process must be on this GPU (its buffer
     // is used at its address, without IPC's peer mapping).
-    const auto reachable = [&](const Card& theirs, std::uint64_t sends, std::uint64_t expected) {
-        if (theirs.exported == 0 || sends != expected) return false;
-        const int device = device_with_uuid(theirs.device_uuid);
+    const auto reachable = [&](const Card& card, std::size_t sends) {
+        if (card.exported == 0 || card.expected != sends) return false;
+        const int device = device_with_uuid(card.device_uuid);
         if (device == device_) {
             halo->set_shared_gpu();
             return mode == HaloMode::device;
         }
-        if (theirs.process == process_token()) return false;
+        if (card.process == process_token()) return false;
         int can = 0;
         return device >= 0 && cudaDeviceCanAccessPeer(&can, device_, device) == cudaSuccess &&
                can != 0;
     };
-    bool ok = !sides || mine.exported != 0;
-    if (ok && before) {
-        ok = reachable(from_before, from_before.from_after, bytes.to_before) &&
-             halo->map(true, from_before);
-    }
-    if (ok && after) {
-        ok = reachable(from_after, from_after.from_before, bytes.to_after) &&
-             halo->map(false, from_after);
+    // A rank with no side taking part holds nothing back.
+    bool ok = taking_part == 0 || exported != 0;
+    for (std::size_t i = 0; ok && i < sides.size(); ++i) {
+        ok = !active(i) || (reachable(theirs[i], sides[i].to) && halo->map(i, theirs[i]));
     }
     const bool agreed = ranks.min(ok ? 1.0 : 0.0) > 0.5;
     device_halos_ = agreed ? 1 : 0;
     // Where the ranks did not agree, the halo goes (its mappings closed, its buffer kept with
     // the back-end).
-    if (!agreed || !sides) return nullptr;
+    if (!agreed || taking_part == 0) return nullptr;
     return halo;
 }
 

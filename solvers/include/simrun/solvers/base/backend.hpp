@@ -7,6 +7,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -124,7 +125,10 @@ public:
     // neighbouring ranks that stays on the devices (device_halo.hpp), or null on every rank
     // alike where one rank's cannot be made -- then the caller stages its halo through host
     // memory. The CPU back-end makes none. Throws std::invalid_argument, on every rank, where
-    // SIMRUN_HALO is set to something else than auto, host or device on some rank.
+    // SIMRUN_HALO is set to something else than auto, host or device on some rank. `sides`: this
+    // rank's neighbours (distinct ranks; a side of no bytes either way takes no part), their
+    // order the halo's sides'; with HaloBytes, the rank before and the rank after.
+    std::unique_ptr<DeviceHalo> open_device_halo(std::span<const HaloSide> sides) const;
     std::unique_ptr<DeviceHalo> open_device_halo(const HaloBytes& bytes) const;
     // How this back-end's halo exchanges travel, for a run's header (e.g. "GPU to GPU: peer
     // copies into the neighbours' memory (CUDA IPC), waited for on the GPU"); what
@@ -148,10 +152,12 @@ protected:
     // Whether this rank can make device halos, before any collective (the ranks agree on the
     // least): a SIMRUN_HALO it does not know, none, or some.
     enum class DeviceHaloReadiness { bad_setting = 0, unable = 1, able = 2 };
-    virtual DeviceHaloReadiness device_halo_readiness() const { return DeviceHaloReadiness::unable; }
+    virtual DeviceHaloReadiness device_halo_readiness() const {
+        return DeviceHaloReadiness::unable;
+    }
     // open_device_halo's work where every rank is able: collective over communicator(), every
     // rank returning a halo or null alike.
-    virtual std::unique_ptr<DeviceHalo> make_device_halo(const HaloBytes& bytes) const;
+    virtual std::unique_ptr<DeviceHalo> make_device_halo(std::span<const HaloSide> sides) const;
 
     virtual const KernelTable<float>& float_kernels() const = 0;
     virtual const KernelTable<double>& double_kernels() const = 0;

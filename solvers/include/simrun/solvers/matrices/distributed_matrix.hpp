@@ -73,9 +73,10 @@ public:
     std::size_t size() const override { return inner_->size(); }
     const std::shared_ptr<const Backend>& backend() const override { return inner_->backend(); }
     // y = A x over the ranks (collective). Sends each rank the rows of x it reads (gathered
-    // into one buffer where they are not consecutive: a read and a write each; on the GPUs of
-    // a line of ranks where the back-end opens a device halo, written into the neighbour's
-    // memory; else staged through the host: device to host, a message, host to device), runs
+    // into one buffer where they are not consecutive: a read and a write each; on the GPUs,
+    // where the back-end opens a device halo with the neighbours, written into the
+    // neighbour's memory; else staged through the host: device to host, a message, host to
+    // device), runs
     // the block's own product while they travel, then adds the couplings outside (per coupled
     // row its index, per entry its value, its halo slot and the halo value read, and y read
     // and written).
