@@ -268,6 +268,27 @@ TEST(Distributed, ProcessGridsThatCannotRunAreRefusedOnce) {
     }
 }
 
+// Where slabs would take multigrid, a run on boxes chooses without it and its reason says so,
+// with the process grid to run on for it.
+TEST(Distributed, BoxesSayWhereMultigridWouldPay) {
+    TemporaryDirectory dir;
+    const auto run = run_ranks(4,
+                               std::string(SIMRUN_SOURCE_DIR) +
+                                   "/inputs/poisson.toml --backend cpu --quiet --set "
+                                   "output.vtk=false --set grid.nx=129 --set grid.ny=129 "
+                                   "--process-grid 2x2 --output boxes",
+                               dir);
+    ASSERT_EQ(run.exit_code, 0) << run.err;
+    const RunFile file(run_file_in(dir.path() / "boxes"));
+    ASSERT_TRUE(file.is_open());
+    const std::string decisions = file.text("/solver_decisions");
+    EXPECT_NE(decisions.find("preconditioner = jacobi"), std::string::npos) << decisions;
+    EXPECT_NE(decisions.find("not multigrid, which would pay here (129x129) but runs over slabs "
+                             "only: for it, run with --process-grid 1x4"),
+              std::string::npos)
+        << decisions;
+}
+
 // A run on 2 ranks (slabs) continued on a 2x2 process grid, and one on 2x2 continued on 3
 // slabs: the last step of the run on one rank throughout, to 1e-12.
 TEST(Distributed, RestartBetweenSlabsAndBoxes) {

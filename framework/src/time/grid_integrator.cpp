@@ -190,21 +190,35 @@ solvers::SolverPlan plan_grid_solver(const Grid& grid, const solvers::MatrixProp
     request.remove_constant_null_space = true;
     request.ranks = ranks;
     // Over ranks the hierarchy's levels are split as the finest is, in slabs.
+    const solvers::GridBox box{grid.dimension(), {grid.points(0), grid.points(1), grid.points(2)}};
     if (slabs) {
-        request.grid =
-            solvers::GridBox{grid.dimension(), {grid.points(0), grid.points(1), grid.points(2)}};
-    } else if (request.preconditioner == solvers::PreconditionerKind::multigrid) {
-        const std::int64_t planes = grid.all_planes().count();
+        request.grid = box;
+        return solvers::plan_solver(properties, request);
+    }
+    const std::int64_t planes = grid.all_planes().count();
+    const std::string slabs_instead =
+        planes >= ranks
+            ? "run with --process-grid " +
+                  Decomposition::describe_parts(grid, Decomposition::slab_parts(grid, ranks))
+            : "run on at most " + std::to_string(planes) + " ranks (a plane each)";
+    if (request.preconditioner == solvers::PreconditionerKind::multigrid) {
         throw InputError(
             "key 'solver.preconditioner': multigrid over ranks runs on slabs of the grid, not "
             "on a process grid of boxes: " +
-            (planes >= ranks
-                 ? "run with --process-grid " +
-                       Decomposition::describe_parts(grid, Decomposition::slab_parts(grid, ranks))
-                 : "run on at most " + std::to_string(planes) + " ranks (a plane each)") +
-            ", or choose another preconditioner");
+            slabs_instead + ", or choose another preconditioner");
     }
-    return solvers::plan_solver(properties, request);
+    solvers::SolverPlan plan = solvers::plan_solver(properties, request);
+    // Where slabs would have taken multigrid, the reason says what boxes cost.
+    if (!request.preconditioner) {
+        solvers::SolverRequest on_slabs = request;
+        on_slabs.grid = box;
+        if (solvers::plan_solver(properties, on_slabs).first.preconditioner ==
+            solvers::PreconditionerKind::multigrid) {
+            plan.first.reason += "; not multigrid, which would pay here (" + box.describe() +
+                                 ") but runs over slabs only: for it, " + slabs_instead;
+        }
+    }
+    return plan;
 }
 
 std::unique_ptr<solvers::LinearSystemSolver<double>> GridIntegrator::make_solver(
