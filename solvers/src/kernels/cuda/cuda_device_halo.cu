@@ -342,7 +342,12 @@ private:
         std::size_t flag = 0, segment = 0, slot_bytes = 0;
     };
 
-    std::size_t most_blocks() const { return shared_gpu_ ? shared_gpu_blocks : most_copy_blocks; }
+    // Blocks a side: up to most_copy_blocks, and where a neighbour shares this GPU few in all
+    // (every block of a wait spins), so that its ranks' waiting kernels never fill it.
+    std::size_t most_blocks() const {
+        return shared_gpu_ ? std::max<std::size_t>(1, 2 * shared_gpu_blocks / launch_sides())
+                           : most_copy_blocks;
+    }
     unsigned launch_sides() const {
         return static_cast<unsigned>(std::max<std::size_t>(1, sides_.size()));
     }
@@ -512,11 +517,24 @@ std::unique_ptr<DeviceHalo> CudaBackend::make_device_halo(std::span<const HaloSi
     // Every rank goes through the same collectives, whatever it finds: a failure here only
     // turns device halos off, on every rank (the agreement below).
     const HaloMode mode = halo_mode();  // valid: open_device_halo agreed on it
-    bool wanted = sides.size() <= static_cast<std::size_t>(most_sides);
-    for (const HaloSide& side : sides) {
-        wanted = wanted && side.to % 4 == 0 && side.from % 4 == 0 && side.rank != ranks.rank() &&
-                 side.rank >= 0 && side.rank < ranks.size();
+    // The sides taking part name distinct other ranks, on every rank, before any card goes
+    // out (a card to a rank that expects none would never be received).
+    std::vector<int> named;
+    for (std::size_t i = 0; i < sides.size(); ++i) {
+        if (active(i)) named.push_back(sides[i].rank);
     }
+    std::sort(named.begin(), named.end());
+    const bool distinct =
+        std::adjacent_find(named.begin(), named.end()) == named.end() &&
+        std::none_of(named.begin(), named.end(), [&](int q) {
+            return q == ranks.rank() || q < 0 || q >= ranks.size();
+        });
+    if (ranks.min(distinct ? 1.0 : 0.0) < 0.5) {
+        device_halos_ = 0;
+        return nullptr;
+    }
+    bool wanted = sides.size() <= static_cast<std::size_t>(most_sides);
+    for (const HaloSide& side : sides) wanted = wanted && side.to % 4 == 0 && side.from % 4 == 0;
     if (wanted && halo_waited_ns_ == nullptr) {
         if (cudaMalloc(&halo_waited_ns_, sizeof(Flag)) != cudaSuccess ||
             cudaMemsetAsync(halo_waited_ns_, 0, sizeof(Flag), stream_) != cudaSuccess) {
