@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "pvti_file.hpp"
+#include "simrun/framework/distributed/decomposition.hpp"
 #include "simrun/framework/output/xml_text.hpp"
 #include "simrun/solvers/base/atomic_file.hpp"
 #include "vti_file.hpp"
@@ -236,13 +237,10 @@ void VtkSeriesWriter::write_pieces(std::int64_t step, std::span<const FieldView>
         const NodeBox& owned = *pieces_->owned;
         for (std::size_t f = 0; f < fields.size(); ++f) {
             std::vector<double>& values = ordered.emplace_back(fields[f].values.size());
-            std::size_t other = static_cast<std::size_t>(owned.num_points());
             for (std::int64_t p = 0; p < piece.num_points(); ++p) {
                 const auto [i, j, k] = piece.node(p);
-                values[static_cast<std::size_t>(p)] =
-                    fields[f].values[owned.contains(i, j, k)
-                                         ? static_cast<std::size_t>(owned.index(i, j, k))
-                                         : other++];
+                values[static_cast<std::size_t>(p)] = fields[f].values[static_cast<std::size_t>(
+                    Decomposition::piece_value_index(piece, owned, i, j, k))];
             }
             in_order[f].values = values;
         }

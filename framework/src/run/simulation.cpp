@@ -403,19 +403,12 @@ void Simulation::copy_output_piece(std::span<double> piece) const {
         if (!from[r].empty()) receives.push_back({q, bytes(from[r])});
     }
     options_.ranks->start_exchange(sends, receives)->finish();
-    // Each node of the piece that is not this rank's: its place after the owned nodes.
-    std::vector<std::int64_t> place(static_cast<std::size_t>(mine.num_points()), -1);
-    std::int64_t next = own.num_points();
-    for (std::int64_t p = 0; p < mine.num_points(); ++p) {
-        const auto [i, j, k] = mine.node(p);
-        if (!own.contains(i, j, k)) place[static_cast<std::size_t>(p)] = next++;
-    }
     for (int q = 0; q < parts_.ranks; ++q) {
         if (q == parts_.rank) continue;
         const NodeBox got = mine.intersection(parts_.box_of(grid, q));
         for (std::int64_t n = 0; n < got.num_points(); ++n) {
             const auto [i, j, k] = got.node(n);
-            piece[static_cast<std::size_t>(place[static_cast<std::size_t>(mine.index(i, j, k))])] =
+            piece[static_cast<std::size_t>(Decomposition::piece_value_index(mine, own, i, j, k))] =
                 from[static_cast<std::size_t>(q)][static_cast<std::size_t>(n)];
         }
     }

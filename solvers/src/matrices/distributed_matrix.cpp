@@ -398,12 +398,18 @@ void DistributedMatrix<T>::apply(const Array<T>& x, Array<T>& y) const {
         return;
     }
     CommunicationCost& halo_cost = h.ranks.times().halo;
-    // The rows the neighbours read, staged on the host after x's work: one wait for them all
-    // (it also frees the buffers of the halo received last time, whose copy it waits for).
-    for (const auto& to : h.neighbours) {
-        if (to.send_count == 0) continue;
-        backend.copy_to_host_async(h.staging + to.send_offset, h.sent_rows(to, x),
-                                   bytes_of<T>(to.send_count));
+    // The rows the neighbours read, staged on the host after x's work (gathered: one copy, the
+    // staging laid out as the gathered rows; else each neighbour's run from x): one wait for
+    // them all (it also frees the buffers of the halo received last time, whose copy it waits
+    // for).
+    if (h.send_rows.size() > 0) {
+        backend.copy_to_host_async(h.staging, h.send_buffer.data(), bytes_of<T>(h.sent));
+    } else {
+        for (const auto& to : h.neighbours) {
+            if (to.send_count == 0) continue;
+            backend.copy_to_host_async(h.staging + to.send_offset, h.sent_rows(to, x),
+                                       bytes_of<T>(to.send_count));
+        }
     }
     backend.synchronize();
     std::unique_ptr<PendingExchange> exchange;

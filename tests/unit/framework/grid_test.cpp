@@ -132,6 +132,17 @@ TEST(Decomposition, BoxesOfAProcessGridCoverTheGridOnce) {
                 EXPECT_EQ(piece.lower[a], d.owned.lower[a]);
                 EXPECT_EQ(piece.upper[a], std::min(grid.points()[a], d.owned.upper[a] + 1));
             }
+            // The values handed over for it: the owned nodes in their order, then the others
+            // in the piece's order, counted on.
+            std::int64_t other = d.owned.num_points();
+            for (std::int64_t p = 0; p < piece.num_points(); ++p) {
+                const auto [i, j, k] = piece.node(p);
+                const bool own = d.owned.contains(i, j, k);
+                EXPECT_EQ(Decomposition::piece_value_index(piece, d.owned, i, j, k),
+                          own ? d.owned.index(i, j, k) : other++)
+                    << "piece node " << p << " of rank " << r;
+            }
+            EXPECT_EQ(other, piece.num_points());
         }
         EXPECT_EQ(first, grid.num_points());
         EXPECT_EQ(std::count(holder.begin(), holder.end(), -1), 0);

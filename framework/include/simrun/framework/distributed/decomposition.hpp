@@ -15,6 +15,7 @@
 // corners) with up to 8 neighbours in 2D and 26 in 3D, but far fewer nodes once the ranks are
 // many (at 512^3 on 64 ranks a slab's halo is two planes of 262144 nodes, a 4 x 4 x 4 box's
 // six faces of 16384).
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <optional>
@@ -87,6 +88,22 @@ struct Decomposition {
     // each axis where another box follows, so that neighbouring pieces share their faces and
     // ParaView draws no gap between them.
     std::vector<NodeBox> output_pieces(const Grid& grid) const;
+    // Where node (i, j, k) of a piece lies in the values handed over for it: the owned nodes
+    // first, in their box's order, then the piece's other nodes in the piece's order. `owned`
+    // lies in `piece` from its first corner on (output_pieces).
+    static std::int64_t piece_value_index(const NodeBox& piece, const NodeBox& owned,
+                                          std::int64_t i, std::int64_t j, std::int64_t k) {
+        if (owned.contains(i, j, k)) return owned.index(i, j, k);
+        const std::int64_t di = i - owned.lower[0], dj = j - owned.lower[1],
+                           dk = k - owned.lower[2];
+        const std::int64_t ox = owned.points(0), oy = owned.points(1), oz = owned.points(2);
+        // The owned nodes before (i, j, k) in the piece's order: the layers, then the lines,
+        // then the nodes of its line.
+        const std::int64_t before =
+            std::min(dk, oz) * ox * oy +
+            (dk < oz ? std::min(dj, oy) * ox + (dj < oy ? std::min(di, ox) : 0) : 0);
+        return owned.num_points() + piece.index(i, j, k) - before;
+    }
 
     // The part of values over the assembled box that the owned nodes hold.
     template <typename T>
