@@ -179,9 +179,9 @@ TEST(Distributed, SameRanksGiveTheSameBitsEveryRun) {
     }
 }
 
-// Process grids of boxes (--process-grid): each input's last step on 4 ranks split in two or
-// three axes agrees with one rank to 1e-12, as slabs do, with CG + Jacobi or BiCGStab (no
-// multigrid over boxes); the run file says how the run was split.
+// Process grids of boxes (--process-grid): each input's last step on 3 or 4 ranks split in two
+// or three axes agrees with one rank to 1e-12, as slabs do, with CG + Jacobi, BiCGStab or CG +
+// multigrid (its levels split in boxes too); the run file says how the run was split.
 TEST(Distributed, ProcessGridsOfBoxesGiveTheFieldOfOne) {
     TemporaryDirectory dir;
     struct Grids {
@@ -196,6 +196,14 @@ TEST(Distributed, ProcessGridsOfBoxesGiveTheFieldOfOne) {
          "--set grid.nx=13 --set grid.ny=11 --set grid.nz=13 --set time.end=0.04" + tight,
          {"2x2x1", "2x1x2", "1x2x2"}},
         {"poisson.toml", "--set grid.nx=41 --set grid.ny=37" + tight, {"2x2"}},
+        {"poisson.toml",
+         "--set grid.nx=41 --set grid.ny=37 --set solver.preconditioner='\"multigrid\"'" + tight,
+         {"2x2", "3x1"}},
+        {"poisson_3d.toml",
+         "--set grid.nx=17 --set grid.ny=15 --set grid.nz=19 "
+         "--set solver.preconditioner='\"multigrid\"'" +
+             tight,
+         {"2x1x2", "2x2x1"}},
         {"convection_diffusion.toml",
          "--set grid.nx=33 --set grid.ny=33 --set time.end=0.05 --set solver.rtol=1e-13",
          {"2x2"}},
@@ -203,11 +211,12 @@ TEST(Distributed, ProcessGridsOfBoxesGiveTheFieldOfOne) {
          "--set grid.nx=13 --set grid.ny=13 --set grid.nz=13 --set solver.rtol=1e-13",
          {"2x1x2"}},
     };
-    for (const Grids& c : cases) {
-        SCOPED_TRACE(c.input);
+    for (std::size_t index = 0; index < std::size(cases); ++index) {
+        const Grids& c = cases[index];
+        SCOPED_TRACE(c.input + " " + c.settings);
         const std::string common = std::string(SIMRUN_SOURCE_DIR) + "/inputs/" + c.input +
                                    " --backend cpu --quiet --set output.vtk=false " + c.settings;
-        const std::string name = c.input.substr(0, c.input.find('.'));
+        const std::string name = c.input.substr(0, c.input.find('.')) + std::to_string(index);
         const auto one = run_ranks(1, common + " --output " + name + "_r1", dir);
         ASSERT_EQ(one.exit_code, 0) << one.err;
         const RunFile reference(run_file_in(dir.path() / (name + "_r1")));
@@ -236,12 +245,18 @@ TEST(Distributed, ProcessGridsOfBoxesGiveTheFieldOfOne) {
             const std::string decisions = file.text("/solver_decisions");
             EXPECT_NE(decisions.find("a " + grid + " process grid of boxes"), std::string::npos)
                 << decisions;
+            if (c.settings.find("multigrid") != std::string::npos) {
+                EXPECT_NE(decisions.find("multigrid = "), std::string::npos) << decisions;
+                EXPECT_NE(decisions.find("over " + std::to_string(ranks) + " ranks"),
+                          std::string::npos)
+                    << decisions;
+            }
         }
     }
 }
 
-// Multigrid over a process grid of boxes is refused (it runs over slabs), and so is a process
-// grid that does not hold the ranks or is not PxQ[xR]: exit 2 on every rank, said once.
+// A process grid that does not hold the ranks or is not PxQ[xR] is refused: exit 2 on every
+// rank, said once.
 TEST(Distributed, ProcessGridsThatCannotRunAreRefusedOnce) {
     TemporaryDirectory dir;
     const std::string common = std::string(SIMRUN_SOURCE_DIR) +
@@ -252,9 +267,7 @@ TEST(Distributed, ProcessGridsThatCannotRunAreRefusedOnce) {
         std::string arguments, says;
     };
     for (const Refusal& r :
-         {Refusal{4, "--process-grid 2x2 --set solver.preconditioner='\"multigrid\"'",
-                  "multigrid over ranks runs on slabs of the grid"},
-          Refusal{3, "--process-grid 2x2", "--process-grid 2x2 holds 4 ranks, but the run has 3"},
+         {Refusal{3, "--process-grid 2x2", "--process-grid 2x2 holds 4 ranks, but the run has 3"},
           Refusal{2, "--process-grid 2x", "expected PxQ or PxQxR"},
           Refusal{2, "--process-grid 1x2x1x1", "expected PxQ or PxQxR"},
           Refusal{1, "--process-grid 2x1", "--process-grid 2x1 holds 2 ranks, but the run has 1"},
@@ -268,9 +281,9 @@ TEST(Distributed, ProcessGridsThatCannotRunAreRefusedOnce) {
     }
 }
 
-// Where slabs would take multigrid, a run on boxes chooses without it and its reason says so,
-// with the process grid to run on for it.
-TEST(Distributed, BoxesSayWhereMultigridWouldPay) {
+// Where multigrid pays, a run on a process grid of boxes chooses it as one process does, its
+// levels split in boxes over the ranks.
+TEST(Distributed, BoxesTakeMultigridWhereItPays) {
     TemporaryDirectory dir;
     const auto run = run_ranks(4,
                                std::string(SIMRUN_SOURCE_DIR) +
@@ -282,11 +295,10 @@ TEST(Distributed, BoxesSayWhereMultigridWouldPay) {
     const RunFile file(run_file_in(dir.path() / "boxes"));
     ASSERT_TRUE(file.is_open());
     const std::string decisions = file.text("/solver_decisions");
-    EXPECT_NE(decisions.find("preconditioner = jacobi"), std::string::npos) << decisions;
-    EXPECT_NE(decisions.find("not multigrid, which would pay here (129x129) but runs over slabs "
-                             "only: for it, run with --process-grid 1x4"),
-              std::string::npos)
+    EXPECT_NE(decisions.find("preconditioner = multigrid"), std::string::npos) << decisions;
+    EXPECT_NE(decisions.find("multigrid = 7 levels: 129x129 -> 65x65"), std::string::npos)
         << decisions;
+    EXPECT_NE(decisions.find("over 4 ranks"), std::string::npos) << decisions;
 }
 
 // A run on 2 ranks (slabs) continued on a 2x2 process grid, and one on 2x2 continued on 3

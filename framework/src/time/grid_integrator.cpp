@@ -173,7 +173,7 @@ solvers::DiaData<double> owned_rows(solvers::DiaData<double> matrix, std::int64_
 }
 
 solvers::SolverPlan plan_grid_solver(const Grid& grid, const solvers::MatrixProperties& properties,
-                                     const SolverParameters& solver, int ranks, bool slabs) {
+                                     const SolverParameters& solver, int ranks) {
     // Neumann conditions on every side of a steady problem leave u fixed only up to a
     // constant: the solver layer solves a symmetric such system for the solution of zero mean;
     // a nonsymmetric one (convection) has a range it cannot name.
@@ -183,42 +183,16 @@ solvers::SolverPlan plan_grid_solver(const Grid& grid, const solvers::MatrixProp
             "side is singular (u is fixed only up to a constant): make one side dirichlet or "
             "robin");
     }
-    // The rows are the grid's nodes, x fastest: multigrid may coarsen them as a box.
+    // The rows are the grid's nodes, x fastest: multigrid may coarsen them as a box (over
+    // ranks its levels are split as the finest is, in slabs or in boxes).
     solvers::SolverRequest request = solver.request;
     // A PDE with Neumann conditions on every side fixes u only up to a constant: its data are
     // meant up to the operator's range.
     request.remove_constant_null_space = true;
     request.ranks = ranks;
-    // Over ranks the hierarchy's levels are split as the finest is, in slabs.
-    const solvers::GridBox box{grid.dimension(), {grid.points(0), grid.points(1), grid.points(2)}};
-    if (slabs) {
-        request.grid = box;
-        return solvers::plan_solver(properties, request);
-    }
-    const std::int64_t planes = grid.all_planes().count();
-    const std::string slabs_instead =
-        planes >= ranks
-            ? "run with --process-grid " +
-                  Decomposition::describe_parts(grid, Decomposition::slab_parts(grid, ranks))
-            : "run on at most " + std::to_string(planes) + " ranks (a plane each)";
-    if (request.preconditioner == solvers::PreconditionerKind::multigrid) {
-        throw InputError(
-            "key 'solver.preconditioner': multigrid over ranks runs on slabs of the grid, not "
-            "on a process grid of boxes: " +
-            slabs_instead + ", or choose another preconditioner");
-    }
-    solvers::SolverPlan plan = solvers::plan_solver(properties, request);
-    // Where slabs would have taken multigrid, the reason says what boxes cost.
-    if (!request.preconditioner) {
-        solvers::SolverRequest on_slabs = request;
-        on_slabs.grid = box;
-        if (solvers::plan_solver(properties, on_slabs).first.preconditioner ==
-            solvers::PreconditionerKind::multigrid) {
-            plan.first.reason += "; not multigrid, which would pay here (" + box.describe() +
-                                 ") but runs over slabs only: for it, " + slabs_instead;
-        }
-    }
-    return plan;
+    request.grid = solvers::GridBox{grid.dimension(),
+                                    {grid.points(0), grid.points(1), grid.points(2)}};
+    return solvers::plan_solver(properties, request);
 }
 
 std::unique_ptr<solvers::LinearSystemSolver<double>> GridIntegrator::make_solver(
@@ -259,17 +233,17 @@ std::unique_ptr<solvers::LinearSystemSolver<double>> GridIntegrator::make_solver
     } else {
         properties_ = solvers::analyze(matrix);
     }
-    const solvers::SolverPlan plan =
-        plan_grid_solver(grid_, properties_, solver, parts_.ranks, slabs);
+    const solvers::SolverPlan plan = plan_grid_solver(grid_, properties_, solver, parts_.ranks);
     setup_times_.analysis = seconds_since(analysis_start);
     const auto solver_start = std::chrono::steady_clock::now();
     solvers::MethodParameters parameters;
     parameters.criteria = solver.criteria;
     parameters.restart = solver.restart;
     // Over slabs the owned rows are a block of the grid's matrix with its couplings to the
-    // neighbouring ranks' planes (where multigrid over ranks starts from); over boxes, split.
-    // (Cut on each rank alone: all_or_none stops every rank where one cannot, before the
-    // solver's collective set-up.)
+    // neighbouring ranks' planes; over boxes, the owned box's rows on its window (the assembled
+    // box), which the solver layer splits: multigrid over ranks starts from either. (Cut on
+    // each rank alone: all_or_none stops every rank where one cannot, before the solver's
+    // collective set-up.)
     std::unique_ptr<solvers::LinearSystemSolver<double>> linear_solver;
     if (!parts_.distributed()) {
         linear_solver = std::make_unique<solvers::LinearSystemSolver<double>>(
@@ -284,10 +258,8 @@ std::unique_ptr<solvers::LinearSystemSolver<double>> GridIntegrator::make_solver
         linear_solver = std::make_unique<solvers::LinearSystemSolver<double>>(
             backend_, std::move(block), plan, parameters);
     } else {
-        solvers::SplitBlock<double> block =
-            solvers::all_or_none(ranks(), [&] { return owned_block(std::move(matrix)); });
         linear_solver = std::make_unique<solvers::LinearSystemSolver<double>>(
-            backend_, std::move(block), plan, parameters);
+            backend_, part_rows(std::move(matrix)), plan, parameters);
     }
     // The rows are scaled by the row scale (halved per folded side, quadrature weights): what
     // makes a pure Neumann system compatible is the source's weighted mean, removed in those
@@ -303,10 +275,9 @@ std::unique_ptr<solvers::LinearOperator<double>> GridIntegrator::owned_operator(
     if (!parts_.distributed()) {
         return std::make_unique<solvers::DiaMatrix<double>>(backend_, std::move(matrix));
     }
-    // The block cut and on the back-end, on each rank alone, before the collective set-up.
-    solvers::SplitBlock<double> block;
+    // The block cut, and on the back-end on each rank alone, before the collective set-up.
+    solvers::SplitBlock<double> block = owned_block(std::move(matrix));
     auto inner = solvers::all_or_none(ranks(), [&] {
-        block = owned_block(std::move(matrix));
         return std::make_unique<solvers::DiaMatrix<double>>(backend_, block.inner);
     });
     return std::make_unique<solvers::DistributedMatrix<double>>(std::move(inner),
@@ -317,51 +288,22 @@ solvers::SplitBlock<double> GridIntegrator::owned_block(solvers::DiaData<double>
     const NodeBox& own = parts_.owned;
     const NodeBox& all = parts_.assembled;
     if (parts_.slabs(grid_)) {
-        return solvers::split_block(owned_rows(std::move(matrix),
-                                               all.index(own.lower[0], own.lower[1], own.lower[2]),
-                                               own.num_points()));
-    }
-    // Each diagonal's step to a neighbour, and its offset in the owned box.
-    const int diagonals = matrix.num_diagonals();
-    std::vector<std::array<std::int64_t, 3>> steps(static_cast<std::size_t>(diagonals));
-    solvers::SplitBlock<double> block;
-    block.inner = {own.num_points(), {}, {}};
-    for (int d = 0; d < diagonals; ++d) {
-        const auto& step = steps[static_cast<std::size_t>(d)] =
-            diagonal_step(matrix.offsets[static_cast<std::size_t>(d)], all, grid_.dimension());
-        block.inner.offsets.push_back(
-            static_cast<int>(step[0] + own.stride(1) * step[1] + own.stride(2) * step[2]));
-    }
-    block.inner.values.assign(
-        static_cast<std::size_t>(diagonals) * static_cast<std::size_t>(own.num_points()), 0.0);
-    // The couplings to the other ranks' nodes, per block of lines in line order.
-    std::vector<solvers::OutsideCouplings<double>> outside(
-        static_cast<std::size_t>(omp_get_max_threads()));
-    const std::int64_t first = parts_.first_row(grid_, parts_.rank);
-    const int blocks =
-        for_each_node_in_blocks(own, [&](std::int64_t i, std::int64_t j, std::int64_t k, int part) {
-            const std::int64_t row = own.index(i, j, k);
-            const std::int64_t from = all.index(i, j, k);
-            for (int d = 0; d < diagonals; ++d) {
-                const double value = matrix.at(d, from);
-                if (value == 0.0) continue;
-                const auto& step = steps[static_cast<std::size_t>(d)];
-                const std::int64_t ni = i + step[0], nj = j + step[1], nk = k + step[2];
-                if (own.contains(ni, nj, nk)) {
-                    block.inner.at(d, row) = value;
-                } else {
-                    outside[static_cast<std::size_t>(part)].add(
-                        row, parts_.row_of(grid_, ni, nj, nk) - first, value);
-                }
-            }
+        return solvers::all_or_none(ranks(), [&] {
+            return solvers::split_block(owned_rows(
+                std::move(matrix), all.index(own.lower[0], own.lower[1], own.lower[2]),
+                own.num_points()));
         });
-    for (int part = 0; part < blocks; ++part) {
-        const auto& mine = outside[static_cast<std::size_t>(part)];
-        for (std::size_t e = 0; e < mine.size(); ++e) {
-            block.outside.add(mine.rows[e], mine.columns[e], mine.values[e]);
-        }
     }
-    return block;
+    return solvers::split_part_rows(ranks(), part_rows(std::move(matrix)));
+}
+
+solvers::PartRows<double> GridIntegrator::part_rows(solvers::DiaData<double> matrix) const {
+    const NodeBox& own = parts_.owned;
+    solvers::PartRows<double> rows;
+    rows.box = {grid_.dimension(), {grid_.points(0), grid_.points(1), grid_.points(2)}};
+    rows.part = {own.lower, own.upper};
+    rows.window = std::move(matrix);
+    return rows;
 }
 
 solvers::Array<double> GridIntegrator::node_weights(double value_free, double value_fixed,

@@ -44,8 +44,11 @@ protected:
     std::unique_ptr<solvers::LinearOperator<double>> owned_operator(
         solvers::DiaData<double> matrix) const;
     // The owned rows of `matrix` (over the assembled box) split into the box's own couplings
-    // and those to the other ranks' nodes, in the ranks' numbering.
+    // and those to the other ranks' nodes, in the ranks' numbering (collective).
     solvers::SplitBlock<double> owned_block(solvers::DiaData<double> matrix) const;
+    // Over a process grid of boxes, `matrix` (over the assembled box, the owned box's window)
+    // as the solver layer takes a part of a box (part_rows.hpp).
+    solvers::PartRows<double> part_rows(solvers::DiaData<double> matrix) const;
     // The owned part of a vector over the assembled box (the operator's and the step data's):
     // all of it on one process.
     template <typename T>
@@ -119,13 +122,12 @@ double first_data_time(const TimeParameters& time);
 // giving the limit (rounded down, so that giving it back is accepted).
 void require_stable_explicit_step(const TimeParameters& time, double limit);
 // The solver plan for a grid operator's system matrix with `properties`, as [solver] asks: the
-// grid's box named for multigrid (on one process or over slabs), a pure Neumann system solved
-// for the solution of zero mean. Throws InputError for a singular nonsymmetric all-Neumann
-// system or multigrid asked for over boxes, std::invalid_argument where the solver layer
-// refuses the request.
+// grid's box named for multigrid (on one process, over slabs or over a process grid of boxes),
+// a pure Neumann system solved for the solution of zero mean. Throws InputError for a singular
+// nonsymmetric all-Neumann system, std::invalid_argument where the solver layer refuses the
+// request.
 solvers::SolverPlan plan_grid_solver(const Grid& grid, const solvers::MatrixProperties& properties,
-                                     const SolverParameters& solver, int ranks = 1,
-                                     bool slabs = true);
+                                     const SolverParameters& solver, int ranks = 1);
 // Rows [first, first + rows) of a DIA matrix, in the block's numbering, with the entries that
 // reach outside the block kept (a rank's block of a distributed matrix).
 solvers::DiaData<double> owned_rows(solvers::DiaData<double> matrix, std::int64_t first,

@@ -162,6 +162,9 @@ struct KernelTable {
     // out_i = x[index_i]: the rows other ranks read, gathered into one buffer. Traffic: n
     // indices and n values read, n written.
     void (*gather)(const Backend&, std::size_t n, const std::int64_t* index, const T* x, T* out);
+    // out[index_i] = x_i for n distinct indices: values received put in their places. Traffic:
+    // n indices and n values read, n written.
+    void (*scatter)(const Backend&, std::size_t n, const std::int64_t* index, const T* x, T* out);
     // y[rows_i] += sum over k in [starts_i, starts_{i+1}) of values_k * halo[slots_k], for n
     // distinct rows: a block's couplings to the rows of one other rank. Traffic per row: its
     // index, two starts, y read and written; per entry: its slot, its value and a halo value.

@@ -1,5 +1,6 @@
 #include "simrun/solvers/multigrid/grid_box.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <stdexcept>
 
@@ -9,6 +10,26 @@ std::string GridBox::describe() const {
     std::string text = std::to_string(points[0]);
     for (int axis = 1; axis < dimension; ++axis) text += "x" + std::to_string(points[axis]);
     return text;
+}
+
+BoxPart whole_part(const GridBox& box) { return {{0, 0, 0}, box.points}; }
+
+BoxPart intersection(const BoxPart& a, const BoxPart& b) {
+    BoxPart both;
+    for (std::size_t axis = 0; axis < 3; ++axis) {
+        both.lower[axis] = std::max(a.lower[axis], b.lower[axis]);
+        both.upper[axis] = std::max(both.lower[axis], std::min(a.upper[axis], b.upper[axis]));
+    }
+    return both;
+}
+
+BoxPart grown(const BoxPart& part, const GridBox& box, std::int64_t layers) {
+    BoxPart wider;
+    for (std::size_t axis = 0; axis < 3; ++axis) {
+        wider.lower[axis] = std::max<std::int64_t>(0, part.lower[axis] - layers);
+        wider.upper[axis] = std::min(box.points[axis], part.upper[axis] + layers);
+    }
+    return wider;
 }
 
 GridBox parse_grid_box(std::string_view text) {

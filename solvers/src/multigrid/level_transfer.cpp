@@ -115,6 +115,35 @@ void visit_coarse_neighbours(const Coordinates& c, const GridBox& fine,
 
 }  // namespace
 
+std::optional<std::array<std::int64_t, 3>> offset_step(int offset, const GridBox& box) {
+    std::optional<Coordinates> step;
+    for_each_box_step(box, [&](const Coordinates& s, std::int64_t s_offset) {
+        if (!step && s_offset == offset) step = s;
+    });
+    return step;
+}
+
+bool offset_step_unique(int offset, const GridBox& box) {
+    int found = 0;
+    for_each_box_step(box, [&](const Coordinates&, std::int64_t s_offset) {
+        if (s_offset == offset) ++found;
+    });
+    return found == 1;
+}
+
+std::optional<std::array<std::int64_t, 3>> entry_step(const GridBox& box, std::int64_t row,
+                                                      int offset) {
+    const std::int64_t column = row + offset;
+    if (column < 0 || column >= box.size()) return std::nullopt;
+    const Coordinates a = box.coordinates(row), b = box.coordinates(column);
+    Coordinates step{};
+    for (std::size_t axis = 0; axis < 3; ++axis) {
+        step[axis] = b[axis] - a[axis];
+        if (step[axis] < -1 || step[axis] > 1) return std::nullopt;
+    }
+    return step;
+}
+
 std::vector<int> neighbour_offsets(const GridBox& box) {
     std::vector<int> offsets;
     for_each_box_step(box, [&](const Coordinates&, std::int64_t offset) {
@@ -223,44 +252,47 @@ bool check_box_couplings(const DiaData<double>& a, const GridBox& box) {
 }
 
 CoarseningMeasures measure_coarsening(const DiaData<double>& a, const GridBox& box,
-                                      std::int64_t first_row, std::int64_t end_row,
-                                      std::int64_t plane_offset, std::int64_t whole_planes) {
+                                      const BoxPart& own, const Coordinates& origin,
+                                      const GridBox& whole) {
     const DiagonalSteps steps(a, box);
-    const std::size_t slow = static_cast<std::size_t>(box.dimension - 1);
     double strength[3] = {0, 0, 0};
     double end_rows[6] = {0, 0, 0, 0, 0, 0}, end_identity[6] = {0, 0, 0, 0, 0, 0};
     double end_weight[6] = {0, 0, 0, 0, 0, 0};
+    const std::int64_t lines = own.points(1) * own.points(2);
 #pragma omp parallel for schedule(static) reduction(+ : strength[:3], end_rows[:6], \
                                                         end_identity[:6], end_weight[:6])
-    for (std::int64_t i = first_row; i < end_row; ++i) {
-        const Coordinates c = box.coordinates(i);
-        double same_line[3] = {0, 0, 0}, inward[3] = {0, 0, 0};
-        bool identity = true;
-        for_each_entry(a, steps, box, i, c,
-                       [&](std::int64_t j, double value, const Coordinates& s) {
-                           if (j != i) identity = false;
-                           for (std::size_t axis = 0; axis < 3; ++axis) {
-                               if (s[axis] != 0) strength[axis] += std::abs(value);
-                               if (s[axis] == 0 || value > 0) {
-                                   same_line[axis] += value;
-                               } else {
-                                   inward[axis] += value;
+    for (std::int64_t line = 0; line < lines; ++line) {
+        Coordinates c{0, own.lower[1] + line % own.points(1), own.lower[2] + line / own.points(1)};
+        for (c[0] = own.lower[0]; c[0] < own.upper[0]; ++c[0]) {
+            const std::int64_t i = box.row(c[0], c[1], c[2]);
+            double same_line[3] = {0, 0, 0}, inward[3] = {0, 0, 0};
+            bool identity = true;
+            for_each_entry(a, steps, box, i, c,
+                           [&](std::int64_t j, double value, const Coordinates& s) {
+                               if (j != i) identity = false;
+                               for (std::size_t axis = 0; axis < 3; ++axis) {
+                                   if (s[axis] != 0) strength[axis] += std::abs(value);
+                                   if (s[axis] == 0 || value > 0) {
+                                       same_line[axis] += value;
+                                   } else {
+                                       inward[axis] += value;
+                                   }
                                }
-                           }
-                       });
-        for (std::size_t axis = 0; axis < 3; ++axis) {
-            // The slowest axis's position in the whole box.
-            const std::int64_t at = axis == slow ? c[axis] + plane_offset : c[axis];
-            const std::int64_t points = axis == slow ? whole_planes : box.points[axis];
-            if (points < 2) continue;
-            const int side = at == 0 ? 0 : at == points - 1 ? 1 : -1;
-            if (side < 0) continue;
-            const std::size_t end = 2 * axis + static_cast<std::size_t>(side);
-            end_rows[end] += 1;
-            if (identity) {
-                end_identity[end] += 1;
-            } else if (same_line[axis] > 0) {
-                end_weight[end] += std::min(1.0, -inward[axis] / same_line[axis]);
+                           });
+            for (std::size_t axis = 0; axis < 3; ++axis) {
+                // The point's position in the whole box.
+                const std::int64_t at = c[axis] + origin[axis];
+                const std::int64_t points = whole.points[axis];
+                if (points < 2) continue;
+                const int side = at == 0 ? 0 : at == points - 1 ? 1 : -1;
+                if (side < 0) continue;
+                const std::size_t end = 2 * axis + static_cast<std::size_t>(side);
+                end_rows[end] += 1;
+                if (identity) {
+                    end_identity[end] += 1;
+                } else if (same_line[axis] > 0) {
+                    end_weight[end] += std::min(1.0, -inward[axis] / same_line[axis]);
+                }
             }
         }
     }
@@ -309,8 +341,7 @@ BoxCoarsening decide_coarsening(const CoarseningMeasures& measures, const GridBo
 }
 
 BoxCoarsening choose_coarsening(const DiaData<double>& a, const GridBox& box) {
-    const std::int64_t slow = box.points[static_cast<std::size_t>(box.dimension - 1)];
-    return decide_coarsening(measure_coarsening(a, box, 0, a.n, 0, slow), box);
+    return decide_coarsening(measure_coarsening(a, box, whole_part(box), {0, 0, 0}, box), box);
 }
 
 std::vector<double> operator_interpolation(const DiaData<double>& a, const GridBox& fine,

@@ -46,12 +46,12 @@ BoxCoarsening choose_coarsening(const DiaData<double>& a, const GridBox& box);
 struct CoarseningMeasures {
     std::array<double, 21> values{};  // strength[3], end_rows[6], end_identity[6], end_weight[6]
 };
-// The measures of rows [first_row, end_row) of `a` on `box`, a slab of whole planes of a
-// larger box (planes along the box's last axis): box's plane 0 is the whole's plane
-// `plane_offset` of `whole_planes` (which decides the ends along that axis).
+// The measures of the rows of the points `own` (a part of `box`, in its coordinates) of `a` on
+// `box`, which is the points of a larger box `whole` from its point `origin` on (the whole's
+// ends are the ends measured).
 CoarseningMeasures measure_coarsening(const DiaData<double>& a, const GridBox& box,
-                                      std::int64_t first_row, std::int64_t end_row,
-                                      std::int64_t plane_offset, std::int64_t whole_planes);
+                                      const BoxPart& own, const std::array<std::int64_t, 3>& origin,
+                                      const GridBox& whole);
 // choose_coarsening's decision for `box` from its measures.
 BoxCoarsening decide_coarsening(const CoarseningMeasures& measures, const GridBox& box);
 
@@ -79,6 +79,15 @@ int transfer_slots(int dimension);
 // The DIA offsets of the steps from a point to its neighbours that the box has room for,
 // ascending: the diagonals of galerkin_operator's result.
 std::vector<int> neighbour_offsets(const GridBox& box);
+// The step to a neighbour (-1, 0 or 1 along each axis) a DIA offset makes in the box: the first
+// that has it (x fastest, from -1) where a small box gives several; none where no step has it.
+std::optional<std::array<std::int64_t, 3>> offset_step(int offset, const GridBox& box);
+// Whether `offset` is one step only in the box (offset_step then gives each entry's step).
+bool offset_step_unique(int offset, const GridBox& box);
+// The step the entry of `row` at `offset` makes in the box, from the two points' coordinates;
+// none where the column leaves the box or is no neighbour of the row's point.
+std::optional<std::array<std::int64_t, 3>> entry_step(const GridBox& box, std::int64_t row,
+                                                      int offset);
 
 // The coarse points' weight sets (weights in operator_interpolation's layout, `slots` per
 // point) as classes in BoxTransferView's layout: of_point[I] the class of coarse point I,

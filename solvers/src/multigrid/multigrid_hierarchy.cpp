@@ -10,6 +10,8 @@
 #include <utility>
 
 #include "base/kernel_table.hpp"
+#include "multigrid/box_exchange.hpp"
+#include "multigrid/box_levels.hpp"
 #include "multigrid/coarsest_inverse.hpp"
 #include "multigrid/level_transfer.hpp"
 #include "multigrid/slab_exchange.hpp"
@@ -91,8 +93,19 @@ struct MultigridHierarchy<T>::Level {
     // rest, and its gather (where each rank's points start in it).
     std::unique_ptr<MultigridHierarchy<T>> gathered;
     std::unique_ptr<multigrid::LevelGather<T>> gather;
+    // Over a process grid (box and shape are the window's: the part grown by a point): the
+    // exchange of the window's halo; the axes the level is split along (a colour's parity bit
+    // along them says which colours it reads across the ranks); on the finest level where this
+    // rank's points lie in the window; where the next level is gathered, the transfer's coarse
+    // window (this rank's part of it grown by a point) and the gather.
+    std::unique_ptr<multigrid::BoxHalo<T>> box_halo;
+    unsigned split_axes = 0;
+    Array<std::int64_t> own_index;
+    Array<T> coarse_b, coarse_x;
+    std::unique_ptr<multigrid::BoxGather<T>> box_gather;
     void exchange(T* window) const {
         if (halo) halo->exchange(window);
+        if (box_halo) box_halo->exchange(window);
     }
 };
 
@@ -307,24 +320,7 @@ void MultigridHierarchy<T>::build(const DiaData<double>& fine, const GridBox& bo
         }
         const std::vector<double> weights =
             multigrid::operator_interpolation(a, level_box, coarsening);
-        BoxTransferView<T>& t = current->transfer;
-        if (auto classes =
-                multigrid::weight_classes(weights, coarsening.coarse.size(),
-                                          multigrid::transfer_slots(level_box.dimension))) {
-            current->weight_class = Array<std::uint8_t>::from_host(backend_, classes->of_point);
-            current->class_weights = upload<T>(backend_, classes->table);
-            t.weight_class = current->weight_class.data();
-            t.class_weights = current->class_weights.data();
-        } else {
-            current->weights = upload<T>(backend_, weights);
-        }
-        t.fine = current->shape;
-        t.coarse = shape_of(coarsening.coarse);
-        for (std::size_t axis = 0; axis < 3; ++axis) {
-            t.step[axis] = coarsening.axes[axis].step;
-            t.first[axis] = coarsening.axes[axis].first;
-        }
-        t.weights = current->weights.size() > 0 ? current->weights.data() : nullptr;
+        set_transfer(*current, weights, coarsening);
         summaries_.push_back(
             {level_box, current->a->view().num_diagonals, current->colours, current->a->storage()});
         levels_.push_back(std::move(current));
@@ -356,78 +352,21 @@ void MultigridHierarchy<T>::build_split(const DiaData<double>& block, const Grid
             current->colour_flip = current->colours == 2 ? 1 : 1 << (box.dimension - 1);
         }
         current->holds = slab.holds();
+        current->split_axes = 1u << (box.dimension - 1);
         split_holders_.push_back(slab.holders);
-        std::vector<double> inverse_diagonal;
         all_or_none(ranks, [&] {
             if (!slab.holds()) return;
-            current->chebyshev_upper =
-                gershgorin_of_scaled(slab.window_operator, inverse_diagonal, slab.window, l);
-            if (parameters_.smoother == MultigridSmoother::chebyshev) {
-                current->inverse_diagonal = upload<T>(backend_, inverse_diagonal);
-            }
-            // The finest level in the storage of the solver's operator (its plan's format),
-            // where its window takes it; the others as one process's.
-            DiaData<T> converted;
-            const DiaData<T>* in_t = nullptr;
-            if constexpr (std::is_same_v<T, double>) {
-                in_t = &slab.window_operator;
-            } else {
-                converted = convert_dia<T>(slab.window_operator);
-                in_t = &converted;
-            }
-            const DiaData<T>& window = *in_t;
-            if (l == 0 && fine_operator != nullptr) {
-                try {
-                    current->owned_a =
-                        std::make_unique<DiaMatrix<T>>(backend_, window, fine_operator->storage());
-                } catch (const std::invalid_argument&) {
-                }
-            }
-            if (!current->owned_a) current->owned_a = make_level_operator(window);
-            current->a = current->owned_a.get();
-            current->main = slab.window_operator.find_diagonal(0);
-            const auto n = static_cast<std::size_t>(slab.window.size());
-            current->r = Array<T>(backend_, n);
-            current->b = Array<T>(backend_, n);
-            current->x = Array<T>(backend_, n);
-            // Zero once: halo planes no kernel writes before the exchange (the finest b's, a
-            // coarse b's beyond the restriction's reach) are read by the halo rows' sweeps.
-            for (Array<T>* v : {&current->r, &current->b, &current->x}) fill(*v, T(0));
-            if (parameters_.smoother == MultigridSmoother::chebyshev) {
-                current->d = Array<T>(backend_, n);
-                fill(current->d, T(0));
-            }
-            // Both colours of a sweep in one pass where the back-end fuses them (smooth() then
-            // sweeps the second colour of the boundary planes again, with the neighbours').
-            if (parameters_.smoother == MultigridSmoother::red_black_gauss_seidel &&
-                current->colours == 2 &&
-                backend_->kernels<T>().fuses_red_black_sweep(current->a->view(), current->shape)) {
-                current->swept = Array<T>(backend_, n);
-                fill(current->swept, T(0));
-            }
+            set_split_level(*current, slab.window_operator, slab.window, slab.weights,
+                            slab.transfer, l,
+                            fine_operator != nullptr
+                                ? std::optional(fine_operator->storage())
+                                : std::nullopt,
+                            true);
             current->own_offset = static_cast<std::size_t>(slab.halo_before ? slab.plane : 0);
             current->halo_before = slab.halo_before;
             current->halo_after = slab.halo_after;
             current->own_planes = slab.planes;
             current->coarse_offset = static_cast<std::size_t>(slab.coarse_offset);
-            BoxTransferView<T>& t = current->transfer;
-            if (auto classes =
-                    multigrid::weight_classes(slab.weights, slab.transfer.coarse.size(),
-                                              multigrid::transfer_slots(box.dimension))) {
-                current->weight_class = Array<std::uint8_t>::from_host(backend_, classes->of_point);
-                current->class_weights = upload<T>(backend_, classes->table);
-                t.weight_class = current->weight_class.data();
-                t.class_weights = current->class_weights.data();
-            } else {
-                current->weights = upload<T>(backend_, slab.weights);
-            }
-            t.fine = current->shape;
-            t.coarse = shape_of(slab.transfer.coarse);
-            for (std::size_t axis = 0; axis < 3; ++axis) {
-                t.step[axis] = slab.transfer.axes[axis].step;
-                t.first[axis] = slab.transfer.axes[axis].first;
-            }
-            t.weights = current->weights.size() > 0 ? current->weights.data() : nullptr;
             if (slab.handoff) {
                 const multigrid::SlabHandoff& h = *slab.handoff;
                 current->handoff = std::make_unique<multigrid::LevelHandoff<T>>(
@@ -450,25 +389,187 @@ void MultigridHierarchy<T>::build_split(const DiaData<double>& block, const Grid
         slab.window_operator = {};
         slab.weights = {};
     }
-    // The rest, gathered: one process's hierarchy on each rank, with the levels left.
-    auto gathered = std::make_unique<Level>();
-    gathered->box = plan.gathered_box;
-    gathered->shape = shape_of(plan.gathered_box);
-    MultigridParameters rest = parameters_;
-    rest.max_levels = parameters_.max_levels - static_cast<int>(plan.levels.size());
-    all_or_none(ranks, [&] {
-        gathered->gathered = std::unique_ptr<MultigridHierarchy<T>>(new MultigridHierarchy<T>(
-            backend_, plan.gathered, plan.gathered_box, rest, OnThisRank{}));
-        const auto n = static_cast<std::size_t>(plan.gathered_box.size());
-        gathered->b = Array<T>(backend_, n);
-        gathered->x = Array<T>(backend_, n);
-    });
+    auto gathered = gathered_level(plan.gathered, plan.gathered_box, plan.levels.size());
     // Collective (a device halo is opened with the neighbours): outside all_or_none.
     gathered->gather =
         std::make_unique<multigrid::LevelGather<T>>(backend_, std::move(plan.gathered_starts));
+    levels_.push_back(std::move(gathered));
+}
+
+template <typename T>
+std::unique_ptr<typename MultigridHierarchy<T>::Level> MultigridHierarchy<T>::gathered_level(
+    const DiaData<double>& rows, const GridBox& box, std::size_t split_levels) {
+    // The rest, gathered: one process's hierarchy on each rank, with the levels left.
+    auto gathered = std::make_unique<Level>();
+    gathered->box = box;
+    gathered->shape = shape_of(box);
+    MultigridParameters rest = parameters_;
+    rest.max_levels = parameters_.max_levels - static_cast<int>(split_levels);
+    all_or_none(backend_->communicator(), [&] {
+        gathered->gathered = std::unique_ptr<MultigridHierarchy<T>>(
+            new MultigridHierarchy<T>(backend_, rows, box, rest, OnThisRank{}));
+        const auto n = static_cast<std::size_t>(box.size());
+        gathered->b = Array<T>(backend_, n);
+        gathered->x = Array<T>(backend_, n);
+    });
     const auto& rest_levels = gathered->gathered->levels();
     summaries_.insert(summaries_.end(), rest_levels.begin(), rest_levels.end());
-    split_levels_ = plan.levels.size();
+    split_levels_ = split_levels;
+    return gathered;
+}
+
+template <typename T>
+void MultigridHierarchy<T>::set_transfer(Level& level, const std::vector<double>& weights,
+                                         const multigrid::BoxCoarsening& coarsening) const {
+    BoxTransferView<T>& t = level.transfer;
+    if (auto classes = multigrid::weight_classes(
+            weights, coarsening.coarse.size(), multigrid::transfer_slots(level.box.dimension))) {
+        level.weight_class = Array<std::uint8_t>::from_host(backend_, classes->of_point);
+        level.class_weights = upload<T>(backend_, classes->table);
+        t.weight_class = level.weight_class.data();
+        t.class_weights = level.class_weights.data();
+    } else {
+        level.weights = upload<T>(backend_, weights);
+    }
+    t.fine = level.shape;
+    t.coarse = shape_of(coarsening.coarse);
+    for (std::size_t axis = 0; axis < 3; ++axis) {
+        t.step[axis] = coarsening.axes[axis].step;
+        t.first[axis] = coarsening.axes[axis].first;
+    }
+    t.weights = level.weights.size() > 0 ? level.weights.data() : nullptr;
+}
+
+template <typename T>
+void MultigridHierarchy<T>::set_split_level(Level& current, const DiaData<double>& window_rows,
+                                            const GridBox& window, const std::vector<double>& weights,
+                                            const multigrid::BoxCoarsening& transfer,
+                                            std::size_t l,
+                                            std::optional<DiaStorage> fine_storage, bool fuse) {
+    std::vector<double> inverse_diagonal;
+    current.chebyshev_upper = gershgorin_of_scaled(window_rows, inverse_diagonal, window, l);
+    if (parameters_.smoother == MultigridSmoother::chebyshev) {
+        current.inverse_diagonal = upload<T>(backend_, inverse_diagonal);
+    }
+    // The finest level in the storage of the solver's operator (its plan's format), where its
+    // window takes it; the others as one process's.
+    DiaData<T> converted;
+    const DiaData<T>* in_t = nullptr;
+    if constexpr (std::is_same_v<T, double>) {
+        in_t = &window_rows;
+    } else {
+        converted = convert_dia<T>(window_rows);
+        in_t = &converted;
+    }
+    if (l == 0 && fine_storage) {
+        try {
+            current.owned_a = std::make_unique<DiaMatrix<T>>(backend_, *in_t, *fine_storage);
+        } catch (const std::invalid_argument&) {
+        }
+    }
+    if (!current.owned_a) current.owned_a = make_level_operator(*in_t);
+    current.a = current.owned_a.get();
+    current.main = window_rows.find_diagonal(0);
+    const auto n = static_cast<std::size_t>(window.size());
+    current.r = Array<T>(backend_, n);
+    current.b = Array<T>(backend_, n);
+    current.x = Array<T>(backend_, n);
+    // Zero once: halo points no kernel writes before the exchange (the finest b's, a coarse b's
+    // beyond the restriction's reach) are read by the halo rows' sweeps.
+    for (Array<T>* v : {&current.r, &current.b, &current.x}) fill(*v, T(0));
+    if (parameters_.smoother == MultigridSmoother::chebyshev) {
+        current.d = Array<T>(backend_, n);
+        fill(current.d, T(0));
+    }
+    // Both colours of a sweep in one pass where the back-end fuses them and the level allows
+    // (smooth() then sweeps the second colour of the boundary planes of a slab again, with the
+    // neighbours').
+    if (fuse && parameters_.smoother == MultigridSmoother::red_black_gauss_seidel &&
+        current.colours == 2 &&
+        backend_->kernels<T>().fuses_red_black_sweep(current.a->view(), current.shape)) {
+        current.swept = Array<T>(backend_, n);
+        fill(current.swept, T(0));
+    }
+    set_transfer(current, weights, transfer);
+}
+
+template <typename T>
+MultigridHierarchy<T>::MultigridHierarchy(std::shared_ptr<const Backend> backend,
+                                          const PartRows<double>& rows,
+                                          const MultigridParameters& parameters,
+                                          const DiaMatrix<T>* fine_operator)
+    : backend_(std::move(backend)), parameters_(parameters) {
+    if (!split()) {
+        // One process: its part is the whole box, and the window the part.
+        build(rows.window, rows.box, nullptr);
+        return;
+    }
+    build_boxes(rows, fine_operator != nullptr ? std::optional(fine_operator->storage())
+                                               : std::nullopt);
+}
+
+template <typename T>
+void MultigridHierarchy<T>::build_boxes(const PartRows<double>& rows,
+                                        std::optional<DiaStorage> fine_storage) {
+    parameters_.validate();
+    boxes_ = true;
+    size_ = static_cast<std::size_t>(rows.part.size());
+    const Communicator& ranks = backend_->communicator();
+    const int dimension = rows.box.dimension;
+    MultigridParameters planned = parameters_;
+    planned.gather_size = gather_size_on(parameters_, backend_->kind());
+    multigrid::BoxHierarchy plan = multigrid::plan_box_hierarchy(ranks, rows, planned);
+    const auto rank = static_cast<std::size_t>(ranks.rank());
+    for (std::size_t l = 0; l < plan.levels.size(); ++l) {
+        multigrid::BoxLevel& split = plan.levels[l];
+        auto current = std::make_unique<Level>();
+        const GridBox window = split.window.shape(dimension);
+        current->box = window;
+        current->shape = shape_of(window);
+        current->colours = split.along_axes ? 2 : 1 << dimension;
+        current->split_axes = split.split_axes;
+        // Colour c of the whole box is the window's c with the parity of the window's first
+        // point flipped in: (i + j + k) mod 2 with 2 colours, each axis's parity bit with more.
+        for (std::size_t axis = 0; axis < 3; ++axis) {
+            if ((split.window.lower[axis] & 1) == 0) continue;
+            current->colour_flip ^= current->colours == 2 ? 1 : 1 << axis;
+        }
+        split_holders_.push_back(ranks.size());
+        const bool next_gathered = l + 1 == plan.levels.size();
+        all_or_none(ranks, [&] {
+            set_split_level(*current, split.window_operator, window, split.weights,
+                            split.transfer, l, fine_storage, false);
+            if (l == 0) {
+                std::vector<std::int64_t> own;
+                for_each_point(split.own, [&](std::int64_t i, std::int64_t j, std::int64_t k,
+                                              std::int64_t) {
+                    own.push_back(split.window.index(i, j, k));
+                });
+                current->own_index = Array<std::int64_t>::from_host(backend_, own);
+            }
+            if (next_gathered) {
+                const auto n = static_cast<std::size_t>(split.coarse_window.size());
+                current->coarse_b = Array<T>(backend_, n);
+                current->coarse_x = Array<T>(backend_, n);
+            }
+        });
+        current->chebyshev_upper = ranks.max(current->chebyshev_upper);
+        // Collective (a device halo is opened with the neighbours): outside all_or_none.
+        current->box_halo =
+            std::make_unique<multigrid::BoxHalo<T>>(backend_, split.box, split.parts);
+        summaries_.push_back({split.box, current->a->view().num_diagonals, current->colours,
+                              current->a->storage()});
+        levels_.push_back(std::move(current));
+        split.window_operator = {};
+        split.weights = {};
+    }
+    auto gathered = gathered_level(plan.gathered, plan.gathered_box, plan.levels.size());
+    // This rank's part of the gathered level lies in the level above's coarse window, or on the
+    // finest level is the part itself.
+    const BoxPart window = plan.levels.empty() ? plan.gathered_parts[rank]
+                                               : plan.levels.back().coarse_window;
+    gathered->box_gather = std::make_unique<multigrid::BoxGather<T>>(
+        backend_, plan.gathered_box, plan.gathered_parts, window);
     levels_.push_back(std::move(gathered));
 }
 
@@ -564,17 +665,19 @@ std::size_t MultigridHierarchy<T>::finest_own_offset() const {
 
 template <typename T>
 T* MultigridHierarchy<T>::own_b() const {
-    return split() ? levels_.front()->b.data() + finest_own_offset() : nullptr;
+    return split() && !boxes_ ? levels_.front()->b.data() + finest_own_offset() : nullptr;
 }
 
 template <typename T>
 const T* MultigridHierarchy<T>::own_x() const {
-    return split() ? levels_.front()->x.data() + finest_own_offset() : nullptr;
+    return split() && !boxes_ ? levels_.front()->x.data() + finest_own_offset() : nullptr;
 }
 
 template <typename T>
 void MultigridHierarchy<T>::cycle_own_b_from_zero() const {
-    if (!split()) throw std::logic_error("multigrid: cycle_own_b_from_zero on one process");
+    if (!split() || boxes_) {
+        throw std::logic_error("multigrid: cycle_own_b_from_zero without a slab's window");
+    }
     Level& finest = *levels_.front();
     // The window zeroed: n + 2 planes written instead of n read and written and a halo
     // exchanged.
@@ -592,6 +695,25 @@ void MultigridHierarchy<T>::run_split(const Array<T>& b, Array<T>& x, std::vecto
     // host. (A recording in parts, the gathers between them, the exchanges counted on the
     // device, was measured no faster on four GPUs: docs/benchmarks.md.)
     Level& finest = *levels_.front();
+    if (boxes_) {
+        // Over a process grid the part's points are scattered into the finest window, or
+        // where the finest level is gathered, the part is its own window.
+        const KernelTable<T>& kernels = backend_->kernels<T>();
+        if (from_zero) fill(finest.x, T(0));
+        if (finest.box_gather) {
+            run_cycle(0, b.data(), x.data(), parameters_.cycle, seconds, from_zero);
+            return;
+        }
+        const std::size_t n = finest.own_index.size();
+        kernels.scatter(*backend_, n, finest.own_index.data(), b.data(), finest.b.data());
+        if (!from_zero) {
+            kernels.scatter(*backend_, n, finest.own_index.data(), x.data(), finest.x.data());
+            finest.exchange(finest.x.data());
+        }
+        run_cycle(0, finest.b.data(), finest.x.data(), parameters_.cycle, seconds, from_zero);
+        kernels.gather(*backend_, n, finest.own_index.data(), finest.x.data(), x.data());
+        return;
+    }
     const std::size_t bytes = size_ * sizeof(T);
     backend_->copy(own_b(), b.data(), bytes);
     if (from_zero) {
@@ -641,21 +763,29 @@ T* MultigridHierarchy<T>::smooth(Level& level, const T* b, T* x, T* spare, int s
     }
     if (parameters_.smoother == MultigridSmoother::red_black_gauss_seidel) {
         // Over ranks a colour's new values cross to the neighbours' halo before a colour that
-        // reads them. With red-black colours every colour does (each has points on every
-        // plane). With the parity of each coordinate (2^dimension colours, the split axis's
-        // parity the highest bit) the colours sweep in two halves, the points of the even
-        // planes of the split axis and those of the odd ones (in either order, the window's
-        // flip or the backward sweep): a half changes only its planes, and reads across the
-        // ranks only the other half's, so one exchange after each half carries every change
-        // before it is read (2 exchanges a sweep instead of 2^dimension, the same values).
-        const int half = level.colours == 1 << level.box.dimension ? level.colours / 2 : 1;
+        // reads them. A point reads across the ranks only neighbours one step along a split
+        // axis, whose parity along it differs: with red-black colours the other colour; with
+        // the parity of each coordinate (2^dimension colours, bit a the parity along axis a)
+        // the colours whose bits along the split axes differ. So the halo is exchanged before a
+        // colour whose split bits differ from those swept since the last exchange, and after
+        // each sweep. On slabs (the last axis split, its bit the highest) that is once after
+        // each half of the colours, the points of the even planes and those of the odd ones:
+        // 2 exchanges a sweep instead of 2^dimension, the same values; on a process grid of
+        // boxes split along every axis, after each colour.
+        const unsigned split_bits = level.colours == 2 ? 1u : level.split_axes;
         for (int sweep = 0; sweep < sweeps; ++sweep) {
+            bool pending = false;
+            unsigned pending_bits = 0;
             for (int c = 0; c < level.colours; ++c) {
                 const int colour = (forward ? c : level.colours - 1 - c) ^ level.colour_flip;
+                const unsigned bits = static_cast<unsigned>(colour) & split_bits;
+                if (pending && bits != pending_bits) level.exchange(x);
                 kernels.box_colour_sweep(*backend_, a, level.main, level.shape, level.colours,
                                          colour, b, x);
-                if ((c + 1) % half == 0) level.exchange(x);
+                pending = true;
+                pending_bits = bits;
             }
+            level.exchange(x);
         }
         return x;
     }
@@ -709,8 +839,14 @@ void MultigridHierarchy<T>::run_cycle(std::size_t l, const T* b, T* x, Multigrid
         // Over ranks, the level gathered whole (b and x are its vectors): each rank's b (and
         // on the finest level x, unless it is zero everywhere) to every rank, then one
         // process's cycle of the rest.
-        level.gather->gather(level.b);
-        if (l == 0 && !x_zero) level.gather->gather(level.x);
+        // Over a process grid each rank's part comes from its window (b and x).
+        if (level.box_gather) {
+            level.box_gather->gather(b, level.b);
+            if (l == 0 && !x_zero) level.box_gather->gather(x, level.x);
+        } else {
+            level.gather->gather(level.b);
+            if (l == 0 && !x_zero) level.gather->gather(level.x);
+        }
         // The cycle asked for (an F-cycle visits with F, then V): the gathered hierarchy's
         // own, recorded, where it is that kind.
         if (cycle == level.gathered->parameters_.cycle && seconds == nullptr) {
@@ -718,6 +854,7 @@ void MultigridHierarchy<T>::run_cycle(std::size_t l, const T* b, T* x, Multigrid
         } else {
             level.gathered->run_cycle(0, level.b.data(), level.x.data(), cycle, nullptr);
         }
+        if (level.box_gather) level.box_gather->window_of(level.x, x);
         end();
         return;
     }
@@ -727,8 +864,12 @@ void MultigridHierarchy<T>::run_cycle(std::size_t l, const T* b, T* x, Multigrid
         return;
     }
     Level& next = *levels_[l + 1];
+    // The next level's vectors the transfer reaches: over a process grid, where the next level
+    // is gathered, the coarse window (the gather takes the part from it and gives it back).
+    T* next_b = level.coarse_b.size() > 0 ? level.coarse_b.data() : next.b.data();
+    T* next_x = level.coarse_x.size() > 0 ? level.coarse_x.data() : next.x.data();
     const auto visit = [&](MultigridCycle kind) {
-        run_cycle(l + 1, next.b.data(), next.x.data(), kind, seconds);
+        run_cycle(l + 1, next_b, next_x, kind, seconds);
     };
     const auto visit_cycle = [&] {
         switch (cycle) {
@@ -762,14 +903,14 @@ void MultigridHierarchy<T>::run_cycle(std::size_t l, const T* b, T* x, Multigrid
     level.exchange(r);
     // The coarse points the transfer reaches: in the next level's vectors, or where the next
     // level is split over fewer ranks, in the handoff's window (moved to and from them).
-    T* coarse_b = level.handoff ? level.handoff->window() : next.b.data() + level.coarse_offset;
+    T* coarse_b = level.handoff ? level.handoff->window() : next_b + level.coarse_offset;
     kernels.box_restrict(*backend_, level.transfer, r, coarse_b);
     if (level.handoff) level.handoff->hand_down(next.b.data() + next.own_offset);
     if (next.x.size() > 0) kernels.fill(*backend_, next.x.size(), T(0), next.x.data());
     end();
     visit_cycle();
     begin();
-    const T* coarse_x = next.x.data() + level.coarse_offset;
+    const T* coarse_x = next_x + level.coarse_offset;
     if (level.handoff) {
         level.handoff->take_up(next.x.data() + next.own_offset);
         coarse_x = level.handoff->window();
@@ -816,7 +957,9 @@ double MultigridHierarchy<T>::level_bytes(std::size_t l, MultigridCycle cycle) c
     // The coarse points the transfer reaches (in the handoff's window where the next level is
     // split over fewer ranks).
     const double coarse = static_cast<double>(
-        level.handoff ? level.handoff->window_points() : levels_[l + 1]->box.size());
+        level.handoff             ? level.handoff->window_points()
+        : level.coarse_b.size() > 0 ? level.coarse_b.size()
+                                  : static_cast<std::size_t>(levels_[l + 1]->box.size()));
     // The weights of the coarse points, or a class byte each.
     const double weights = level.transfer.weight_class != nullptr
                                ? coarse

@@ -78,6 +78,29 @@ std::unique_ptr<MultigridPreconditioner<T>> make_multigrid_preconditioner(
         std::move(backend), fine, box, parameters, fine_operator));
 }
 
+template <typename T>
+std::unique_ptr<MultigridPreconditioner<T>> make_multigrid_preconditioner(
+    std::shared_ptr<const Backend> backend, const PartRows<double>& rows,
+    const MultigridParameters& parameters, const DiaMatrix<T>* fine_operator) {
+    using Other = typename MultigridPreconditioner<T>::Other;
+    const Precision solve =
+        std::is_same_v<T, double> ? Precision::double_precision : Precision::single_precision;
+    if (cycle_precision(parameters, backend->kind(), solve) == solve) {
+        return std::make_unique<MultigridPreconditioner<T>>(
+            std::make_shared<MultigridHierarchy<T>>(std::move(backend), rows, parameters,
+                                                    fine_operator));
+    }
+    // The finest level's storage is named by the operator's; the hierarchy in Other makes it.
+    return std::make_unique<MultigridPreconditioner<T>>(
+        std::make_shared<MultigridHierarchy<Other>>(std::move(backend), rows, parameters));
+}
+
+template std::unique_ptr<MultigridPreconditioner<float>> make_multigrid_preconditioner(
+    std::shared_ptr<const Backend>, const PartRows<double>&, const MultigridParameters&,
+    const DiaMatrix<float>*);
+template std::unique_ptr<MultigridPreconditioner<double>> make_multigrid_preconditioner(
+    std::shared_ptr<const Backend>, const PartRows<double>&, const MultigridParameters&,
+    const DiaMatrix<double>*);
 template std::unique_ptr<MultigridPreconditioner<float>> make_multigrid_preconditioner(
     std::shared_ptr<const Backend>, const DiaData<float>&, const GridBox&,
     const MultigridParameters&, const DiaMatrix<float>*);

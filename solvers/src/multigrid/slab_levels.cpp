@@ -354,9 +354,12 @@ SlabHierarchy plan_slab_hierarchy(const Communicator& ranks, const DiaData<doubl
         all_or_none(ranks, [&] {
             if (!holds) return;
             along_axes = check_box_couplings(slab, slab_box);
-            measures = measure_coarsening(slab, slab_box, ghost_before * plane,
-                                          (ghost_before + planes) * plane, slab_first,
-                                          level_box.points[slow]);
+            BoxPart own = whole_part(slab_box);
+            own.lower[slow] = ghost_before;
+            own.upper[slow] = ghost_before + planes;
+            std::array<Index, 3> origin{0, 0, 0};
+            origin[slow] = slab_first;
+            measures = measure_coarsening(slab, slab_box, own, origin, level_box);
         });
         ranks.sum(measures.values);
         along_axes = ranks.min(along_axes ? 1.0 : 0.0) > 0;

@@ -99,6 +99,31 @@ LinearSystemSolver<T>::LinearSystemSolver(std::shared_ptr<const Backend> backend
 }
 
 template <typename T>
+LinearSystemSolver<T>::LinearSystemSolver(std::shared_ptr<const Backend> backend,
+                                          PartRows<T> rows, SolverPlan plan,
+                                          MethodParameters parameters)
+    : backend_(std::move(backend)), plan_(std::move(plan)), parameters_(parameters) {
+    const Communicator& ranks = backend_->communicator();
+    if (ranks.size() == 1) {
+        if (rows.part != whole_part(rows.box) || rows.window.n != rows.box.size()) {
+            throw std::invalid_argument("one rank's part is not the whole " +
+                                        rows.box.describe() + " box");
+        }
+        build(std::move(rows.window), std::nullopt);
+        return;
+    }
+    SplitBlock<T> split = split_part_rows(ranks, rows);
+    if (any_step(plan_, uses_multigrid)) {
+        // The hierarchy is set up in double.
+        DiaData<double> window{rows.window.n, rows.window.offsets, {}};
+        window.values.assign(rows.window.values.begin(), rows.window.values.end());
+        part_rows_ = PartRows<double>{rows.box, rows.part, std::move(window)};
+    }
+    rows.window = {};
+    build(std::move(split.inner), std::move(split.outside));
+}
+
+template <typename T>
 void LinearSystemSolver<T>::build(DiaData<T> matrix, std::optional<OutsideCouplings<T>> outside) {
     // The block's own part goes to the back-end first, on each rank alone (all_or_none: a rank
     // that cannot stops every rank before the collective DistributedMatrix set-up).
@@ -133,7 +158,10 @@ void LinearSystemSolver<T>::build(DiaData<T> matrix, std::optional<OutsideCoupli
     const auto later = [&](bool (*uses)(const SolverStep&)) {
         return std::any_of(plan_.fallbacks.begin(), plan_.fallbacks.end(), uses);
     };
-    if (!later(uses_multigrid)) block_.reset();
+    if (!later(uses_multigrid)) {
+        block_.reset();
+        part_rows_.reset();
+    }
     if (!later(uses_bicg)) transpose_source_.reset();
 }
 
@@ -199,13 +227,17 @@ const IterativeSolver<T>& LinearSystemSolver<T>::method(std::size_t index) const
     const Communicator& ranks = backend_->communicator();
     const SolverStep& step = index == 0 ? plan_.first : plan_.fallbacks[index - 1];
     auto built = std::make_unique<Built>();
-    if (block_ && step.preconditioner == PreconditionerKind::multigrid) {
-        // Over ranks the hierarchy starts from the block with its couplings (the operator,
-        // the block's own part, gives the finest level's storage).
+    if ((block_ || part_rows_) && step.preconditioner == PreconditionerKind::multigrid) {
+        // Over ranks the hierarchy starts from the block with its couplings, a grid's slabs, or
+        // from the part of a process grid (the operator, the block's own part, gives the
+        // finest level's storage).
         MultigridParameters multigrid = plan_.multigrid;
         multigrid.symmetric = step.method == Method::cg;
-        built->preconditioner = make_multigrid_preconditioner<T>(backend_, *block_, *plan_.grid,
-                                                                 multigrid, dia_operator());
+        built->preconditioner =
+            block_ ? make_multigrid_preconditioner<T>(backend_, *block_, *plan_.grid, multigrid,
+                                                      dia_operator())
+                   : make_multigrid_preconditioner<T>(backend_, *part_rows_, multigrid,
+                                                      dia_operator());
     }
     if (transpose_source_ && step.method == Method::bicg && !transpose_) {
         transpose_ = make_transpose();

@@ -67,6 +67,11 @@ void gather(const Backend& backend, std::size_t n, const std::int64_t* index, co
 }
 
 template <typename T>
+void scatter(const Backend& backend, std::size_t n, const std::int64_t* index, const T* x, T* out) {
+    parallel_for(backend, n, [=] SIMRUN_HOST_DEVICE(std::size_t i) { out[index[i]] = x[i]; });
+}
+
+template <typename T>
 void add_couplings(const Backend& backend, std::size_t n, const std::int64_t* rows,
                    const std::int64_t* starts, const std::int32_t* slots, const T* values,
                    const T* halo, T* y) {

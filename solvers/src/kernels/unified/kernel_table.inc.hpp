@@ -13,6 +13,7 @@ const KernelTable<T>& kernel_table() {
         .multiply = &multiply<T>,
         .scaled_axpy = &scaled_axpy<T>,
         .gather = &gather<T>,
+        .scatter = &scatter<T>,
         .add_couplings = &add_couplings<T>,
         .cg_step_1 = &cg_step_1<T>,
         .cg_step_2 = &cg_step_2<T>,

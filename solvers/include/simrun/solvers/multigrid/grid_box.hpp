@@ -26,6 +26,46 @@ struct GridBox {
     }
 };
 
+// The points [lower, upper) of a box along each axis (x fastest within them): the part of a box
+// one rank of a process grid holds, or a window around it.
+struct BoxPart {
+    std::array<std::int64_t, 3> lower{0, 0, 0}, upper{1, 1, 1};
+
+    std::int64_t points(std::size_t axis) const { return upper[axis] - lower[axis]; }
+    std::int64_t size() const { return empty() ? 0 : points(0) * points(1) * points(2); }
+    bool empty() const {
+        return points(0) <= 0 || points(1) <= 0 || points(2) <= 0;
+    }
+    bool contains(std::int64_t i, std::int64_t j, std::int64_t k) const {
+        return i >= lower[0] && i < upper[0] && j >= lower[1] && j < upper[1] && k >= lower[2] &&
+               k < upper[2];
+    }
+    // The index within the part (x fastest) of the box's point (i, j, k).
+    std::int64_t index(std::int64_t i, std::int64_t j, std::int64_t k) const {
+        return (i - lower[0]) + points(0) * ((j - lower[1]) + points(1) * (k - lower[2]));
+    }
+    // The part as a box of its own (its points, x fastest), of the given dimension.
+    GridBox shape(int dimension) const { return {dimension, {points(0), points(1), points(2)}}; }
+    bool operator==(const BoxPart&) const = default;
+};
+
+// The whole box as a part of itself.
+BoxPart whole_part(const GridBox& box);
+// The points both parts hold (empty where none).
+BoxPart intersection(const BoxPart& a, const BoxPart& b);
+// `part` with `layers` points more on each side, as far as the box goes.
+BoxPart grown(const BoxPart& part, const GridBox& box, std::int64_t layers);
+// Calls f(i, j, k, index in the part) for each point of the part, x fastest.
+template <typename F>
+void for_each_point(const BoxPart& part, F&& f) {
+    std::int64_t index = 0;
+    for (std::int64_t k = part.lower[2]; k < part.upper[2]; ++k) {
+        for (std::int64_t j = part.lower[1]; j < part.upper[1]; ++j) {
+            for (std::int64_t i = part.lower[0]; i < part.upper[0]; ++i) f(i, j, k, index++);
+        }
+    }
+}
+
 // Reads "NXxNY" or "NXxNYxNZ" (each at least 1; "NX" alone for one dimension). Throws
 // std::invalid_argument naming the text and what was expected.
 GridBox parse_grid_box(std::string_view text);

@@ -26,9 +26,13 @@
 // to rounding. Where a rank would hold too few planes, the level is split anew over fewer
 // ranks (the others wait for the levels below), and once that is one rank, or the level is
 // small, it is gathered whole on every rank and the rest of the cycle is one process's,
-// repeated on each. The cycle is not recorded over ranks.
+// repeated on each. Over a process grid of boxes (PartRows) the levels are split in parts the
+// same way (multigrid/box_levels.hpp), with a point of halo on every side that another rank
+// holds (faces, edges and corners), and gathered once a part gets thinner than 2 points. The
+// cycle is not recorded over ranks.
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -39,6 +43,7 @@
 #include "simrun/solvers/matrices/dia_matrix.hpp"
 #include "simrun/solvers/multigrid/grid_box.hpp"
 #include "simrun/solvers/multigrid/multigrid_parameters.hpp"
+#include "simrun/solvers/multigrid/part_rows.hpp"
 
 namespace simrun::solvers {
 
@@ -77,6 +82,13 @@ public:
     MultigridHierarchy(std::shared_ptr<const Backend> backend, const DiaData<OtherValue>& fine,
                        const GridBox& box, const MultigridParameters& parameters,
                        const DiaMatrix<OtherValue>* fine_operator = nullptr);
+    // Over a process grid (the back-end's communicator): this rank's part of the box and its
+    // rows on the part's window (part_rows.hpp); the levels are split as the finest is, in
+    // parts (multigrid/box_levels.hpp), each with a point of halo around it. `fine_operator`,
+    // where given, names the finest level's storage. Collective.
+    MultigridHierarchy(std::shared_ptr<const Backend> backend, const PartRows<double>& rows,
+                       const MultigridParameters& parameters,
+                       const DiaMatrix<T>* fine_operator = nullptr);
     ~MultigridHierarchy();
     MultigridHierarchy(const MultigridHierarchy&) = delete;
     MultigridHierarchy& operator=(const MultigridHierarchy&) = delete;
@@ -133,6 +145,8 @@ private:
     template <typename Fine>
     void build_split(const DiaData<double>& block, const GridBox& box,
                      const DiaMatrix<Fine>* fine_operator);
+    // The levels over a process grid, from this rank's part.
+    void build_boxes(const PartRows<double>& rows, std::optional<DiaStorage> fine_storage);
     bool split() const { return backend_->communicator().size() > 1 && !on_this_rank_; }
     // The finest level's operator is `fine_operator` (the caller's) or `fine_owned` where one
     // is given, else made from `fine`.
@@ -148,6 +162,18 @@ private:
     // the view the transfer kernels take.
     void set_transfer(Level& level, const std::vector<double>& weights,
                       const multigrid::BoxCoarsening& coarsening) const;
+    // A level split over ranks (slabs or parts) from its window's rows: its operator (the
+    // finest in `fine_storage` where given and its rows take it), smoother data, zeroed
+    // vectors (and the swept vector where `fuse` and the back-end fuses red-black sweeps),
+    // and its transfer.
+    void set_split_level(Level& level, const DiaData<double>& window_rows, const GridBox& window,
+                         const std::vector<double>& weights,
+                         const multigrid::BoxCoarsening& transfer, std::size_t l,
+                         std::optional<DiaStorage> fine_storage, bool fuse);
+    // The first level gathered whole on every rank (after `split_levels` split ones): one
+    // process's hierarchy of the rest on each rank, its levels added to the summaries.
+    std::unique_ptr<Level> gathered_level(const DiaData<double>& rows, const GridBox& box,
+                                          std::size_t split_levels);
     // A cycle over ranks (see cycle()), timed by level where `seconds` is given.
     // Where this rank's part starts in the finest level's vectors (over ranks).
     std::size_t finest_own_offset() const;
@@ -166,6 +192,7 @@ private:
     bool on_this_rank_ = false;
     std::size_t split_levels_ = 0;  // over ranks: the levels split in slabs, then one gathered
     std::vector<int> split_holders_;  // over ranks: how many ranks hold each split level
+    bool boxes_ = false;              // over ranks: split in a process grid's parts
     // The cycle recorded once for the vectors it was last asked of.
     mutable RecordedForOperands recorded_;
 };

@@ -47,5 +47,10 @@ template <typename T>
 std::unique_ptr<MultigridPreconditioner<T>> make_multigrid_preconditioner(
     std::shared_ptr<const Backend> backend, const DiaData<T>& fine, const GridBox& box,
     const MultigridParameters& parameters, const DiaMatrix<T>* fine_operator = nullptr);
+// The same over a process grid, from this rank's part (part_rows.hpp); collective.
+template <typename T>
+std::unique_ptr<MultigridPreconditioner<T>> make_multigrid_preconditioner(
+    std::shared_ptr<const Backend> backend, const PartRows<double>& rows,
+    const MultigridParameters& parameters, const DiaMatrix<T>* fine_operator = nullptr);
 
 }  // namespace simrun::solvers

@@ -14,6 +14,7 @@
 #include "simrun/solvers/matrices/distributed_matrix.hpp"
 #include "simrun/solvers/matrices/linear_operator.hpp"
 #include "simrun/solvers/methods/iterative_solver.hpp"
+#include "simrun/solvers/multigrid/part_rows.hpp"
 #include "simrun/solvers/preconditioners/preconditioner.hpp"
 #include "simrun/solvers/selection/solver_selection.hpp"
 
@@ -62,6 +63,12 @@ public:
     // given couplings outside its block.
     LinearSystemSolver(std::shared_ptr<const Backend> backend, SplitBlock<T> block,
                        SolverPlan plan, MethodParameters parameters);
+    // Over the ranks of a process grid: this rank's part of the box and its rows on the part's
+    // window (part_rows.hpp), split here for the distributed product; multigrid over the
+    // ranks starts from them. On one rank the part is the whole box, and the window's rows the
+    // matrix. Collective.
+    LinearSystemSolver(std::shared_ptr<const Backend> backend, PartRows<T> rows, SolverPlan plan,
+                       MethodParameters parameters);
     ~LinearSystemSolver();
 
     // Solves from the initial guess in x; each fallback restarts from that same guess. x holds
@@ -117,6 +124,9 @@ private:
     // Over ranks, with multigrid in the chain: this rank's block of rows as given (the
     // couplings to the neighbours' rows included), which a hierarchy over ranks starts from.
     std::optional<DiaData<T>> block_;
+    // Over a process grid, with multigrid in the chain: this rank's part, which the hierarchy
+    // starts from.
+    std::optional<PartRows<double>> part_rows_;
     // Over ranks, with BiCG in the chain: the block split, which its transpose starts from.
     std::optional<SplitBlock<T>> transpose_source_;
     // For remove_constant: 1, the weights w (1 when none were given), and b - c w.
