@@ -88,6 +88,32 @@ TYPED_TEST(CudaVersusCpu, ElementwiseKernels) {
     expect_close(run(this->gpu), run(this->cpu), 16 * this->eps);
 }
 
+// The received halo put in its places (a box halo's scatter) on random data: distinct indices in
+// any order, the other values untouched.
+TYPED_TEST(CudaVersusCpu, HaloScatter) {
+    using T = TypeParam;
+    SIMRUN_REQUIRE_GPU(this->gpu);
+    const std::size_t n = 1 << 18 | 17, received = 50000;
+    const auto x = random_vector<T>(n, 21), values = random_vector<T>(received, 22);
+    std::vector<std::int64_t> all(n);
+    for (std::size_t i = 0; i < n; ++i) all[i] = static_cast<std::int64_t>(i);
+    std::mt19937 generator(23);
+    std::shuffle(all.begin(), all.end(), generator);
+    const std::vector<std::int64_t> index(all.begin(), all.begin() + received);
+    auto run = [&](const std::shared_ptr<const Backend>& b) {
+        auto xa = Array<T>::from_host(b, x);
+        const auto va = Array<T>::from_host(b, values);
+        const auto ia = Array<std::int64_t>::from_host(b, index);
+        b->template kernels<T>().scatter(*b, received, ia.data(), va.data(), xa.data());
+        return xa.to_host();
+    };
+    const std::vector<T> on_gpu = run(this->gpu), on_cpu = run(this->cpu);
+    std::vector<T> expected = x;
+    for (std::size_t i = 0; i < received; ++i) expected[index[i]] = values[i];
+    EXPECT_EQ(on_gpu, expected);
+    EXPECT_EQ(on_cpu, expected);
+}
+
 // The halo's kernels on random data: the rows gathered for a neighbour (in any order, some
 // twice), and a neighbour's couplings added to their rows (rows in any order, up to 5 entries
 // each, slots repeating).
