@@ -894,12 +894,16 @@ TYPED_TEST(CudaVersusCpu, MultigridKernels) {
         for (int colour = 7; colour >= 0; --colour) {
             k.box_colour_sweep(*backend, m27.view(), 13, fine, 8, colour, ba.data(), x27.data());
         }
-        // One colour on a few planes only (the first, some inside, the last).
+        // One colour on a few parts only (the first plane, some inside, the last line across
+        // x).
         auto planes = Array<T>::from_host(backend, x);
-        k.box_colour_sweep_planes(*backend, m7.view(), 3, fine, 1, 0, 1, ba.data(), planes.data());
-        k.box_colour_sweep_planes(*backend, m7.view(), 3, fine, 0, 5, 4, ba.data(), planes.data());
-        k.box_colour_sweep_planes(*backend, m7.view(), 3, fine, 1, fine.points[2] - 1, 1,
-                                  ba.data(), planes.data());
+        const std::int64_t px = fine.points[0], py = fine.points[1], pz = fine.points[2];
+        k.box_colour_sweep_part(*backend, m7.view(), 3, fine, 1, BoxRange{{0, 0, 0}, {px, py, 1}},
+                                ba.data(), planes.data());
+        k.box_colour_sweep_part(*backend, m7.view(), 3, fine, 0, BoxRange{{0, 0, 5}, {px, py, 9}},
+                                ba.data(), planes.data());
+        k.box_colour_sweep_part(*backend, m7.view(), 3, fine, 1,
+                                BoxRange{{px - 1, 0, 0}, {px, py, pz}}, ba.data(), planes.data());
         auto w = Array<T>::from_host(backend, weights);
         BoxTransferView<T> t{fine, coarse, {2, 2, 1}, {1, 0, 0}, w.data()};
         auto restricted = Array<T>(backend, static_cast<std::size_t>(nc));

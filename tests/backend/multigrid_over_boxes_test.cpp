@@ -183,6 +183,10 @@ TEST(MultigridOverBoxes, ACycleIsOneProcessCycle) {
                 const auto bp = Array<double>::from_host(on, part_b);
                 Array<double> x(on, part_b.size());
                 fill(x, std::numeric_limits<double>::quiet_NaN());  // not read: from zero
+                // Every rank's set-up done before any cycle: ranks as threads share one CUDA
+                // context, where freeing memory waits for the whole device, also for a
+                // neighbour's halo wait on the GPU (SIMRUN_HALO=device).
+                communicator->barrier();
                 split.cycle_from_zero(bp, x);
                 split.cycle(bp, x);
                 const std::vector<double> got = x.to_host();

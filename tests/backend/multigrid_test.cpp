@@ -186,11 +186,12 @@ TEST(MultigridHierarchy, ConstantCoefficientLevelsAreStencilsOrRowClasses) {
     EXPECT_EQ(variable.levels()[1].storage, DiaStorage::general);
 }
 
-// One colour swept on some planes of the last axis only (box_colour_sweep_planes: how the
-// cycle over ranks mends its boundary planes) gives, on those planes, the bits of that colour
-// swept on the whole box (a colour's update reads only the other colour), and leaves every
-// other plane as it was; in 2D (planes are lines) and 3D.
-TEST(MultigridKernels, AColourSweptOnSomePlanesIsTheWholeSweepThere) {
+// One colour swept on a part of the box only (box_colour_sweep_part: how a cycle over ranks
+// mends the points next to its halo) gives, on the part, the bits of that colour swept on the
+// whole box (a colour's update reads only the other colour), and leaves every other point as it
+// was; planes, lines across x, an inner box and the whole, in 2D and 3D. A part beyond the box
+// is refused, not swept.
+TEST(MultigridKernels, AColourSweptOnAPartIsTheWholeSweepThere) {
     SIMRUN_SKIP_WITHOUT_BACKEND(test_backend());
     const auto backend = test_backend();
     const auto varying = [](double x, double y, double z) {
@@ -203,43 +204,59 @@ TEST(MultigridKernels, AColourSweptOnSomePlanesIsTheWholeSweepThere) {
                                                             varying, all_dirichlet));
         const DiaMatrix<double> m(backend, a);
         const BoxShape box{dimension, {points[0], points[1], points[2]}};
-        const std::int64_t planes = points[static_cast<std::size_t>(dimension - 1)];
-        const std::int64_t plane = a.n / planes;
+        const std::int64_t nx = points[0], ny = points[1], nz = points[2];
+        const std::int64_t last = dimension == 2 ? ny : nz;
+        const auto planes = [&](std::int64_t first, std::int64_t count) {
+            BoxRange range{{0, 0, 0}, {nx, ny, nz}};
+            range.lower[dimension - 1] = first;
+            range.upper[dimension - 1] = first + count;
+            return range;
+        };
+        const std::vector<BoxRange> parts = {
+            planes(0, 1),
+            planes(3, 4),
+            planes(last - 1, 1),
+            planes(0, last),
+            BoxRange{{0, 0, 0}, {1, ny, nz}},                       // the first line across x
+            BoxRange{{nx - 1, 1, 0}, {nx, ny - 1, nz}},             // the last, less its ends
+            BoxRange{{2, 3, 0}, {nx - 4, ny - 2, dimension == 3 ? nz - 1 : 1}},  // inside
+        };
         const auto b = testing::random_vector<double>(static_cast<std::size_t>(a.n), 31);
         const auto x = testing::random_vector<double>(static_cast<std::size_t>(a.n), 32);
         const auto& k = backend->kernels<double>();
         const int main = a.find_diagonal(0);
+        const auto bb = Array<double>::from_host(backend, b);
         for (const int colour : {0, 1}) {
             auto whole = Array<double>::from_host(backend, x);
-            auto bb = Array<double>::from_host(backend, b);
             k.box_colour_sweep(*backend, m.view(), main, box, 2, colour, bb.data(), whole.data());
             const std::vector<double> swept = whole.to_host();
-            for (const auto& [first, count] : {std::pair<std::int64_t, std::int64_t>{0, 1},
-                                               {3, 4},
-                                               {planes - 1, 1},
-                                               {0, planes}}) {
-                auto part = Array<double>::from_host(backend, x);
-                k.box_colour_sweep_planes(*backend, m.view(), main, box, colour, first, count,
-                                          bb.data(), part.data());
-                const std::vector<double> got = part.to_host();
+            for (const BoxRange& part : parts) {
+                auto in_part = Array<double>::from_host(backend, x);
+                k.box_colour_sweep_part(*backend, m.view(), main, box, colour, part, bb.data(),
+                                        in_part.data());
+                const std::vector<double> got = in_part.to_host();
                 for (std::int64_t i = 0; i < a.n; ++i) {
-                    const bool inside = i / plane >= first && i / plane < first + count;
+                    const std::int64_t c[3] = {i % nx, i / nx % ny, i / (nx * ny)};
+                    bool inside = true;
+                    for (int axis = 0; axis < 3; ++axis) {
+                        inside = inside && c[axis] >= part.lower[axis] && c[axis] < part.upper[axis];
+                    }
                     const auto u = static_cast<std::size_t>(i);
                     ASSERT_EQ(got[u], inside ? swept[u] : x[u])
-                        << "point " << i << ", colour " << colour << ", planes " << first << " + "
-                        << count;
+                        << "point " << i << ", colour " << colour << ", part [" << part.lower[0]
+                        << ", " << part.upper[0] << ") x [" << part.lower[1] << ", "
+                        << part.upper[1] << ") x [" << part.lower[2] << ", " << part.upper[2]
+                        << ")";
                 }
             }
         }
-        // Planes beyond the box are refused, not swept.
         auto x_device = Array<double>::from_host(backend, x);
-        auto b_device = Array<double>::from_host(backend, b);
-        EXPECT_THROW(k.box_colour_sweep_planes(*backend, m.view(), main, box, 0, planes - 1, 2,
-                                               b_device.data(), x_device.data()),
-                     std::invalid_argument);
-        EXPECT_THROW(k.box_colour_sweep_planes(*backend, m.view(), main, box, 0, -1, 1,
-                                               b_device.data(), x_device.data()),
-                     std::invalid_argument);
+        for (const BoxRange& beyond : {planes(last - 1, 2), planes(-1, 1),
+                                       BoxRange{{0, 0, 0}, {nx + 1, 1, 1}}}) {
+            EXPECT_THROW(k.box_colour_sweep_part(*backend, m.view(), main, box, 0, beyond,
+                                                 bb.data(), x_device.data()),
+                         std::invalid_argument);
+        }
     }
 }
 

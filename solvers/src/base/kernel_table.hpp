@@ -25,6 +25,15 @@ struct BoxShape {
     SIMRUN_HOST_DEVICE std::int64_t size() const { return points[0] * points[1] * points[2]; }
 };
 
+// The points [lower, upper) of a box along each axis (1 beyond the dimension: [0, 1)).
+struct BoxRange {
+    std::int64_t lower[3];
+    std::int64_t upper[3];
+    SIMRUN_HOST_DEVICE std::int64_t size() const {
+        return (upper[0] - lower[0]) * (upper[1] - lower[1]) * (upper[2] - lower[2]);
+    }
+};
+
 // The transfer between a box and the next coarser one of a multigrid hierarchy. Per axis, step
 // 2 (coarsened: coarse point I lies on fine point first + 2 I) or 1 (kept: first 0). P, the
 // interpolation, is stored by coarse point: weights[s * coarse.size() + I] is the weight of
@@ -267,11 +276,12 @@ struct KernelTable {
     // each colour's pass touches every cache line of x and b (its points alternate).
     void (*box_colour_sweep)(const Backend&, const DiaView<T>& a, int main, BoxShape box,
                              int num_colours, int colour, const T* b, T* x);
-    // box_colour_sweep of one colour of 2, on the planes [first_plane, first_plane + planes) of
-    // the box's last axis only (y in 2D, z in 3D).
-    void (*box_colour_sweep_planes)(const Backend&, const DiaView<T>& a, int main, BoxShape box,
-                                    int colour, std::int64_t first_plane, std::int64_t planes,
-                                    const T* b, T* x);
+    // box_colour_sweep of one colour of 2, on the points of `part` only (a range of the box:
+    // the boundary points of a rank's part, which a fused sweep over ranks sweeps again).
+    // Traffic: the part's x read (its colour), and that of box_colour_sweep on its points of
+    // the colour.
+    void (*box_colour_sweep_part)(const Backend&, const DiaView<T>& a, int main, BoxShape box,
+                                  int colour, BoxRange part, const T* b, T* x);
     // One red-black sweep (2 colours, couplings along the axes) from x into x_out (another
     // vector: the sweep reads every x before it writes): colour `first` ((i + j + k) mod 2),
     // then the other, as two box_colour_sweep passes on a copy of x would make it. Traffic:

@@ -79,10 +79,10 @@ struct MultigridHierarchy<T>::Level {
     std::unique_ptr<multigrid::SlabHalo<T>> halo;
     int colour_flip = 0;
     std::size_t own_offset = 0, coarse_offset = 0;
-    // The window's planes: the halo plane before (where there is one), this rank's, the halo
-    // plane after (where there is one).
-    bool halo_before = false, halo_after = false;
-    std::int64_t own_planes = 0;
+    // Where the level's red-black sweeps are fused over ranks: this rank's points next to the
+    // halo (in the window's coordinates, disjoint ranges), whose second colour is swept again
+    // after the exchange.
+    std::vector<BoxRange> boundary;
     // Over ranks, where the next level is split over fewer ranks: the transfer's coarse window
     // and the moves that fill it and empty it.
     std::unique_ptr<multigrid::LevelHandoff<T>> handoff;
@@ -113,6 +113,31 @@ namespace {
 
 BoxShape shape_of(const GridBox& box) {
     return {box.dimension, {box.points[0], box.points[1], box.points[2]}};
+}
+
+// The points of `own` (a part of the window, in its coordinates) next to the window's halo, as
+// disjoint ranges: along each axis in turn, the layer before and after where the window goes
+// on, without the layers already taken.
+std::vector<BoxRange> boundary_ranges(const BoxPart& own, const GridBox& window) {
+    std::vector<BoxRange> ranges;
+    BoxPart rest = own;
+    for (std::size_t axis = 0; axis < static_cast<std::size_t>(window.dimension); ++axis) {
+        const auto add = [&](std::int64_t at) {
+            BoxRange range{};
+            for (std::size_t a = 0; a < 3; ++a) {
+                range.lower[a] = rest.lower[a];
+                range.upper[a] = rest.upper[a];
+            }
+            range.lower[axis] = at;
+            range.upper[axis] = at + 1;
+            if (range.size() > 0) ranges.push_back(range);
+        };
+        if (rest.lower[axis] > 0 && rest.points(axis) > 0) add(rest.lower[axis]++);
+        if (rest.upper[axis] < window.points[axis] && rest.points(axis) > 0) {
+            add(--rest.upper[axis]);
+        }
+    }
+    return ranges;
 }
 
 // The values in To, converted on every core.
@@ -360,12 +385,15 @@ void MultigridHierarchy<T>::build_split(const DiaData<double>& block, const Grid
                             slab.transfer, l,
                             fine_operator != nullptr
                                 ? std::optional(fine_operator->storage())
-                                : std::nullopt,
-                            true);
+                                : std::nullopt);
             current->own_offset = static_cast<std::size_t>(slab.halo_before ? slab.plane : 0);
-            current->halo_before = slab.halo_before;
-            current->halo_after = slab.halo_after;
-            current->own_planes = slab.planes;
+            if (current->swept.size() > 0) {
+                BoxPart own = whole_part(slab.window);
+                const auto slow = static_cast<std::size_t>(box.dimension - 1);
+                own.lower[slow] = slab.halo_before ? 1 : 0;
+                own.upper[slow] = own.lower[slow] + slab.planes;
+                current->boundary = boundary_ranges(own, slab.window);
+            }
             current->coarse_offset = static_cast<std::size_t>(slab.coarse_offset);
             if (slab.handoff) {
                 const multigrid::SlabHandoff& h = *slab.handoff;
@@ -445,7 +473,7 @@ void MultigridHierarchy<T>::set_split_level(Level& current, const DiaData<double
                                             const GridBox& window, const std::vector<double>& weights,
                                             const multigrid::BoxCoarsening& transfer,
                                             std::size_t l,
-                                            std::optional<DiaStorage> fine_storage, bool fuse) {
+                                            std::optional<DiaStorage> fine_storage) {
     std::vector<double> inverse_diagonal;
     current.chebyshev_upper = gershgorin_of_scaled(window_rows, inverse_diagonal, window, l);
     if (parameters_.smoother == MultigridSmoother::chebyshev) {
@@ -481,10 +509,10 @@ void MultigridHierarchy<T>::set_split_level(Level& current, const DiaData<double
         current.d = Array<T>(backend_, n);
         fill(current.d, T(0));
     }
-    // Both colours of a sweep in one pass where the back-end fuses them and the level allows
-    // (smooth() then sweeps the second colour of the boundary planes of a slab again, with the
+    // Both colours of a sweep in one pass where the back-end fuses them (over ranks smooth()
+    // then sweeps the second colour of the points next to the halo again, with the
     // neighbours').
-    if (fuse && parameters_.smoother == MultigridSmoother::red_black_gauss_seidel &&
+    if (parameters_.smoother == MultigridSmoother::red_black_gauss_seidel &&
         current.colours == 2 &&
         backend_->kernels<T>().fuses_red_black_sweep(current.a->view(), current.shape)) {
         current.swept = Array<T>(backend_, n);
@@ -538,7 +566,15 @@ void MultigridHierarchy<T>::build_boxes(const PartRows<double>& rows,
         const bool next_gathered = l + 1 == plan.levels.size();
         all_or_none(ranks, [&] {
             set_split_level(*current, split.window_operator, window, split.weights,
-                            split.transfer, l, fine_storage, false);
+                            split.transfer, l, fine_storage);
+            if (current->swept.size() > 0) {
+                BoxPart own;
+                for (std::size_t axis = 0; axis < 3; ++axis) {
+                    own.lower[axis] = split.own.lower[axis] - split.window.lower[axis];
+                    own.upper[axis] = split.own.upper[axis] - split.window.lower[axis];
+                }
+                current->boundary = boundary_ranges(own, window);
+            }
             if (l == 0) {
                 std::vector<std::int64_t> own;
                 for_each_point(split.own, [&](std::int64_t i, std::int64_t j, std::int64_t k,
@@ -737,24 +773,18 @@ T* MultigridHierarchy<T>::smooth(Level& level, const T* b, T* x, T* spare, int s
             const int first = (forward ? 0 : 1) ^ level.colour_flip;
             kernels.box_red_black_sweep(*backend_, a, level.main, level.shape, first, b, x, spare);
             std::swap(x, spare);
-            if (level.halo) {
-                // Over ranks the pass read the halo planes as they were before the neighbours'
-                // sweep, so the second colour of this rank's boundary planes (which reads the
-                // first colour across) is not yet the one-process sweep's; everything else
-                // is. With the neighbours' boundary planes after their pass (their first
-                // colour now right), that colour is swept again on those planes, and the halo
-                // exchanged again: the same exchanges as a colour at a time, and one pass over
-                // the level instead of two.
+            if (level.halo || level.box_halo) {
+                // Over ranks the pass read the halo as it was before the neighbours' sweep, so
+                // the second colour of this rank's points next to the halo (which reads the
+                // first colour across) is not yet the one-process sweep's; everything else is.
+                // With the neighbours' points after their pass (their first colour now right),
+                // that colour is swept again on those points, and the halo exchanged again: the
+                // same exchanges as a colour at a time, and one pass over the level instead of
+                // two.
                 level.exchange(x);
-                const std::int64_t own_first = level.halo_before ? 1 : 0;
-                if (level.halo_before) {
-                    kernels.box_colour_sweep_planes(*backend_, a, level.main, level.shape,
-                                                    1 - first, own_first, 1, b, x);
-                }
-                if (level.halo_after) {
-                    kernels.box_colour_sweep_planes(*backend_, a, level.main, level.shape,
-                                                    1 - first, own_first + level.own_planes - 1, 1,
-                                                    b, x);
+                for (const BoxRange& part : level.boundary) {
+                    kernels.box_colour_sweep_part(*backend_, a, level.main, level.shape,
+                                                  1 - first, part, b, x);
                 }
                 level.exchange(x);
             }

@@ -36,7 +36,7 @@ const KernelTable<T>& kernel_table() {
         .jacobi_iterations = &jacobi_iterations<T>,
         .dia_residual = &dia_residual<T>,
         .box_colour_sweep = &box_colour_sweep<T>,
-        .box_colour_sweep_planes = &box_colour_sweep_planes<T>,
+        .box_colour_sweep_part = &box_colour_sweep_part<T>,
         .box_red_black_sweep = &box_red_black_sweep<T>,
         .fuses_red_black_sweep = &fuses_red_black_sweep<T>,
         .box_restrict = &box_restrict<T>,

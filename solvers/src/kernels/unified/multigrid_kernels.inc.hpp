@@ -87,10 +87,9 @@ struct ColourSweepPoints {
     int colour;
     const T* b;
     T* x;
-    std::int64_t first_slot;  // the slots swept start here
     SIMRUN_HOST_DEVICE void operator()(std::size_t slot) const {
         const std::int64_t i =
-            colour_point(box, num_colours, colour, first_slot + static_cast<std::int64_t>(slot));
+            colour_point(box, num_colours, colour, static_cast<std::int64_t>(slot));
         if (i < 0) return;
         const T diagonal = dia_entry(a, main, i);
         x[i] += (b[i] - row_product(rows, i, VectorEntries<T>{x})) / diagonal;
@@ -106,31 +105,54 @@ void box_colour_sweep(const Backend& backend, const DiaView<T>& a, int main, Box
     with_diagonal_count(a, [&](const auto& rows) {
         using Rows = std::decay_t<decltype(rows)>;
         parallel_for(backend, slots,
-                     ColourSweepPoints<T, Rows>{rows, a, main, box, num_colours, colour, b, x, 0});
+                     ColourSweepPoints<T, Rows>{rows, a, main, box, num_colours, colour, b, x});
     });
 }
 
-// box_colour_sweep of colour `colour` of 2 on the planes [first_plane, first_plane + planes)
-// of the box's last axis only (a colour's slots run plane after plane). Traffic: that of
-// box_colour_sweep on those planes.
-template <typename T>
-void box_colour_sweep_planes(const Backend& backend, const DiaView<T>& a, int main, BoxShape box,
-                             int colour, std::int64_t first_plane, std::int64_t planes,
-                             const T* b, T* x) {
-    const std::int64_t last_axis = box.points[box.dimension - 1];
-    if (first_plane < 0 || planes < 0 || first_plane + planes > last_axis) {
-        throw std::invalid_argument("box_colour_sweep_planes: planes " +
-                                    std::to_string(first_plane) + " + " + std::to_string(planes) +
-                                    " outside the box's " + std::to_string(last_axis));
+// x_i += (b_i - (A x)_i) / a_ii at the points of colour `colour` (of 2) of a part of the box.
+template <typename T, typename Rows>
+struct ColourSweepPart {
+    Rows rows;
+    DiaView<T> a;  // for a_ii
+    int main;
+    BoxShape box;
+    int colour;
+    BoxRange part;
+    const T* b;
+    T* x;
+    SIMRUN_HOST_DEVICE void operator()(std::size_t slot) const {
+        const auto p = static_cast<std::int64_t>(slot);
+        const std::int64_t nx = part.upper[0] - part.lower[0], ny = part.upper[1] - part.lower[1];
+        const std::int64_t line = p / nx;
+        const std::int64_t i = part.lower[0] + (p - line * nx);
+        const std::int64_t j = part.lower[1] + line % ny;
+        const std::int64_t k = part.lower[2] + line / ny;
+        if (((i + j + k) & 1) != colour) return;
+        const std::int64_t row = i + box.points[0] * (j + box.points[1] * k);
+        const T diagonal = dia_entry(a, main, row);
+        x[row] += (b[row] - row_product(rows, row, VectorEntries<T>{x})) / diagonal;
     }
-    const std::int64_t half = (box.points[0] + 1) / 2;
-    const std::int64_t per_plane = box.dimension == 2 ? half : half * box.points[1];
-    const auto slots = static_cast<std::size_t>(planes * per_plane);
+};
+
+template <typename T>
+void box_colour_sweep_part(const Backend& backend, const DiaView<T>& a, int main, BoxShape box,
+                           int colour, BoxRange part, const T* b, T* x) {
+    for (int axis = 0; axis < 3; ++axis) {
+        if (part.lower[axis] < 0 || part.upper[axis] < part.lower[axis] ||
+            part.upper[axis] > box.points[axis]) {
+            throw std::invalid_argument("box_colour_sweep_part: [" +
+                                        std::to_string(part.lower[axis]) + ", " +
+                                        std::to_string(part.upper[axis]) + ") along axis " +
+                                        std::to_string(axis) + " outside the box's " +
+                                        std::to_string(box.points[axis]) + " points");
+        }
+    }
+    const auto slots = static_cast<std::size_t>(part.size());
+    if (slots == 0) return;
     with_diagonal_count(a, [&](const auto& rows) {
         using Rows = std::decay_t<decltype(rows)>;
         parallel_for(backend, slots,
-                     ColourSweepPoints<T, Rows>{rows, a, main, box, 2, colour, b, x,
-                                                first_plane * per_plane});
+                     ColourSweepPart<T, Rows>{rows, a, main, box, colour, part, b, x});
     });
 }
 

@@ -164,12 +164,12 @@ private:
                       const multigrid::BoxCoarsening& coarsening) const;
     // A level split over ranks (slabs or parts) from its window's rows: its operator (the
     // finest in `fine_storage` where given and its rows take it), smoother data, zeroed
-    // vectors (and the swept vector where `fuse` and the back-end fuses red-black sweeps),
-    // and its transfer.
+    // vectors (and the swept vector where the back-end fuses red-black sweeps), and its
+    // transfer.
     void set_split_level(Level& level, const DiaData<double>& window_rows, const GridBox& window,
                          const std::vector<double>& weights,
                          const multigrid::BoxCoarsening& transfer, std::size_t l,
-                         std::optional<DiaStorage> fine_storage, bool fuse);
+                         std::optional<DiaStorage> fine_storage);
     // The first level gathered whole on every rank (after `split_levels` split ones): one
     // process's hierarchy of the rest on each rank, its levels added to the summaries.
     std::unique_ptr<Level> gathered_level(const DiaData<double>& rows, const GridBox& box,
