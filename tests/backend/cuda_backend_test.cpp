@@ -3,11 +3,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <random>
 #include <array>
 #include <cmath>
 #include <iostream>
 #include <limits>
+#include <random>
 #include <type_traits>
 #include <utility>
 

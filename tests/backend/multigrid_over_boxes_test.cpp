@@ -175,11 +175,11 @@ TEST(MultigridOverBoxes, ACycleIsOneProcessCycle) {
                 // This rank's part of b, and of the result.
                 std::vector<double> part_b;
                 std::vector<std::int64_t> at;
-                for_each_point(rows.part, [&](std::int64_t i, std::int64_t j, std::int64_t k,
-                                              std::int64_t) {
-                    at.push_back(box.row(i, j, k));
-                    part_b.push_back(b[static_cast<std::size_t>(at.back())]);
-                });
+                for_each_point(rows.part,
+                               [&](std::int64_t i, std::int64_t j, std::int64_t k, std::int64_t) {
+                                   at.push_back(box.row(i, j, k));
+                                   part_b.push_back(b[static_cast<std::size_t>(at.back())]);
+                               });
                 const auto bp = Array<double>::from_host(on, part_b);
                 Array<double> x(on, part_b.size());
                 fill(x, std::numeric_limits<double>::quiet_NaN());  // not read: from zero
@@ -243,7 +243,8 @@ TEST(MultigridOverBoxes, CgTakesOneProcessIterations) {
             }
             testing::solve_blocks_over_ranks(
                 [&](int r) { return testing::part_rows(a, grid, 2, r); }, b_ranks, grid.firsts(),
-                split_plan, parameters, [&](const testing::RankSolve& rank) {
+                split_plan, parameters,
+                [&](const testing::RankSolve& rank) {
                     EXPECT_TRUE(rank.report.converged());
                     const std::string& details = rank.report.attempts.back().preconditioner_details;
                     if (precision) {
@@ -254,9 +255,9 @@ TEST(MultigridOverBoxes, CgTakesOneProcessIterations) {
                         << details;
                     // One process's cycle to rounding: the same count, or one more or fewer
                     // where the last residual lies that close to the tolerance.
-                    EXPECT_LE(std::abs(rank.report.total_iterations() -
-                                       whole.report.total_iterations()),
-                              1);
+                    EXPECT_LE(
+                        std::abs(rank.report.total_iterations() - whole.report.total_iterations()),
+                        1);
                     for (std::size_t i = 0; i < rank.x.size(); ++i) {
                         const double want = whole.x[static_cast<std::size_t>(
                             grid_index[static_cast<std::size_t>(rank.first) + i])];

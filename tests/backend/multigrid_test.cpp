@@ -217,8 +217,8 @@ TEST(MultigridKernels, AColourSweptOnAPartIsTheWholeSweepThere) {
             planes(3, 4),
             planes(last - 1, 1),
             planes(0, last),
-            BoxRange{{0, 0, 0}, {1, ny, nz}},                       // the first line across x
-            BoxRange{{nx - 1, 1, 0}, {nx, ny - 1, nz}},             // the last, less its ends
+            BoxRange{{0, 0, 0}, {1, ny, nz}},            // the first line across x
+            BoxRange{{nx - 1, 1, 0}, {nx, ny - 1, nz}},  // the last, less its ends
             BoxRange{{2, 3, 0}, {nx - 4, ny - 2, dimension == 3 ? nz - 1 : 1}},  // inside
         };
         const auto b = testing::random_vector<double>(static_cast<std::size_t>(a.n), 31);
@@ -239,7 +239,8 @@ TEST(MultigridKernels, AColourSweptOnAPartIsTheWholeSweepThere) {
                     const std::int64_t c[3] = {i % nx, i / nx % ny, i / (nx * ny)};
                     bool inside = true;
                     for (int axis = 0; axis < 3; ++axis) {
-                        inside = inside && c[axis] >= part.lower[axis] && c[axis] < part.upper[axis];
+                        inside =
+                            inside && c[axis] >= part.lower[axis] && c[axis] < part.upper[axis];
                     }
                     const auto u = static_cast<std::size_t>(i);
                     ASSERT_EQ(got[u], inside ? swept[u] : x[u])
@@ -251,8 +252,8 @@ TEST(MultigridKernels, AColourSweptOnAPartIsTheWholeSweepThere) {
             }
         }
         auto x_device = Array<double>::from_host(backend, x);
-        for (const BoxRange& beyond : {planes(last - 1, 2), planes(-1, 1),
-                                       BoxRange{{0, 0, 0}, {nx + 1, 1, 1}}}) {
+        for (const BoxRange& beyond :
+             {planes(last - 1, 2), planes(-1, 1), BoxRange{{0, 0, 0}, {nx + 1, 1, 1}}}) {
             EXPECT_THROW(k.box_colour_sweep_part(*backend, m.view(), main, box, 0, beyond,
                                                  bb.data(), x_device.data()),
                          std::invalid_argument);

@@ -178,8 +178,8 @@ inline solvers::SplitBlock<double> box_block(const solvers::DiaData<double>& a,
 // (part_rows.hpp): its box, and the rows of its points on its window (the box grown by a point
 // inside the grid), from `a`, any matrix on the grid's points whose rows couple neighbours
 // (each offset read as the first step to a neighbour that has it).
-inline solvers::PartRows<double> part_rows(const solvers::DiaData<double>& a,
-                                           const GridBoxes& grid, int dimension, int rank) {
+inline solvers::PartRows<double> part_rows(const solvers::DiaData<double>& a, const GridBoxes& grid,
+                                           int dimension, int rank) {
     const auto& n = grid.points;
     const auto box = grid.box_of_rank(rank);
     solvers::PartRows<double> rows;
@@ -198,22 +198,22 @@ inline solvers::PartRows<double> part_rows(const solvers::DiaData<double>& a,
         }
         if (!found) throw std::invalid_argument("an offset that is no step to a neighbour");
         steps.push_back(*found);
-        rows.window.offsets.push_back(
-            static_cast<int>((*found)[0] + shape.points[0] * ((*found)[1] + shape.points[1] * (*found)[2])));
+        rows.window.offsets.push_back(static_cast<int>(
+            (*found)[0] + shape.points[0] * ((*found)[1] + shape.points[1] * (*found)[2])));
     }
     rows.window.n = window.size();
     rows.window.values.assign(a.offsets.size() * static_cast<std::size_t>(window.size()), 0.0);
-    solvers::for_each_point(rows.part, [&](std::int64_t i, std::int64_t j, std::int64_t k,
-                                           std::int64_t) {
-        const std::int64_t whole = i + n[0] * (j + n[1] * k);
-        for (std::size_t d = 0; d < steps.size(); ++d) {
-            const double v = a.at(static_cast<int>(d), whole);
-            const auto& s = steps[d];
-            if (v != 0.0 && window.contains(i + s[0], j + s[1], k + s[2])) {
-                rows.window.at(static_cast<int>(d), window.index(i, j, k)) = v;
+    solvers::for_each_point(
+        rows.part, [&](std::int64_t i, std::int64_t j, std::int64_t k, std::int64_t) {
+            const std::int64_t whole = i + n[0] * (j + n[1] * k);
+            for (std::size_t d = 0; d < steps.size(); ++d) {
+                const double v = a.at(static_cast<int>(d), whole);
+                const auto& s = steps[d];
+                if (v != 0.0 && window.contains(i + s[0], j + s[1], k + s[2])) {
+                    rows.window.at(static_cast<int>(d), window.index(i, j, k)) = v;
+                }
             }
-        }
-    });
+        });
     return rows;
 }
 

@@ -190,8 +190,8 @@ solvers::SolverPlan plan_grid_solver(const Grid& grid, const solvers::MatrixProp
     // meant up to the operator's range.
     request.remove_constant_null_space = true;
     request.ranks = ranks;
-    request.grid = solvers::GridBox{grid.dimension(),
-                                    {grid.points(0), grid.points(1), grid.points(2)}};
+    request.grid =
+        solvers::GridBox{grid.dimension(), {grid.points(0), grid.points(1), grid.points(2)}};
     return solvers::plan_solver(properties, request);
 }
 
@@ -289,9 +289,9 @@ solvers::SplitBlock<double> GridIntegrator::owned_block(solvers::DiaData<double>
     const NodeBox& all = parts_.assembled;
     if (parts_.slabs(grid_)) {
         return solvers::all_or_none(ranks(), [&] {
-            return solvers::split_block(owned_rows(
-                std::move(matrix), all.index(own.lower[0], own.lower[1], own.lower[2]),
-                own.num_points()));
+            return solvers::split_block(
+                owned_rows(std::move(matrix), all.index(own.lower[0], own.lower[1], own.lower[2]),
+                           own.num_points()));
         });
     }
     return solvers::split_part_rows(ranks(), part_rows(std::move(matrix)));

@@ -71,8 +71,8 @@ void BoxHalo<T>::exchange(T* window) const {
     if (device_) {
         for (std::size_t s = 0; s < sides_.size(); ++s) {
             const Side& side = sides_[s];
-            device_sends_[s] = side.send_count > 0 ? send_buffer_.data() + side.send_offset
-                                                   : nullptr;
+            device_sends_[s] =
+                side.send_count > 0 ? send_buffer_.data() + side.send_offset : nullptr;
             device_receives_[s] =
                 side.receive_count > 0 ? receive_buffer_.data() + side.receive_offset : nullptr;
         }
@@ -86,8 +86,7 @@ void BoxHalo<T>::exchange(T* window) const {
                                        static_cast<std::size_t>(sent_) * sizeof(T));
         }
         backend.synchronize();
-        const CommunicationTimer timer(ranks.times().halo,
-                                       static_cast<double>(sent_) * sizeof(T));
+        const CommunicationTimer timer(ranks.times().halo, static_cast<double>(sent_) * sizeof(T));
         std::vector<Message> sends, receives;
         for (const Side& side : sides_) {
             const auto bytes = [](T* at, std::int64_t count) {
@@ -99,8 +98,7 @@ void BoxHalo<T>::exchange(T* window) const {
             }
             if (side.receive_count > 0) {
                 receives.push_back(
-                    {side.rank,
-                     bytes(staging_ + sent_ + side.receive_offset, side.receive_count)});
+                    {side.rank, bytes(staging_ + sent_ + side.receive_offset, side.receive_count)});
             }
         }
         ranks.start_exchange(sends, receives)->finish();
@@ -128,10 +126,10 @@ BoxGather<T>::BoxGather(std::shared_ptr<const Backend> backend, const GridBox& b
         for_each_point(parts[rank], [&](std::int64_t i, std::int64_t j, std::int64_t k,
                                         std::int64_t) { own.push_back(window.index(i, j, k)); });
         for (std::size_t q = 0; q < parts.size(); ++q) {
-            for_each_point(parts[q], [&](std::int64_t i, std::int64_t j, std::int64_t k,
-                                         std::int64_t p) {
-                whole[static_cast<std::size_t>(box.row(i, j, k))] = starts[q] + p;
-            });
+            for_each_point(parts[q],
+                           [&](std::int64_t i, std::int64_t j, std::int64_t k, std::int64_t p) {
+                               whole[static_cast<std::size_t>(box.row(i, j, k))] = starts[q] + p;
+                           });
         }
         for_each_point(window, [&](std::int64_t i, std::int64_t j, std::int64_t k, std::int64_t) {
             in_window.push_back(box.row(i, j, k));
@@ -147,8 +145,7 @@ BoxGather<T>::BoxGather(std::shared_ptr<const Backend> backend, const GridBox& b
 template <typename T>
 void BoxGather<T>::gather(const T* window, Array<T>& whole) const {
     const KernelTable<T>& k = backend_->kernels<T>();
-    k.gather(*backend_, own_index_.size(), own_index_.data(), window,
-             parts_.data() + own_start_);
+    k.gather(*backend_, own_index_.size(), own_index_.data(), window, parts_.data() + own_start_);
     gather_->gather(parts_);
     k.gather(*backend_, whole_index_.size(), whole_index_.data(), parts_.data(), whole.data());
 }

@@ -21,6 +21,16 @@ struct StepRows {
     std::vector<double> values;
 };
 
+// Calls f(j, k) for each line across x of `part` (fixed y and z), on every core.
+template <typename F>
+void for_each_line(const BoxPart& part, F&& f) {
+    const Index ny = part.points(1), lines = part.empty() ? 0 : ny * part.points(2);
+#pragma omp parallel for schedule(static)
+    for (Index line = 0; line < lines; ++line) {
+        f(part.lower[1] + line % ny, part.lower[2] + line / ny);
+    }
+}
+
 Index offset_of(const Step& s, const GridBox& shape) {
     return s[0] + shape.points[0] * (s[1] + shape.points[1] * s[2]);
 }
@@ -44,26 +54,44 @@ std::vector<Step> all_steps(int dimension) {
 StepRows rows_of(const DiaData<double>& a, const BoxPart& from, const BoxPart& region,
                  const std::vector<Step>& steps, int dimension) {
     const GridBox shape = from.shape(dimension);
-    StepRows rows{region, std::vector<double>(steps.size() * static_cast<std::size_t>(region.size()))};
+    StepRows rows{region,
+                  std::vector<double>(steps.size() * static_cast<std::size_t>(region.size()))};
     const auto n = region.size();
     for (int d = 0; d < a.num_diagonals(); ++d) {
         const int offset = a.offsets[static_cast<std::size_t>(d)];
-        // Each entry's step: the offset's where it is one step only in `from`, else from the
-        // coordinates of the entry's two points (a box of fewer than 3 points along an axis).
-        const bool unique = offset_step_unique(offset, shape);
-        const auto step = offset_step(offset, shape);
+        // Each entry's step: the offset's where it is one step only in `from` (the region's
+        // lines copied whole), else from the coordinates of the entry's two points (a box of
+        // fewer than 3 points along an axis).
+        const auto refuse = [&] {
+            throw std::invalid_argument(
+                "multigrid: the rows couple points " + std::to_string(offset) +
+                " apart, which is no step to a neighbour in the " + shape.describe() +
+                " box: the rows are not the box's points, x fastest");
+        };
+        if (offset_step_unique(offset, shape)) {
+            const auto at = std::find(steps.begin(), steps.end(), *offset_step(offset, shape));
+            const Index nx = region.points(0);
+            bool stray = false;
+            for_each_line(region, [&](Index j, Index k) {
+                const double* in = a.values.data() + d * a.n + from.index(region.lower[0], j, k);
+                if (at == steps.end()) {
+                    if (std::any_of(in, in + nx, [](double v) { return v != 0.0; })) stray = true;
+                    return;
+                }
+                std::copy_n(in, nx,
+                            rows.values.begin() + (at - steps.begin()) * n +
+                                region.index(region.lower[0], j, k));
+            });
+            if (stray) refuse();
+            continue;
+        }
         for_each_point(region, [&](Index i, Index j, Index k, Index p) {
             const Index row = from.index(i, j, k);
             const double value = a.at(d, row);
             if (value == 0.0) return;
-            const auto entry = unique ? step : entry_step(shape, row, offset);
+            const auto entry = entry_step(shape, row, offset);
             const auto at = entry ? std::find(steps.begin(), steps.end(), *entry) : steps.end();
-            if (at == steps.end()) {
-                throw std::invalid_argument(
-                    "multigrid: the rows couple points " + std::to_string(offset) +
-                    " apart, which is no step to a neighbour in the " + shape.describe() +
-                    " box: the rows are not the box's points, x fastest");
-            }
+            if (at == steps.end()) refuse();
             rows.values[static_cast<std::size_t>((at - steps.begin()) * n + p)] = value;
         });
     }
@@ -91,11 +119,16 @@ DiaData<double> dia_of(const StepRows& rows, const std::vector<Step>& steps, int
     const BoxPart local = whole_part(shape);
     for (std::size_t s = 0; s < steps.size(); ++s) {
         const Step& step = steps[s];
-        for_each_point(local, [&](Index i, Index j, Index k, Index p) {
-            const double value = rows.values[s * static_cast<std::size_t>(n) + static_cast<std::size_t>(p)];
-            if (value != 0.0 && local.contains(i + step[0], j + step[1], k + step[2])) {
-                a.at(diagonal_of[s], p) += value;
-            }
+        // Along each line the points whose neighbour lies inside: all but an end along x, none
+        // where the line's neighbour across y or z leaves the region.
+        const Index first = step[0] < 0 ? 1 : 0;
+        const Index end = shape.points[0] - (step[0] > 0 ? 1 : 0);
+        const double* in = rows.values.data() + s * static_cast<std::size_t>(n);
+        double* out = a.values.data() + diagonal_of[s] * n;
+        for_each_line(local, [&](Index j, Index k) {
+            if (!local.contains(0, j + step[1], k + step[2])) return;
+            const Index row = shape.row(0, j, k);
+            for (Index i = first; i < end; ++i) out[row + i] += in[row + i];
         });
     }
     return a;
@@ -105,10 +138,17 @@ DiaData<double> dia_of(const StepRows& rows, const std::vector<Step>& steps, int
 void copy_rows(const StepRows& from, StepRows& to, const BoxPart& points, std::size_t steps) {
     const auto nf = static_cast<std::size_t>(from.region.size());
     const auto nt = static_cast<std::size_t>(to.region.size());
+    const Index nx = points.points(0);
     for (std::size_t s = 0; s < steps; ++s) {
-        for_each_point(points, [&](Index i, Index j, Index k, Index) {
-            to.values[s * nt + static_cast<std::size_t>(to.region.index(i, j, k))] =
-                from.values[s * nf + static_cast<std::size_t>(from.region.index(i, j, k))];
+        for_each_line(points, [&](Index j, Index k) {
+            std::copy_n(
+                from.values.begin() +
+                    static_cast<std::ptrdiff_t>(s * nf + static_cast<std::size_t>(from.region.index(
+                                                             points.lower[0], j, k))),
+                nx,
+                to.values.begin() +
+                    static_cast<std::ptrdiff_t>(
+                        s * nt + static_cast<std::size_t>(to.region.index(points.lower[0], j, k))));
         });
     }
 }
@@ -140,8 +180,8 @@ StepRows on_steps(const StepRows& rows, const std::vector<Step>& from,
     const auto n = static_cast<std::size_t>(rows.region.size());
     StepRows kept{rows.region, std::vector<double>(steps.size() * n)};
     for (std::size_t s = 0; s < steps.size(); ++s) {
-        const auto at = static_cast<std::size_t>(std::find(from.begin(), from.end(), steps[s]) -
-                                                 from.begin());
+        const auto at =
+            static_cast<std::size_t>(std::find(from.begin(), from.end(), steps[s]) - from.begin());
         std::copy_n(rows.values.begin() + static_cast<std::ptrdiff_t>(at * n), n,
                     kept.values.begin() + static_cast<std::ptrdiff_t>(s * n));
     }
@@ -234,10 +274,10 @@ BoxCoarsening region_coarsening(const BoxCoarsening& whole, const BoxPart& regio
     on.coarse = coarse_region.shape(dimension);
     for (std::size_t axis = 0; axis < 3; ++axis) {
         AxisCoarsening& a = on.axes[axis];
-        a.first = static_cast<int>(a.step == 2
-                                       ? whole.axes[axis].first + 2 * coarse_region.lower[axis] -
-                                             region.lower[axis]
-                                       : coarse_region.lower[axis] - region.lower[axis]);
+        a.first =
+            static_cast<int>(a.step == 2 ? whole.axes[axis].first + 2 * coarse_region.lower[axis] -
+                                               region.lower[axis]
+                                         : coarse_region.lower[axis] - region.lower[axis]);
     }
     return on;
 }
@@ -251,10 +291,10 @@ BoxCoarsening window_transfer(const BoxCoarsening& whole, const BoxPart& window,
     on.coarse = coarse_window.shape(dimension);
     for (std::size_t axis = 0; axis < 3; ++axis) {
         AxisCoarsening& a = on.axes[axis];
-        a.first = static_cast<int>(a.step == 2 ? whole.axes[axis].first +
-                                                     2 * coarse_window.lower[axis] -
-                                                     window.lower[axis]
-                                               : coarse_window.lower[axis] - window.lower[axis]);
+        a.first =
+            static_cast<int>(a.step == 2 ? whole.axes[axis].first + 2 * coarse_window.lower[axis] -
+                                               window.lower[axis]
+                                         : coarse_window.lower[axis] - window.lower[axis]);
     }
     return on;
 }
@@ -273,8 +313,8 @@ DiaData<double> gathered_rows(const Communicator& ranks, const std::vector<BoxPa
                               const StepRows& own, const std::vector<Step>& steps,
                               const GridBox& box) {
     const auto all = ranks.all_gather(std::as_bytes(std::span(own.values)));
-    StepRows whole{whole_part(box), std::vector<double>(steps.size() *
-                                                        static_cast<std::size_t>(box.size()))};
+    StepRows whole{whole_part(box),
+                   std::vector<double>(steps.size() * static_cast<std::size_t>(box.size()))};
     for (std::size_t q = 0; q < parts.size(); ++q) {
         const std::size_t values = steps.size() * static_cast<std::size_t>(parts[q].size());
         if (all[q].size() != values * sizeof(double)) {
@@ -303,8 +343,8 @@ BoxHierarchy plan_box_hierarchy(const Communicator& ranks, const PartRows<double
         if (rows.window.n != window.size()) {
             throw std::invalid_argument("multigrid over ranks: rank " + std::to_string(rank) +
                                         " gave " + std::to_string(rows.window.n) +
-                                        " rows for its window of " +
-                                        std::to_string(window.size()) + " points");
+                                        " rows for its window of " + std::to_string(window.size()) +
+                                        " points");
         }
         return rows_of(rows.window, window, rows.part, steps, dimension);
     });
@@ -341,8 +381,8 @@ BoxHierarchy plan_box_hierarchy(const Communicator& ranks, const PartRows<double
                 own_in_around.lower[axis] = own.region.lower[axis] - around.lower[axis];
                 own_in_around.upper[axis] = own.region.upper[axis] - around.lower[axis];
             }
-            measures = measure_coarsening(around_rows, around_box, own_in_around, around.lower,
-                                          level_box);
+            measures =
+                measure_coarsening(around_rows, around_box, own_in_around, around.lower, level_box);
         });
         ranks.sum(measures.values);
         along_axes = ranks.min(along_axes ? 1.0 : 0.0) > 0;
@@ -371,35 +411,33 @@ BoxHierarchy plan_box_hierarchy(const Communicator& ranks, const PartRows<double
                 region_coarsening(coarsening, around, dimension, coarse_around);
             around_weights = operator_interpolation(around_rows, around_box, on_around);
             around_coarse = galerkin_operator(around_rows, around_box, on_around, around_weights);
-            split.window_operator = without_empty_diagonals(
-                dia_of(StepRows{split.window,
-                                [&] {
-                                    StepRows w{split.window,
-                                               std::vector<double>(
-                                                   steps.size() *
-                                                   static_cast<std::size_t>(split.window.size()))};
-                                    copy_rows(ghost, w, split.window, steps.size());
-                                    return std::move(w.values);
-                                }()},
-                       steps, dimension));
+            split.window_operator = without_empty_diagonals(dia_of(
+                StepRows{split.window,
+                         [&] {
+                             StepRows w{
+                                 split.window,
+                                 std::vector<double>(
+                                     steps.size() * static_cast<std::size_t>(split.window.size()))};
+                             copy_rows(ghost, w, split.window, steps.size());
+                             return std::move(w.values);
+                         }()},
+                steps, dimension));
             split.transfer =
                 window_transfer(coarsening, split.window, split.coarse_window, dimension);
             // The coarse window's weights, from those around (slot by slot, point by point).
             if (intersection(split.coarse_window, coarse_around) != split.coarse_window) {
-                throw std::logic_error("multigrid over ranks: a coarse window reaches past the "
-                                       "ghost layers");
+                throw std::logic_error(
+                    "multigrid over ranks: a coarse window reaches past the "
+                    "ghost layers");
             }
-            const int slots = transfer_slots(dimension);
-            const auto nw = static_cast<std::size_t>(split.coarse_window.size());
-            const auto na = static_cast<std::size_t>(coarse_around.size());
-            split.weights.resize(static_cast<std::size_t>(slots) * nw);
-            for (std::size_t slot = 0; slot < static_cast<std::size_t>(slots); ++slot) {
-                for_each_point(split.coarse_window, [&](Index i, Index j, Index k, Index p) {
-                    split.weights[slot * nw + static_cast<std::size_t>(p)] =
-                        around_weights[slot * na +
-                                       static_cast<std::size_t>(coarse_around.index(i, j, k))];
-                });
-            }
+            // (The weights' layout is StepRows', a slot for a step.)
+            const auto slots = static_cast<std::size_t>(transfer_slots(dimension));
+            StepRows window_weights{
+                split.coarse_window,
+                std::vector<double>(slots * static_cast<std::size_t>(split.coarse_window.size()))};
+            copy_rows(StepRows{coarse_around, std::move(around_weights)}, window_weights,
+                      split.coarse_window, slots);
+            split.weights = std::move(window_weights.values);
             coarse_own =
                 rows_of(around_coarse, coarse_around, coarse_parts[rank], coarse_steps, dimension);
         });

@@ -381,11 +381,9 @@ void MultigridHierarchy<T>::build_split(const DiaData<double>& block, const Grid
         split_holders_.push_back(slab.holders);
         all_or_none(ranks, [&] {
             if (!slab.holds()) return;
-            set_split_level(*current, slab.window_operator, slab.window, slab.weights,
-                            slab.transfer, l,
-                            fine_operator != nullptr
-                                ? std::optional(fine_operator->storage())
-                                : std::nullopt);
+            set_split_level(
+                *current, slab.window_operator, slab.window, slab.weights, slab.transfer, l,
+                fine_operator != nullptr ? std::optional(fine_operator->storage()) : std::nullopt);
             current->own_offset = static_cast<std::size_t>(slab.halo_before ? slab.plane : 0);
             if (current->swept.size() > 0) {
                 BoxPart own = whole_part(slab.window);
@@ -450,8 +448,8 @@ template <typename T>
 void MultigridHierarchy<T>::set_transfer(Level& level, const std::vector<double>& weights,
                                          const multigrid::BoxCoarsening& coarsening) const {
     BoxTransferView<T>& t = level.transfer;
-    if (auto classes = multigrid::weight_classes(
-            weights, coarsening.coarse.size(), multigrid::transfer_slots(level.box.dimension))) {
+    if (auto classes = multigrid::weight_classes(weights, coarsening.coarse.size(),
+                                                 multigrid::transfer_slots(level.box.dimension))) {
         level.weight_class = Array<std::uint8_t>::from_host(backend_, classes->of_point);
         level.class_weights = upload<T>(backend_, classes->table);
         t.weight_class = level.weight_class.data();
@@ -470,9 +468,9 @@ void MultigridHierarchy<T>::set_transfer(Level& level, const std::vector<double>
 
 template <typename T>
 void MultigridHierarchy<T>::set_split_level(Level& current, const DiaData<double>& window_rows,
-                                            const GridBox& window, const std::vector<double>& weights,
-                                            const multigrid::BoxCoarsening& transfer,
-                                            std::size_t l,
+                                            const GridBox& window,
+                                            const std::vector<double>& weights,
+                                            const multigrid::BoxCoarsening& transfer, std::size_t l,
                                             std::optional<DiaStorage> fine_storage) {
     std::vector<double> inverse_diagonal;
     current.chebyshev_upper = gershgorin_of_scaled(window_rows, inverse_diagonal, window, l);
@@ -512,8 +510,7 @@ void MultigridHierarchy<T>::set_split_level(Level& current, const DiaData<double
     // Both colours of a sweep in one pass where the back-end fuses them (over ranks smooth()
     // then sweeps the second colour of the points next to the halo again, with the
     // neighbours').
-    if (parameters_.smoother == MultigridSmoother::red_black_gauss_seidel &&
-        current.colours == 2 &&
+    if (parameters_.smoother == MultigridSmoother::red_black_gauss_seidel && current.colours == 2 &&
         backend_->kernels<T>().fuses_red_black_sweep(current.a->view(), current.shape)) {
         current.swept = Array<T>(backend_, n);
         fill(current.swept, T(0));
@@ -532,8 +529,8 @@ MultigridHierarchy<T>::MultigridHierarchy(std::shared_ptr<const Backend> backend
         build(rows.window, rows.box, nullptr);
         return;
     }
-    build_boxes(rows, fine_operator != nullptr ? std::optional(fine_operator->storage())
-                                               : std::nullopt);
+    build_boxes(rows,
+                fine_operator != nullptr ? std::optional(fine_operator->storage()) : std::nullopt);
 }
 
 template <typename T>
@@ -565,8 +562,8 @@ void MultigridHierarchy<T>::build_boxes(const PartRows<double>& rows,
         split_holders_.push_back(ranks.size());
         const bool next_gathered = l + 1 == plan.levels.size();
         all_or_none(ranks, [&] {
-            set_split_level(*current, split.window_operator, window, split.weights,
-                            split.transfer, l, fine_storage);
+            set_split_level(*current, split.window_operator, window, split.weights, split.transfer,
+                            l, fine_storage);
             if (current->swept.size() > 0) {
                 BoxPart own;
                 for (std::size_t axis = 0; axis < 3; ++axis) {
@@ -577,10 +574,10 @@ void MultigridHierarchy<T>::build_boxes(const PartRows<double>& rows,
             }
             if (l == 0) {
                 std::vector<std::int64_t> own;
-                for_each_point(split.own, [&](std::int64_t i, std::int64_t j, std::int64_t k,
-                                              std::int64_t) {
-                    own.push_back(split.window.index(i, j, k));
-                });
+                for_each_point(split.own,
+                               [&](std::int64_t i, std::int64_t j, std::int64_t k, std::int64_t) {
+                                   own.push_back(split.window.index(i, j, k));
+                               });
                 current->own_index = Array<std::int64_t>::from_host(backend_, own);
             }
             if (next_gathered) {
@@ -593,8 +590,8 @@ void MultigridHierarchy<T>::build_boxes(const PartRows<double>& rows,
         // Collective (a device halo is opened with the neighbours): outside all_or_none.
         current->box_halo =
             std::make_unique<multigrid::BoxHalo<T>>(backend_, split.box, split.parts);
-        summaries_.push_back({split.box, current->a->view().num_diagonals, current->colours,
-                              current->a->storage()});
+        summaries_.push_back(
+            {split.box, current->a->view().num_diagonals, current->colours, current->a->storage()});
         levels_.push_back(std::move(current));
         split.window_operator = {};
         split.weights = {};
@@ -602,10 +599,10 @@ void MultigridHierarchy<T>::build_boxes(const PartRows<double>& rows,
     auto gathered = gathered_level(plan.gathered, plan.gathered_box, plan.levels.size());
     // This rank's part of the gathered level lies in the level above's coarse window, or on the
     // finest level is the part itself.
-    const BoxPart window = plan.levels.empty() ? plan.gathered_parts[rank]
-                                               : plan.levels.back().coarse_window;
-    gathered->box_gather = std::make_unique<multigrid::BoxGather<T>>(
-        backend_, plan.gathered_box, plan.gathered_parts, window);
+    const BoxPart window =
+        plan.levels.empty() ? plan.gathered_parts[rank] : plan.levels.back().coarse_window;
+    gathered->box_gather = std::make_unique<multigrid::BoxGather<T>>(backend_, plan.gathered_box,
+                                                                     plan.gathered_parts, window);
     levels_.push_back(std::move(gathered));
 }
 
@@ -783,8 +780,8 @@ T* MultigridHierarchy<T>::smooth(Level& level, const T* b, T* x, T* spare, int s
                 // two.
                 level.exchange(x);
                 for (const BoxRange& part : level.boundary) {
-                    kernels.box_colour_sweep_part(*backend_, a, level.main, level.shape,
-                                                  1 - first, part, b, x);
+                    kernels.box_colour_sweep_part(*backend_, a, level.main, level.shape, 1 - first,
+                                                  part, b, x);
                 }
                 level.exchange(x);
             }
@@ -987,9 +984,9 @@ double MultigridHierarchy<T>::level_bytes(std::size_t l, MultigridCycle cycle) c
     // The coarse points the transfer reaches (in the handoff's window where the next level is
     // split over fewer ranks).
     const double coarse = static_cast<double>(
-        level.handoff             ? level.handoff->window_points()
+        level.handoff               ? level.handoff->window_points()
         : level.coarse_b.size() > 0 ? level.coarse_b.size()
-                                  : static_cast<std::size_t>(levels_[l + 1]->box.size()));
+                                    : static_cast<std::size_t>(levels_[l + 1]->box.size()));
     // The weights of the coarse points, or a class byte each.
     const double weights = level.transfer.weight_class != nullptr
                                ? coarse

@@ -86,9 +86,8 @@ std::unique_ptr<MultigridPreconditioner<T>> make_multigrid_preconditioner(
     const Precision solve =
         std::is_same_v<T, double> ? Precision::double_precision : Precision::single_precision;
     if (cycle_precision(parameters, backend->kind(), solve) == solve) {
-        return std::make_unique<MultigridPreconditioner<T>>(
-            std::make_shared<MultigridHierarchy<T>>(std::move(backend), rows, parameters,
-                                                    fine_operator));
+        return std::make_unique<MultigridPreconditioner<T>>(std::make_shared<MultigridHierarchy<T>>(
+            std::move(backend), rows, parameters, fine_operator));
     }
     // The finest level's storage is named by the operator's; the hierarchy in Other makes it.
     return std::make_unique<MultigridPreconditioner<T>>(

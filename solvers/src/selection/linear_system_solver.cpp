@@ -99,15 +99,14 @@ LinearSystemSolver<T>::LinearSystemSolver(std::shared_ptr<const Backend> backend
 }
 
 template <typename T>
-LinearSystemSolver<T>::LinearSystemSolver(std::shared_ptr<const Backend> backend,
-                                          PartRows<T> rows, SolverPlan plan,
-                                          MethodParameters parameters)
+LinearSystemSolver<T>::LinearSystemSolver(std::shared_ptr<const Backend> backend, PartRows<T> rows,
+                                          SolverPlan plan, MethodParameters parameters)
     : backend_(std::move(backend)), plan_(std::move(plan)), parameters_(parameters) {
     const Communicator& ranks = backend_->communicator();
     if (ranks.size() == 1) {
         if (rows.part != whole_part(rows.box) || rows.window.n != rows.box.size()) {
-            throw std::invalid_argument("one rank's part is not the whole " +
-                                        rows.box.describe() + " box");
+            throw std::invalid_argument("one rank's part is not the whole " + rows.box.describe() +
+                                        " box");
         }
         build(std::move(rows.window), std::nullopt);
         return;
@@ -233,11 +232,11 @@ const IterativeSolver<T>& LinearSystemSolver<T>::method(std::size_t index) const
         // finest level's storage).
         MultigridParameters multigrid = plan_.multigrid;
         multigrid.symmetric = step.method == Method::cg;
-        built->preconditioner =
-            block_ ? make_multigrid_preconditioner<T>(backend_, *block_, *plan_.grid, multigrid,
-                                                      dia_operator())
-                   : make_multigrid_preconditioner<T>(backend_, *part_rows_, multigrid,
-                                                      dia_operator());
+        built->preconditioner = block_
+                                    ? make_multigrid_preconditioner<T>(
+                                          backend_, *block_, *plan_.grid, multigrid, dia_operator())
+                                    : make_multigrid_preconditioner<T>(backend_, *part_rows_,
+                                                                       multigrid, dia_operator());
     }
     if (transpose_source_ && step.method == Method::bicg && !transpose_) {
         transpose_ = make_transpose();

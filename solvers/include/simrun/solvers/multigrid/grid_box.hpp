@@ -33,9 +33,7 @@ struct BoxPart {
 
     std::int64_t points(std::size_t axis) const { return upper[axis] - lower[axis]; }
     std::int64_t size() const { return empty() ? 0 : points(0) * points(1) * points(2); }
-    bool empty() const {
-        return points(0) <= 0 || points(1) <= 0 || points(2) <= 0;
-    }
+    bool empty() const { return points(0) <= 0 || points(1) <= 0 || points(2) <= 0; }
     bool contains(std::int64_t i, std::int64_t j, std::int64_t k) const {
         return i >= lower[0] && i < upper[0] && j >= lower[1] && j < upper[1] && k >= lower[2] &&
                k < upper[2];

@@ -190,7 +190,7 @@ private:
     std::vector<LevelSummary> summaries_;
     std::size_t size_ = 0;
     bool on_this_rank_ = false;
-    std::size_t split_levels_ = 0;  // over ranks: the levels split in slabs, then one gathered
+    std::size_t split_levels_ = 0;    // over ranks: the levels split in slabs, then one gathered
     std::vector<int> split_holders_;  // over ranks: how many ranks hold each split level
     bool boxes_ = false;              // over ranks: split in a process grid's parts
     // The cycle recorded once for the vectors it was last asked of.

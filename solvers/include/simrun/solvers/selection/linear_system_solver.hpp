@@ -61,8 +61,8 @@ public:
     // grid's boxes). Multigrid over ranks starts from a grid's slabs, given as DIA rows above:
     // std::invalid_argument where the plan names it over several ranks, or where one rank is
     // given couplings outside its block.
-    LinearSystemSolver(std::shared_ptr<const Backend> backend, SplitBlock<T> block,
-                       SolverPlan plan, MethodParameters parameters);
+    LinearSystemSolver(std::shared_ptr<const Backend> backend, SplitBlock<T> block, SolverPlan plan,
+                       MethodParameters parameters);
     // Over the ranks of a process grid: this rank's part of the box and its rows on the part's
     // window (part_rows.hpp), split here for the distributed product; multigrid over the
     // ranks starts from them. On one rank the part is the whole box, and the window's rows the
