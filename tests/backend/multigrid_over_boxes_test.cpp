@@ -109,6 +109,26 @@ std::vector<Case> cases() {
          f_small,
          {{2, 1, 2}, {2, 2, 2}, {1, 3, 1}, {1, 1, 2}},
          {}},
+        // Two points along an axis: a DIA offset names several steps there (the rows read
+        // point by point), in 2D across and along the split, in 3D beside a split axis.
+        {"2D two points across",
+         {2, 40, 1},
+         2,
+         {0.3, 0.025, 1},
+         {dirichlet, neumann, dirichlet, dirichlet, dirichlet, dirichlet},
+         true,
+         split,
+         {{1, 4, 1}, {1, 3, 1}},
+         {}},
+        {"3D two points across",
+         {10, 2, 12},
+         3,
+         {0.1, 0.3, 0.08},
+         {dirichlet, dirichlet, neumann, dirichlet, dirichlet, dirichlet},
+         false,
+         f_small,
+         {{2, 1, 2}, {1, 2, 2}},
+         {}},
         // Parts of one point across: the finest level gathered.
         {"2D thin parts",
          {5, 20, 1},
@@ -266,6 +286,44 @@ TEST(MultigridOverBoxes, CgTakesOneProcessIterations) {
                 });
         }
     }
+}
+
+// A row at the box's end whose entry steps out of the box (in DIA it would wrap to the next
+// line) is refused over ranks as one process refuses it: by the rank that holds it, the others
+// learning that it failed (no rank left waiting); so is it by the split for the product.
+TEST(MultigridOverBoxes, ACouplingOutOfTheBoxIsRefused) {
+    SIMRUN_SKIP_WITHOUT_BACKEND(test_backend());
+    const auto one = [](double, double, double) { return 1.0; };
+    const DiaData<double> a = to_dia(testing::diffusion_matrix(20, 2, one));
+    const GridBox box{2, {20, 20, 1}};
+    // Row (19, 5) coupled to (20, 5): the point (0, 6) in DIA.
+    DiaData<double> stray = a;
+    const int plus_x = stray.find_diagonal(1);
+    ASSERT_GE(plus_x, 0);
+    stray.at(plus_x, box.row(19, 5, 0)) = -1.0;
+    EXPECT_THROW(MultigridHierarchy<double>(test_backend(), stray, box, MultigridParameters{}),
+                 std::invalid_argument);
+    const GridBoxes grid{box.points, {2, 2, 1}};
+    ThreadRanks ranks(grid.ranks());
+    ranks.run([&](std::shared_ptr<const Communicator> communicator) {
+        const auto on = test_backend(communicator);
+        // The window's rows hold the stray entry at the window's offset of the step (+1, 0).
+        PartRows<double> rows = testing::part_rows(a, grid, 2, communicator->rank());
+        if (rows.part.contains(19, 5, 0)) {
+            const BoxPart window = rows.window_part();
+            const int d = rows.window.find_diagonal(1);
+            ASSERT_GE(d, 0);
+            rows.window.at(d, window.index(19, 5, 0)) = -1.0;
+        }
+        if (rows.part.contains(19, 5, 0)) {
+            EXPECT_THROW(MultigridHierarchy<double>(on, rows, MultigridParameters{}),
+                         std::invalid_argument);
+            EXPECT_THROW(split_part_rows(*communicator, rows), std::invalid_argument);
+        } else {
+            EXPECT_THROW(MultigridHierarchy<double>(on, rows, MultigridParameters{}), PeerFailure);
+            EXPECT_THROW(split_part_rows(*communicator, rows), PeerFailure);
+        }
+    });
 }
 
 }  // namespace

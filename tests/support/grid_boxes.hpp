@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <cstdlib>
 #include <functional>
-#include <optional>
 #include <stdexcept>
 #include <vector>
 
@@ -177,7 +177,8 @@ inline solvers::SplitBlock<double> box_block(const solvers::DiaData<double>& a,
 // Rank `rank`'s part of the grid as a process grid's multigrid and solver take it
 // (part_rows.hpp): its box, and the rows of its points on its window (the box grown by a point
 // inside the grid), from `a`, any matrix on the grid's points whose rows couple neighbours
-// (each offset read as the first step to a neighbour that has it).
+// (each entry's step read from the coordinates of its two points: in a grid of 2 points along
+// an axis an offset names several steps).
 inline solvers::PartRows<double> part_rows(const solvers::DiaData<double>& a, const GridBoxes& grid,
                                            int dimension, int rank) {
     const auto& n = grid.points;
@@ -190,30 +191,38 @@ inline solvers::PartRows<double> part_rows(const solvers::DiaData<double>& a, co
     }
     const solvers::BoxPart window = rows.window_part();
     const solvers::GridBox shape = window.shape(dimension);
-    std::vector<GridStep> steps;
-    for (const int offset : a.offsets) {
-        std::optional<GridStep> found;
-        for (const GridStep& s : grid_steps(3, true)) {
-            if (!found && s[0] + n[0] * (s[1] + n[1] * s[2]) == offset) found = s;
-        }
-        if (!found) throw std::invalid_argument("an offset that is no step to a neighbour");
-        steps.push_back(*found);
-        rows.window.offsets.push_back(static_cast<int>(
-            (*found)[0] + shape.points[0] * ((*found)[1] + shape.points[1] * (*found)[2])));
-    }
     rows.window.n = window.size();
-    rows.window.values.assign(a.offsets.size() * static_cast<std::size_t>(window.size()), 0.0);
+    const auto diagonal = [&](const GridStep& s) {
+        const auto offset =
+            static_cast<int>(s[0] + shape.points[0] * (s[1] + shape.points[1] * s[2]));
+        int at = rows.window.find_diagonal(offset);
+        if (at < 0) {
+            at = rows.window.num_diagonals();
+            rows.window.offsets.push_back(offset);
+            rows.window.values.resize(
+                rows.window.offsets.size() * static_cast<std::size_t>(window.size()), 0.0);
+        }
+        return at;
+    };
+    diagonal({0, 0, 0});
     solvers::for_each_point(
         rows.part, [&](std::int64_t i, std::int64_t j, std::int64_t k, std::int64_t) {
             const std::int64_t whole = i + n[0] * (j + n[1] * k);
-            for (std::size_t d = 0; d < steps.size(); ++d) {
-                const double v = a.at(static_cast<int>(d), whole);
-                const auto& s = steps[d];
-                if (v != 0.0 && window.contains(i + s[0], j + s[1], k + s[2])) {
-                    rows.window.at(static_cast<int>(d), window.index(i, j, k)) = v;
+            for (int d = 0; d < a.num_diagonals(); ++d) {
+                const double v = a.at(d, whole);
+                const std::int64_t column = whole + a.offsets[static_cast<std::size_t>(d)];
+                if (v == 0.0 || column < 0 || column >= a.n) continue;
+                const std::array<std::int64_t, 3> c{column % n[0], column / n[0] % n[1],
+                                                    column / (n[0] * n[1])};
+                const GridStep s{static_cast<int>(c[0] - i), static_cast<int>(c[1] - j),
+                                 static_cast<int>(c[2] - k)};
+                if (std::abs(s[0]) > 1 || std::abs(s[1]) > 1 || std::abs(s[2]) > 1) {
+                    throw std::invalid_argument("an entry that couples no neighbours");
                 }
+                rows.window.at(diagonal(s), window.index(i, j, k)) += v;
             }
         });
+    rows.window.sort_diagonals();
     return rows;
 }
 

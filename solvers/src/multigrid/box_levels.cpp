@@ -1,6 +1,7 @@
 #include "multigrid/box_levels.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <span>
 #include <stdexcept>
@@ -69,20 +70,35 @@ StepRows rows_of(const DiaData<double>& a, const BoxPart& from, const BoxPart& r
                 " box: the rows are not the box's points, x fastest");
         };
         if (offset_step_unique(offset, shape)) {
-            const auto at = std::find(steps.begin(), steps.end(), *offset_step(offset, shape));
+            // (`steps` holds every step of the rows given: all of them, or those in use.)
+            const Step step = *offset_step(offset, shape);
+            const auto at = std::find(steps.begin(), steps.end(), step);
+            if (at == steps.end()) refuse();
             const Index nx = region.points(0);
-            bool stray = false;
+            const BoxPart inside = whole_part(shape);
+            // An entry whose point the step takes out of `from` (out of the box: `from` holds
+            // the points around the region's) wraps to another line in DIA: it must be zero.
+            std::atomic<bool> wraps = false;
             for_each_line(region, [&](Index j, Index k) {
-                const double* in = a.values.data() + d * a.n + from.index(region.lower[0], j, k);
-                if (at == steps.end()) {
-                    if (std::any_of(in, in + nx, [](double v) { return v != 0.0; })) stray = true;
-                    return;
+                const Index first = from.index(region.lower[0], j, k);
+                const double* in = a.values.data() + d * a.n + first;
+                const Index lj = j - from.lower[1], lk = k - from.lower[2];
+                const Index li = region.lower[0] - from.lower[0];
+                for (const Index i : {Index{0}, nx - 1}) {
+                    if (in[i] != 0.0 &&
+                        !inside.contains(li + i + step[0], lj + step[1], lk + step[2])) {
+                        wraps = true;
+                    }
+                }
+                if (!inside.contains(li, lj + step[1], lk + step[2]) &&
+                    std::any_of(in, in + nx, [](double v) { return v != 0.0; })) {
+                    wraps = true;
                 }
                 std::copy_n(in, nx,
                             rows.values.begin() + (at - steps.begin()) * n +
                                 region.index(region.lower[0], j, k));
             });
-            if (stray) refuse();
+            if (wraps) refuse();
             continue;
         }
         for_each_point(region, [&](Index i, Index j, Index k, Index p) {
@@ -131,6 +147,7 @@ DiaData<double> dia_of(const StepRows& rows, const std::vector<Step>& steps, int
             for (Index i = first; i < end; ++i) out[row + i] += in[row + i];
         });
     }
+    a.sort_diagonals();  // (in a region of fewer than 3 points along x, steps come unsorted)
     return a;
 }
 

@@ -131,6 +131,13 @@ SplitBlock<T> split_part_rows(const Communicator& ranks, const PartRows<T>& rows
                                                 " window, which is no neighbour");
                 }
                 const std::int64_t ni = i + (*s)[0], nj = j + (*s)[1], nk = k + (*s)[2];
+                if (!window.contains(ni, nj, nk)) {
+                    // (A step out of the window leaves the box: DIA would wrap it to another
+                    // line.)
+                    throw std::invalid_argument("row " + std::to_string(row) + " couples a point " +
+                                                std::to_string(offset) + " apart outside the " +
+                                                box.describe() + " box");
+                }
                 if (part.contains(ni, nj, nk)) {
                     block.inner.at(unique[u] != 0 ? inner[u] : inner_diagonal(*s), row) += value;
                     continue;
@@ -179,6 +186,7 @@ SplitBlock<T> split_part_rows(const Communicator& ranks, const PartRows<T>& rows
                                             mine.values.end());
             }
         }
+        block.inner.sort_diagonals();
         return block;
     });
 }

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace simrun::solvers {
@@ -46,6 +47,25 @@ struct DiaData {
         }
         offsets.resize(kept);
         values.resize(kept * static_cast<std::size_t>(n));
+    }
+    // Puts the diagonals in ascending order of their offsets (a matrix built diagonal by
+    // diagonal in another order); nothing is copied where they are in order.
+    void sort_diagonals() {
+        if (std::is_sorted(offsets.begin(), offsets.end())) return;
+        std::vector<std::size_t> order(offsets.size());
+        for (std::size_t d = 0; d < order.size(); ++d) order[d] = d;
+        std::sort(order.begin(), order.end(),
+                  [&](std::size_t a, std::size_t b) { return offsets[a] < offsets[b]; });
+        std::vector<int> sorted_offsets;
+        std::vector<T> sorted_values;
+        sorted_values.reserve(values.size());
+        for (const std::size_t d : order) {
+            sorted_offsets.push_back(offsets[d]);
+            const auto from = values.begin() + static_cast<std::int64_t>(d) * n;
+            sorted_values.insert(sorted_values.end(), from, from + n);
+        }
+        offsets = std::move(sorted_offsets);
+        values = std::move(sorted_values);
     }
     // Keeps rows [first, first + count), their entries as they are, as a matrix of `count`
     // rows (a block of this one's rows), in this storage.
