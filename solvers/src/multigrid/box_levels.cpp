@@ -282,26 +282,9 @@ BoxPart coarse_part(const BoxPart& part, const BoxCoarsening& coarsening) {
     return coarse;
 }
 
-// The whole level's coarsening on the points of `region`: the coarse points on them (from the
-// coarse level's `coarse_lower` on), the first of them `first` points into the region.
-BoxCoarsening region_coarsening(const BoxCoarsening& whole, const BoxPart& region, int dimension,
-                                BoxPart& coarse_region) {
-    coarse_region = coarse_part(region, whole);
-    BoxCoarsening on = whole;
-    on.coarse = coarse_region.shape(dimension);
-    for (std::size_t axis = 0; axis < 3; ++axis) {
-        AxisCoarsening& a = on.axes[axis];
-        a.first =
-            static_cast<int>(a.step == 2 ? whole.axes[axis].first + 2 * coarse_region.lower[axis] -
-                                               region.lower[axis]
-                                         : coarse_region.lower[axis] - region.lower[axis]);
-    }
-    return on;
-}
-
-// The transfer from `window` to `coarse_window` (in the coarse level's coordinates), as
-// region_coarsening but onto given coarse points, which may start a fine point before the
-// window.
+// The whole level's coarsening on the points of `window`, onto the coarse points
+// `coarse_window` (in the coarse level's coordinates): those on the window's points
+// (coarse_part), or the next level's window, which may start a fine point before it.
 BoxCoarsening window_transfer(const BoxCoarsening& whole, const BoxPart& window,
                               const BoxPart& coarse_window, int dimension) {
     BoxCoarsening on = whole;
@@ -314,15 +297,6 @@ BoxCoarsening window_transfer(const BoxCoarsening& whole, const BoxPart& window,
                                          : coarse_window.lower[axis] - window.lower[axis]);
     }
     return on;
-}
-
-DiaData<double> without_empty_diagonals(DiaData<double> a) {
-    a.keep_diagonals([&](int d) {
-        if (a.offsets[static_cast<std::size_t>(d)] == 0) return true;
-        const auto begin = a.values.begin() + d * a.n;
-        return std::any_of(begin, begin + a.n, [](double v) { return v != 0.0; });
-    });
-    return a;
 }
 
 // The whole level's rows on every rank, from each rank's.
@@ -424,8 +398,9 @@ BoxHierarchy plan_box_hierarchy(const Communicator& ranks, const PartRows<double
         StepRows coarse_own;
         std::vector<Step> coarse_steps = all_steps(dimension);
         all_or_none(ranks, [&] {
+            coarse_around = coarse_part(around, coarsening);
             const BoxCoarsening on_around =
-                region_coarsening(coarsening, around, dimension, coarse_around);
+                window_transfer(coarsening, around, coarse_around, dimension);
             around_weights = operator_interpolation(around_rows, around_box, on_around);
             around_coarse = galerkin_operator(around_rows, around_box, on_around, around_weights);
             split.window_operator = without_empty_diagonals(dia_of(

@@ -156,6 +156,15 @@ std::vector<int> neighbour_offsets(const GridBox& box) {
 
 int transfer_slots(int dimension) { return dimension == 1 ? 3 : dimension == 2 ? 9 : 27; }
 
+DiaData<double> without_empty_diagonals(DiaData<double> a) {
+    a.keep_diagonals([&](int d) {
+        if (a.offsets[static_cast<std::size_t>(d)] == 0) return true;
+        const auto begin = a.values.begin() + d * a.n;
+        return std::any_of(begin, begin + a.n, [](double v) { return v != 0.0; });
+    });
+    return a;
+}
+
 std::optional<WeightClasses> weight_classes(const std::vector<double>& weights,
                                             std::int64_t coarse_points, int slots) {
     return classify_values<double>(

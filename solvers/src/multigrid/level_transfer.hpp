@@ -76,6 +76,10 @@ DiaData<double> galerkin_operator(const DiaData<double>& a, const GridBox& fine,
 
 int transfer_slots(int dimension);
 
+// `a` without its diagonals of zeros (but the main one): a split level's window rows, whose
+// exchanges carry every diagonal some rank uses, and a product would only read.
+DiaData<double> without_empty_diagonals(DiaData<double> a);
+
 // The DIA offsets of the steps from a point to its neighbours that the box has room for,
 // ascending: the diagonals of galerkin_operator's result.
 std::vector<int> neighbour_offsets(const GridBox& box);

@@ -1,6 +1,7 @@
 #include "simrun/solvers/multigrid/multigrid_preconditioner.hpp"
 
 #include <string>
+#include <type_traits>
 
 #include "base/kernel_table.hpp"
 #include "simrun/solvers/base/errors.hpp"
@@ -63,35 +64,48 @@ Precision cycle_precision(const MultigridParameters& parameters, BackendKind kin
                                                                    : solve);
 }
 
+namespace {
+
+// A preconditioner of a solve in T whose hierarchy computes in cycle_precision():
+// hierarchy(std::type_identity<U>{}) makes it in U, T or the other precision.
+template <typename T, typename MakeHierarchy>
+std::unique_ptr<MultigridPreconditioner<T>> in_cycle_precision(
+    BackendKind kind, const MultigridParameters& parameters, MakeHierarchy&& hierarchy) {
+    using Other = typename MultigridPreconditioner<T>::Other;
+    const Precision solve =
+        std::is_same_v<T, double> ? Precision::double_precision : Precision::single_precision;
+    if (cycle_precision(parameters, kind, solve) == solve) {
+        return std::make_unique<MultigridPreconditioner<T>>(hierarchy(std::type_identity<T>{}));
+    }
+    return std::make_unique<MultigridPreconditioner<T>>(hierarchy(std::type_identity<Other>{}));
+}
+
+}  // namespace
+
 template <typename T>
 std::unique_ptr<MultigridPreconditioner<T>> make_multigrid_preconditioner(
     std::shared_ptr<const Backend> backend, const DiaData<T>& fine, const GridBox& box,
     const MultigridParameters& parameters, const DiaMatrix<T>* fine_operator) {
-    using Other = typename MultigridPreconditioner<T>::Other;
-    const Precision solve =
-        std::is_same_v<T, double> ? Precision::double_precision : Precision::single_precision;
-    if (cycle_precision(parameters, backend->kind(), solve) == solve) {
-        return std::make_unique<MultigridPreconditioner<T>>(std::make_shared<MultigridHierarchy<T>>(
-            std::move(backend), fine, box, parameters, fine_operator));
-    }
-    return std::make_unique<MultigridPreconditioner<T>>(std::make_shared<MultigridHierarchy<Other>>(
-        std::move(backend), fine, box, parameters, fine_operator));
+    const BackendKind kind = backend->kind();
+    return in_cycle_precision<T>(kind, parameters, [&]<typename U>(std::type_identity<U>) {
+        return std::make_shared<MultigridHierarchy<U>>(std::move(backend), fine, box, parameters,
+                                                       fine_operator);
+    });
 }
 
 template <typename T>
 std::unique_ptr<MultigridPreconditioner<T>> make_multigrid_preconditioner(
     std::shared_ptr<const Backend> backend, const PartRows<double>& rows,
     const MultigridParameters& parameters, const DiaMatrix<T>* fine_operator) {
-    using Other = typename MultigridPreconditioner<T>::Other;
-    const Precision solve =
-        std::is_same_v<T, double> ? Precision::double_precision : Precision::single_precision;
-    if (cycle_precision(parameters, backend->kind(), solve) == solve) {
-        return std::make_unique<MultigridPreconditioner<T>>(std::make_shared<MultigridHierarchy<T>>(
-            std::move(backend), rows, parameters, fine_operator));
-    }
-    // The finest level's storage is named by the operator's; the hierarchy in Other makes it.
-    return std::make_unique<MultigridPreconditioner<T>>(
-        std::make_shared<MultigridHierarchy<Other>>(std::move(backend), rows, parameters));
+    const BackendKind kind = backend->kind();
+    return in_cycle_precision<T>(kind, parameters, [&]<typename U>(std::type_identity<U>) {
+        // The finest level's storage is named by the operator's where the cycle computes in
+        // T; in the other precision the hierarchy makes its own.
+        const DiaMatrix<U>* storage = nullptr;
+        if constexpr (std::is_same_v<U, T>) storage = fine_operator;
+        return std::make_shared<MultigridHierarchy<U>>(std::move(backend), rows, parameters,
+                                                       storage);
+    });
 }
 
 template std::unique_ptr<MultigridPreconditioner<float>> make_multigrid_preconditioner(

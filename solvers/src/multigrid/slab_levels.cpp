@@ -105,14 +105,6 @@ void cut_outside(DiaData<double>& a, Index first, Index count) {
     }
 }
 
-// `a` without its diagonals of zeros (but the main one), which the exchanges carry so that
-// every rank's rows have the same shape, and a product would only read.
-DiaData<double> without_empty_diagonals(DiaData<double> a) {
-    a.keep_diagonals(
-        [&](int d) { return a.offsets[static_cast<std::size_t>(d)] == 0 || has_nonzero(a, d); });
-    return a;
-}
-
 // This rank's rows with `ghost` planes of its neighbours' rows before and after them (each
 // neighbour sends its nearest; every rank holds at least `ghost` planes). The ghost rows'
 // entries that reach outside the result are zeroed. Collective with the neighbours.
