@@ -42,7 +42,7 @@ using testing::TemporaryDirectory;
 std::string mpirun(int ranks, const std::string& limit = "-k 10 120") {
     return "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self,vader "
            "OMPI_MCA_btl_vader_single_copy_mechanism=none OMPI_MCA_rmaps_base_oversubscribe=1 "
-           "OMP_NUM_THREADS=1 timeout " +
+           "OMP_NUM_THREADS=1 SIMRUN_CHECK_COLLECTIVES=1 timeout " +
            limit + " " SIMRUN_MPIEXEC " -np " + std::to_string(ranks);
 }
 

@@ -9,10 +9,10 @@
 #include <cstring>
 #include <deque>
 #include <functional>
-#include <stdexcept>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <stdexcept>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -42,8 +42,8 @@ private:
         int rank() const override { return rank_; }
         int size() const override { return hub_.count_; }
         int host_rank() const override { return rank_; }
-        void sum(std::span<double> values) const override {
-            const auto all = all_gather(std::as_bytes(values));
+        void reduce_sum(std::span<double> values) const override {
+            const auto all = gather_bytes(std::as_bytes(values));
             for (std::size_t i = 0; i < values.size(); ++i) {
                 double total = 0;
                 for (std::size_t r = 0; r < all.size(); ++r) {
@@ -54,8 +54,8 @@ private:
                 values[i] = total;
             }
         }
-        double min(double value) const override {
-            const auto all = all_gather(std::as_bytes(std::span(&value, 1)));
+        double reduce_min(double value) const override {
+            const auto all = gather_bytes(std::as_bytes(std::span(&value, 1)));
             for (const auto& bytes : all) {
                 double v;
                 std::memcpy(&v, bytes.data(), sizeof v);
@@ -63,7 +63,7 @@ private:
             }
             return value;
         }
-        std::vector<std::vector<std::byte>> all_gather(
+        std::vector<std::vector<std::byte>> gather_bytes(
             std::span<const std::byte> bytes) const override {
             hub_.slots_[static_cast<std::size_t>(rank_)].assign(bytes.begin(), bytes.end());
             hub_.meeting_.arrive_and_wait();
@@ -71,9 +71,9 @@ private:
             hub_.meeting_.arrive_and_wait();
             return all;
         }
-        std::vector<double> gather(std::span<const double> values, int root) const override {
+        std::vector<double> gather_values(std::span<const double> values, int root) const override {
             std::vector<double> whole;
-            for (const auto& bytes : all_gather(std::as_bytes(values))) {
+            for (const auto& bytes : gather_bytes(std::as_bytes(values))) {
                 const auto* first = reinterpret_cast<const double*>(bytes.data());
                 whole.insert(whole.end(), first, first + bytes.size() / sizeof(double));
             }
@@ -108,10 +108,10 @@ private:
             };
             return std::make_unique<Receiving>(hub_, rank_, receives);
         }
-        void barrier() const override { hub_.meeting_.arrive_and_wait(); }
+        void meet() const override { hub_.meeting_.arrive_and_wait(); }
         [[noreturn]] void abort(int) const override { std::abort(); }
         std::string describe() const override { return "test threads"; }
-        std::shared_ptr<const solvers::Communicator> duplicate() const override {
+        std::shared_ptr<const solvers::Communicator> make_duplicate() const override {
             throw std::logic_error("test threads share one channel: no duplicate");
         }
 

@@ -3,6 +3,7 @@
 #include <hdf5.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <optional>
@@ -13,6 +14,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "disk_space.hpp"
 #include "hdf5_support.hpp"
 #include "simrun/solvers/base/atomic_file.hpp"
 
@@ -72,11 +74,50 @@ Hdf5RunWriter::~Hdf5RunWriter() {
     } catch (...) {
         // Nothing to report from a destructor; the .xmf on disk lists complete steps only.
     }
+    file_.reset();
+    if (index_writer() && reserved_ > 0) release_reserved_space(h5_path_);
+}
+
+const solvers::Communicator& Hdf5RunWriter::ranks() const {
+    return distributed() ? *ranks_->ranks : *solvers::single_process();
 }
 
 template <typename Work>
-void Hdf5RunWriter::guarded(Work&& work) const {
-    solvers::all_or_none(distributed() ? *ranks_->ranks : *solvers::single_process(), work);
+void Hdf5RunWriter::local(Work&& work, solvers::CallSite site) const {
+    solvers::all_or_none(ranks(), work, site);
+}
+
+template <typename Work>
+void Hdf5RunWriter::collective(std::string_view operation, Work&& work,
+                               solvers::CallSite site) const {
+    solvers::collectively(ranks(), operation, work, site);
+}
+
+void Hdf5RunWriter::reserve(std::uint64_t bytes) {
+    local([&] {
+        if (!index_writer()) return;
+        check_still_in_place();
+        std::error_code error;
+        size_before_step_ = std::filesystem::file_size(h5_path_, error);
+        if (reserve_disk_space(h5_path_, bytes)) reserved_ = bytes;
+    });
+}
+
+std::uint64_t Hdf5RunWriter::header_bytes(std::string_view input_text,
+                                          std::string_view solver_decisions) {
+    return (64u << 10) + input_text.size() + solver_decisions.size();
+}
+
+std::uint64_t Hdf5RunWriter::step_bytes(std::span<const FieldView> fields,
+                                        const StepStatistics& stats) const {
+    // The step's raw data, and its metadata (object headers, attributes, the /steps group's
+    // heap and index growing with the steps) with room to spare; at least twice the most a
+    // step has added to the file so far.
+    const auto points = static_cast<std::uint64_t>(grid_.num_points());
+    const std::uint64_t raw =
+        8 * (points * fields.size() + static_cast<std::uint64_t>(stats.residual_history.size()));
+    const std::uint64_t metadata = (64u << 10) + 4096 * fields.size() + 64 * steps_.size();
+    return std::max(raw + metadata, 2 * largest_step_growth_);
 }
 
 hdf5::Context Hdf5RunWriter::context() const {
@@ -91,11 +132,15 @@ Hdf5Handle Hdf5RunWriter::file_access(const hdf5::Context& context) const {
 }
 
 void Hdf5RunWriter::write_index() {
-    if (!xdmf_schedule_.stale() || !index_writer()) return;
+    if (!xdmf_schedule_.stale()) return;
     // Unsynced, as the steps it lists: the .xmf, as the .h5, survives a killed process.
-    solvers::write_file_atomically(xdmf_path(),
-                                   make_xdmf(grid_, h5_path_.filename().string(), steps_),
-                                   solvers::FileSync::unsynced);
+    if (index_writer()) {
+        solvers::write_file_atomically(xdmf_path(),
+                                       make_xdmf(grid_, h5_path_.filename().string(), steps_),
+                                       solvers::FileSync::unsynced);
+    }
+    // On every rank, the writer of the index or not: the schedule decides when the ranks enter
+    // the agreement that follows the index's writing, so it must read the same everywhere.
     xdmf_schedule_.written(steps_.size());
 }
 
@@ -106,7 +151,7 @@ void Hdf5RunWriter::create(std::string_view input_text, std::string_view solver_
     // Over ranks, rank 0 names it and renames it into place, and the ranks create it together.
     std::optional<solvers::AtomicReplace> replace;
     std::string temp_path;
-    guarded([&] {
+    local([&] {
         if (!index_writer()) return;
         // An .xmf of an earlier run names steps the new file does not hold.
         std::error_code error;
@@ -118,13 +163,16 @@ void Hdf5RunWriter::create(std::string_view input_text, std::string_view solver_
         }
         replace.emplace(h5_path_, solvers::FileSync::unsynced);
         temp_path = replace->temp_path().string();
+        if (reserve_disk_space(replace->temp_path(), header_bytes(input_text, solver_decisions))) {
+            reserved_ = 1;
+        }
     });
     if (distributed()) {
         const auto bytes = std::as_bytes(std::span(temp_path));
         const auto all = ranks_->ranks->all_gather(bytes);
         temp_path.assign(reinterpret_cast<const char*>(all[0].data()), all[0].size());
     }
-    guarded([&] {
+    collective("H5Fcreate", [&] {
         auto access = file_access(context);
         file_ =
             context.check(H5Fcreate(temp_path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, access.get()),
@@ -144,7 +192,7 @@ void Hdf5RunWriter::create(std::string_view input_text, std::string_view solver_
                       H5Gclose, "H5Gcreate2 of group '/steps'");
         hdf5::flush_to_disk(context, file_.get());
     });
-    guarded([&] {
+    local([&] {
         if (replace) replace->commit();
     });
     // Renamed into place (the agreement above comes after it): every rank sees the run file.
@@ -153,6 +201,19 @@ void Hdf5RunWriter::create(std::string_view input_text, std::string_view solver_
 
 void Hdf5RunWriter::append(std::string_view input_text, std::string_view solver_decisions) {
     const hdf5::Context context = this->context();
+    identity_ = identity_of(h5_path_);
+    reserve(header_bytes(input_text, solver_decisions));
+    collective("H5Fopen (append)", [&] { append_restart(context, input_text, solver_decisions); });
+    local([&] {
+        if (index_writer()) {
+            solvers::write_file_atomically(xdmf_path(),
+                                           make_xdmf(grid_, h5_path_.filename().string(), steps_));
+        }
+    });
+}
+
+void Hdf5RunWriter::append_restart(const hdf5::Context& context, std::string_view input_text,
+                                   std::string_view solver_decisions) {
     auto access = file_access(context);
     file_ = context.check(H5Fopen(h5_path_.c_str(), H5F_ACC_RDWR, access.get()), H5Fclose,
                           "H5Fopen (read-write)");
@@ -207,13 +268,7 @@ void Hdf5RunWriter::append(std::string_view input_text, std::string_view solver_
     context.string_dataset(group.get(), "input", input_text);
     context.string_dataset(group.get(), "solver_decisions", solver_decisions);
     group.reset();
-    guarded([&] {
-        hdf5::flush_to_disk(context, file_.get());
-        if (index_writer()) {
-            solvers::write_file_atomically(xdmf_path(),
-                                           make_xdmf(grid_, h5_path_.filename().string(), steps_));
-        }
-    });
+    hdf5::flush_to_disk(context, file_.get());
 }
 
 void Hdf5RunWriter::release_cache(const hdf5::Context& context) {
@@ -228,10 +283,12 @@ void Hdf5RunWriter::release_cache(const hdf5::Context& context) {
     const double largest =
         distributed() ? ranks_->ranks->max(static_cast<double>(size)) : static_cast<double>(size);
     if (largest < static_cast<double>(limit)) return;
-    file_.reset();
-    auto access = file_access(context);
-    file_ = context.check(H5Fopen(h5_path_.c_str(), H5F_ACC_RDWR, access.get()), H5Fclose,
-                          "H5Fopen (read-write, reopening)");
+    collective("H5Fopen (reopening)", [&] {
+        file_.reset();
+        auto access = file_access(context);
+        file_ = context.check(H5Fopen(h5_path_.c_str(), H5F_ACC_RDWR, access.get()), H5Fclose,
+                              "H5Fopen (read-write, reopening)");
+    });
 }
 
 std::filesystem::path Hdf5RunWriter::xdmf_path() const {
@@ -255,54 +312,62 @@ void Hdf5RunWriter::stage_step(std::int64_t step, double time, std::span<const F
     }
     const std::string group_path = step_group_path(step);
     const NodeBox box = distributed() ? ranks_->owned : grid_.box();
-    for (const auto& field : fields) {
-        if (static_cast<std::int64_t>(field.values.size()) != box.num_points()) {
-            throw std::invalid_argument("HDF5 file '" + h5_path_.string() + "', " + group_path +
-                                        ": field '" + field.name + "' has " +
-                                        std::to_string(field.values.size()) + " values, the " +
-                                        (distributed() ? "rank's box has " : "grid has ") +
-                                        std::to_string(box.num_points()) + " nodes");
+    local([&] {
+        for (const auto& field : fields) {
+            if (static_cast<std::int64_t>(field.values.size()) != box.num_points()) {
+                throw std::invalid_argument("HDF5 file '" + h5_path_.string() + "', " + group_path +
+                                            ": field '" + field.name + "' has " +
+                                            std::to_string(field.values.size()) + " values, the " +
+                                            (distributed() ? "rank's box has " : "grid has ") +
+                                            std::to_string(box.num_points()) + " nodes");
+            }
         }
-    }
+    });
+    reserve(step_bytes(fields, stats));
 
     const hdf5::Context context = this->context();
-    auto group = context.check(
-        H5Gcreate2(file_.get(), group_path.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
-        H5Gclose, "H5Gcreate2 of group '" + group_path + "'");
     XdmfStep entry{step, time, {}};
+    bool created = false;
     try {
-        guarded([&] {
-            context.scalar_attribute(group.get(), "time", H5T_NATIVE_DOUBLE, time);
-            context.scalar_attribute(group.get(), "solver_iterations", H5T_NATIVE_INT64,
-                                     stats.solver_iterations);
-            context.scalar_attribute(group.get(), "relative_residual", H5T_NATIVE_DOUBLE,
-                                     stats.relative_residual);
-            context.string_attribute(group.get(), "status", stats.status);
-            context.string_attribute(group.get(), "method", stats.method);
-
-            // Raw data goes to space that the flushed metadata does not reference yet: the step
-            // is invisible until commit_staged().
-            const auto dims = hdf5::field_dims(grid_);
-            for (const auto& field : fields) {
-                context.field_dataset(group.get(), field.name.c_str(), dims,
-                                      hdf5::field_part(grid_, box), field.values);
-                entry.field_names.push_back(field.name);
-            }
-            if (!stats.residual_history.empty()) {
-                const std::array<hsize_t, 1> length{stats.residual_history.size()};
-                context.double_dataset(group.get(), "residual_history", length,
-                                       stats.residual_history);
-            }
+        collective("H5Dwrite of a step", [&] {
+            auto group = context.check(
+                H5Gcreate2(file_.get(), group_path.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+                H5Gclose, "H5Gcreate2 of group '" + group_path + "'");
+            created = true;
+            write_step_group(context, group.get(), time, fields, stats, box);
         });
     } catch (...) {
         // A half-written group would be flushed with the next step: unlink it (best effort; over
-        // ranks every rank is here, as the failure was agreed).
-        group.reset();
-        H5Ldelete(file_.get(), group_path.c_str(), H5P_DEFAULT);
+        // ranks every rank is here, as the failure was agreed). A group that was there before
+        // (a step written twice) stays.
+        if (created) H5Ldelete(file_.get(), group_path.c_str(), H5P_DEFAULT);
         H5Eclear2(H5E_DEFAULT);
         throw;
     }
+    for (const auto& field : fields) entry.field_names.push_back(field.name);
     staged_ = std::move(entry);
+}
+
+void Hdf5RunWriter::write_step_group(const hdf5::Context& context, hid_t group, double time,
+                                     std::span<const FieldView> fields, const StepStatistics& stats,
+                                     const NodeBox& box) const {
+    context.scalar_attribute(group, "time", H5T_NATIVE_DOUBLE, time);
+    context.scalar_attribute(group, "solver_iterations", H5T_NATIVE_INT64, stats.solver_iterations);
+    context.scalar_attribute(group, "relative_residual", H5T_NATIVE_DOUBLE,
+                             stats.relative_residual);
+    context.string_attribute(group, "status", stats.status);
+    context.string_attribute(group, "method", stats.method);
+    // Raw data goes to space that the flushed metadata does not reference yet: the step is
+    // invisible until commit_staged().
+    const auto dims = hdf5::field_dims(grid_);
+    for (const auto& field : fields) {
+        context.field_dataset(group, field.name.c_str(), dims, hdf5::field_part(grid_, box),
+                              field.values);
+    }
+    if (!stats.residual_history.empty()) {
+        const std::array<hsize_t, 1> length{stats.residual_history.size()};
+        context.double_dataset(group, "residual_history", length, stats.residual_history);
+    }
 }
 
 void Hdf5RunWriter::commit_staged() {
@@ -310,14 +375,23 @@ void Hdf5RunWriter::commit_staged() {
         throw std::logic_error("HDF5 file '" + h5_path_.string() + "': no step is staged");
     }
     const hdf5::Context context = this->context();
-    guarded([&] {
-        hdf5::flush_to_disk(context, file_.get());
+    collective("H5Fflush", [&] { hdf5::flush_to_disk(context, file_.get()); });
+    local([&] {
         check_still_in_place();
+        if (index_writer()) note_step_growth();
     });
     steps_.push_back(std::move(*staged_));
     staged_.reset();
     release_cache(context);
-    if (xdmf_schedule_.changed(steps_.size())) guarded([&] { write_index(); });
+    if (xdmf_schedule_.changed(steps_.size())) local([&] { write_index(); });
+}
+
+void Hdf5RunWriter::note_step_growth() {
+    std::error_code error;
+    const auto size = std::filesystem::file_size(h5_path_, error);
+    if (!error && size > size_before_step_) {
+        largest_step_growth_ = std::max(largest_step_growth_, size - size_before_step_);
+    }
 }
 
 void Hdf5RunWriter::check_still_in_place() const {

@@ -103,7 +103,7 @@ public:
 
     MPI_Comm comm() const { return comm_; }
 
-    std::shared_ptr<const Communicator> duplicate() const override {
+    std::shared_ptr<const Communicator> make_duplicate() const override {
         if (threads_ < MPI_THREAD_MULTIPLE) {
             throw std::runtime_error(
                 "this MPI library lets one thread at a time call it (MPI_THREAD_MULTIPLE was "
@@ -119,7 +119,7 @@ public:
     int host_rank() const override { return host_rank_; }
 
     // Traffic: K m doubles received per rank; the sum runs in rank order on each.
-    void sum(std::span<double> values) const override {
+    void reduce_sum(std::span<double> values) const override {
         if (values.empty()) return;
         const CommunicationTimer timer(times().reductions,
                                        static_cast<double>(values.size_bytes()));
@@ -133,7 +133,7 @@ public:
             values[i] = total;
         }
     }
-    double min(double value) const override {
+    double reduce_min(double value) const override {
         const CommunicationTimer timer(times().reductions, static_cast<double>(sizeof value));
         double result = value;
         MPI_Allreduce(&value, &result, 1, MPI_DOUBLE, MPI_MIN, comm_);
@@ -141,7 +141,7 @@ public:
     }
     // Traffic: every rank's bytes to every rank (one MPI_Allgatherv; where a rank's part or the
     // whole exceeds one call's limit, each part sent to each rank in pieces).
-    std::vector<std::vector<std::byte>> all_gather(
+    std::vector<std::vector<std::byte>> gather_bytes(
         std::span<const std::byte> bytes) const override {
         const CommunicationTimer timer(times().gathers,
                                        static_cast<double>(bytes.size()) * (size_ - 1.0));
@@ -179,7 +179,7 @@ public:
         return result;
     }
     // Traffic: every rank's values to `root` (one MPI_Gatherv, or in pieces as all_gather).
-    std::vector<double> gather(std::span<const double> values, int root) const override {
+    std::vector<double> gather_values(std::span<const double> values, int root) const override {
         const CommunicationTimer timer(
             times().gathers, rank_ == root ? 0.0 : static_cast<double>(values.size_bytes()));
         const std::vector<std::int64_t> counts = all_counts(values.size_bytes());
@@ -243,7 +243,7 @@ public:
         for (const Message& m : sends) post(m, true);
         return std::make_unique<MpiExchange>(std::move(requests));
     }
-    void barrier() const override { MPI_Barrier(comm_); }
+    void meet() const override { MPI_Barrier(comm_); }
     [[noreturn]] void abort(int code) const override {
         MPI_Abort(comm_, code);
         std::_Exit(code);

@@ -142,13 +142,33 @@ private:
     bool distributed() const { return ranks_.has_value(); }
     bool index_writer() const { return !ranks_ || ranks_->ranks->rank() == 0; }
     Hdf5Handle file_access(const hdf5::Context& context) const;
-    // Runs work() (no collective inside but HDF5's own); over ranks, then the ranks agree on
-    // whether it failed anywhere (solvers::all_or_none), so that they stop alike.
+    const solvers::Communicator& ranks() const;  // the writer's ranks, or one process
+    // Work a rank may fail at alone (file system calls, checks; no collective inside); over
+    // ranks, then the ranks agree on whether it failed anywhere (solvers::all_or_none).
     template <typename Work>
-    void guarded(Work&& work) const;
+    void local(Work&& work, solvers::CallSite site = solvers::CallSite::current()) const;
+    // HDF5 calls every rank makes together, agreed likewise (solvers::collectively): nothing a
+    // rank may fail at alone is left inside (the disk space is reserved before, by local work).
+    template <typename Work>
+    void collective(std::string_view operation, Work&& work,
+                    solvers::CallSite site = solvers::CallSite::current()) const;
     void create(std::string_view input_text, std::string_view solver_decisions);
     void append(std::string_view input_text, std::string_view solver_decisions);
+    void append_restart(const hdf5::Context& context, std::string_view input_text,
+                        std::string_view solver_decisions);
+    void write_step_group(const hdf5::Context& context, std::int64_t group, double time,
+                          std::span<const FieldView> fields, const StepStatistics& stats,
+                          const NodeBox& box) const;
     void release_cache(const hdf5::Context& context);
+
+    // Disk space for the next writes to the run file (disk_space.hpp), reserved by rank 0 as
+    // local work, once it has checked the file is still the one open: for a restart's header,
+    // a step's data and metadata.
+    void reserve(std::uint64_t bytes);
+    static std::uint64_t header_bytes(std::string_view input_text,
+                                      std::string_view solver_decisions);
+    std::uint64_t step_bytes(std::span<const FieldView> fields, const StepStatistics& stats) const;
+    void note_step_growth();
 
     // Fails when the file at h5_path_ is no longer the one this writer has open (removed or
     // replaced during the run: what it writes would be lost).
@@ -162,7 +182,10 @@ private:
     IndexSchedule xdmf_schedule_;
     std::optional<XdmfStep> staged_;
     std::optional<Hdf5Ranks> ranks_;
-    Hdf5Handle transfer_;  // collective writes over ranks
+    Hdf5Handle transfer_;                    // collective writes over ranks
+    std::uint64_t reserved_ = 0;             // the last reservation's bytes (0: none made)
+    std::uint64_t size_before_step_ = 0;     // the file's size after the last commit (rank 0)
+    std::uint64_t largest_step_growth_ = 0;  // the most one step added to it so far (rank 0)
 };
 
 }  // namespace simrun::framework
