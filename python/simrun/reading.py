@@ -51,6 +51,11 @@ def read(path, steps=None):
       grid    {"dimension", "points" (nx, ny[, nz]), "origin", "spacing", "x", "y"[, "z"]
               (the nodes' coordinates per axis), "steps" (the step numbers), "input" (the
               input file's text)}.
+
+    Raises simrun.InputError for a file refused for what it holds (links or values in other
+    files, filters that need a plugin, values the file cannot hold, a grid of no nodes), and
+    RuntimeError, before reading anything, where the values and these arrays would take more
+    memory than the machine has available.
     """
     stored = _stored(path, True, _positions(steps))
     steps = stored["steps"]

@@ -1,5 +1,7 @@
 // _read: a run's HDF5 file read whole (framework::read_run_file), handed to the front as NumPy
 // arrays, each field's values shaped [(z,) y, x], the GIL released while the file is read.
+// The arrays are copies made while the read is held: the reader's memory check counts them
+// (RunFileMemory::stacked_copy) before anything is read.
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -58,12 +60,15 @@ py::dict stacked_fields(const framework::StoredRunFile& run, std::vector<py::ssi
 // {"dimension", "points", "origin", "spacing", "input", "solver_decisions", "steps": [{"step",
 // "time", "solver_iterations", "relative_residual", "status", "method", "residual_history"}],
 // "fields": {name: array [step, (z,) y, x]}}
+// memory_limit: at most this many bytes (tests); by default the host memory available.
 py::dict read(const std::string& path, bool with_fields,
-              std::optional<std::vector<std::int64_t>> positions) {
+              std::optional<std::vector<std::int64_t>> positions,
+              std::optional<double> memory_limit) {
     framework::StoredRunFile run;
     {
         const py::gil_scoped_release unlocked;
-        run = framework::read_run_file(path, with_fields, std::move(positions));
+        run = framework::read_run_file(path, with_fields, std::move(positions),
+                                       {.stacked_copy = true, .limit = memory_limit});
     }
     std::vector<py::ssize_t> shape;
     for (int axis = run.dimension - 1; axis >= 0; --axis) {
@@ -100,7 +105,7 @@ py::dict read(const std::string& path, bool with_fields,
 
 void bind_read(py::module_& module) {
     module.def("_read", &read, py::arg("path"), py::arg("with_fields"),
-               py::arg("positions") = std::nullopt);
+               py::arg("positions") = std::nullopt, py::arg("memory_limit") = std::nullopt);
 }
 
 }  // namespace simrun::python

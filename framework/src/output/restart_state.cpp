@@ -56,26 +56,29 @@ struct StoredRun : StoredGrid {
 StoredRun read_stored_run(const std::filesystem::path& path, const std::vector<hsize_t>& expected,
                           const hdf5::FieldPart& part) {
     const hdf5::Context context(path);
-    auto file = context.check(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose,
-                              "H5Fopen (read-only)");
+    auto file = hdf5::open_for_reading(context, H5P_DEFAULT);
     StoredRun run;
     static_cast<StoredGrid&>(run) = hdf5::read_grid(context, file.get());
     const auto steps = hdf5::list_steps(context, file.get());
     if (steps.empty()) return run;
 
     const std::string group_path = "/steps/" + steps.back().name;
-    auto group = context.check(H5Gopen2(file.get(), group_path.c_str(), H5P_DEFAULT), H5Gclose,
-                               "H5Gopen2 of group '" + group_path + "'");
+    auto group = context.open_group(file.get(), group_path, group_path);
     RestartState state;
     state.file = path;
     state.step = steps.back().step;
     state.time = context.read_scalar_attribute<double>(group.get(), "time", H5T_NATIVE_DOUBLE);
     {
         const std::string u_path = group_path + "/u";
-        auto data = context.check(H5Dopen2(group.get(), "u", H5P_DEFAULT), H5Dclose,
-                                  "H5Dopen2 of dataset '" + u_path + "'");
+        auto data = context.open_dataset(group.get(), "u", u_path);
         run.u_dims = context.dataset_dims(data.get(), u_path);
         if (run.u_dims == expected) {
+            // Everything the read holds, counted before any of it is read.
+            double part_values = 1;
+            for (const hsize_t extent : part.count) part_values *= static_cast<double>(extent);
+            const double history = hdf5::residual_history_values(context, group.get(), group_path);
+            hdf5::require_memory(context, 8.0 * (part_values + history),
+                                 "the field and residual history of " + group_path);
             state.u = context.read_doubles(data.get(), u_path, part);
         }
     }
@@ -105,6 +108,8 @@ RestartState read_restart_state(const std::filesystem::path& h5_path, const Grid
     StoredRun stored;
     try {
         stored = read_stored_run(h5_path, hdf5::field_dims(grid), read);
+    } catch (const InputError& e) {
+        throw InputError(place, "", std::string("refused: ") + e.what());
     } catch (const std::runtime_error& e) {
         throw InputError(place, "",
                          std::string("not a readable simrun run file (") + e.what() + ")");
@@ -141,9 +146,8 @@ RestartState read_restart_state(const std::filesystem::path& h5_path, const Grid
             throw InputError(
                 place, "",
                 name + ": " + step_group_path(state.step) + "/u is not finite at node " +
-                    std::to_string(std::apply(
-                        [&](auto... index) { return grid.index(index...); },
-                        part.node(static_cast<std::int64_t>(i)))));
+                    std::to_string(std::apply([&](auto... index) { return grid.index(index...); },
+                                              part.node(static_cast<std::int64_t>(i)))));
         }
     }
 

@@ -26,8 +26,9 @@ struct RestartState {
 // when the input is steady, when its grid differs from /grid (points, origin or spacing, bit
 // for bit), when the stored time is not step * dt of the input bit for bit (naming both dt),
 // when the field is not finite or not shaped like the grid, or when the step is at or beyond
-// the input's last step. With `box` (a rank's part of the grid) the field read is its alone: u
-// holds the box's nodes, numbered within it.
+// the input's last step, and (message "--restart FILE: refused: ...") for a file that
+// read_run_file refuses for what it holds. With `box` (a rank's part of the grid) the field read is
+// its alone: u holds the box's nodes, numbered within it.
 RestartState read_restart_state(const std::filesystem::path& h5_path, const Grid& grid,
                                 const TimeParameters& time,
                                 std::optional<NodeBox> box = std::nullopt);

@@ -40,13 +40,30 @@ struct StoredRunFile : StoredGrid {
     std::vector<StoredRunStep> steps;
 };
 
+// The memory a read may take, checked for the whole read (every chosen step's fields and
+// residual histories, from their extents) before any value is read.
+struct RunFileMemory {
+    // The caller copies what it reads while the read is still held: each field stacked over
+    // the steps read (one array [step, (z,) y, x] per field name, filled where a step lacks
+    // the field) and each residual history (the Python module's simrun.read).
+    bool stacked_copy = false;
+    // At most this many bytes; by default the host memory available
+    // (solvers::available_host_memory).
+    std::optional<double> limit;
+};
+
 // Reads `path`. Throws std::runtime_error naming the file and the HDF5 operation that failed
-// where the file is missing or no run file; reading more values than the machine's memory
-// holds is refused before it is tried. A file that a run is still writing reads as far as its
-// last complete step.
+// where the file is missing or no run file, and naming the file and the sizes where the read
+// would take more memory than `memory` allows (nothing is read then). Throws InputError
+// ("FILE: WHAT") for a file that is refused for what it holds: links out of the file,
+// values stored in other files (external storage, virtual datasets) or through a filter that
+// needs a plugin, contiguous values larger than the file, strings of several values, a grid
+// that simrun would not make (no nodes along an axis, a spacing that is not positive).
+// A file that a run is still writing reads as far as its last complete step.
 // With `positions`, only those of the stored steps (0 the first, -1 the last), in that order;
 // std::invalid_argument for a position outside them.
 StoredRunFile read_run_file(const std::filesystem::path& path, bool with_fields = true,
-                            std::optional<std::vector<std::int64_t>> positions = std::nullopt);
+                            std::optional<std::vector<std::int64_t>> positions = std::nullopt,
+                            const RunFileMemory& memory = {});
 
 }  // namespace simrun::framework
