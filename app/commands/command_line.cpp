@@ -81,6 +81,12 @@ void add_process_grid_option(CLI::App& app, std::string& process_grid) {
         });
 }
 
+// A path given on the command line: a control character in it (a pasted newline) is a mistake.
+std::string plain_path(const std::string& text) {
+    const auto problem = control_character_problem(text, false);
+    return problem ? "the path " + *problem : std::string();
+}
+
 Config load(const Arguments& arguments) {
     Config config = Config::from_file(arguments.file);
     for (const auto& assignment : arguments.overrides) config.apply_override(assignment);
@@ -377,17 +383,19 @@ int run_command_line(int argc, char** argv) {
     app.require_subcommand(0, 1);
     Arguments arguments;
     arguments.ranks = ranks;
-    app.add_option("file", arguments.file, "Input file (TOML) to run");
+    app.add_option("file", arguments.file, "Input file (TOML) to run")->check(plain_path);
     add_word_option(app, "--backend", arguments.backend,
                     "Back-end: auto (CUDA when a GPU is present), cpu, cuda");
     app.add_option("--set", arguments.overrides,
                    "Override an input key: --set grid.nx=256 (value parsed as TOML; repeatable)")
         ->allow_extra_args(false);
-    app.add_option("--output", arguments.output, "Output directory (overrides [output] directory)");
+    app.add_option("--output", arguments.output, "Output directory (overrides [output] directory)")
+        ->check(plain_path);
     app.add_option("--restart", arguments.restart,
                    "Continue from the last step stored in RUN.h5 (same grid and dt; appends when "
                    "RUN.h5 is this run's own output)")
-        ->option_text("RUN.h5");
+        ->option_text("RUN.h5")
+        ->check(plain_path);
     add_process_grid_option(app, arguments.process_grid);
     app.add_flag("--quiet", arguments.quiet, "Print nothing but errors");
     app.set_version_flag(
@@ -401,7 +409,9 @@ int run_command_line(int argc, char** argv) {
 
     Arguments check_arguments;
     CLI::App* check = app.add_subcommand("check", "Validate an input file without running it");
-    check->add_option("file", check_arguments.file, "Input file (TOML)")->required();
+    check->add_option("file", check_arguments.file, "Input file (TOML)")
+        ->required()
+        ->check(plain_path);
     check->add_option("--set", check_arguments.overrides, "Override an input key (repeatable)")
         ->allow_extra_args(false);
 
@@ -411,7 +421,8 @@ int run_command_line(int argc, char** argv) {
     CLI::App* verify_command = app.add_subcommand(
         "verify", "Convergence study against the problem's exact solution (observed orders)");
     verify_command->add_option("file", verify_arguments.file, "Input file (TOML) with `exact`")
-        ->required();
+        ->required()
+        ->check(plain_path);
     verify_command->add_option("--levels", verify_levels, "Number of grid levels (>= 2; 3)");
     verify_command->add_flag("--json", verify_json, "Print one JSON object");
     add_word_option(*verify_command, "--backend", verify_arguments.backend, "Back-end");

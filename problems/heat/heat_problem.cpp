@@ -24,12 +24,21 @@ using framework::Grid;
 
 class HeatProblem final : public framework::Problem {
 public:
-    explicit HeatProblem(const ConfigSection& section)
+    HeatProblem(const ConfigSection& section, const Grid& grid)
         : alpha_(section.require<double>("alpha")),
           source_(read_expression(section, "source", "0")),
           exact_(read_exact(section)) {
         if (!(alpha_ > 0.0) || !std::isfinite(alpha_)) {
             section.fail("alpha", "the diffusivity must be positive");
+        }
+        // The stencil's centre, -2 alpha sum 1/h^2, the largest coefficient: a double or no
+        // operator at all.
+        if (!std::isfinite(stencil(grid, 0, 0, 0).centre)) {
+            std::ostringstream text;
+            text << "alpha = " << alpha_
+                 << " over h^2 overflows a double on this grid (h = " << grid.spacing(0)
+                 << "): the operator would be infinite";
+            section.fail("alpha", text.str());
         }
         const bool from_image = section.has("initial_image");
         if (from_image == section.has("initial")) {
@@ -41,7 +50,7 @@ public:
             initial_.emplace(read_expression(section, "initial"));
             return;
         }
-        const auto path = section.base_directory() / section.require<std::string>("initial_image");
+        const auto path = section.base_directory() / section.path("initial_image");
         try {
             image_.emplace(framework::GrayImage::load(path));
         } catch (const framework::InputError& error) {
@@ -95,8 +104,8 @@ private:
     std::optional<Expression> exact_;
 };
 
-std::unique_ptr<framework::Problem> make_heat(const ConfigSection& section, const Grid&) {
-    return std::make_unique<HeatProblem>(section);
+std::unique_ptr<framework::Problem> make_heat(const ConfigSection& section, const Grid& grid) {
+    return std::make_unique<HeatProblem>(section, grid);
 }
 
 SIMRUN_REGISTER_PROBLEM("heat", make_heat);

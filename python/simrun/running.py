@@ -5,6 +5,7 @@ import numbers
 import os
 
 from . import _simrun
+from .errors import InputError
 
 
 def _toml(value):
@@ -40,6 +41,10 @@ def _settings(set):
         elif isinstance(value, bool):
             settings.append((key, value, False))
         elif isinstance(value, numbers.Integral):
+            if not -2**63 <= int(value) < 2**63:  # C++ would read it as a float, or fail
+                place = f"set={{'{key}': ...}}"
+                raise InputError(f"{place}: key '{key}': {int(value)} is past the range of a "
+                                 f"64-bit integer", place, key)
             settings.append((key, int(value), False))
         elif isinstance(value, numbers.Real):
             settings.append((key, float(value), False))
@@ -87,5 +92,8 @@ def verify(input, levels=3, set=None, backend="auto"):
     problem, its schemes, each level's h, dt, nodes and error norms, and the observed orders."""
     if isinstance(levels, bool) or not isinstance(levels, numbers.Integral):
         raise TypeError(f"levels must be an integer; got {type(levels).__name__}")
+    if not -2**31 <= levels < 2**31:
+        raise InputError(f"levels = {levels} is far outside what verify takes (at least 2, a "
+                         f"few: each level has 4 (2D) or 8 (3D) times the nodes of the one before)")
     return json.loads(_simrun._verify(_path(input, "input"), _settings(set), int(levels),
                                       _backend(backend)))

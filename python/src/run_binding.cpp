@@ -50,10 +50,26 @@ Config load(const std::string& path, const std::vector<Setting>& settings) {
 std::vector<Setting> settings_of(const std::vector<py::tuple>& items) {
     std::vector<Setting> settings;
     for (const auto& item : items) {
-        settings.push_back(
-            {item[0].cast<std::string>(), item[1].cast<Config::Value>(), item[2].cast<bool>()});
+        const auto key = item[0].cast<std::string>();
+        Config::Value value;
+        try {
+            value = item[1].cast<Config::Value>();
+        } catch (const py::cast_error&) {  // what simrun.run's front refuses, given to _run
+            throw framework::InputError("set={'" + key + "': ...}", key,
+                                        "the value " + py::repr(item[1]).cast<std::string>() +
+                                            " is not a 64-bit integer, a float, a bool or a str");
+        }
+        settings.push_back({key, std::move(value), item[2].cast<bool>()});
     }
     return settings;
+}
+
+// A path argument (input, output, restart): a control character in it (a NUL would cut it
+// short) is refused naming the argument.
+void require_plain_path(const std::string& path, const char* argument) {
+    if (const auto problem = framework::control_character_problem(path, false)) {
+        throw framework::InputError(std::string(argument) + ": the path " + *problem);
+    }
 }
 
 // An output's path, or None where the run wrote none.
@@ -64,6 +80,9 @@ py::object path_or_none(const std::filesystem::path& path) {
 py::dict run(const std::string& path, const std::vector<py::tuple>& items,
              std::optional<std::string> output, const std::string& backend, bool quiet,
              std::optional<std::string> restart) {
+    require_plain_path(path, "input");
+    if (output) require_plain_path(*output, "output");
+    if (restart) require_plain_path(*restart, "restart");
     const std::vector<Setting> settings = settings_of(items);
     framework::RunOptions options;
     options.backend = solvers::parse_enum<solvers::BackendChoice>(backend, "backend");
@@ -119,6 +138,7 @@ py::dict run(const std::string& path, const std::vector<py::tuple>& items,
 
 std::string verify(const std::string& path, const std::vector<py::tuple>& items, int levels,
                    const std::string& backend) {
+    require_plain_path(path, "input");
     const std::vector<Setting> settings = settings_of(items);
     const auto choice = solvers::parse_enum<solvers::BackendChoice>(backend, "backend");
     const py::gil_scoped_release unlocked;

@@ -161,3 +161,38 @@ simrun.run({HEAT!r}, output={str(tmp_path)!r}, backend="cpu",
     times, fields, _ = simrun.read(tmp_path / "heat.h5")
     assert len(times) >= 1 and np.isfinite(fields["u"]).all()
     assert len(times) < 1000 * 100 // 5  # it did not run to the end
+
+
+def test_values_and_paths_python_cannot_pass_are_input_errors(tmp_path):
+    """An int past 64 bits (it was a pybind11 cast error), a NUL in an expression (it cut the
+    expression short) or in a path (it gave the message "a"): simrun.InputError naming the key
+    or the argument, before anything is written."""
+    for key in ("solver.restart", "solver.max_iterations"):
+        with pytest.raises(simrun.InputError, match="is past the range of a 64-bit") as error:
+            simrun.run(HEAT, set={key: 2**70}, output=tmp_path / "out", backend="cpu")
+        assert error.value.key == key
+    with pytest.raises(simrun.InputError, match="U\\+0000 at position 1") as error:
+        simrun.run(HEAT, set={"problem.source": "x\x00+1"}, output=tmp_path / "out",
+                   backend="cpu")
+    assert error.value.key == "problem.source"
+    for path in ("a\x00b", "a\nb"):
+        with pytest.raises(simrun.InputError, match="^output: the path holds the control"):
+            simrun.run(HEAT, output=tmp_path / path, backend="cpu")
+        with pytest.raises(simrun.InputError, match="key 'output.directory'"):
+            simrun.run(HEAT, set={"output.directory": str(tmp_path / path)}, backend="cpu")
+    with pytest.raises(simrun.InputError, match="far outside"):
+        simrun.verify(source("inputs", "verify", "poisson_2d.toml"), levels=2**70)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_data_turning_non_finite_mid_run_is_a_failure_not_an_input_error(tmp_path):
+    """Steps were written: the run failed (the command line's exit 1), its input was not refused
+    (exit 2); the steps before the one whose data are not finite stay readable."""
+    with pytest.raises(RuntimeError, match="key 'boundary'.* at t = 0.04") as error:
+        simrun.run(HEAT, output=tmp_path, backend="cpu",
+                   set={"grid.nx": 9, "grid.ny": 9, "time.dt": 0.01, "time.end": 0.1,
+                        "output.every": 1, "boundary.top": "t > 0.035 ? 1/0 : 0"})
+    assert not isinstance(error.value, simrun.InputError)
+    times, fields, _ = simrun.read(tmp_path / "heat.h5")
+    np.testing.assert_allclose(times, [0.0, 0.01, 0.02, 0.03], rtol=0, atol=1e-15)
+    assert np.isfinite(fields["u"]).all()

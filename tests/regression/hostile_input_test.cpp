@@ -14,6 +14,7 @@
 #include <regex>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "simrun/framework/output/output_lock.hpp"
 #include "support/run_file.hpp"
@@ -59,24 +60,27 @@ struct NonFiniteCase {
     std::string problem_extra;
     std::string boundary;
     const char* key;  // the key the message names
+    bool from_start;  // not finite where the first step evaluates its data
 };
 
 // Data that is not finite at some nodes, from t = 0 or from some time on, in the source, a
-// Dirichlet value or a Neumann value: both schemes stop before a step uses it, exit 2 with the
-// key and the time, and every step written before is finite.
+// Dirichlet value or a Neumann value: both schemes stop before a step uses it, with the key and
+// the time. From the start it is an input error (exit 2) found before anything is written, as
+// `simrun check` finds it; later, the steps written before stay and are finite, and the
+// computation failed (exit 1).
 TEST(HostileInput, NonFiniteDataStopsTheRunBeforeAStepUsesIt) {
     const NonFiniteCase cases[] = {
         {"source log of a negative number on part of the grid",
-         "source = \"y > 0.6 ? log(x - 2) : 0\"", "all = \"0\"", "key 'problem.source'"},
+         "source = \"y > 0.6 ? log(x - 2) : 0\"", "all = \"0\"", "key 'problem.source'", true},
         {"source dividing by zero from t = 0.05 on", "source = \"t > 0.05 ? 1/(x - x) : 1\"",
-         "all = \"0\"", "key 'problem.source'"},
+         "all = \"0\"", "key 'problem.source'", false},
         {"source overflowing from t = 0.05 on", "source = \"t > 0.05 ? exp(1000) : 1\"",
-         "all = \"0\"", "key 'problem.source'"},
+         "all = \"0\"", "key 'problem.source'", false},
         {"Dirichlet value turning NaN", "", "all = \"t > 0.02 ? sqrt(-1 - x) : 0\"",
-         "key 'boundary'"},
+         "key 'boundary'", false},
         {"Neumann value turning Inf", "",
          "left = { type = \"neumann\", value = \"t > 0.03 ? 1/(y - y) : 0\" }\nall = \"0\"",
-         "key 'boundary'"},
+         "key 'boundary'", false},
     };
     for (const auto& c : cases) {
         for (const std::string& time : {explicit_time, implicit_time}) {
@@ -84,16 +88,83 @@ TEST(HostileInput, NonFiniteDataStopsTheRunBeforeAStepUsesIt) {
             TemporaryDirectory dir;
             dir.write("run.toml", heat_input(c.problem_extra, c.boundary, time));
             const auto result = run_simrun("run.toml --backend cpu --quiet", dir.path());
-            EXPECT_EQ(result.exit_code, 2) << result.err;
+            EXPECT_EQ(result.exit_code, c.from_start ? 2 : 1) << result.err;
             EXPECT_NE(result.err.find(c.key), std::string::npos) << result.err;
             // The node and the time.
             EXPECT_TRUE(
                 std::regex_search(result.err, std::regex(" at \\([0-9., ]+\\) at t = [0-9.]+")))
                 << result.err;
-            if (std::filesystem::exists(dir.path() / "out" / "heat.h5")) {
-                expect_only_finite_steps(dir.path() / "out" / "heat.h5");
+            if (c.from_start) {
+                EXPECT_FALSE(std::filesystem::exists(dir.path() / "out")) << "written";
+                const auto checked = run_simrun("check run.toml", dir.path());
+                EXPECT_EQ(checked.exit_code, 2);
+                EXPECT_EQ(checked.err, result.err);
+            } else {
+                EXPECT_GE(expect_only_finite_steps(dir.path() / "out" / "heat.h5"), 1u);
+                EXPECT_NE(result.err.find("outputs up to the previous written step are complete"),
+                          std::string::npos)
+                    << result.err;
             }
         }
+    }
+}
+
+// The time schemes, and a [time] section of each.
+constexpr const char* time_schemes[] = {"explicit_euler", "backward_euler", "crank_nicolson"};
+std::string time_section(const char* scheme, const char* dt, const char* end) {
+    return std::string("scheme = \"") + scheme + "\"\ndt = " + dt + "\nend = " + end;
+}
+
+// The steps a run wrote into out/heat.h5.
+std::vector<std::int64_t> written_steps(const TemporaryDirectory& dir) {
+    const RunFile file(dir.path() / "out" / "heat.h5");
+    return file.is_open() ? file.steps() : std::vector<std::int64_t>{};
+}
+
+// A Dirichlet value that is not finite at t = 0 (log(-t) at t = 0 is -inf; NaN after) goes into
+// the state a run starts from: every scheme refuses it before writing step 0, naming the key, the
+// node and t = 0, where backward Euler used to write step 0 and blame its solver (the first
+// data it evaluates are at t = dt); `simrun check` says the same.
+TEST(HostileInput, ADirichletValueNotFiniteAtTimeZeroIsRefusedBeforeStepZeroIsWritten) {
+    for (const char* scheme : time_schemes) {
+        SCOPED_TRACE(scheme);
+        TemporaryDirectory dir;
+        dir.write("run.toml", heat_input("", "left = \"log(-t)\"\nall = \"0\"",
+                                         time_section(scheme, "1e-3", "0.01")));
+        const auto run = run_simrun("run.toml --backend cpu --quiet", dir.path());
+        EXPECT_EQ(run.exit_code, 2) << run.err;
+        EXPECT_NE(run.err.find("run.toml: key 'boundary': a Dirichlet boundary value is -inf at "
+                               "(0, 0.0625) at t = 0: no step is computed from it"),
+                  std::string::npos)
+            << run.err;
+        EXPECT_EQ(run.err.find("solve"), std::string::npos) << run.err;
+        EXPECT_FALSE(std::filesystem::exists(dir.path() / "out"));
+        const auto checked = run_simrun("check run.toml", dir.path());
+        EXPECT_EQ(checked.exit_code, 2);
+        EXPECT_EQ(checked.err, run.err);
+    }
+}
+
+// Data turning non-finite mid-run (a top value infinite from t = 0.035 on, every step written):
+// each scheme stops before the step whose data are at t = 0.04, exit 1 (the computation failed;
+// 2 would mean nothing was written), naming the key and t; steps 0 to 3 are written and finite.
+TEST(HostileInput, DataTurningNonFiniteMidRunExitsOneWithTheStepsBeforeIt) {
+    for (const char* scheme : time_schemes) {
+        SCOPED_TRACE(scheme);
+        TemporaryDirectory dir;
+        std::string input = heat_input("", "top = \"t > 0.035 ? 1/0 : 0\"\nall = \"0\"",
+                                       time_section(scheme, "0.01", "0.05"));
+        input.replace(input.find("nx = 17\nny = 17"), 15, "nx = 5\nny = 5");
+        dir.write("run.toml", input + "every = 1\n");
+        const auto run = run_simrun("run.toml --backend cpu --quiet", dir.path());
+        EXPECT_EQ(run.exit_code, 1) << run.err;
+        EXPECT_NE(run.err.find("simrun: error: run.toml: key 'boundary': a Dirichlet boundary "
+                               "value is inf at (0, 1) at t = 0.04"),
+                  std::string::npos)
+            << run.err;
+        EXPECT_EQ(written_steps(dir), (std::vector<std::int64_t>{0, 1, 2, 3}));
+        expect_only_finite_steps(dir.path() / "out" / "heat.h5");
+        EXPECT_EQ(run_simrun("check run.toml", dir.path()).exit_code, 0);  // t = 0 and dt are fine
     }
 }
 
@@ -409,6 +480,108 @@ TEST(HostileInput, FilesStreamsAndNamesAreCheckedAsTheRunWouldUseThem) {
         EXPECT_EQ(named.exit_code, 2) << basename;
         EXPECT_NE(named.err.find("key 'output.basename'"), std::string::npos) << named.err;
     }
+}
+
+// A NUL in an expression cut it short (muParser read "x\u0000+1" as x, exit 0): control
+// characters in any input string are refused with the key named, before anything is written;
+// in a path too (a NUL there gave the message "a"), and a path takes no tab or newline either,
+// from the input file, --set or the command line.
+TEST(HostileInput, ControlCharactersInExpressionsAndPathsAreRefusedNamingTheKey) {
+    TemporaryDirectory dir;
+    dir.write("run.toml", heat_input("source = \"x\\u0000+1\"", "all = \"0\"", implicit_time));
+    dir.write("good.toml", heat_input("", "all = \"0\"", implicit_time));
+    for (const char* command : {"run.toml --backend cpu --quiet", "check run.toml"}) {
+        const auto result = run_simrun(command, dir.path());
+        EXPECT_EQ(result.exit_code, 2) << command;
+        EXPECT_NE(result.err.find("run.toml:5:10: key 'problem.source': holds the control "
+                                  "character U+0000 at position 1"),
+                  std::string::npos)
+            << result.err;
+    }
+    const std::pair<std::string, std::string> settings[] = {
+        {"'output.directory=\"a\\u0000b\"'",
+         "key 'output.directory': holds the control "
+         "character U+0000 at position 1"},
+        {"'output.directory=\"a\\nb\"'",
+         "key 'output.directory': holds the control character "
+         "U+000A at position 1"},
+        {"'boundary.all=\"x\\u0007\"'",
+         "key 'boundary.all': holds the control character U+0007 "
+         "at position 1"},
+    };
+    for (const auto& [setting, message] : settings) {
+        const auto result =
+            run_simrun("good.toml --backend cpu --quiet --set " + setting, dir.path());
+        EXPECT_EQ(result.exit_code, 2) << setting;
+        EXPECT_NE(result.err.find("--set "), std::string::npos) << result.err;  // placed
+        EXPECT_NE(result.err.find(message), std::string::npos) << result.err;
+    }
+    const auto output =
+        run_simrun("good.toml --backend cpu --quiet --output \"$(printf 'a\\tb')\"", dir.path());
+    EXPECT_EQ(output.exit_code, 2);
+    EXPECT_NE(
+        output.err.find("--output: the path holds the control character U+0009 at position 1"),
+        std::string::npos)
+        << output.err;
+    // Nothing was written anywhere.
+    for (const auto& entry : std::filesystem::directory_iterator(dir.path())) {
+        EXPECT_TRUE(entry.path().extension() == ".toml") << entry.path();
+    }
+}
+
+// Coefficients whose stencil overflows a double (alpha / h^2 = inf): `check` said OK while the
+// run failed in its solver's set-up. Both make the same validation, at assembly, and refuse it
+// with the same message: naming alpha for heat, the problem for another (epsilon / h^2 of
+// convection-diffusion), and dt where only dt times the operator overflows.
+TEST(HostileInput, CheckRefusesCoefficientsThatOverflowAsTheRunDoes) {
+    TemporaryDirectory dir;
+    std::string alpha = heat_input("", "all = \"0\"", implicit_time);
+    alpha.replace(alpha.find("alpha = 0.1"), 11, "alpha = 1e308");
+    dir.write("alpha.toml", alpha);
+    dir.write("epsilon.toml",
+              "[problem]\ntype = \"convection_diffusion\"\nepsilon = 1e308\nvelocity = [1.0, "
+              "0.0]\n[grid]\nnx = 17\nny = 17\n[boundary]\nall = \"0\"\n[time]\ndt = 0.01\n"
+              "end = 0.1\n");
+    // alpha / h^2 = 256: finite; dt 256 (the system matrix's entries) overflows.
+    dir.write("dt.toml", heat_input("", "all = \"0\"",
+                                    "scheme = \"backward_euler\"\ndt = 1e307\nend = 1e307"));
+    const std::pair<const char*, const char*> cases[] = {
+        {"alpha.toml", "alpha.toml:3:9: key 'problem.alpha': alpha = 1e+308 over h^2 overflows"},
+        {"epsilon.toml",
+         "epsilon.toml: key 'problem': the discretised operator is not finite at "
+         "(0.0625, 0.0625)"},
+        {"dt.toml",
+         "dt.toml: key 'time.dt': the implicit step's matrix I - theta dt L is not "
+         "finite at (0.0625, 0.0625)"},
+    };
+    for (const auto& [file, message] : cases) {
+        const auto checked = run_simrun(std::string("check ") + file, dir.path());
+        const auto ran = run_simrun(std::string(file) + " --backend cpu --quiet", dir.path());
+        EXPECT_EQ(checked.exit_code, 2) << checked.out;
+        EXPECT_EQ(ran.exit_code, 2) << ran.err;
+        EXPECT_NE(ran.err.find(message), std::string::npos) << ran.err;
+        EXPECT_EQ(checked.err, ran.err);
+        EXPECT_FALSE(std::filesystem::exists(dir.path() / "out"));
+    }
+}
+
+// An output directory that cannot be made on a read-only file system is named with the system's
+// reason (it was "No such file or directory" about the lock file inside it), exit 1. Needs a
+// mount (root in CI containers); skipped where none may be made.
+TEST(HostileInput, AReadOnlyFileSystemIsNamedForWhatItIs) {
+    TemporaryDirectory dir;
+    std::filesystem::create_directory(dir.path() / "ro");
+    const std::string mount =
+        "mount -t tmpfs -o ro,size=64k tmpfs '" + (dir.path() / "ro").string() + "' 2>/dev/null";
+    if (std::system(mount.c_str()) != 0) GTEST_SKIP() << "no tmpfs may be mounted here";
+    dir.write("run.toml", heat_input("", "all = \"0\"", implicit_time));
+    const auto run = run_simrun("run.toml --backend cpu --quiet --output ro/out", dir.path());
+    [[maybe_unused]] const int unmounted =
+        std::system(("umount '" + (dir.path() / "ro").string() + "'").c_str());
+    EXPECT_EQ(run.exit_code, 1) << run.err;
+    EXPECT_NE(run.err.find("cannot create the output directory 'ro/out': Read-only file system"),
+              std::string::npos)
+        << run.err;
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <set>
@@ -236,10 +237,12 @@ T convert(const ConfigState& state, const toml::node& node, const std::string& k
         }
         throw_wrong_type(state, node, key, "a boolean (true or false)");
     } else if constexpr (std::is_same_v<T, std::string>) {
-        if (const auto* v = node.as_string()) {
-            return v->get();
+        const auto* v = node.as_string();
+        if (v == nullptr) throw_wrong_type(state, node, key, "a string");
+        if (const auto problem = control_character_problem(v->get(), true)) {
+            throw InputError(place_of(node.source(), state.source_name), key, *problem);
         }
-        throw_wrong_type(state, node, key, "a string");
+        return v->get();
     } else if constexpr (std::is_same_v<T, std::vector<double>>) {
         return to_numbers(state, node, key, "an array of numbers");
     } else {
@@ -351,6 +354,20 @@ void collect_unknown(const ConfigState& state, const toml::table& table, const s
 
 }  // namespace
 
+std::optional<std::string> control_character_problem(std::string_view text, bool whitespace) {
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        const auto c = static_cast<unsigned char>(text[i]);
+        if (c >= 0x20 && c != 0x7f) continue;
+        if (whitespace && (c == '\t' || c == '\n' || c == '\r')) continue;
+        char code[8];
+        std::snprintf(code, sizeof code, "U+%04X", static_cast<unsigned>(c));
+        return std::string("holds the control character ") + code + " at position " +
+               std::to_string(i) + " (plain text expected" +
+               (whitespace ? "; tab and newline aside)" : ")");
+    }
+    return std::nullopt;
+}
+
 // ---- ConfigSection ----
 
 ConfigSection::ConfigSection(std::shared_ptr<detail::ConfigState> state,
@@ -403,6 +420,16 @@ std::string ConfigSection::place(std::string_view key) const {
     const toml::node* node = find_key(*state_, path_, key);
     return node == nullptr ? table_place(*state_, path_)
                            : place_of(node->source(), state_->source_name);
+}
+
+std::filesystem::path ConfigSection::path(std::string_view key,
+                                          std::string_view default_value) const {
+    const std::string text = default_value.empty()
+                                 ? require<std::string>(key)
+                                 : get<std::string>(key, std::string(default_value));
+    if (text.empty()) fail(key, "must not be empty (a path expected)");
+    if (const auto problem = control_character_problem(text, false)) fail(key, *problem);
+    return text;
 }
 
 void ConfigSection::fail(std::string_view key, std::string_view what) const {

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "compiled_expression.hpp"
+#include "simrun/framework/config/config.hpp"
 
 namespace simrun::framework {
 
@@ -111,6 +112,10 @@ std::string describe(const mu::Parser::exception_type& error, const std::string&
 
 Expression::Expression(std::string text, std::string key, std::string place)
     : text_(std::move(text)), key_(std::move(key)), place_(std::move(place)) {
+    // muParser reads the text as a C string: past a NUL it would see nothing.
+    if (const auto problem = control_character_problem(text_, true)) {
+        throw InputError(place_, key_, *problem);
+    }
     if (text_.find_first_not_of(" \t\r\n") == std::string::npos) {
         throw InputError(place_, key_, "is empty; expected an expression of x, y, z, t");
     }

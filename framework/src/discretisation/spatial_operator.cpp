@@ -3,11 +3,14 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdio>
 #include <limits>
+#include <optional>
 #include <string>
 #include <unordered_set>
 #include <utility>
 
+#include "simrun/framework/config/input_error.hpp"
 #include "simrun/framework/discretisation/grid_loops.hpp"
 
 namespace simrun::framework {
@@ -22,6 +25,39 @@ std::vector<int> stencil_offsets(const Grid& grid, const NodeBox& box) {
     }
     std::sort(offsets.begin(), offsets.end());
     return offsets;
+}
+
+bool all_finite(const StencilCoefficients& s, int dimension) {
+    for (int axis = 0; axis < dimension; ++axis) {
+        if (!std::isfinite(s.minus[axis]) || !std::isfinite(s.plus[axis])) return false;
+    }
+    return std::isfinite(s.centre);
+}
+
+// "(0.5, 0.25)": a node's coordinates.
+std::string coordinates(const Grid& grid, const NodeBox& box, std::int64_t row) {
+    const auto index = box.node(row);
+    std::string text = "(";
+    for (int axis = 0; axis < grid.dimension(); ++axis) {
+        char number[32];
+        std::snprintf(number, sizeof number, "%s%.6g", axis > 0 ? ", " : "",
+                      grid.coordinate(axis, index[static_cast<std::size_t>(axis)]));
+        text += number;
+    }
+    return text + ")";
+}
+
+// The problem's coefficients over h^2 (or their sum on the diagonal) overflow a double: no
+// solver can work with the operator, so the input is refused where it is assembled, by the run
+// and by `simrun check` alike.
+[[noreturn]] void throw_not_finite_operator(const Grid& grid, const NodeBox& box,
+                                            std::int64_t row) {
+    char spacing[32];
+    std::snprintf(spacing, sizeof spacing, "%.6g", grid.spacing(0));
+    throw InputError(
+        "key 'problem': the discretised operator is not finite at " + coordinates(grid, box, row) +
+        ": the problem's coefficients over the grid spacing squared (h = " + spacing +
+        ") overflow a double; scale the problem (smaller coefficients) or use a coarser grid");
 }
 
 }  // namespace
@@ -44,9 +80,11 @@ SpatialOperator::SpatialOperator(const Grid& grid, const StencilFunction& stenci
         minus[axis] = l_.find_diagonal(-static_cast<int>(box.stride(axis)));
         plus[axis] = l_.find_diagonal(static_cast<int>(box.stride(axis)));
     }
-    // Ghost terms and Dirichlet couplings per block of lines, joined in block (node) order.
+    // Ghost terms and Dirichlet couplings per block of lines, joined in block (node) order; the
+    // first row of each block whose coefficients are not finite.
     std::vector<std::vector<GhostTerm>> ghosts(static_cast<std::size_t>(omp_get_max_threads()));
     std::vector<std::vector<Coupling>> couplings(ghosts.size());
+    std::vector<std::optional<std::int64_t>> not_finite(ghosts.size());
     const int blocks = for_each_node_in_blocks(
         box, [&](std::int64_t i, std::int64_t j, std::int64_t k, int block) {
             const std::int64_t row = box.index(i, j, k);
@@ -72,6 +110,9 @@ SpatialOperator::SpatialOperator(const Grid& grid, const StencilFunction& stenci
                     row_scale_[static_cast<std::size_t>(row)] *= 0.5;
                 }
             }
+            if (!not_finite[static_cast<std::size_t>(block)] && !all_finite(s, grid.dimension())) {
+                not_finite[static_cast<std::size_t>(block)] = row;
+            }
             l_.at(centre, row) = s.centre;
             for (int axis = 0; axis < grid.dimension(); ++axis) {
                 // A coupling leaving the box is not held (along x it would meet the box's
@@ -92,6 +133,7 @@ SpatialOperator::SpatialOperator(const Grid& grid, const StencilFunction& stenci
         });
     for (int block = 0; block < blocks; ++block) {
         const auto b = static_cast<std::size_t>(block);
+        if (not_finite[b]) throw_not_finite_operator(grid, box, *not_finite[b]);
         ghost_terms_.insert(ghost_terms_.end(), ghosts[b].begin(), ghosts[b].end());
         couplings_.insert(couplings_.end(), couplings[b].begin(), couplings[b].end());
     }
@@ -278,9 +320,10 @@ void make_system_matrix(const SpatialOperator& op, double shift, double scale,
                         solvers::DiaData<double>& m) {
     const auto& fixed = op.dirichlet();
     const auto& row_scale = op.row_scale();
+    std::int64_t not_finite = m.n;  // the first row holding an entry that is not finite
     for (int d = 0; d < m.num_diagonals(); ++d) {
         const int offset = m.offsets[static_cast<std::size_t>(d)];
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) reduction(min : not_finite)
         for (std::int64_t i = 0; i < m.n; ++i) {
             const std::int64_t j = i + offset;
             const auto row = static_cast<std::size_t>(i);
@@ -291,7 +334,16 @@ void make_system_matrix(const SpatialOperator& op, double shift, double scale,
             const bool keep = j >= 0 && j < m.n && !fixed[static_cast<std::size_t>(j)];
             const double value = (offset == 0 ? shift : 0.0) - scale * (keep ? m.at(d, i) : 0.0);
             m.at(d, i) = row_scale[row] * value;
+            if (!std::isfinite(m.at(d, i))) not_finite = std::min(not_finite, i);
         }
+    }
+    // L is finite (checked at assembly): only a step dt large enough overflows shift - scale L.
+    if (not_finite < m.n) {
+        throw InputError(
+            "key 'time.dt': the implicit step's matrix I - theta dt L is not finite at " +
+            coordinates(op.grid(), op.box(), not_finite) +
+            ": dt times the problem's coefficients over h^2 overflows a double; use "
+            "a smaller dt");
     }
 }
 

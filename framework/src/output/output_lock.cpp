@@ -49,8 +49,14 @@ void remove_stale_temporaries(const std::filesystem::path& directory, const std:
 }  // namespace
 
 OutputLock::OutputLock(const std::filesystem::path& directory, const std::string& basename) {
+    // The directory's own error (a read-only file system, a file in the way), not the lock
+    // file's "No such file" that would follow.
     std::error_code error;
     std::filesystem::create_directories(directory, error);
+    if (error) {
+        throw std::runtime_error("cannot create the output directory '" + directory.string() +
+                                 "': " + error.message());
+    }
     const auto path = directory / ("." + basename + ".lock");
     fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0666);
     if (fd_ < 0) {

@@ -148,19 +148,15 @@ SolverParameters parse_solver(const ConfigSection& section) {
 
 OutputParameters parse_output(const ConfigSection& section) {
     OutputParameters o;
-    o.directory = section.get<std::string>("directory", o.directory.string());
-    if (o.directory.empty()) section.fail("directory", "must not be empty");
+    o.directory = section.path("directory", o.directory.string());
     o.basename = section.get<std::string>("basename", "");
     if (o.basename.find('/') != std::string::npos) {
         section.fail("basename", "must be a file name, not a path");
     }
     // The name goes into file names and into the .pvd and .xmf that list them: a control
     // character (a newline, a NUL) would break those lists or cut the name short.
-    if (std::any_of(o.basename.begin(), o.basename.end(),
-                    [](unsigned char c) { return c < 0x20 || c == 0x7f; })) {
-        section.fail("basename",
-                     "must be a plain file name: no control characters (newline, "
-                     "tab, NUL)");
+    if (const auto problem = control_character_problem(o.basename, false)) {
+        section.fail("basename", "must be a plain file name: it " + *problem);
     }
     if (o.basename.starts_with(".")) {
         section.fail("basename", "must not start with '.' (hidden; the run's temporaries are)");

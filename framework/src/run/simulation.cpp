@@ -166,6 +166,24 @@ auto placing_input_errors(const RunSpec& spec, Make&& make) {
     }
 }
 
+// Runs a time step (work), once outputs hold the steps before it: what the input makes fail
+// there (data no longer finite at some node and time) is a failure of the computation, exit 1,
+// not an input error, which means that nothing was written. Over several ranks the ranks
+// agreed on it (AgreedFailure); it stays agreed, as a failure.
+template <typename Work>
+auto computing_step(const RunSpec& spec, Work&& work) {
+    constexpr const char* written = "; outputs up to the previous written step are complete";
+    try {
+        return placing_input_errors(spec, work);
+    } catch (const AgreedFailure& e) {
+        if (e.kind() != AgreedFailure::Kind::input) throw;
+        throw AgreedFailure(AgreedFailure::Kind::failure, e.rank(), e.every_rank(),
+                            e.what() + std::string(written));
+    } catch (const InputError& e) {
+        throw DataNotFinite(e.what() + std::string(written));
+    }
+}
+
 // Throws InputError at the first node of `box` (in its numbering; the grid's index named) where
 // u is not finite.
 void require_finite_initial(const Grid& grid, const NodeBox& box, std::span<const double> u) {
@@ -278,8 +296,14 @@ Simulation::Simulation(RunSpec spec, const RunOptions& options)
             });
         });
     });
+    // The state is checked where it is set, before anything is written: its Dirichlet values
+    // and the first step's data (as `simrun check` checks them).
+    const auto set_state = [&](std::span<const double> u, std::int64_t step) {
+        agreeing(ranks,
+                 [&] { placing_input_errors(spec_, [&] { integrator_->set_state(u, step); }); });
+    };
     if (restart_) {
-        integrator_->set_state(restart_->u, restart_->step);
+        set_state(restart_->u, restart_->step);
         restart_->u = {};
         return;
     }
@@ -290,7 +314,7 @@ Simulation::Simulation(RunSpec spec, const RunOptions& options)
             placing_input_errors(spec_, [&] { require_finite_initial(grid, parts_.owned, u); });
         });
     }
-    integrator_->set_state(u, 0);
+    set_state(u, 0);
 }
 
 Simulation::~Simulation() = default;
@@ -489,7 +513,7 @@ RunSummary Simulation::run() {
     };
     try {
         for (std::int64_t step = integrator_->step() + 1; step <= spec_.time.steps; ++step) {
-            const auto report = placing_input_errors(spec_, [&] { return integrator_->advance(); });
+            const auto report = computing_step(spec_, [&] { return integrator_->advance(); });
             summary.steps += 1;
             check(report, step);
             if (options_.after_step) options_.after_step();

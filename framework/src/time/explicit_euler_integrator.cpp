@@ -65,6 +65,7 @@ public:
 
     const solvers::SolverPlan* plan() const override { return nullptr; }
     std::string data_details() const override { return data_details_; }
+    bool data_on_device() const override { return device_data_ != nullptr; }
 
 private:
     void step_on_host() {

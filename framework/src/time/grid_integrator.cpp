@@ -107,6 +107,7 @@ void StepData::evaluate(double t) {
 
 GridIntegrator::GridIntegrator(const IntegratorSetup& setup)
     : grid_(setup.grid),
+      problem_(setup.problem),
       boundary_(setup.boundary),
       backend_(setup.backend),
       parts_(setup.parts),
@@ -119,6 +120,8 @@ GridIntegrator::GridIntegrator(const IntegratorSetup& setup)
           setup.boundary, setup.parts.assembled),
       data_(setup.grid, setup.problem, setup.boundary, op_),
       dt_(setup.time.dt),
+      first_data_delay_(first_data_time(setup.time)),
+      steps_(setup.time.steady() ? 1 : setup.time.steps),
       u_(setup.backend, static_cast<std::size_t>(setup.parts.num_points())) {
     // Assembly and allocation ran on each rank alone: a rank that failed in them meets this
     // agreement in the caller's, before any collective of the integrators.
@@ -128,8 +131,30 @@ GridIntegrator::GridIntegrator(const IntegratorSetup& setup)
 void GridIntegrator::set_state(std::span<const double> u, std::int64_t step) {
     std::vector<double> state(u.begin(), u.end());
     step_ = step;
-    boundary_.fill_dirichlet(grid_, parts_.owned, time(), state);
+    const double t_data = time() + first_data_delay_;
+    if (step_ >= steps_) {  // a run continued from its last step: no data to come
+        impose_dirichlet_values(grid_, boundary_, parts_.owned, time(), state);
+    } else if (data_on_device()) {
+        // The host's data only for this check (a step's are formed on the device).
+        StepData first(grid_, problem_, boundary_, op_);
+        check_start_data(grid_, boundary_, parts_.owned, time(), t_data, state, first);
+    } else {
+        check_start_data(grid_, boundary_, parts_.owned, time(), t_data, state, data_);
+    }
     u_.copy_from_host(state);
+}
+
+void impose_dirichlet_values(const Grid& grid, const BoundaryConditions& boundary,
+                             const NodeBox& box, double t, std::span<double> u) {
+    boundary.fill_dirichlet(grid, box, t, u);
+    require_finite(grid, box, u, boundary.dirichlet_nodes(grid, box), true, t,
+                   StepDataError::start_dirichlet_value, "boundary", "a Dirichlet boundary value");
+}
+
+void check_start_data(const Grid& grid, const BoundaryConditions& boundary, const NodeBox& own,
+                      double t_start, double t_data, std::span<double> u, StepData& data) {
+    impose_dirichlet_values(grid, boundary, own, t_start, u);
+    data.evaluate(t_data);
 }
 
 void GridIntegrator::copy_state(std::span<double> u) const { u_.copy_to_host(u); }

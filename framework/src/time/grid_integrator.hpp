@@ -28,6 +28,9 @@ struct IntegratorSetup {
 class GridIntegrator : public TimeIntegrator {
 public:
     explicit GridIntegrator(const IntegratorSetup& setup);
+    // Also checks the data before the step is written: the Dirichlet values u takes and, unless
+    // it is the run's last, the next step's data at the first time it evaluates them
+    // (check_start_data).
     void set_state(std::span<const double> u, std::int64_t step) override;
     void copy_state(std::span<double> u) const override;
     std::int64_t step() const override { return step_; }
@@ -64,6 +67,9 @@ protected:
     // each times the row scale when `scaled`.
     solvers::Array<double> node_weights(double value_free, double value_fixed, bool scaled) const;
 
+    // Whether the back-end forms each step's data (DeviceDataTerm), so that data_ holds none.
+    virtual bool data_on_device() const { return false; }
+
     SetupTimes setup_times() const override { return setup_times_; }
     double data_seconds() const override { return data_seconds_; }
     // Runs form(), which forms a step's data term, adding its time to data_seconds().
@@ -79,23 +85,27 @@ protected:
     SetupTimes setup_times_;
     double data_seconds_ = 0.0;
     const Grid& grid_;
+    const Problem& problem_;
     const BoundaryConditions& boundary_;
     std::shared_ptr<const solvers::Backend> backend_;
     Decomposition parts_;
     SpatialOperator op_;  // over the rank's assembled box
     StepData data_;
     double dt_;
+    double first_data_delay_;  // first_data_time: from a step's time to its next step's data
+    std::int64_t steps_;       // the run's last step (a steady solve: 1)
     std::int64_t step_ = 0;
     solvers::Array<double> u_;  // on the owned box
     solvers::MatrixProperties properties_;
 };
 
-// StepData::evaluate's refusal of a value that is not finite, with the stage of the evaluation
-// that found it (the stages run in this order over all nodes, so an error of an earlier stage
-// is met first wherever its node is).
+// The refusal of a data value that is not finite, with the stage of the evaluation that
+// found it (the stages run in this order over all nodes, so an error of an earlier stage is met
+// first wherever its node is): the Dirichlet values of the state a run starts from
+// (impose_dirichlet_values), then StepData::evaluate's source, ghost and Dirichlet values.
 class StepDataError : public InputError {
 public:
-    enum Stage { source, ghost_value, dirichlet_value };
+    enum Stage { start_dirichlet_value, source, ghost_value, dirichlet_value };
     StepDataError(Stage stage, const std::string& message) : InputError(message), stage_(stage) {}
     Stage stage() const { return stage_; }
 
@@ -118,6 +128,18 @@ struct SystemScaling {
 SystemScaling system_scaling(const TimeParameters& time);
 // The first time at which a run evaluates its StepData: dt for backward Euler, else 0.
 double first_data_time(const TimeParameters& time);
+// Writes g(t) at the Dirichlet nodes of `box` into u (numbered within the box): the values u
+// takes at the step a run starts from (0, or a restart's). Throws the StepDataError of the first
+// that is not finite (stage start_dirichlet_value), before any step is written or computed.
+void impose_dirichlet_values(const Grid& grid, const BoundaryConditions& boundary,
+                             const NodeBox& box, double t, std::span<double> u);
+// What a run checks before it writes the step it starts from, at time t_start: the Dirichlet
+// values u (on `own`) takes there (impose_dirichlet_values), then the next step's data at
+// t_data, the first time the scheme evaluates them (t_start + first_data_time), evaluated by
+// `data` (which keeps them for that step). Throws the first StepDataError. The run (set_state,
+// on its box) and `simrun check` (check_time_integrator, block by block) both call it.
+void check_start_data(const Grid& grid, const BoundaryConditions& boundary, const NodeBox& own,
+                      double t_start, double t_data, std::span<double> u, StepData& data);
 // Throws InputError at time.dt when dt exceeds explicit Euler's largest stable step `limit`,
 // giving the limit (rounded down, so that giving it back is accepted).
 void require_stable_explicit_step(const TimeParameters& time, double limit);

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <exception>
 #include <limits>
+#include <vector>
 
 #include "grid_integrator.hpp"
 
@@ -21,17 +22,21 @@ IntegratorCheck check_time_integrator(const Grid& grid, const Problem& problem,
     const bool explicit_scheme = time.scheme == TimeScheme::explicit_euler;
     double limit = std::numeric_limits<double>::infinity();
     solvers::MatrixAnalysis analysis;
-    // The data of the first step at the first time it evaluates them (later times may fail
-    // only later, as they would in the run). The error the run would meet is the earliest
-    // stage's, at its first node: the first block's among those of that stage.
+    // The data the run checks before it writes step 0 (check_start_data): the Dirichlet values
+    // of step 0, then the first step's data at the first time it evaluates them (later times
+    // may fail only later, as they would in the run). The error the run would meet is the
+    // earliest stage's, at its first node: the first block's among those of that stage.
     const double t_first = first_data_time(time);
     std::exception_ptr data_error;
     int data_error_stage = StepDataError::dirichlet_value + 1;
+    std::vector<double> u;
     for (const PlaneRange block : grid.plane_blocks(block_nodes)) {
         SpatialOperator op(grid, stencil, boundary, grid.box(grid.with_neighbours(block)));
-        if (data_error_stage > StepDataError::source) {
+        if (data_error_stage > StepDataError::start_dirichlet_value) {
             try {
-                StepData(grid, problem, boundary, op).evaluate(t_first);
+                u.assign(static_cast<std::size_t>(grid.num_points(block)), 0.0);
+                StepData data(grid, problem, boundary, op);
+                check_start_data(grid, boundary, grid.box(block), 0.0, t_first, u, data);
             } catch (const StepDataError& e) {
                 if (e.stage() < data_error_stage) {
                     data_error = std::current_exception();

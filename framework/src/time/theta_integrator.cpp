@@ -68,6 +68,7 @@ public:
     }
     const solvers::MatrixProperties* matrix_properties() const override { return &properties_; }
     std::string data_details() const override { return data_details_; }
+    bool data_on_device() const override { return device_data_ != nullptr; }
 
 private:
     // e = S dt (theta (F + L G)^{n+1} + (1 - theta) F^n) at free nodes, G^{n+1} at Dirichlet.

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <optional>
 #include <string>
 
 namespace simrun::framework {
@@ -46,6 +47,38 @@ TEST(Config, FromFileKeepsTextAndPlacesErrorsInTheFile) {
     const std::string message =
         input_error([&] { config.section("grid").require<std::int64_t>("nx"); });
     EXPECT_EQ(message, path.string() + ":3:6: key 'grid.nx': expected an integer, got a string");
+}
+
+// A string value with a control character (a NUL would cut an expression or a path short) is
+// refused where it is read, placed and keyed, from the file and from --set; tab and newline
+// stay (an expression may span lines) except in a path, which takes none and must not be empty.
+TEST(Config, ControlCharactersInStringsAreRefusedAndPathsTakeNone) {
+    Config config = Config::from_string(
+        "[problem]\nsource = \"x\\u0000+1\"\nlong = \"\"\"x +\n1\"\"\"\nbell = \"a\\u0007\"\n"
+        "[output]\ndirectory = \"out\\tdir\"\nempty = \"\"\nplain = \"out/a b\"\n",
+        "in.toml");
+    const ConfigSection problem = config.section("problem");
+    EXPECT_EQ(input_error([&] { problem.require<std::string>("source"); }),
+              "in.toml:2:10: key 'problem.source': holds the control character U+0000 at position "
+              "1 (plain text expected; tab and newline aside)");
+    EXPECT_EQ(problem.get<std::string>("long", ""), "x +\n1");
+    EXPECT_NE(input_error([&] { problem.get<std::string>("bell", ""); }).find("U+0007"),
+              std::string::npos);
+    const ConfigSection output = config.section("output");
+    EXPECT_EQ(output.get<std::string>("directory", ""), "out\tdir");
+    EXPECT_EQ(input_error([&] { output.path("directory"); }),
+              "in.toml:7:13: key 'output.directory': holds the control character U+0009 at "
+              "position 3 (plain text expected)");
+    EXPECT_EQ(input_error([&] { output.path("empty"); }),
+              "in.toml:8:9: key 'output.empty': must not be empty (a path expected)");
+    EXPECT_EQ(output.path("plain"), std::filesystem::path("out/a b"));
+    EXPECT_EQ(output.path("absent", "default/dir"), std::filesystem::path("default/dir"));
+    config.apply_override("output.plain=\"a\\u0000b\"");
+    EXPECT_EQ(input_error([&] { output.path("plain"); }),
+              "--set output.plain=\"a\\u0000b\": key 'output.plain': holds the control character "
+              "U+0000 at position 1 (plain text expected; tab and newline aside)");
+    EXPECT_EQ(control_character_problem("a\nb", true), std::nullopt);
+    EXPECT_EQ(control_character_problem("plain text", false), std::nullopt);
 }
 
 TEST(Config, UnknownKeySuggestsTheNearestKnownKey) {

@@ -170,6 +170,20 @@ TEST(Expression, EmptyTextAndAssignmentAreRejected) {
     EXPECT_DOUBLE_EQ(Expression("(x == 1) + (y <= 2) + (z != 0) + (t >= 1)", "k")(1, 2, 0, 1), 3.0);
 }
 
+// muParser read "x\0+1" as x: a control character anywhere is refused with the key, the place
+// and the position, whoever builds the expression; tab and newline are blanks.
+TEST(Expression, ControlCharactersAreRefusedWhereverTheyStand) {
+    EXPECT_EQ(
+        input_error([] { Expression(std::string("x\0+1", 4), "problem.source", "in.toml:5:10"); }),
+        "in.toml:5:10: key 'problem.source': holds the control character U+0000 at "
+        "position 1 (plain text expected; tab and newline aside)");
+    EXPECT_NE(input_error([] { Expression("x \x01+ 1", "k"); }).find("U+0001 at position 2"),
+              std::string::npos);
+    EXPECT_NE(input_error([] { Expression("x + 1\x7f", "k"); }).find("U+007F at position 5"),
+              std::string::npos);
+    EXPECT_DOUBLE_EQ(Expression("x +\n\t1\r\n", "k")(2, 0, 0, 0), 3.0);
+}
+
 TEST(Expression, ReportsDependenceOnTimeAndSpace) {
     const Expression space("sin(x)*y", "k");
     EXPECT_FALSE(space.depends_on_time());

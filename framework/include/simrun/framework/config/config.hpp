@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -31,6 +32,12 @@ namespace simrun::framework {
 namespace detail {
 struct ConfigState;
 }
+
+// What is wrong with `text` as input text, or nullopt: a control character (U+0000 to U+001F,
+// U+007F), which would cut a name or an expression short (a NUL) or hide in it, e.g. "holds
+// the control character U+0000 at position 1". Tab, newline and carriage return are allowed
+// where `whitespace` is (an expression may span lines; a path may not).
+std::optional<std::string> control_character_problem(std::string_view text, bool whitespace);
 
 // The value types a key can be read as. A TOML integer is accepted where a double is asked for;
 // the fixed-size arrays check their length.
@@ -52,7 +59,8 @@ public:
 
     // The key's value, or default_value when the key is absent. Marks the key as known.
     // Throws InputError when the value has the wrong type ("expected an integer, got a
-    // string") or a fixed-size array has the wrong length.
+    // string"), a fixed-size array has the wrong length, or a string holds a control character
+    // other than tab, newline and carriage return (control_character_problem).
     template <ConfigValue T>
     T get(std::string_view key, T default_value) const;
 
@@ -60,6 +68,11 @@ public:
     // at the section's header, or at the file when the section is absent too) or as get().
     template <ConfigValue T>
     T require(std::string_view key) const;
+
+    // The key's value as a path (a file's or a directory's), or default_value when absent
+    // (required when it is empty). Throws InputError as require<std::string>, and for an empty
+    // path or one holding a control character (a tab or newline too).
+    std::filesystem::path path(std::string_view key, std::string_view default_value = {}) const;
 
     // Throws InputError "PLACE: key 'SECTION.KEY': WHAT" placed at the key's value, or at the
     // section when the key is absent. For values of the right type that are impossible.

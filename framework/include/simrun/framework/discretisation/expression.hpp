@@ -34,7 +34,8 @@ public:
     // Parses and checks `text` at once. `key` is the dotted input key it came from
     // ("problem.initial") and `place` where that is (FILE:LINE:COLUMN or `--set ...`, as
     // ConfigSection::place returns; may be empty). Throws InputError "PLACE: key 'KEY': WHAT"
-    // for an empty or malformed expression or an unknown name, where WHAT gives muParser's
+    // for an empty or malformed expression, a control character other than tab, newline and
+    // carriage return (a NUL would cut it short), or an unknown name, where WHAT gives muParser's
     // reason, the token and its 0-based position, and the text, e.g.
     //     key 'problem.initial': unexpected parenthesis ')' at position 7 in 'sin(pi*)'
     // A well-formed expression that evaluates to NaN or Inf somewhere (sqrt(-1), 1/x at x = 0)

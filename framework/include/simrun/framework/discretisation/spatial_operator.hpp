@@ -30,7 +30,8 @@ using StencilFunction =
 
 class SpatialOperator {
 public:
-    // L on the whole grid.
+    // L on the whole grid. Throws InputError (key 'problem') naming the first node whose
+    // coefficients are not finite (the problem's over h^2 overflow a double).
     SpatialOperator(const Grid& grid, const StencilFunction& stencil,
                     const BoundaryConditions& boundary);
     // The rows of the nodes of `box` (row box.index(i, j, k); every vector below is indexed
@@ -40,6 +41,7 @@ public:
     SpatialOperator(const Grid& grid, const StencilFunction& stencil,
                     const BoundaryConditions& boundary, const NodeBox& box);
 
+    const Grid& grid() const { return grid_; }
     const NodeBox& box() const { return box_; }
     // The nodes whose rows hold every coupling L has (all of them for the whole grid): the box
     // less one node on each face that is not the grid's.
@@ -101,7 +103,8 @@ private:
 
 // The matrix of a linear system shift I - scale L on the free rows, scaled by row_scale, with
 // couplings to Dirichlet nodes dropped (the caller moves them to the right-hand side) and
-// identity rows at Dirichlet nodes. Symmetric when L is on the free nodes.
+// identity rows at Dirichlet nodes. Symmetric when L is on the free nodes. Throws InputError
+// (key 'time.dt') naming the first node where an entry overflows (scale L does, for a huge dt).
 solvers::DiaData<double> system_matrix(const SpatialOperator& op, double shift, double scale);
 // The same, made in the storage of L, which `op` releases (op.matrix() is empty afterwards).
 solvers::DiaData<double> release_system_matrix(SpatialOperator& op, double shift, double scale);

@@ -19,7 +19,8 @@ class OutputLock {
 public:
     // Creates the directory when missing and takes the lock. Throws OutputInUse naming the
     // directory, the basename and the process holding them, std::runtime_error naming the path
-    // and the OS error when the lock file cannot be made. Once held, removes the temporary
+    // and the OS error when the directory (a read-only file system) or the lock file cannot be
+    // made. Once held, removes the temporary
     // files a killed run of this basename left (solvers::AtomicReplace's names). On a file
     // system without flock the run goes on unguarded (and removes nothing).
     OutputLock(const std::filesystem::path& directory, const std::string& basename);

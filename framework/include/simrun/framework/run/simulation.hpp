@@ -26,6 +26,15 @@ public:
     using FailureOnEveryRank::FailureOnEveryRank;
 };
 
+// A time step's data (a source or boundary value) are not finite at some node and time, met
+// once the outputs hold the steps before it: the run stops (exit code 1; an input error, exit
+// 2, means nothing was written); steps written before stay valid. The message names the key,
+// the node and t.
+class DataNotFinite : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
 struct RunOptions {
     solvers::BackendChoice backend = solvers::BackendChoice::automatic;
     std::optional<std::filesystem::path> output_directory;  // overrides [output] directory
@@ -91,8 +100,9 @@ class Simulation {
 public:
     // Builds the back-end, assembles the operator and sets the initial condition, or with
     // options.restart_file the state of the last step that file stores (read_restart_state()
-    // says what must match). Throws InputError when the initial condition is not finite or
-    // the restart file does not fit, solvers::Error when the back-end is unavailable,
+    // says what must match). Throws InputError when the initial condition, the Dirichlet values
+    // at the state's time or the first step's data are not finite (TimeIntegrator::set_state),
+    // or the restart file does not fit, solvers::Error when the back-end is unavailable,
     // std::invalid_argument when the solver cannot handle the matrix. Over several ranks
     // (options.ranks) it is collective, and run() too: every rank holds its box, rank 0
     // alone writes the outputs (the fields gathered to it), and a failure met on any rank is
@@ -104,8 +114,9 @@ public:
     // summary.steps counts the steps computed here. After a restart, outputs whose .h5 is the
     // restart file itself are appended to (the .h5 keeps its steps, the .pvd its entries up to
     // the restart step); other outputs start afresh with the restart step. Throws SolveFailure
-    // when a step's solve does not converge (steps handed to the writer before are still
-    // written), std::runtime_error when writing fails.
+    // when a step's solve does not converge and DataNotFinite when a step's data are not finite
+    // (steps handed to the writer before are still written), std::runtime_error when writing
+    // fails. (What the first step meets is checked by the constructor, before any output.)
     RunSummary run();
 
     const RunSpec& spec() const { return spec_; }

@@ -35,7 +35,10 @@ struct SetupTimes {
 class TimeIntegrator {
 public:
     virtual ~TimeIntegrator() = default;
-    // Sets u at step `step` (t = step dt); the boundary values are imposed.
+    // Sets u at step `step` (t = step dt); the boundary values are imposed. Throws InputError
+    // (a StepDataError, naming the key, the node and t) where a Dirichlet value there, or the
+    // next step's data at the first time it evaluates them, is not finite: a run checks what it
+    // starts from before it writes it.
     virtual void set_state(std::span<const double> u, std::int64_t step) = 0;
     // Advances one step (the steady solve: solves once). The report says how the linear solve
     // went; none for explicit Euler.
