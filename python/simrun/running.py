@@ -78,8 +78,9 @@ def run(input, set=None, output=None, backend="auto", quiet=True, restart=None):
     Returns the summary as a dict: problem, points, unknowns, backend, device, solver, format,
     steps, time, total_iterations, mean_iterations, max_iterations, fallbacks, seconds,
     solver_seconds, data_seconds, removed_constant, pvd and h5 (the outputs' paths, or None).
-    Raises simrun.InputError (with file, line, column and key) for input errors and
-    simrun.SolveFailure where a step's solve fails.
+    Raises simrun.InputError (with file, line, column and key) for input errors, found before
+    anything is written, simrun.SolveFailure where a step's solve fails, and RuntimeError where
+    a later step's data or field turn non-finite (the steps written before stay readable).
     """
     return _simrun._run(_path(input, "input"), _settings(set),
                         None if output is None else _path(output, "output"),
