@@ -38,6 +38,22 @@ std::string format_error_vs_ones(double error) {
     return text;
 }
 
+// Why a solve exits 1, in a line for stderr: the last attempt's outcome, the true residual,
+// and for a structurally singular matrix what makes it so.
+std::string failure_reason(const SystemSolution& outcome) {
+    const solvers::SolveResult& result = outcome.report.result();
+    std::string reason = result.summary();
+    if (!outcome.finite) reason += "; the solution is not finite";
+    if (!std::isnan(outcome.relative_residual)) {
+        char text[80];
+        std::snprintf(text, sizeof text, "; true ||b - Ax||/||b|| = %.3e",
+                      outcome.relative_residual);
+        reason += text;
+    }
+    if (!outcome.plan.singular.empty()) reason += "; " + outcome.plan.singular;
+    return reason;
+}
+
 }  // namespace
 
 int run_solve(const SolveOptions& o) {
@@ -58,6 +74,7 @@ int run_solve(const SolveOptions& o) {
         throw InputError(o.matrix + ": the matrix is " + std::to_string(a.rows) + " x " +
                          std::to_string(a.cols) + "; a linear system needs a square matrix");
     }
+    check_grid(o.settings, a.rows, SettingNames::command_line);
     const auto n = static_cast<std::size_t>(a.rows);
     const bool generated_rhs = o.rhs.empty();
     std::vector<double> b;
@@ -134,6 +151,10 @@ int run_solve(const SolveOptions& o) {
         std::printf("time     setup %.3g s, solve %.3g s (%.3g s per iteration)\n",
                     outcome.setup_seconds, outcome.solve_seconds,
                     iterations > 0 ? outcome.solve_seconds / static_cast<double>(iterations) : 0.0);
+    }
+    if (!outcome.converged) {
+        std::fprintf(stderr, "simrun solve: %s: not solved: %s\n", o.matrix.c_str(),
+                     failure_reason(outcome).c_str());
     }
     return outcome.converged ? 0 : 1;
 }

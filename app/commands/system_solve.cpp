@@ -12,6 +12,7 @@
 #include <variant>
 
 #include "simrun/framework/config/input_error.hpp"
+#include "simrun/solvers/base/vector_ops.hpp"
 #include "simrun/solvers/matrices/conversions.hpp"
 #include "simrun/solvers/methods/gmres.hpp"
 #include "simrun/solvers/methods/solve_result.hpp"
@@ -115,6 +116,35 @@ nlohmann::json report_json(const SystemSolution& s, std::int64_t rows, std::int6
     return j;
 }
 
+// The exponent k of the power of two 2^k by which A's rows (and b) are multiplied so that A's
+// largest entry lies near 1, where it lies outside [2^-range, 2^range] (range 256 in double,
+// 20 in float: the range in which the method's products of A with vectors stay far from
+// underflow and overflow); 0 otherwise. x is unchanged by it, and ||b - A x|| / ||b|| too.
+int row_scale_exponent(const solvers::CsrData<double>& a, solvers::Precision precision) {
+    double largest = 0;
+    for (const double v : a.values) largest = std::max(largest, std::abs(v));
+    if (!(largest > 0) || !std::isfinite(largest)) return 0;
+    const int range = precision == solvers::Precision::single_precision ? 20 : 256;
+    const int exponent = std::ilogb(largest);
+    return exponent >= -range && exponent <= range ? 0 : -exponent;
+}
+
+// v times 2^k (exact: a power of two).
+std::vector<double> scaled(std::vector<double> v, int k) {
+    if (k != 0) {
+        for (double& value : v) value = std::ldexp(value, k);
+    }
+    return v;
+}
+
+// Whether a solve the solver called converged is so by b - A x recomputed in long double: a
+// relative residual within rtol, or an absolute one within atol (no slack beyond them).
+bool meets_tolerance(const solvers::StoppingCriteria& c, double relative_residual,
+                     double rhs_norm) {
+    return relative_residual <= c.relative_tolerance ||
+           relative_residual * rhs_norm <= c.absolute_tolerance;
+}
+
 void check_square(const solvers::CsrData<double>& a) {
     if (a.rows != a.cols) {
         throw InputError("the matrix is " + std::to_string(a.rows) + " x " +
@@ -144,6 +174,16 @@ solvers::SolverRequest parse_solve_request(const std::string& method,
     return request;
 }
 
+void check_grid(const SolveSettings& settings, std::int64_t rows, SettingNames names) {
+    const std::optional<solvers::GridBox>& grid = settings.request.grid;
+    if (grid && grid->size() != rows) {
+        throw InputError(std::string(names == SettingNames::keywords ? "grid " : "--grid ") +
+                         grid->describe() + " has " + std::to_string(grid->size()) +
+                         " points, but the matrix has " + std::to_string(rows) +
+                         " rows: the rows must be the box's points, x fastest");
+    }
+}
+
 void check_settings(const SolveSettings& settings, SettingNames names) {
     // The same checks as the input file's [solver].
     if (const auto problem = solvers::find_problem(criteria(settings, 1), settings.precision)) {
@@ -163,7 +203,11 @@ struct SystemSolver::Impl {
     solvers::CsrData<double> a;  // for the true residual; empty with device vectors
     std::int64_t rows = 0, nnz = 0;
     SolveSettings settings;
+    solvers::StoppingCriteria criteria;  // as asked (atol unscaled)
+    int row_scale = 0;                   // A's rows and b solved times 2^row_scale
     bool device_vectors = false;
+    // The hook of the solve under way (asked through the solver's criteria), or null.
+    mutable const InterruptHook* interrupted = nullptr;
     SystemSolution prototype;  // what every solve's solution starts from
     std::shared_ptr<const solvers::Backend> backend;
     AnySolver solver;
@@ -174,8 +218,14 @@ struct SystemSolver::Impl {
     // Solves in the solver's precision T with the vectors that `vectors(T{})` makes (b, and x
     // holding x0); x is left on the back-end, for `finish(solution, x)` to take.
     template <typename MakeVectors, typename Finish>
-    SystemSolution solve_with(MakeVectors&& vectors, Finish&& finish) const {
+    SystemSolution solve_with(const InterruptHook& hook, MakeVectors&& vectors,
+                              Finish&& finish) const {
         const std::lock_guard lock(solving);
+        interrupted = hook ? &hook : nullptr;
+        struct Forget {
+            const Impl& impl;
+            ~Forget() { impl.interrupted = nullptr; }
+        } forget{*this};
         SystemSolution solution = prototype;
         solution.analysis_seconds = 0;  // paid at construction: the caller counts it once
         std::visit(
@@ -186,6 +236,7 @@ struct SystemSolver::Impl {
                 solution.setup_seconds = seconds_since(upload_start);
                 const auto solve_start = Clock::now();
                 solution.report = method->solve(b, x);
+                unscale_norms(solution.report);
                 solution.preconditioner_details = method->preconditioner_details();
                 backend->synchronize();
                 solution.solve_seconds = seconds_since(solve_start);
@@ -193,9 +244,28 @@ struct SystemSolver::Impl {
             },
             solver);
         solution.iterations = solution.report.total_iterations();
+        confirm_true_residual(solution);
         solution.converged = solution.report.converged() && solution.finite;
         solution.json = report_json(solution, rows, nnz, settings);
         return solution;
+    }
+
+    // The norms of a system solved with its rows scaled (row_scale) as the user's system's.
+    void unscale_norms(solvers::SolveReport& report) const {
+        for (solvers::SolveAttempt& attempt : report.attempts) {
+            attempt.result.scale_norms(-row_scale);
+        }
+    }
+
+    // A converged verdict stands only where the true residual (long double, on the host)
+    // meets the tolerance; otherwise the solve is stagnated: the method's residual, and b - A x
+    // in the solve's precision, met it, b - A x exactly did not.
+    void confirm_true_residual(SystemSolution& solution) const {
+        solvers::SolveResult& result = solution.report.attempts.back().result;
+        if (!result.converged() || std::isnan(solution.relative_residual)) return;
+        if (meets_tolerance(criteria, solution.relative_residual, result.rhs_norm)) return;
+        result.status = solvers::SolveStatus::stagnated;
+        result.final_residual = solution.relative_residual * result.rhs_norm;
     }
 };
 
@@ -233,20 +303,35 @@ SystemSolver::SystemSolver(solvers::CsrData<double> a, const SolveSettings& sett
         std::string(solvers::to_string(m.backend->kind())) + " (" + m.backend->description() + ")";
     p.backend_reason = std::move(decision.reason);
     p.plan = solvers::plan_solver(p.properties, settings.request);
+    m.criteria = criteria(settings, a.rows);
+    m.row_scale = row_scale_exponent(a, settings.precision);
+    if (device_vectors && settings.precision == solvers::Precision::single_precision) {
+        m.row_scale = std::clamp(m.row_scale, -126, 127);  // b is scaled in float there
+    }
     solvers::MethodParameters parameters;
-    parameters.criteria = criteria(settings, a.rows);
+    parameters.criteria = m.criteria;
+    parameters.criteria.absolute_tolerance = std::ldexp(m.criteria.absolute_tolerance, m.row_scale);
+    parameters.criteria.interrupted = [&m] { return m.interrupted && (*m.interrupted)(); };
     parameters.compensated_dots = settings.compensated;
     parameters.omega = settings.omega;
     parameters.restart = static_cast<int>(settings.restart);  // checked in check_settings
+    // A's rows scaled (a copy, where the true residual needs A as given).
+    const auto rows_scaled = [&](solvers::CsrData<double> matrix) {
+        matrix.values = scaled(std::move(matrix.values), m.row_scale);
+        return matrix;
+    };
     if (settings.precision == solvers::Precision::single_precision) {
         m.solver = std::make_unique<solvers::LinearSystemSolver<float>>(
-            m.backend, solvers::convert_values<float>(a), p.plan, parameters);
+            m.backend,
+            m.row_scale != 0 ? solvers::convert_values<float>(rows_scaled(a))
+                             : solvers::convert_values<float>(a),
+            p.plan, parameters);
     } else if (device_vectors) {  // A is not needed afterwards: no copy
-        m.solver = std::make_unique<solvers::LinearSystemSolver<double>>(m.backend, std::move(a),
-                                                                         p.plan, parameters);
-    } else {
         m.solver = std::make_unique<solvers::LinearSystemSolver<double>>(
-            m.backend, solvers::convert_values<double>(a), p.plan, parameters);
+            m.backend, rows_scaled(std::move(a)), p.plan, parameters);
+    } else {
+        m.solver = std::make_unique<solvers::LinearSystemSolver<double>>(m.backend, rows_scaled(a),
+                                                                         p.plan, parameters);
     }
     m.backend->synchronize();
     p.setup_seconds = seconds_since(setup_start);
@@ -259,8 +344,8 @@ std::int64_t SystemSolver::rows() const { return impl_->rows; }
 double SystemSolver::analysis_seconds() const { return impl_->prototype.analysis_seconds; }
 double SystemSolver::setup_seconds() const { return impl_->prototype.setup_seconds; }
 
-SystemSolution SystemSolver::solve(const std::vector<double>& b,
-                                   const std::vector<double>& x0) const {
+SystemSolution SystemSolver::solve(const std::vector<double>& b, const std::vector<double>& x0,
+                                   const InterruptHook& interrupted) const {
     const Impl& m = *impl_;
     if (m.device_vectors) {
         throw std::logic_error("SystemSolver::solve: this solver takes vectors on the device");
@@ -271,9 +356,11 @@ SystemSolution SystemSolver::solve(const std::vector<double>& b,
                          " has " + std::to_string(b.size() != n ? b.size() : x0.size()) +
                          " entries, the matrix has " + std::to_string(m.rows) + " rows");
     }
+    const std::vector<double> rhs = scaled(b, m.row_scale);
     return m.solve_with(
+        interrupted,
         [&]<typename T>(T) {
-            const std::vector<T> b_t(b.begin(), b.end()), x0_t(x0.begin(), x0.end());
+            const std::vector<T> b_t(rhs.begin(), rhs.end()), x0_t(x0.begin(), x0.end());
             return std::pair{solvers::Array<T>::from_host(m.backend, b_t),
                              solvers::Array<T>::from_host(m.backend, x0_t)};
         },
@@ -286,17 +373,26 @@ SystemSolution SystemSolver::solve(const std::vector<double>& b,
         });
 }
 
-SystemSolution SystemSolver::solve_on_device(const void* b, void* x) const {
+SystemSolution SystemSolver::solve_on_device(const void* b, void* x,
+                                             const InterruptHook& interrupted) const {
     const Impl& m = *impl_;
     if (!m.device_vectors) {
         throw std::logic_error("SystemSolver::solve_on_device: this solver takes host vectors");
     }
     const auto n = static_cast<std::size_t>(m.rows);
     return m.solve_with(
+        interrupted,
         [&]<typename T>(T) {
-            return std::pair{
-                solvers::Array<T>::borrow(m.backend, static_cast<T*>(const_cast<void*>(b)), n),
-                solvers::Array<T>::borrow(m.backend, static_cast<T*>(x), n)};
+            auto rhs =
+                solvers::Array<T>::borrow(m.backend, static_cast<T*>(const_cast<void*>(b)), n);
+            if (m.row_scale != 0) {  // 2^k b in a buffer of its own: b is the caller's
+                solvers::Array<T> factor(m.backend, n);
+                solvers::fill(factor, std::ldexp(T(1), m.row_scale));
+                solvers::multiply(rhs, factor, factor);
+                rhs = std::move(factor);
+            }
+            return std::pair{std::move(rhs),
+                             solvers::Array<T>::borrow(m.backend, static_cast<T*>(x), n)};
         },
         [&]<typename T>(SystemSolution& solution, const solvers::Array<T>&) {
             solution.relative_residual = std::numeric_limits<double>::quiet_NaN();

@@ -3,6 +3,7 @@
 // Python module's simrun.solve do it: the back-end and plan chosen, the system solved, the true
 // residual recomputed, and the report whose keys `simrun solve --json` prints.
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -48,9 +49,19 @@ enum class SettingNames { command_line, keywords };
 // iteration limit or the restart length is out of range; before any system is read.
 void check_settings(const SolveSettings& settings, SettingNames names);
 
+// Throws framework::InputError naming the setting (--grid or grid) and both sizes where the
+// request names a box whose points are not the matrix's rows, whatever method is chosen.
+void check_grid(const SolveSettings& settings, std::int64_t rows, SettingNames names);
+
+// Asked between batches of iterations; true stops the solve (status interrupted).
+using InterruptHook = std::function<bool()>;
+
 struct SystemSolution {
-    std::vector<double> x;   // empty where x lies in a GPU's memory (solve_on_device)
-    bool converged = false;  // the solver's verdict, and x finite
+    std::vector<double> x;  // empty where x lies in a GPU's memory (solve_on_device)
+    // The solver's verdict, x finite, and (on the host) the true residual within the
+    // tolerance: a solve the solver called converged whose true residual misses it is
+    // reported stagnated (the precision's rounding of b - A x hid the miss).
+    bool converged = false;
     bool finite = true;
     std::int64_t iterations = 0;
     // True ||b - A x|| / ||b||, recomputed in long double; NaN where x lies in a GPU's memory
@@ -89,12 +100,15 @@ public:
     // Solves A x = b from x0, vectors on the host (sizes checked: InputError). Not with
     // device_vectors. The solution's analysis_seconds is 0 and its setup_seconds the vectors'
     // upload: the object's own (below) were paid once, at construction.
-    SystemSolution solve(const std::vector<double>& b, const std::vector<double>& x0) const;
+    // `interrupted` (may be empty) is asked between batches of iterations.
+    SystemSolution solve(const std::vector<double>& b, const std::vector<double>& x0,
+                         const InterruptHook& interrupted = {}) const;
     // The same with b and x in the CUDA device's memory (another library's arrays of n values
     // in settings.precision's type: double or float): b is read and x (x0 on entry) written where
     // they lie, with no copy through the host. The caller has finished its own work on them; the
     // back-end has finished when this returns. Only with device_vectors.
-    SystemSolution solve_on_device(const void* b, void* x) const;
+    SystemSolution solve_on_device(const void* b, void* x,
+                                   const InterruptHook& interrupted = {}) const;
 
     std::int64_t rows() const;
     double analysis_seconds() const;

@@ -1,6 +1,8 @@
 """simrun.solve on CuPy vectors: b, x0 and x stay in the GPU's memory, read and written there
 by simrun's CUDA back-end (no copy through the host); the matrix is analysed on the host."""
 
+import math
+
 from .errors import InputError
 
 
@@ -47,9 +49,34 @@ def solve_on_device(solver, b, x0):
             shape=(rows, rows))).astype(cupy.float64)
     b64 = b.astype(cupy.float64, copy=False)  # a copy only in single precision
     r = b64 - solver._matrix_on_device @ x.astype(cupy.float64, copy=False)
-    norm_b = float(cupy.linalg.norm(b64))
-    norm_r = float(cupy.linalg.norm(r))
+    norm_b = _norm(b64, cupy)
+    norm_r = _norm(r, cupy)
     info["relative_residual"] = norm_r / norm_b if norm_b > 0 else norm_r
     if not bool(cupy.isfinite(x).all()) and info["status"] == "converged":
-        info["status"] = "non_finite"
+        _demote(info, "non_finite")
+    elif info["status"] == "converged" and not _meets_tolerance(solver._options, norm_r, norm_b):
+        # As on the host: the solver's verdict, not confirmed by b - A x in double.
+        _demote(info, "stagnated")
     return x, info
+
+
+def _norm(v, cupy):
+    """||v|| with no square leaving the range: v scaled by its largest magnitude first."""
+    largest = float(cupy.abs(v).max()) if v.size else 0.0
+    if largest == 0.0 or not math.isfinite(largest):
+        return largest
+    return largest * float(cupy.linalg.norm(v / largest))
+
+
+def _meets_tolerance(options, norm_r, norm_b):
+    """||b - A x|| within rtol ||b|| or atol (the solve's defaults where not given)."""
+    rtol = options["rtol"]
+    if rtol is None:
+        rtol = 1e-6 if options["precision"] == "float" else 1e-8
+    return norm_r <= rtol * norm_b or norm_r <= options["atol"]
+
+
+def _demote(info, status):
+    info["status"] = status
+    if info.get("attempts"):
+        info["attempts"][-1]["status"] = status

@@ -13,6 +13,27 @@ def _is_cupy(value):
     return type(value).__module__.split(".")[0] in ("cupy", "cupyx")
 
 
+def _check_structure(A):
+    """Refuses a SciPy matrix whose index arrays do not describe it (changed by hand after it
+    was made), before SciPy's own routines, which trust them, read them: InputError naming
+    what is wrong."""
+    kind = getattr(A, "format", type(A).__name__)
+    try:
+        if hasattr(A, "check_format"):  # CSR, CSC, BSR: pointers, indices and their ranges
+            A.check_format(full_check=True)
+        elif kind == "coo":
+            rows, cols = A.shape
+            row, col = np.asarray(A.row), np.asarray(A.col)
+            if not row.shape == col.shape == np.shape(A.data) or row.ndim != 1:
+                raise ValueError("row, col and data differ in length")
+            if row.size and (row.min() < 0 or row.max() >= rows or col.min() < 0 or
+                             col.max() >= cols):
+                raise ValueError(f"an index lies outside the {rows} x {cols} matrix")
+    except ValueError as error:
+        raise InputError(f"A's {str(kind).upper()} arrays do not describe a matrix: {error}") \
+            from None
+
+
 def _csr(A):
     """A as canonical CSR arrays on the host: (rows, indptr, indices, data)."""
     if _is_cupy(A) and hasattr(A, "get"):
@@ -22,6 +43,7 @@ def _csr(A):
     if not hasattr(A, "tocsr"):
         raise TypeError("A must be a SciPy sparse matrix or have tocsr(); got "
                         f"{type(A).__name__}")
+    _check_structure(A)
     csr = A.tocsr()
     if len(csr.shape) != 2 or csr.shape[0] != csr.shape[1]:
         shape = " x ".join(str(n) for n in csr.shape)

@@ -5,15 +5,20 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <chrono>
 #include <cstdint>
+#include <functional>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "bindings.hpp"
 #include "simrun/framework/config/input_error.hpp"
 #include "simrun/solvers/base/enum_names.hpp"
+#include "simrun/solvers/methods/gmres.hpp"
 #include "simrun/solvers/multigrid/grid_box.hpp"
 #include "system_solve.hpp"
 
@@ -28,6 +33,21 @@ using Vector = py::array_t<T, py::array::c_style | py::array::forcecast>;
 template <typename T>
 std::vector<T> copied(const Vector<T>& array) {
     return std::vector<T>(array.data(), array.data() + array.size());
+}
+
+// An integer keyword argument (checked to be an integer by the front), or InputError naming
+// it, what it must be (`range`) and its value where it does not even fit in 64 bits (its
+// range is checked with the other settings otherwise).
+std::optional<long long> integer(const py::dict& options, const char* key, std::string_view range) {
+    const py::object value = options[key];
+    if (value.is_none()) return std::nullopt;
+    const long long result = PyLong_AsLongLong(value.ptr());
+    if (result == -1 && PyErr_Occurred()) {
+        PyErr_Clear();
+        throw framework::InputError(std::string(key) + " must be " + std::string(range) + ", got " +
+                                    py::str(value).cast<std::string>());
+    }
+    return result;
 }
 
 // simrun.solve's keyword arguments (checked for their types by the front) as settings.
@@ -47,9 +67,12 @@ app::SolveSettings settings_of(const py::dict& options) {
     settings.backend = solvers::parse_enum<solvers::BackendChoice>(word("backend"), "backend");
     settings.rtol = options["rtol"].cast<std::optional<double>>();
     settings.atol = options["atol"].cast<double>();
-    settings.max_iterations = options["max_iterations"].cast<std::optional<long long>>();
+    settings.max_iterations =
+        integer(options, "max_iterations",
+                "in [1, " + std::to_string(std::numeric_limits<std::int64_t>::max()) + "]");
     settings.omega = options["omega"].cast<double>();
-    settings.restart = options["restart"].cast<long long>();
+    settings.restart =
+        *integer(options, "restart", "in [1, " + std::to_string(solvers::max_gmres_restart) + "]");
     settings.compensated = options["compensated"].cast<bool>();
     app::check_settings(settings, app::SettingNames::keywords);
     return settings;
@@ -109,19 +132,48 @@ std::unique_ptr<app::SystemSolver> make_solver(std::int64_t rows, const py::arra
                                                const py::dict& options, bool device_vectors) {
     const app::SolveSettings settings = settings_of(options);
     solvers::CsrData<double> a = csr_of(rows, indptr, indices, data);
+    app::check_grid(settings, rows, app::SettingNames::keywords);
     const py::gil_scoped_release unlocked;
     return std::make_unique<app::SystemSolver>(std::move(a), settings, device_vectors);
 }
+
+// The solve's interrupt hook: Python's signal handlers run between batches of iterations, at
+// most every 50 ms (the GIL taken briefly; on the main thread only, as Python runs them). One
+// that raises (Ctrl-C: KeyboardInterrupt) stops the solve; its exception stays set on this
+// thread, for the caller to raise once the solve has returned (raise_if_interrupted).
+class PythonSignals {
+public:
+    bool operator()() {
+        if (raised_) return true;
+        const auto now = std::chrono::steady_clock::now();
+        if (now < next_) return false;
+        next_ = now + interval;
+        const py::gil_scoped_acquire locked;
+        raised_ = PyErr_CheckSignals() != 0;
+        return raised_;
+    }
+    // With the GIL held, after the solve.
+    void raise_if_interrupted() const {
+        if (raised_) throw py::error_already_set();
+    }
+
+private:
+    static constexpr std::chrono::milliseconds interval{50};
+    bool raised_ = false;
+    std::chrono::steady_clock::time_point next_ = std::chrono::steady_clock::now() + interval;
+};
 
 // Returns (x, the report as JSON text).
 py::tuple solve(const app::SystemSolver& solver, const Vector<double>& b,
                 const Vector<double>& x0) {
     const std::vector<double> b_values = copied(b), x0_values = copied(x0);
     app::SystemSolution solution;
+    PythonSignals signals;
     {
         const py::gil_scoped_release unlocked;
-        solution = solver.solve(b_values, x0_values);
+        solution = solver.solve(b_values, x0_values, std::ref(signals));
     }
+    signals.raise_if_interrupted();
     Vector<double> x(static_cast<py::ssize_t>(solution.x.size()));
     std::copy(solution.x.begin(), solution.x.end(), x.mutable_data());
     return py::make_tuple(std::move(x), solution.json.dump());
@@ -130,9 +182,17 @@ py::tuple solve(const app::SystemSolver& solver, const Vector<double>& b,
 // b and x: addresses of the solver's rows values (double, or float in single precision) in the
 // GPU's memory; x holds x0 and takes the solution. Returns the report as JSON text.
 std::string solve_on_device(const app::SystemSolver& solver, std::uintptr_t b, std::uintptr_t x) {
-    const py::gil_scoped_release unlocked;
-    return solver.solve_on_device(reinterpret_cast<const void*>(b), reinterpret_cast<void*>(x))
-        .json.dump();
+    PythonSignals signals;
+    std::string report;
+    {
+        const py::gil_scoped_release unlocked;
+        report = solver
+                     .solve_on_device(reinterpret_cast<const void*>(b), reinterpret_cast<void*>(x),
+                                      std::ref(signals))
+                     .json.dump();
+    }
+    signals.raise_if_interrupted();
+    return report;
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 
 #include "simrun/solvers/matrices/conversions.hpp"
 #include "simrun/solvers/matrices/matrix_market.hpp"
+#include "simrun/solvers/multigrid/grid_box.hpp"
 #include "support/run_simrun.hpp"
 #include "support/test_matrices.hpp"
 
@@ -171,6 +172,86 @@ TEST(SolveCommand, AStructurallySingularMatrixIsNamedAndExitsOne) {
     EXPECT_NE(text.out.find("singular structurally singular: 2 empty rows"), std::string::npos)
         << text.out;
     EXPECT_NE(text.out.find("result   singular"), std::string::npos) << text.out;
+    // Exit 1 says why on stderr too.
+    EXPECT_NE(text.err.find("a.mtx: not solved: singular after"), std::string::npos) << text.err;
+    EXPECT_NE(text.err.find("structurally singular: 2 empty rows"), std::string::npos) << text.err;
+}
+
+// A matrix and right side far from the unit scale (1e-300 and 1e300 times the 20 x 20
+// Laplacian in double, 1e-20 and 1e20 in float, b = A 1) are solved as the unit one: converged
+// to a residual recomputed here within the tolerance, x = 1 to the condition number times it.
+// (||b||^2 underflowed to 0: "converged after 0 iterations" at a true residual of 1.)
+TEST(SolveCommand, MatricesFarFromTheUnitScaleAreSolvedAsTheUnitOne) {
+    TemporaryDirectory dir;
+    const auto one = [](double, double, double) { return 1.0; };
+    const solvers::CsrData<double> laplacian = testing::diffusion_matrix(20, 2, one);
+    for (const auto& [precision, scale, rtol] :
+         {std::tuple{"double", 1e-300, 1e-8}, std::tuple{"double", 1e300, 1e-8},
+          std::tuple{"float", 1e-20, 1e-6}, std::tuple{"float", 1e20, 1e-6}}) {
+        SCOPED_TRACE(std::string(precision) + " at scale " + std::to_string(scale));
+        solvers::CsrData<double> a = laplacian;
+        for (double& v : a.values) v *= scale;
+        solvers::write_matrix_market(dir.path() / "a.mtx", a);
+        std::filesystem::remove(dir.path() / "x.mtx");
+        char options[160];
+        std::snprintf(options, sizeof options,
+                      "a.mtx --backend cpu --precision %s --rtol %g --out x.mtx", precision, rtol);
+        int exit_code = -1;
+        const auto j = solve_json(options, dir, &exit_code);
+        EXPECT_EQ(exit_code, 0) << j.dump();
+        EXPECT_EQ(j["status"], "converged") << j.dump();
+        // As read back (the file's 17 digits), b = A 1 as the command makes it.
+        const auto a_read = solvers::to_csr(solvers::read_matrix_market(dir.path() / "a.mtx"));
+        const auto b = testing::multiply(a_read, std::vector<double>(400, 1.0));
+        const auto x = solvers::read_matrix_market_vector(dir.path() / "x.mtx");
+        EXPECT_LE(testing::relative_residual(a_read, b, x), rtol);
+        // The Laplacian's condition number at 20 x 20 is about 180.
+        for (const double v : x) ASSERT_NEAR(v, 1.0, 200 * rtol);
+        // The history at the system's own scale: ||r_0|| = ||b|| from x0 = 0.
+        long double b_squares = 0;
+        for (const double v : b) b_squares += static_cast<long double>(v) * v;
+        const auto b_norm = static_cast<double>(std::sqrt(b_squares));
+        EXPECT_NEAR(j["residual_history"][0].get<double>(), b_norm, 10 * rtol * b_norm);
+    }
+}
+
+// "converged" never stands over b - A x recomputed exactly (long double) above the tolerance,
+// even where the solve's own recomputation in its precision met it: float SOR on the 100 x 100
+// Laplacian at rtol 1.2e-6 ends at a true 1.2009e-6, which is stagnated, exit 1, said on stderr.
+TEST(SolveCommand, ConvergedNeverStandsOverATrueResidualAboveTheTolerance) {
+    TemporaryDirectory dir;
+    const auto a = solvers::to_csr(solvers::read_matrix_market(matrices + "lap2D_5pt_n100.mtx"));
+    const auto b = testing::multiply(a, std::vector<double>(static_cast<std::size_t>(a.rows), 1.0));
+    const double rtol = 1.2e-6;
+    const auto result = run_simrun("solve " + matrices +
+                                       "lap2D_5pt_n100.mtx --backend cpu --precision float "
+                                       "--solver sor --rtol 1.2e-6 --out x.mtx --json",
+                                   dir.path());
+    const auto j = nlohmann::json::parse(result.out);
+    const auto x = solvers::read_matrix_market_vector(dir.path() / "x.mtx");
+    const double residual = testing::relative_residual(a, b, x);
+    EXPECT_GT(residual, rtol);  // the case: the true residual misses the tolerance
+    EXPECT_EQ(j["status"], "stagnated") << j.dump();
+    EXPECT_EQ(result.exit_code, 1);
+    EXPECT_NEAR(j["relative_residual"].get<double>(), residual, 1e-6 * residual);
+    EXPECT_NE(result.err.find("not solved: stagnated"), std::string::npos) << result.err;
+}
+
+// A heat run whose source reaches 1e304 (exp(700 x t) at x = t = 1: finite data) runs to its
+// end: each step's ||b||^2 overflows the double range, which every method of the fallback chain
+// met as non_finite at t = 0.52 before the solver scaled such systems.
+TEST(LargeData, AHeatRunWithASourceNear1e304RunsToItsEnd) {
+    TemporaryDirectory dir;
+    dir.write("run.toml",
+              "[problem]\ntype = \"heat\"\nalpha = 0.01\ninitial = \"0\"\n"
+              "source = \"exp(700*x*t)\"\n"
+              "[grid]\nnx = 33\nny = 33\nx = [0.0, 1.0]\ny = [0.0, 1.0]\n"
+              "[boundary]\nleft = \"0\"\nright = \"0\"\nbottom = \"0\"\ntop = \"0\"\n"
+              "[time]\nscheme = \"backward_euler\"\ndt = 0.01\nend = 1.0\n"
+              "[output]\ndirectory = \"out\"\nhdf5 = false\nvtk = false\n");
+    const auto result = run_simrun("run.toml --backend cpu", dir.path());
+    EXPECT_EQ(result.exit_code, 0) << result.err;
+    EXPECT_NE(result.out.find("done: 100 steps to t = 1;"), std::string::npos) << result.out;
 }
 
 TEST(SolveCommand, GivenRightHandSideAndInitialGuess) {
@@ -222,11 +303,24 @@ TEST(SolveCommand, GridMakesMultigridApply) {
     const auto j = solve_json(matrices + "lap2D_5pt_n100.mtx --backend cpu", dir, &exit_code);
     EXPECT_EQ(j["preconditioner"], "none");
 
+    // A box that is not the matrix's rows is refused whatever the method (it was ignored
+    // unless multigrid was chosen).
+    for (const char* method : {"", " --solver cg", " --solver jacobi", " --precond multigrid"}) {
+        for (const char* grid : {"100x99", "7x7"}) {
+            SCOPED_TRACE(std::string(grid) + method);
+            const auto refused = run_simrun(
+                "solve " + matrices + "lap2D_5pt_n100.mtx --grid " + grid + method, dir.path());
+            EXPECT_EQ(refused.exit_code, 2);
+            const solvers::GridBox box = solvers::parse_grid_box(grid);
+            EXPECT_NE(refused.err.find("--grid " + std::string(grid) + " has " +
+                                       std::to_string(box.size()) +
+                                       " points, but the matrix has 10000 rows"),
+                      std::string::npos)
+                << refused.err;
+            EXPECT_TRUE(refused.out.empty()) << refused.out;
+        }
+    }
     auto result = run_simrun("solve " + matrices + "lap2D_5pt_n100.mtx --grid 100x99", dir.path());
-    EXPECT_EQ(result.exit_code, 2);
-    EXPECT_NE(result.err.find("the box 100x99 has 9900 points but the matrix 10000 rows"),
-              std::string::npos)
-        << result.err;
     result = run_simrun("solve " + matrices + "lap2D_5pt_n100.mtx --grid 100xten", dir.path());
     EXPECT_EQ(result.exit_code, 2);
     EXPECT_NE(result.err.find("'ten' is not a whole number"), std::string::npos) << result.err;

@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "base/kernel_table.hpp"
@@ -21,6 +23,35 @@ void check_same(const char* operation, const Array<T>& a, const Array<T>& b) {
     if (a.size() > 0 && &a.backend() != &b.backend() && a.backend().kind() != b.backend().kind()) {
         throw std::invalid_argument(std::string(operation) + ": operands on different back-ends");
     }
+}
+
+// The smallest sum of squares that the back-ends' dot products give to the precision's accuracy
+// whatever the size (up to 2^31 values): below it, squares in the subnormal range (each off by
+// up to half their spacing, 2^-1075 in double, 2^-150 in float) may weigh.
+template <typename T>
+constexpr T smallest_accurate_square() {
+    return std::is_same_v<T, double> ? 0x1p-990 : 0x1p-95f;
+}
+
+// ||x|| with no square leaving the range: each value scaled by the power of two of the largest
+// (over the ranks), the scaled squares summed on the host in index order and over the ranks in
+// rank order (deterministic), in double. For sums of squares outside the safe range only.
+template <typename T>
+T scaled_norm2(const Array<T>& x) {
+    const std::vector<T> values = x.to_host();
+    double largest = 0;
+    for (const T v : values) largest = std::max(largest, std::abs(static_cast<double>(v)));
+    const Communicator& ranks = x.backend().communicator();
+    if (ranks.size() > 1) largest = ranks.max(largest);
+    if (largest == 0 || !std::isfinite(largest)) return static_cast<T>(largest);
+    const int exponent = std::ilogb(largest);
+    double sum = 0;
+    for (const T v : values) {
+        const double scaled = std::ldexp(static_cast<double>(v), -exponent);
+        sum += scaled * scaled;
+    }
+    if (ranks.size() > 1) sum = ranks.sum(sum);
+    return static_cast<T>(std::ldexp(std::sqrt(sum), exponent));
 }
 
 }  // namespace
@@ -77,7 +108,12 @@ T dot(const Array<T>& x, const Array<T>& y, bool compensated) {
 
 template <typename T>
 T norm2(const Array<T>& x, bool compensated) {
-    return std::sqrt(dot(x, x, compensated));
+    const T squares = dot(x, x, compensated);
+    // Every rank holds the same sum: all take the same branch (and its collectives) or none.
+    if (squares < smallest_accurate_square<T>() || squares == std::numeric_limits<T>::infinity()) {
+        return scaled_norm2(x);
+    }
+    return std::sqrt(squares);  // NaN where x holds NaN
 }
 
 template <typename T>

@@ -14,7 +14,11 @@ template <typename T>
 BiConjugateGradient<T>::BiConjugateGradient(const LinearOperator<T>& a,
                                             const LinearOperator<T>& a_transpose,
                                             const Preconditioner<T>* m, MethodParameters parameters)
-    : a_(a), at_(a_transpose), m_(m), parameters_(parameters) {
+    : IterativeSolver<T>(parameters.criteria),
+      a_(a),
+      at_(a_transpose),
+      m_(m),
+      parameters_(parameters) {
     if (a_transpose.size() != a.size()) {
         throw DimensionMismatch("BiCG: A has " + std::to_string(a.size()) + " rows, A^T has " +
                                 std::to_string(a_transpose.size()));
@@ -27,7 +31,7 @@ BiConjugateGradient<T>::BiConjugateGradient(const LinearOperator<T>& a,
 // Per iteration: SpMVs with A and A^T, two preconditioner applications, three reductions
 // (p~'Ap, ||r||, z'r~) and the updates of x, r, r~, p, p~.
 template <typename T>
-SolveResult BiConjugateGradient<T>::solve(const Array<T>& b, Array<T>& x) const {
+SolveResult BiConjugateGradient<T>::iterate(const Array<T>& b, Array<T>& x) const {
     const std::size_t n = a_.size();
     check_system_sizes("BiCG", n, b, x);
     const Backend& backend = *a_.backend();
@@ -38,7 +42,7 @@ SolveResult BiConjugateGradient<T>::solve(const Array<T>& b, Array<T>& x) const 
     auto finite = [](T value) { return std::isfinite(static_cast<double>(value)); };
 
     SolveResult result;
-    ResidualMonitor monitor(parameters_.criteria, result, b, kahan);
+    ResidualMonitor monitor(this->criteria(), result, b, kahan);
 
     // r = b - A x, r~ = r, z = M r, z~ = M^T r~ (= M r~), p = z, p~ = z~, rho = z'r~
     if (monitor.start(a_, b, x, r_, kahan)) return result;
@@ -49,8 +53,7 @@ SolveResult BiConjugateGradient<T>::solve(const Array<T>& b, Array<T>& x) const 
     copy(zt_, pt_);
     T rho = dot(z_, rt_, kahan);
 
-    for (std::int64_t iteration = 1; iteration <= parameters_.criteria.max_iterations;
-         ++iteration) {
+    for (std::int64_t iteration = 1; iteration <= this->criteria().max_iterations; ++iteration) {
         if (!finite(rho)) {
             monitor.breakdown(SolveStatus::non_finite, "rho", static_cast<double>(rho));
             return result;

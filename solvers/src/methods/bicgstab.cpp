@@ -49,7 +49,7 @@ void record_bicgstab_outcome(ResidualMonitor& monitor, BiCgStabPhase phase, doub
 template <typename T>
 BiCgStab<T>::BiCgStab(const LinearOperator<T>& a, const Preconditioner<T>* m,
                       MethodParameters parameters)
-    : a_(a), m_(m), parameters_(parameters) {
+    : IterativeSolver<T>(parameters.criteria), a_(a), m_(m), parameters_(parameters) {
     for (Array<T>* v : {&r_, &r0_, &p_, &v_, &s_, &t_, &p_hat_, &s_hat_}) {
         *v = Array<T>(a.backend(), a.size());
     }
@@ -62,7 +62,7 @@ template <typename T>
 BiCgStab<T>::~BiCgStab() = default;
 
 template <typename T>
-SolveResult BiCgStab<T>::solve(const Array<T>& b, Array<T>& x) const {
+SolveResult BiCgStab<T>::iterate(const Array<T>& b, Array<T>& x) const {
     check_system_sizes("BiCGStab", a_.size(), b, x);
     if (const auto fused = fused_operands(a_, m_, parameters_)) {
         return solve_fused(fused->rows, fused->factors, b, x);
@@ -77,7 +77,7 @@ template <typename T>
 SolveResult BiCgStab<T>::solve_fused(const RowMatrixView<T>& a, const T* factors, const Array<T>& b,
                                      Array<T>& x) const {
     SolveResult result;
-    ResidualMonitor monitor(parameters_.criteria, result, b, false);
+    ResidualMonitor monitor(this->criteria(), result, b, false);
     if (start_fused(monitor, a_, b, x, r_, parameters_, result)) return result;
     copy(r_, r0_);
     FusedState& fused =
@@ -94,7 +94,7 @@ SolveResult BiCgStab<T>::solve_fused(const RowMatrixView<T>& a, const T* factors
                                        t_.data(),
                                        device.workspace()};
 
-    auto s = initial_state<BiCgStabScalars<T>>(monitor, parameters_.criteria.max_iterations);
+    auto s = initial_state<BiCgStabScalars<T>>(monitor, this->criteria().max_iterations);
     s.rho = static_cast<T>(result.initial_residual * result.initial_residual);  // r0'r, r0 = r
     s.half_step_residual = -1.0;
     if (device.run(s, monitor, result, {x.data(), nullptr})) return result;
@@ -115,14 +115,14 @@ SolveResult BiCgStab<T>::solve_reference(const Array<T>& b, Array<T>& x) const {
     const Preconditioner<T>& m = m_ != nullptr ? *m_ : identity;
 
     SolveResult result;
-    ResidualMonitor monitor(parameters_.criteria, result, b, kahan);
+    ResidualMonitor monitor(this->criteria(), result, b, kahan);
 
     // r = b - A x, r0 = r (the shadow residual)
     if (monitor.start(a_, b, x, r_, kahan)) return result;
     copy(r_, r0_);
     T rho = 1, alpha = 1, omega = 1;
 
-    if (parameters_.criteria.max_iterations < 1) {
+    if (this->criteria().max_iterations < 1) {
         result.status = SolveStatus::max_iterations;
         return result;
     }
@@ -172,7 +172,7 @@ SolveResult BiCgStab<T>::solve_reference(const Array<T>& b, Array<T>& x) const {
         k.bicgstab_update(backend, n, alpha, omega, p_hat_.data(), s_hat_.data(), s_.data(),
                           t_.data(), x.data(), r_.data());
         if (monitor.stop_at(static_cast<double>(norm2(r_, kahan)), iteration)) return result;
-        if (iteration >= parameters_.criteria.max_iterations) {
+        if (iteration >= this->criteria().max_iterations) {
             return stop(BiCgStabPhase::max_iterations, T(0));
         }
         rho = rho_next;

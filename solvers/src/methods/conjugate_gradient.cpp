@@ -65,7 +65,8 @@ std::optional<SweepOperands<T>> sweep_operands(const LinearOperator<T>& a,
 template <typename T>
 ConjugateGradient<T>::ConjugateGradient(const LinearOperator<T>& a, const Preconditioner<T>* m,
                                         MethodParameters parameters)
-    : a_(a),
+    : IterativeSolver<T>(parameters.criteria),
+      a_(a),
       m_(m),
       parameters_(parameters),
       r_(a.backend(), a.size()),
@@ -84,7 +85,7 @@ template <typename T>
 ConjugateGradient<T>::~ConjugateGradient() = default;
 
 template <typename T>
-SolveResult ConjugateGradient<T>::solve(const Array<T>& b, Array<T>& x) const {
+SolveResult ConjugateGradient<T>::iterate(const Array<T>& b, Array<T>& x) const {
     check_system_sizes("CG", a_.size(), b, x);
     if (const auto fused = fused_operands(a_, m_, parameters_)) {
         return solve_fused(fused->rows, fused->factors, b, x);
@@ -106,7 +107,7 @@ SolveResult ConjugateGradient<T>::solve_fused(const RowMatrixView<T>& a, const T
     const KernelTable<T>& k = backend.kernels<T>();
 
     SolveResult result;
-    ResidualMonitor monitor(parameters_.criteria, result, b, false);
+    ResidualMonitor monitor(this->criteria(), result, b, false);
     if (start_fused(monitor, a_, b, x, r_, parameters_, result)) return result;
 
     FusedState& fused = fused_iterations(fused_, a_.backend(), &KernelTable<T>::cg_iterations);
@@ -123,7 +124,7 @@ SolveResult ConjugateGradient<T>::solve_fused(const RowMatrixView<T>& a, const T
         k.multiply(backend, n, factors, r_.data(), q_.data());
         rho = dot(r_, q_);
     }
-    auto s = initial_state<CgScalars<T>>(monitor, parameters_.criteria.max_iterations);
+    auto s = initial_state<CgScalars<T>>(monitor, this->criteria().max_iterations);
     s.rho = rho;
     if (device.run(s, monitor, result, {x.data(), nullptr})) return result;
     record_cg_outcome(monitor, s.phase, static_cast<double>(s.breakdown_value), result);
@@ -137,7 +138,7 @@ SolveResult ConjugateGradient<T>::solve_fused_sweeps(const RowMatrixView<T>& a,
                                                      const MulticolourSweepsView<T>& sweeps,
                                                      const Array<T>& b, Array<T>& x) const {
     SolveResult result;
-    ResidualMonitor monitor(parameters_.criteria, result, b, false);
+    ResidualMonitor monitor(this->criteria(), result, b, false);
     if (start_fused(monitor, a_, b, x, r_, parameters_, result)) return result;
 
     FusedSweepState& fused =
@@ -152,7 +153,7 @@ SolveResult ConjugateGradient<T>::solve_fused_sweeps(const RowMatrixView<T>& a,
                                       p_.data(),
                                       q_.data()};
     m_->apply(r_, z_);
-    auto s = initial_state<CgScalars<T>>(monitor, parameters_.criteria.max_iterations);
+    auto s = initial_state<CgScalars<T>>(monitor, this->criteria().max_iterations);
     s.rho = dot(r_, z_);
     if (fused.device->run(s, monitor, result, {x.data(), nullptr})) return result;
     record_cg_outcome(monitor, s.phase, static_cast<double>(s.breakdown_value), result);
@@ -171,7 +172,7 @@ SolveResult ConjugateGradient<T>::solve_reference(const Array<T>& b, Array<T>& x
     const Preconditioner<T>& m = m_ != nullptr ? *m_ : identity;
 
     SolveResult result;
-    ResidualMonitor monitor(parameters_.criteria, result, b, kahan);
+    ResidualMonitor monitor(this->criteria(), result, b, kahan);
 
     // r = b - A x
     if (monitor.start(a_, b, x, r_, kahan)) return result;
@@ -181,7 +182,7 @@ SolveResult ConjugateGradient<T>::solve_reference(const Array<T>& b, Array<T>& x
     copy(z_, p_);
     T rho = dot(r_, z_, kahan);
 
-    if (parameters_.criteria.max_iterations < 1) {
+    if (this->criteria().max_iterations < 1) {
         result.status = SolveStatus::max_iterations;
         return result;
     }
@@ -204,7 +205,7 @@ SolveResult ConjugateGradient<T>::solve_reference(const Array<T>& b, Array<T>& x
             rho_next = dot(r_, z_, kahan);
         }
         // the residual's verdict, then r'Mr > 0, then the iteration limit
-        phase = cg_update_phase(stops, rho_next, iteration, parameters_.criteria.max_iterations);
+        phase = cg_update_phase(stops, rho_next, iteration, this->criteria().max_iterations);
         if (phase != CgPhase::running) {
             record_cg_outcome(monitor, phase, static_cast<double>(rho_next), result);
             return result;

@@ -21,7 +21,11 @@ std::optional<std::string> find_restart_problem(std::int64_t restart) {
 
 template <typename T>
 Gmres<T>::Gmres(const LinearOperator<T>& a, const Preconditioner<T>* m, MethodParameters parameters)
-    : a_(a), m_(m), parameters_(parameters), restart_(parameters.restart) {
+    : IterativeSolver<T>(parameters.criteria),
+      a_(a),
+      m_(m),
+      parameters_(parameters),
+      restart_(parameters.restart) {
     if (const auto problem = find_restart_problem(restart_)) {
         throw std::invalid_argument("gmres: the restart length " + *problem);
     }
@@ -56,7 +60,7 @@ struct Givens {
 // where re-orthogonalisation is needed) and one pass combining j + 2 vectors: with DIA and no
 // preconditioner about D n + 2 (j + 2) n values moved at step j.
 template <typename T>
-SolveResult Gmres<T>::solve(const Array<T>& b, Array<T>& x) const {
+SolveResult Gmres<T>::iterate(const Array<T>& b, Array<T>& x) const {
     const std::size_t n = a_.size();
     check_system_sizes("GMRES", n, b, x);
     const Backend& backend = *a_.backend();
@@ -64,7 +68,7 @@ SolveResult Gmres<T>::solve(const Array<T>& b, Array<T>& x) const {
     const auto m = static_cast<std::size_t>(restart_);
 
     SolveResult result;
-    ResidualMonitor monitor(parameters_.criteria, result, b, parameters_.compensated_dots);
+    ResidualMonitor monitor(this->criteria(), result, b, parameters_.compensated_dots);
     KrylovBasis<T> basis{};
     for (std::size_t j = 0; j <= m; ++j) basis.vectors[j] = basis_[j].data();
     // The Hessenberg matrix by columns (h[j][i], i <= j + 1), the rotations, and g = Q^T beta e1.
@@ -162,7 +166,7 @@ SolveResult Gmres<T>::solve(const Array<T>& b, Array<T>& x) const {
                 stop = true;
                 break;
             }
-            if (happy || iteration >= parameters_.criteria.max_iterations) break;
+            if (happy || iteration >= this->criteria().max_iterations) break;
         }
         if (result.status == SolveStatus::non_finite) return result;
         // y = R^-1 g (back substitution on the rotated Hessenberg), x += M V y.
@@ -183,7 +187,7 @@ SolveResult Gmres<T>::solve(const Array<T>& b, Array<T>& x) const {
                             x.data());
         }
         if (stop) return result;
-        if (iteration >= parameters_.criteria.max_iterations) {
+        if (iteration >= this->criteria().max_iterations) {
             result.status = SolveStatus::max_iterations;
             return result;
         }

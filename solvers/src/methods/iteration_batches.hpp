@@ -92,8 +92,9 @@ public:
     FusedWorkspace<T> workspace() { return {partials_.data(), ticket_.data()}; }
 
     // Uploads s (running, iteration 0), then issues batches and replays the ||r_k|| they
-    // record through the monitor until the state stops. Returns true when the monitor stopped
-    // the solve (converged, diverged, non-finite: result says which); false when the state
+    // record through the monitor until the state stops, asking the caller's interrupt hook
+    // after each batch. Returns true when the monitor stopped the solve (converged, diverged,
+    // non-finite, interrupted: result says which); false when the state
     // stopped for another reason, which s (the final state) holds for the caller to report.
     // `buffers` are the caller's buffers the kernels use (IterationBatches::Buffers).
     bool run(State& s, ResidualMonitor& monitor, const SolveResult& result,
@@ -108,8 +109,9 @@ public:
             while (recorded < s.iteration) {
                 ++recorded;
                 const double residual = s.history[(recorded - 1) % residual_history_capacity];
-                if (monitor.stop_at(residual, recorded)) return true;
+                if (monitor.record(residual, recorded)) return true;
             }
+            if (s.running() && monitor.interrupted()) return true;
         }
         return false;
     }

@@ -45,8 +45,15 @@ public:
     }
 
     // Records ||r|| after `iteration` iterations (0 = the initial residual). Returns true when
-    // the method must stop, with result.status set: converged, non_finite or diverged.
+    // the method must stop, with result.status set: converged, non_finite, diverged,
+    // no_progress, or interrupted (the caller's hook, asked once the residual is recorded).
     bool stop_at(double residual, std::int64_t iteration) {
+        return record(residual, iteration) || interrupted();
+    }
+
+    // stop_at without asking the caller's hook: for the iterations of a batch replayed, after
+    // which the batch asks once (interrupted()).
+    bool record(double residual, std::int64_t iteration) {
         result_.iterations = iteration;
         result_.final_residual = residual;
         result_.residual_history.push_back(residual);
@@ -68,7 +75,13 @@ public:
         const std::size_t last = smallest_.size() - 1;
         smallest_[last] =
             last == 0 || !(residual >= smallest_[last - 1]) ? residual : smallest_[last - 1];
-        return verdict(residual);
+        return verdict(residual) || interrupted();
+    }
+
+    // Whether the caller asked the solve to stop (StoppingCriteria::interrupted); if so the
+    // status says interrupted.
+    bool interrupted() {
+        return criteria_.interrupted && criteria_.interrupted() && finish(SolveStatus::interrupted);
     }
 
     // Whether a residual norm meets the tolerance (without recording it).

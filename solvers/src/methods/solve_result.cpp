@@ -34,6 +34,13 @@ double SolveResult::relative_residual() const {
     return rhs_norm > 0.0 ? final_residual / rhs_norm : final_residual;
 }
 
+void SolveResult::scale_norms(int exponent) {
+    for (double* norm : {&rhs_norm, &initial_residual, &final_residual}) {
+        *norm = std::ldexp(*norm, exponent);
+    }
+    for (double& norm : residual_history) norm = std::ldexp(norm, exponent);
+}
+
 std::string SolveResult::summary() const {
     char line[256];
     std::snprintf(line, sizeof line, "%s after %lld iterations, ||r||/||b|| = %.3e",
@@ -48,6 +55,7 @@ std::string SolveResult::summary() const {
     if (status == SolveStatus::singular) {
         text += " (the matrix is structurally singular: x is one solution of many)";
     }
+    if (status == SolveStatus::interrupted) text += " (stopped at the caller's request)";
     if (status == SolveStatus::no_progress) {
         text += " (no progress over the window: stopped for the next method)";
     }

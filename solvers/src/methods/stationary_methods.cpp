@@ -15,7 +15,10 @@ namespace simrun::solvers {
 template <typename T>
 WeightedJacobi<T>::WeightedJacobi(const LinearOperator<T>& a, std::span<const T> diagonal,
                                   MethodParameters parameters)
-    : a_(a), parameters_(parameters), r_(a.backend(), a.size()) {
+    : IterativeSolver<T>(parameters.criteria),
+      a_(a),
+      parameters_(parameters),
+      r_(a.backend(), a.size()) {
     if (diagonal.size() != a.size()) {
         throw DimensionMismatch("Jacobi: " + std::to_string(diagonal.size()) +
                                 " diagonal entries for " + std::to_string(a.size()) + " rows");
@@ -38,7 +41,7 @@ template <typename T>
 WeightedJacobi<T>::~WeightedJacobi() = default;
 
 template <typename T>
-SolveResult WeightedJacobi<T>::solve(const Array<T>& b, Array<T>& x) const {
+SolveResult WeightedJacobi<T>::iterate(const Array<T>& b, Array<T>& x) const {
     check_system_sizes("Jacobi", a_.size(), b, x);
     // (No preconditioner: the fused operands' factors are those of M = I.)
     if (const auto fused = fused_operands<T>(a_, nullptr, parameters_)) {
@@ -54,7 +57,7 @@ template <typename T>
 SolveResult WeightedJacobi<T>::solve_fused(const RowMatrixView<T>& a, const Array<T>& b,
                                            Array<T>& x) const {
     SolveResult result;
-    ResidualMonitor monitor(parameters_.criteria, result, b, false);
+    ResidualMonitor monitor(this->criteria(), result, b, false);
     if (start_fused(monitor, a_, b, x, r_, parameters_, result)) return result;
     FusedState& fused = fused_iterations(fused_, a_.backend(), &KernelTable<T>::jacobi_iterations);
     DeviceIterations<JacobiScalars<T>, T>& device = *fused.device;
@@ -65,7 +68,7 @@ SolveResult WeightedJacobi<T>::solve_fused(const RowMatrixView<T>& a, const Arra
                                      {x.data(), r_.data()},
                                      static_cast<T>(parameters_.omega),
                                      device.workspace()};
-    auto s = initial_state<JacobiScalars<T>>(monitor, parameters_.criteria.max_iterations);
+    auto s = initial_state<JacobiScalars<T>>(monitor, this->criteria().max_iterations);
     const bool stopped = device.run(s, monitor, result, {x.data(), b.data()});
     if (s.current % 2 == 1) copy(r_, x);
     if (!stopped) result.status = SolveStatus::max_iterations;
@@ -77,11 +80,11 @@ template <typename T>
 SolveResult WeightedJacobi<T>::solve_reference(const Array<T>& b, Array<T>& x) const {
     const bool kahan = parameters_.compensated_dots;
     SolveResult result;
-    ResidualMonitor monitor(parameters_.criteria, result, b, kahan);
+    ResidualMonitor monitor(this->criteria(), result, b, kahan);
     const Backend& backend = *a_.backend();
     for (std::int64_t iteration = 0;; ++iteration) {
         if (monitor.stop_at(compute_residual(a_, b, x, r_, kahan), iteration)) return result;
-        if (iteration == parameters_.criteria.max_iterations) break;
+        if (iteration == this->criteria().max_iterations) break;
         backend.kernels<T>().scaled_axpy(backend, x.size(), static_cast<T>(parameters_.omega),
                                          inverse_diagonal_.data(), r_.data(), x.data());
     }
@@ -92,7 +95,8 @@ SolveResult WeightedJacobi<T>::solve_reference(const Array<T>& b, Array<T>& x) c
 template <typename T>
 MulticolourSor<T>::MulticolourSor(std::shared_ptr<const Backend> backend, const CsrData<T>& a,
                                   MethodParameters parameters, const LinearOperator<T>* whole)
-    : matrix_(backend, a),
+    : IterativeSolver<T>(parameters.criteria),
+      matrix_(backend, a),
       sweeper_(backend, a),
       parameters_(parameters),
       whole_(whole),
@@ -107,15 +111,15 @@ MulticolourSor<T>::MulticolourSor(std::shared_ptr<const Backend> backend, const 
 // Per iteration: one forward multicolour sweep (about one SpMV of traffic) and the residual
 // (one SpMV and a norm).
 template <typename T>
-SolveResult MulticolourSor<T>::solve(const Array<T>& b, Array<T>& x) const {
+SolveResult MulticolourSor<T>::iterate(const Array<T>& b, Array<T>& x) const {
     const LinearOperator<T>& a = whole_ != nullptr ? *whole_ : matrix_;
     check_system_sizes("SOR", a.size(), b, x);
     const bool kahan = parameters_.compensated_dots;
     SolveResult result;
-    ResidualMonitor monitor(parameters_.criteria, result, b, kahan);
+    ResidualMonitor monitor(this->criteria(), result, b, kahan);
     for (std::int64_t iteration = 0;; ++iteration) {
         if (monitor.stop_at(compute_residual(a, b, x, r_, kahan), iteration)) return result;
-        if (iteration == parameters_.criteria.max_iterations) break;
+        if (iteration == this->criteria().max_iterations) break;
         if (whole_ == nullptr) {
             sweeper_.forward(b, x, static_cast<T>(parameters_.omega));
             continue;

@@ -39,7 +39,7 @@ TEST(EnumNames, EveryTableNamesEachValueOnce) {
     expect_a_complete_table<PreconditionerKind>(5);
     expect_a_complete_table<BackendKind>(2);
     expect_a_complete_table<BackendChoice>(3);
-    expect_a_complete_table<SolveStatus>(9);
+    expect_a_complete_table<SolveStatus>(10);
     expect_a_complete_table<Precision>(2);
 }
 

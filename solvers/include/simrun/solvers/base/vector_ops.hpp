@@ -23,6 +23,11 @@ T dot(const Array<T>& x, const Array<T>& y);
 // As dot, with compensated (Neumaier) summation when `compensated`.
 template <typename T>
 T dot(const Array<T>& x, const Array<T>& y, bool compensated);
+// ||x||: sqrt(dot(x, x)) where that sum of squares is accurate; where it underflows (below
+// 2^-990 in double, 2^-95 in float, zero included) or overflows while x is finite, ||x|| is
+// recomputed with every value scaled by a power of two (on the host, a copy of x: the rare
+// path), so that a finite vector's norm is neither lost to 0 nor taken for Inf. Deterministic
+// as dot.
 template <typename T>
 T norm2(const Array<T>& x, bool compensated = false);
 // Each value (a rank's partial sums) summed over the ranks of the back-end's communicator, in

@@ -14,9 +14,9 @@ public:
     // a_transpose must be the transpose of a; m (if given) must be symmetric.
     BiConjugateGradient(const LinearOperator<T>& a, const LinearOperator<T>& a_transpose,
                         const Preconditioner<T>* m, MethodParameters parameters);
-    SolveResult solve(const Array<T>& b, Array<T>& x) const override;
 
 private:
+    SolveResult iterate(const Array<T>& b, Array<T>& x) const override;
     const LinearOperator<T>& a_;
     const LinearOperator<T>& at_;
     const Preconditioner<T>* m_;

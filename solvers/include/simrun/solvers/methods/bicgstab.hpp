@@ -23,9 +23,9 @@ public:
     // The operator and preconditioner must outlive the solver; a null preconditioner is M = I.
     BiCgStab(const LinearOperator<T>& a, const Preconditioner<T>* m, MethodParameters parameters);
     ~BiCgStab() override;
-    SolveResult solve(const Array<T>& b, Array<T>& x) const override;
 
 private:
+    SolveResult iterate(const Array<T>& b, Array<T>& x) const override;
     SolveResult solve_reference(const Array<T>& b, Array<T>& x) const;
     SolveResult solve_fused(const RowMatrixView<T>& a, const T* factors, const Array<T>& b,
                             Array<T>& x) const;

@@ -27,9 +27,9 @@ public:
     ConjugateGradient(const LinearOperator<T>& a, const Preconditioner<T>* m,
                       MethodParameters parameters);
     ~ConjugateGradient() override;
-    SolveResult solve(const Array<T>& b, Array<T>& x) const override;
 
 private:
+    SolveResult iterate(const Array<T>& b, Array<T>& x) const override;
     SolveResult solve_reference(const Array<T>& b, Array<T>& x) const;
     SolveResult solve_fused(const RowMatrixView<T>& a, const T* factors, const Array<T>& b,
                             Array<T>& x) const;

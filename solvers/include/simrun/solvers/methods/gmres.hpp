@@ -42,9 +42,9 @@ public:
     // The operator and preconditioner must outlive the solver; a null preconditioner is M = I.
     // Throws std::invalid_argument for a restart length outside [1, max_gmres_restart].
     Gmres(const LinearOperator<T>& a, const Preconditioner<T>* m, MethodParameters parameters);
-    SolveResult solve(const Array<T>& b, Array<T>& x) const override;
 
 private:
+    SolveResult iterate(const Array<T>& b, Array<T>& x) const override;
     const LinearOperator<T>& a_;
     const Preconditioner<T>* m_;
     MethodParameters parameters_;

@@ -2,6 +2,7 @@
 // The outcome of a solve, as a value: why it stopped, how far it got, and the history.
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -26,6 +27,8 @@ enum class SolveStatus {
                      // (StoppingCriteria::progress_window): stopped early for the next method
     singular,        // the residual met the tolerance, but the matrix is structurally singular
                      // (an empty row or column): x is one of infinitely many solutions
+    interrupted,     // the caller asked the solve to stop (StoppingCriteria::interrupted): x is
+                     // the last iterate
 };
 
 template <>
@@ -38,7 +41,8 @@ inline constexpr std::array enum_names<SolveStatus> = {
     EnumName<SolveStatus>{SolveStatus::indefinite, "indefinite"},
     EnumName<SolveStatus>{SolveStatus::stagnated, "stagnated"},
     EnumName<SolveStatus>{SolveStatus::no_progress, "no_progress"},
-    EnumName<SolveStatus>{SolveStatus::singular, "singular"}};
+    EnumName<SolveStatus>{SolveStatus::singular, "singular"},
+    EnumName<SolveStatus>{SolveStatus::interrupted, "interrupted"}};
 
 std::string_view to_string(SolveStatus status);
 
@@ -53,6 +57,10 @@ struct StoppingCriteria {
     // smallest of `progress_window` iterations before (a method that stalls is left for the
     // next one of a fallback chain rather than run to max_iterations). 0: never.
     std::int64_t progress_window = 0;
+    // Asked between batches of iterations (every iteration where the host checks each): true
+    // stops the solve as interrupted (e.g. Ctrl-C in the Python module). Empty: never. It may
+    // be called often: a hook that costs (taking a lock) limits itself.
+    std::function<bool()> interrupted;
 };
 
 // What is wrong with criteria a solve in `precision` is asked to meet, by the key it concerns
@@ -82,6 +90,9 @@ struct SolveResult {
     double relative_residual() const;
     // One line for logs, e.g. "converged in 12 iterations, ||r||/||b|| = 3.1e-09".
     std::string summary() const;
+    // Every norm (||b||, the residuals and their history) times 2^exponent, exactly: the result
+    // of a system solved scaled by 2^-exponent, reported at the system's own scale.
+    void scale_norms(int exponent);
 };
 
 }  // namespace simrun::solvers

@@ -27,9 +27,9 @@ public:
     WeightedJacobi(const LinearOperator<T>& a, std::span<const T> diagonal,
                    MethodParameters parameters);
     ~WeightedJacobi() override;
-    SolveResult solve(const Array<T>& b, Array<T>& x) const override;
 
 private:
+    SolveResult iterate(const Array<T>& b, Array<T>& x) const override;
     SolveResult solve_reference(const Array<T>& b, Array<T>& x) const;
     SolveResult solve_fused(const RowMatrixView<T>& a, const Array<T>& b, Array<T>& x) const;
 
@@ -53,10 +53,10 @@ public:
     // Gauss-Seidel within), which converges where both do (diagonal dominance).
     MulticolourSor(std::shared_ptr<const Backend> backend, const CsrData<T>& a,
                    MethodParameters parameters, const LinearOperator<T>* whole = nullptr);
-    SolveResult solve(const Array<T>& b, Array<T>& x) const override;
     int num_colours() const { return sweeper_.num_colours(); }
 
 private:
+    SolveResult iterate(const Array<T>& b, Array<T>& x) const override;
     CsrMatrix<T> matrix_;  // A (over ranks the block), for the residual
     MulticolourSweeper<T> sweeper_;
     MethodParameters parameters_;
