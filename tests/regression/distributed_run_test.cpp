@@ -16,6 +16,7 @@
 #include <array>
 #include <cmath>
 #include <csignal>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -911,6 +912,162 @@ TEST(Distributed, MoreRanksThanPlanesIsAnInputError) {
                                dir);
     EXPECT_EQ(run.exit_code, 2) << run.err;
     EXPECT_NE(run.err.find("each rank needs at least one"), std::string::npos) << run.err;
+}
+
+// The steps an .xmf lists (its grids named step_NNNNNN), in order.
+std::vector<std::int64_t> xmf_steps(const std::filesystem::path& xmf) {
+    const std::string text = testing::read_text(xmf);
+    const std::regex grid(R"re(<Grid Name="step_([0-9]+)")re");
+    std::vector<std::int64_t> steps;
+    for (auto it = std::sregex_iterator(text.begin(), text.end(), grid);
+         it != std::sregex_iterator(); ++it) {
+        steps.push_back(std::stoll((*it)[1].str()));
+    }
+    return steps;
+}
+
+// The steps a .pvd lists (from its files' names, <basename>_NNNNNN.pvti), in order.
+std::vector<std::int64_t> pvd_steps(const std::filesystem::path& pvd) {
+    std::vector<std::int64_t> steps;
+    for (const auto& file : pvd_files(pvd)) {
+        steps.push_back(std::stoll(file.substr(file.rfind('_') + 1)));
+    }
+    return steps;
+}
+
+std::vector<std::int64_t> steps_from(std::int64_t first, std::int64_t last) {
+    std::vector<std::int64_t> steps;
+    for (std::int64_t step = first; step <= last; ++step) steps.push_back(step);
+    return steps;
+}
+
+// Every step the run file holds reads whole and finite; every step the .xmf lists is one of
+// them (a prefix: an index may lag where its rewrite failed), and every step the .pvd lists
+// has its .pvti. Where `whole`, each index lists every step the run file holds.
+void expect_complete_steps(const std::filesystem::path& out, const std::string& name, bool whole) {
+    const RunFile file(out / (name + ".h5"));
+    ASSERT_TRUE(file.is_open());
+    const auto steps = file.steps();
+    for (const auto step : steps) {
+        const auto u = file.doubles(step_group(step) + "/u");
+        ASSERT_FALSE(u.empty()) << "step " << step;
+        EXPECT_TRUE(std::all_of(u.begin(), u.end(), [](double v) { return std::isfinite(v); }))
+            << "step " << step;
+    }
+    const auto xmf = xmf_steps(out / (name + ".xmf"));
+    EXPECT_TRUE(xmf.size() <= steps.size() && std::equal(xmf.begin(), xmf.end(), steps.begin()));
+    if (whole) {
+        EXPECT_EQ(xmf, steps);
+    }
+    if (!std::filesystem::exists(out / (name + ".pvd"))) return;
+    for (const auto& file_name : pvd_files(out / (name + ".pvd"))) {
+        EXPECT_TRUE(std::filesystem::exists(out / file_name)) << file_name;
+    }
+    if (whole) {
+        EXPECT_EQ(pvd_steps(out / (name + ".pvd")), steps);
+    }
+}
+
+// The heat input on a small grid, writing every one of `steps` steps (dt 0.001).
+std::string every_step(int steps) {
+    return std::string(SIMRUN_SOURCE_DIR) +
+           "/inputs/heat.toml --backend cpu --quiet --set grid.nx=17 --set grid.ny=17 "
+           "--set time.dt=0.001 --set output.every=1 --set time.end=" +
+           std::to_string(steps / 1000.0);
+}
+
+// Runs with far more output steps than the .xmf's and .pvd's schedules rewrite them at every
+// step (16): 101 steps on 2 ranks with both writers, on a 2x2 process grid with the run file
+// alone; every step written, each index listing them all at the end. The collectives are
+// checked (SIMRUN_CHECK_COLLECTIVES), so a divergence fails with both places named.
+TEST(Distributed, LongRunsWriteEveryOutputStep) {
+    TemporaryDirectory dir;
+    for (const std::string layout : {"", " --process-grid 2x2 --set output.vtk=false"}) {
+        SCOPED_TRACE(layout);
+        const int ranks = layout.empty() ? 2 : 4;
+        const auto run = run_ranks(ranks, every_step(101) + layout + " --output out", dir);
+        ASSERT_EQ(run.exit_code, 0) << run.err;
+        const RunFile file(dir.path() / "out" / "heat.h5");
+        EXPECT_EQ(file.steps(), steps_from(0, 101));
+        expect_complete_steps(dir.path() / "out", "heat", true);
+        std::filesystem::remove_all(dir.path() / "out");
+    }
+}
+
+// A run of 10 output steps on 2 ranks continued to 40 on 3: the continuation crosses the step
+// at which the indexes' schedule stops rewriting them every step, and ends with every step.
+TEST(Distributed, RestartAcrossTheIndexScheduleWritesEveryStep) {
+    TemporaryDirectory dir;
+    const auto first = run_ranks(2, every_step(10) + " --output out", dir);
+    ASSERT_EQ(first.exit_code, 0) << first.err;
+    const auto rest = run_ranks(3, every_step(40) + " --output out --restart out/heat.h5", dir);
+    ASSERT_EQ(rest.exit_code, 0) << rest.err;
+    const RunFile file(dir.path() / "out" / "heat.h5");
+    EXPECT_EQ(file.steps(), steps_from(0, 40));
+    expect_complete_steps(dir.path() / "out", "heat", true);
+}
+
+// The disk space (in blocks of 4 KiB) of the files under `directory` that rank `rank` of a run
+// writes: its pieces, and for rank 0 the run file and the indexes too.
+std::uintmax_t bytes_written_by(const std::filesystem::path& directory, int rank) {
+    std::uintmax_t bytes = 0;
+    const std::string piece = "_" + std::to_string(rank) + ".vti";
+    for (const auto& entry : std::filesystem::recursive_directory_iterator(directory)) {
+        if (!entry.is_regular_file()) continue;
+        const std::string name = entry.path().filename().string();
+        if (name.ends_with(piece) || (rank == 0 && !name.ends_with(".vti"))) {
+            bytes += (entry.file_size() + 4095) / 4096 * 4096;
+        }
+    }
+    return bytes;
+}
+
+// The disk fills up for one rank at a time (a preloaded library fails its writes with ENOSPC
+// once they have taken half of what that rank's files take in a whole run): on a 2x2 process
+// grid every rank stops with 1 within the time limit, the failing rank names the full disk,
+// and every step the outputs list is complete. Rank 0 meets it reserving the run file's space
+// for a step (or writing an index), the others writing their pieces; none inside a collective
+// write of the run file, whose space rank 0 reserved for all.
+TEST(Distributed, FullDiskOnEachRankInTurnStopsEveryRank) {
+    TemporaryDirectory dir;
+    const std::string input = every_step(40) + " --process-grid 2x2";
+    const auto whole = run_ranks(4, input + " --output whole", dir);
+    ASSERT_EQ(whole.exit_code, 0) << whole.err;
+    for (int rank = 0; rank < 4; ++rank) {
+        SCOPED_TRACE("the disk full for rank " + std::to_string(rank));
+        const auto out = dir.path() / ("full" + std::to_string(rank));
+        // Preloaded into the ranks alone (-x), not into the launcher.
+        const std::string full_disk =
+            " -x LD_PRELOAD=" SIMRUN_FULL_DISK " -x SIMRUN_FULL_DISK_DIR=" + out.string() +
+            " -x SIMRUN_FULL_DISK_RANK=" + std::to_string(rank) + " -x SIMRUN_FULL_DISK_BYTES=" +
+            std::to_string(bytes_written_by(dir.path() / "whole", rank) / 2);
+        const auto run = testing::run_simrun(input + " --output " + out.string(), dir.path(),
+                                             mpirun(4, "-k 10 90") + full_disk);
+        EXPECT_EQ(run.exit_code, 1) << run.err;
+        EXPECT_NE(run.err.find("No space left on device"), std::string::npos) << run.err;
+        expect_complete_steps(out, "heat", false);
+        const RunFile file(out / "heat.h5");
+        EXPECT_LT(file.steps().size(), 41u);
+    }
+}
+
+// A link planted where a step's directory of pieces goes (to send the pieces elsewhere) is
+// removed, never followed: the pieces land in a directory of the run's, the link's target
+// stays empty, and the step reads whole.
+TEST(Distributed, LinkPlantedAtAPieceDirectoryIsNotFollowed) {
+    TemporaryDirectory dir;
+    std::filesystem::create_directories(dir.path() / "out");
+    std::filesystem::create_directories(dir.path() / "elsewhere");
+    std::filesystem::create_directory_symlink(dir.path() / "elsewhere",
+                                              dir.path() / "out" / "heat_000001");
+    const auto run = run_ranks(2, every_step(3) + " --output out", dir);
+    ASSERT_EQ(run.exit_code, 0) << run.err;
+    EXPECT_TRUE(std::filesystem::is_empty(dir.path() / "elsewhere"));
+    const auto pieces = dir.path() / "out" / "heat_000001";
+    EXPECT_FALSE(std::filesystem::is_symlink(pieces));
+    EXPECT_TRUE(std::filesystem::exists(pieces / "heat_000001_0.vti"));
+    EXPECT_TRUE(std::filesystem::exists(pieces / "heat_000001_1.vti"));
+    expect_complete_steps(dir.path() / "out", "heat", true);
 }
 
 }  // namespace

@@ -218,6 +218,7 @@ void Hdf5RunWriter::append_restart(const hdf5::Context& context, std::string_vie
     file_ = context.check(H5Fopen(h5_path_.c_str(), H5F_ACC_RDWR, access.get()), H5Fclose,
                           "H5Fopen (read-write)");
     identity_ = identity_of(h5_path_);
+    hdf5::refuse_links_out_of_file(context, file_.get());
     {
         auto group = context.check(H5Gopen2(file_.get(), "/grid", H5P_DEFAULT), H5Gclose,
                                    "H5Gopen2 of group '/grid'");

@@ -9,6 +9,19 @@
 #include "simrun/framework/discretisation/field.hpp"
 
 namespace simrun::framework {
+namespace {
+
+bool is_peer_failure(const std::exception_ptr& failure) {
+    try {
+        std::rethrow_exception(failure);
+    } catch (const solvers::PeerFailure&) {
+        return true;
+    } catch (...) {
+        return false;
+    }
+}
+
+}  // namespace
 
 OutputPipeline::Buffer::Buffer(std::shared_ptr<const solvers::Backend> backend, std::size_t size)
     : backend_(std::move(backend)),
@@ -37,7 +50,7 @@ OutputPipeline::OutputPipeline(std::unique_ptr<VtkSeriesWriter> vtk,
     if (!host_memory_) throw std::invalid_argument("output pipeline without host memory");
     if (vtk_) {
         stages_.emplace_back().write = [this](const Job& job) {
-            const FieldView fields[] = {{"u", job.u.values()}};
+            const FieldView fields[] = {{"u", job.values()}};
             if (job.vtk) vtk_->write_step(job.step, job.time, fields);
         };
     }
@@ -46,7 +59,8 @@ OutputPipeline::OutputPipeline(std::unique_ptr<VtkSeriesWriter> vtk,
         const std::size_t values = hdf5_field_size == 0 ? field_size : hdf5_field_size;
         if (values > field_size) throw std::invalid_argument("HDF5 field larger than the field");
         stage.write = [this, values](const Job& job) {
-            const FieldView fields[] = {{"u", job.u.values().first(values)}};
+            const FieldView fields[] = {
+                {"u", job.values().first(std::min(values, job.values().size()))}};
             if (job.hdf5) hdf5_->stage_step(job.step, job.time, fields, job.statistics);
         };
         stage.commit = [this](const Job& job) {
@@ -88,7 +102,7 @@ void OutputPipeline::prepare_buffers(std::size_t count) {
             free_buffers_.push_back(std::move(*buffer));
         } else {
             --buffers_;
-            if (!error_) error_ = failure;
+            store(failure);
         }
         changed_.notify_all();
     }
@@ -96,65 +110,75 @@ void OutputPipeline::prepare_buffers(std::size_t count) {
     changed_.notify_all();
 }
 
-void OutputPipeline::submit(OutputStep step,
-                            const std::function<void(std::span<double>)>& copy_field) {
-    std::optional<Buffer> buffer;
+std::optional<OutputPipeline::Buffer> OutputPipeline::take_buffer() {
     {
         std::unique_lock lock(mutex_);
         changed_.wait(lock, [this] {
             return !free_buffers_.empty() || (!preparing_ && buffers_ < max_buffers_) || error_;
         });
-        if (error_) {
-            // copy_field runs all the same: what it does beside copying (over ranks, an
-            // exchange with the neighbouring ranks) must happen on every rank.
-            const std::exception_ptr failure = error_;
-            lock.unlock();
-            std::vector<double> scratch(field_size_);
-            copy_field(scratch);
-            std::rethrow_exception(failure);
-        }
-        if (free_buffers_.empty()) {
-            ++buffers_;  // allocated below, outside the lock
-        } else {
-            buffer.emplace(std::move(free_buffers_.back()));
+        if (error_) return std::nullopt;
+        if (!free_buffers_.empty()) {
+            std::optional<Buffer> buffer(std::move(free_buffers_.back()));
             free_buffers_.pop_back();
+            return buffer;
         }
-    }
-    if (!buffer) {
-        try {
-            buffer.emplace(host_memory_, field_size_);
-        } catch (...) {
-            const std::lock_guard lock(mutex_);
-            --buffers_;
-            throw;
-        }
+        ++buffers_;  // allocated below, outside the lock
     }
     try {
-        copy_field(buffer->values());
+        return std::optional<Buffer>(std::in_place, host_memory_, field_size_);
     } catch (...) {
         const std::lock_guard lock(mutex_);
-        free_buffers_.push_back(std::move(*buffer));  // kept for the next step
-        throw;
+        --buffers_;
+        store(std::current_exception());
+        return std::nullopt;
+    }
+}
+
+void OutputPipeline::submit(OutputStep step,
+                            const std::function<void(std::span<double>)>& copy_field) {
+    std::optional<Buffer> buffer = take_buffer();
+    // The step is queued whatever happens below: every rank's writers are handed the same
+    // steps (see the header).
+    std::exception_ptr failure;
+    try {
+        if (buffer) {
+            copy_field(buffer->values());
+        } else {
+            // What copy_field does beside copying (over ranks, an exchange with the
+            // neighbouring ranks) must happen on every rank.
+            std::vector<double> scratch(field_size_);
+            copy_field(scratch);
+        }
+    } catch (...) {
+        failure = std::current_exception();
     }
     {
         const std::lock_guard lock(mutex_);
-        const auto job = std::make_shared<Job>(std::move(step), submitted_++, std::move(*buffer),
-                                               stages_.size());
+        if (failure && buffer) {
+            free_buffers_.push_back(std::move(*buffer));  // kept for the next step
+            buffer.reset();
+        }
+        const auto job =
+            std::make_shared<Job>(std::move(step), submitted_++, std::move(buffer), stages_.size());
         for (auto& stage : stages_) stage.queue.push_back(job);
+        if (!failure && error_) failure = own_error_ ? own_error_ : error_;
     }
     changed_.notify_all();
+    if (failure) std::rethrow_exception(failure);
 }
 
 std::exception_ptr OutputPipeline::wait_for_failure() {
     std::unique_lock lock(mutex_);
     changed_.wait(lock, [this] {
-        if (error_) return true;
+        if (own_error_) return true;
         for (const Stage& stage : stages_) {
-            if (!stage.queue.empty() || stage.completed < submitted_) return false;
+            if (!stage.queue.empty() || (stage.completed < submitted_ && !stage.stopped)) {
+                return false;
+            }
         }
         return true;
     });
-    return error_;
+    return own_error_ ? own_error_ : error_;
 }
 
 void OutputPipeline::finish() {
@@ -164,7 +188,7 @@ void OutputPipeline::finish() {
         if (vtk_) vtk_->write_index();
         if (hdf5_) hdf5_->write_index();
     } catch (...) {
-        if (!error_) error_ = std::current_exception();
+        store(std::current_exception());
     }
     if (error_) std::rethrow_exception(error_);
 }
@@ -181,6 +205,11 @@ void OutputPipeline::close() {
     }
 }
 
+void OutputPipeline::store(const std::exception_ptr& failure) {
+    if (!error_) error_ = failure;
+    if (!own_error_ && !is_peer_failure(failure)) own_error_ = failure;
+}
+
 bool OutputPipeline::attempt(std::unique_lock<std::mutex>& lock, std::size_t index,
                              const std::function<void()>& action) {
     lock.unlock();
@@ -192,8 +221,8 @@ bool OutputPipeline::attempt(std::unique_lock<std::mutex>& lock, std::size_t ind
     }
     lock.lock();
     if (!failure) return true;
-    if (!error_) error_ = failure;
-    stopped_stages_ = std::max(stopped_stages_, index + 1);
+    store(failure);
+    stages_[index].stopped = true;
     return false;
 }
 
@@ -205,7 +234,7 @@ void OutputPipeline::work(std::size_t index) {
         if (stage.queue.empty()) break;
         const std::shared_ptr<Job> job = std::move(stage.queue.front());
         stage.queue.pop_front();
-        if (index >= stopped_stages_ && attempt(lock, index, [&] { stage.write(*job); })) {
+        if (!stage.stopped && attempt(lock, index, [&] { stage.write(*job); })) {
             bool complete = !stage.commit;
             if (stage.commit) {
                 // The job has every earlier stage's step once the previous stage completed it;
@@ -214,17 +243,17 @@ void OutputPipeline::work(std::size_t index) {
                     return index == 0 || stages_[index - 1].completed > job->sequence;
                 };
                 changed_.wait(lock,
-                              [&] { return previous_has_it() || index - 1 < stopped_stages_; });
+                              [&] { return previous_has_it() || stages_[index - 1].stopped; });
                 if (previous_has_it()) {
                     complete = attempt(lock, index, [&] { stage.commit(*job); });
                 } else {
                     attempt(lock, index, [&] { stage.discard(); });
-                    stopped_stages_ = std::max(stopped_stages_, index + 1);
+                    stage.stopped = true;
                 }
             }
             if (complete) stage.completed = job->sequence + 1;
         }
-        if (--job->holders == 0) free_buffers_.push_back(std::move(job->u));
+        if (--job->holders == 0 && job->u) free_buffers_.push_back(std::move(*job->u));
         changed_.notify_all();
     }
 }

@@ -13,6 +13,14 @@
 // it visible (flush, .xmf) only once the .vti is written, so each series is a prefix of the
 // steps handed over and the .pvd lists every step the .h5 holds (a restart continues from the
 // .h5's last step and drops the .pvd entries after it).
+//
+// Over ranks each writer meets the other ranks' same writer in collectives at every step, so
+// every rank's writer must be handed the same steps and stop at the same one. Both follow from
+// decisions every rank makes alike: every submit() queues its step, on every rank (a step
+// handed over once the writers have failed, or whose buffer could not be had, goes without its
+// field, and a writer still running fails on it, agreed among the ranks as its other failures
+// are); a writer stops only at its own failure (agreed) or where the writer before it stopped
+// short of the step (which that writer's agreement decided), never on another thread's timing.
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
@@ -21,6 +29,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <thread>
 #include <utility>
@@ -67,16 +76,18 @@ public:
 
     // Takes a host buffer of field_size values (one the writers are done with; else a new one
     // while the buffers take at most max(buffer_bytes, min_buffers fields); else waits for
-    // one), has copy_field overwrite all its values, and queues the step. Rethrows the writers'
-    // first error (or an allocation's), after which nothing more is queued (copy_field still
-    // runs, into a scratch buffer); an exception from copy_field propagates and queues nothing.
+    // one), has copy_field overwrite all its values, and queues the step. Once the writers
+    // have failed (or the buffer's allocation fails) the step is queued without its field
+    // (copy_field still runs, into a scratch buffer) and their first error is rethrown; an
+    // exception from copy_field propagates and the step is queued without its field.
     void submit(OutputStep step, const std::function<void(std::span<double>)>& copy_field);
     // Waits until every step is written and joins the threads; rethrows the writers' first
     // error. Nothing may be submitted afterwards.
     void finish();
-    // Waits until the writers fail or have done every step queued; returns their first error
-    // (null where none failed). For a rank that the other ranks learnt had failed, before its
-    // own writer's error reached it.
+    // Waits until a writer fails here (not solvers::PeerFailure: another rank's failure) or
+    // every writer has done or dropped every step queued; returns that failure, else the
+    // writers' first error (null where none failed). For a rank that the other ranks learnt
+    // had failed, before its own writer's error reached it.
     std::exception_ptr wait_for_failure();
 
 private:
@@ -97,14 +108,17 @@ private:
         std::size_t size_;
     };
     struct Job : OutputStep {
-        Job(OutputStep output, std::uint64_t number, Buffer field, std::size_t writers)
+        Job(OutputStep output, std::uint64_t number, std::optional<Buffer> field,
+            std::size_t writers)
             : OutputStep(std::move(output)),
               sequence(number),
               u(std::move(field)),
               holders(writers) {}
-        std::uint64_t sequence;  // order of submission, from 0
-        Buffer u;                // the field on the host, in Grid node order
-        std::size_t holders;     // stages not yet done with it; at 0 the buffer is free again
+        // The field handed over; empty (no values) for a step handed over without it.
+        std::span<double> values() const { return u ? u->values() : std::span<double>(); }
+        std::uint64_t sequence;   // order of submission, from 0
+        std::optional<Buffer> u;  // the field on the host, in Grid node order; none: not had
+        std::size_t holders;      // stages not yet done with it; at 0 the buffer is free again
     };
     // One writer with its thread and the jobs waiting for it. A two-phase writer (commit set)
     // writes a job, then commits it once the previous stage has completed that job, or
@@ -115,14 +129,18 @@ private:
         std::function<void()> discard;
         std::deque<std::shared_ptr<Job>> queue;
         std::uint64_t completed = 0;  // jobs [0, completed) are written (or skipped) here
+        bool stopped = false;  // failed, or the previous stage stopped short: jobs are dropped
         std::thread thread;
     };
 
     void work(std::size_t index);
     // Runs `action` without the lock; a failure is stored (the first one is rethrown to the
-    // loop) and stops stage `index` and those before it.
+    // loop) and stops stage `index` (the later stages stop where they reach a job it did not
+    // complete; the earlier ones go on: the .pvd may list steps the .h5 lacks, not the reverse).
     bool attempt(std::unique_lock<std::mutex>& lock, std::size_t index,
                  const std::function<void()>& action);
+    // Keeps a failure (under the lock): the first one, and the first of this rank's own.
+    void store(const std::exception_ptr& failure);
     void prepare_buffers(std::size_t count);
     void close();
 
@@ -142,9 +160,10 @@ private:
     std::uint64_t submitted_ = 0;
     bool closing_ = false;
     std::exception_ptr error_;
-    // Stages [0, stopped_stages_) drop their jobs: they or a later stage failed, and no step may
-    // follow a missing one. Later stages go on with the jobs that the earlier ones completed.
-    std::size_t stopped_stages_ = 0;
+    std::exception_ptr own_error_;  // the first that is not another rank's (PeerFailure)
+    // Takes a free buffer, or allocates one while the buffers allow; waits for one otherwise.
+    // None where the writers have failed or the allocation fails (that error is stored).
+    std::optional<Buffer> take_buffer();
 };
 
 }  // namespace simrun::framework

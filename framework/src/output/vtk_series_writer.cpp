@@ -1,8 +1,13 @@
 #include "simrun/framework/output/vtk_series_writer.hpp"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <iterator>
 #include <regex>
@@ -72,9 +77,50 @@ VtkSeriesWriter::VtkSeriesWriter(std::filesystem::path directory, std::string ba
       grid_(grid),
       file_writer_(std::make_unique<VtiFileWriter>(default_threads())),
       pieces_(std::move(pieces)) {
-    if (!index_writer()) return;
-    create_directory();
-    read_pvd(from.last_step);
+    if (!pieces_) {
+        create_directory();
+        read_pvd(from.last_step);
+        return;
+    }
+    solvers::all_or_none(*pieces_->ranks, [&] {
+        if (!index_writer()) return;
+        create_directory();
+        read_pvd(from.last_step);
+    });
+    share_entries();
+}
+
+// Every rank holds the series' entries, as rank 0 read them: the .pvd's schedule decides when
+// the ranks meet in the agreement on its writing, so every rank's must count the same.
+void VtkSeriesWriter::share_entries() {
+    std::vector<std::byte> bytes;
+    const auto put = [&](const void* data, std::size_t size) {
+        const auto* first = static_cast<const std::byte*>(data);
+        bytes.insert(bytes.end(), first, first + size);
+    };
+    for (const Entry& entry : entries_) {
+        const std::uint64_t length = entry.file_name.size();
+        put(&entry.step, sizeof entry.step);
+        put(&entry.time, sizeof entry.time);
+        put(&length, sizeof length);
+        put(entry.file_name.data(), length);
+    }
+    const std::vector<std::byte> from_first = pieces_->ranks->all_gather(bytes)[0];
+    entries_.clear();
+    for (std::size_t at = 0; at < from_first.size();) {
+        const auto take = [&](void* data, std::size_t size) {
+            std::memcpy(data, from_first.data() + at, size);
+            at += size;
+        };
+        Entry entry;
+        std::uint64_t length = 0;
+        take(&entry.step, sizeof entry.step);
+        take(&entry.time, sizeof entry.time);
+        take(&length, sizeof length);
+        entry.file_name.resize(length);
+        take(entry.file_name.data(), length);
+        entries_.push_back(std::move(entry));
+    }
 }
 
 bool VtkSeriesWriter::index_writer() const { return !pieces_ || pieces_->ranks->rank() == 0; }
@@ -182,24 +228,14 @@ void VtkSeriesWriter::write_step(std::int64_t step, double time,
     if (step < 0) {
         throw std::invalid_argument("VTK output: negative step " + std::to_string(step));
     }
-    const auto path = pieces_ ? piece_path(step, pieces_->ranks->rank()) : step_path(step);
-    const NodeBox box =
-        pieces_ ? pieces_->boxes[static_cast<std::size_t>(pieces_->ranks->rank())] : grid_.box();
-    for (const auto& field : fields) {
-        if (static_cast<std::int64_t>(field.values.size()) != box.num_points()) {
-            throw std::invalid_argument("VTK output '" + path.string() + "': field '" + field.name +
-                                        "' has " + std::to_string(field.values.size()) +
-                                        " values, the " + (pieces_ ? "piece" : "grid") + " has " +
-                                        std::to_string(box.num_points()) + " nodes");
-        }
-    }
-
     if (pieces_) {
         write_pieces(step, fields);
     } else {
+        const auto path = step_path(step);
+        check_sizes(path, grid_.box(), fields);
         // Unsynced, as the HDF5 steps: complete or absent after a kill, an fsync per step saved.
         solvers::AtomicReplace replace(path, solvers::FileSync::unsynced);
-        file_writer_->write(replace.temp_path(), grid_, fields, compression_, box);
+        file_writer_->write(replace.temp_path(), grid_, fields, compression_, grid_.box());
         replace.commit();
     }
 
@@ -221,40 +257,38 @@ void VtkSeriesWriter::write_step(std::int64_t step, double time,
     }
 }
 
-// Every rank writes its piece; once all are written (the ranks agree on it: a rank that
-// failed rethrows its error, the others solvers::PeerFailure), rank 0 names them in the step's
-// .pvti, and the ranks agree on that too. Traffic: the piece's bytes (its box and the nodes it
-// shares with the next boxes), and two agreements of one value.
+void VtkSeriesWriter::check_sizes(const std::filesystem::path& path, const NodeBox& box,
+                                  std::span<const FieldView> fields) const {
+    for (const auto& field : fields) {
+        if (static_cast<std::int64_t>(field.values.size()) != box.num_points()) {
+            throw std::invalid_argument("VTK output '" + path.string() + "': field '" + field.name +
+                                        "' has " + std::to_string(field.values.size()) +
+                                        " values, the " + (pieces_ ? "piece" : "grid") + " has " +
+                                        std::to_string(box.num_points()) + " nodes");
+        }
+    }
+}
+
+// Rank 0 makes the step's directory of pieces, a directory of this user's: an entry of another
+// kind there (a link planted to send the pieces elsewhere, a file) is removed, not followed, and
+// a directory of another user's is refused. Every rank then writes its piece; once all are
+// written (the ranks agree on it: a rank that failed rethrows its error, the others
+// solvers::PeerFailure), rank 0 names them in the step's .pvti, and the ranks agree on that too.
+// Traffic: the piece's bytes (its box and the nodes it shares with the next boxes), and three
+// agreements of one value.
 void VtkSeriesWriter::write_pieces(std::int64_t step, std::span<const FieldView> fields) {
     const solvers::Communicator& ranks = *pieces_->ranks;
     const auto path = piece_path(step, ranks.rank());
     const NodeBox& piece = pieces_->boxes[static_cast<std::size_t>(ranks.rank())];
-    // The fields in the piece's order, where they were handed over own nodes first.
-    std::vector<std::vector<double>> ordered;
-    std::vector<FieldView> in_order(fields.begin(), fields.end());
-    if (pieces_->owned &&
-        !(pieces_->owned->lower == piece.lower && pieces_->owned->run_of(piece))) {
-        const NodeBox& owned = *pieces_->owned;
-        for (std::size_t f = 0; f < fields.size(); ++f) {
-            std::vector<double>& values = ordered.emplace_back(fields[f].values.size());
-            for (std::int64_t p = 0; p < piece.num_points(); ++p) {
-                const auto [i, j, k] = piece.node(p);
-                values[static_cast<std::size_t>(p)] = fields[f].values[static_cast<std::size_t>(
-                    Decomposition::piece_value_index(piece, owned, i, j, k))];
-            }
-            in_order[f].values = values;
-        }
-    }
-    fields = in_order;
     solvers::all_or_none(ranks, [&] {
-        std::error_code error;
-        std::filesystem::create_directories(path.parent_path(), error);
-        if (error && !std::filesystem::is_directory(path.parent_path())) {
-            throw std::runtime_error("cannot create directory '" + path.parent_path().string() +
-                                     "': " + error.message());
-        }
+        if (ranks.rank() == 0) make_own_directory(path.parent_path());
+    });
+    solvers::all_or_none(ranks, [&] {
+        check_sizes(path, piece, fields);
+        require_own_directory(path.parent_path());
+        const auto in_order = in_piece_order(piece, fields);
         solvers::AtomicReplace replace(path, solvers::FileSync::unsynced);
-        file_writer_->write(replace.temp_path(), grid_, fields, compression_, piece);
+        file_writer_->write(replace.temp_path(), grid_, in_order.views, compression_, piece);
         replace.commit();
     });
     solvers::all_or_none(ranks, [&] {
@@ -269,6 +303,67 @@ void VtkSeriesWriter::write_pieces(std::int64_t step, std::span<const FieldView>
         solvers::write_file_atomically(step_path(step), make_pvti(grid_, names, pieces),
                                        solvers::FileSync::unsynced);
     });
+}
+
+VtkSeriesWriter::OrderedFields VtkSeriesWriter::in_piece_order(
+    const NodeBox& piece, std::span<const FieldView> fields) const {
+    OrderedFields ordered{{}, {fields.begin(), fields.end()}};
+    if (!pieces_->owned ||
+        (pieces_->owned->lower == piece.lower && pieces_->owned->run_of(piece))) {
+        return ordered;
+    }
+    // The fields in the piece's order, where they were handed over own nodes first.
+    const NodeBox& owned = *pieces_->owned;
+    ordered.values.resize(fields.size());
+    for (std::size_t f = 0; f < fields.size(); ++f) {
+        std::vector<double>& values = ordered.values[f];
+        values.resize(fields[f].values.size());
+        for (std::int64_t p = 0; p < piece.num_points(); ++p) {
+            const auto [i, j, k] = piece.node(p);
+            values[static_cast<std::size_t>(p)] = fields[f].values[static_cast<std::size_t>(
+                Decomposition::piece_value_index(piece, owned, i, j, k))];
+        }
+        ordered.views[f].values = values;
+    }
+    return ordered;
+}
+
+void VtkSeriesWriter::make_own_directory(const std::filesystem::path& directory) {
+    struct stat status {};
+    if (::lstat(directory.c_str(), &status) == 0) {
+        if (S_ISDIR(status.st_mode)) {
+            require_own_directory(directory);
+            return;
+        }
+        if (::unlink(directory.c_str()) != 0) {
+            throw std::runtime_error("cannot remove '" + directory.string() +
+                                     "' (not a directory) to make the step's directory of "
+                                     "pieces there: " +
+                                     std::strerror(errno));
+        }
+    }
+    if (::mkdir(directory.c_str(), 0777) != 0 && errno != EEXIST) {
+        throw std::runtime_error("cannot create directory '" + directory.string() +
+                                 "': " + std::strerror(errno));
+    }
+    require_own_directory(directory);
+}
+
+void VtkSeriesWriter::require_own_directory(const std::filesystem::path& directory) {
+    struct stat status {};
+    if (::lstat(directory.c_str(), &status) != 0) {
+        throw std::runtime_error("the step's directory of pieces '" + directory.string() +
+                                 "' is gone: " + std::strerror(errno));
+    }
+    if (!S_ISDIR(status.st_mode)) {
+        throw std::runtime_error("the step's directory of pieces '" + directory.string() +
+                                 "' was replaced by another kind of entry (a link?) during the "
+                                 "run: refusing to write through it");
+    }
+    if (status.st_uid != ::geteuid()) {
+        throw std::runtime_error("the step's directory of pieces '" + directory.string() +
+                                 "' belongs to another user: refusing to write pieces into it");
+    }
 }
 
 void VtkSeriesWriter::write_pvd() const {

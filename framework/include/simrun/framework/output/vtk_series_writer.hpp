@@ -103,8 +103,22 @@ private:
     std::string step_file_name(std::int64_t step) const;
     bool index_writer() const;  // writes the .pvd (and .pvti): one process, or rank 0
     void write_pieces(std::int64_t step, std::span<const FieldView> fields);
+    // Throws std::invalid_argument where a field's size is not the box's node count.
+    void check_sizes(const std::filesystem::path& path, const NodeBox& box,
+                     std::span<const FieldView> fields) const;
+    // The fields in the piece's order (copies where they were handed over own nodes first).
+    struct OrderedFields {
+        std::vector<std::vector<double>> values;
+        std::vector<FieldView> views;
+    };
+    OrderedFields in_piece_order(const NodeBox& piece, std::span<const FieldView> fields) const;
+    // A step's directory of pieces: made a directory of this user's (an entry of another kind
+    // there removed, never followed), or checked to be one; std::runtime_error otherwise.
+    static void make_own_directory(const std::filesystem::path& directory);
+    static void require_own_directory(const std::filesystem::path& directory);
     void create_directory() const;
     void read_pvd(std::int64_t last_step);
+    void share_entries();  // rank 0's entries on every rank (collective)
     void write_pvd() const;
 
     std::filesystem::path directory_;
