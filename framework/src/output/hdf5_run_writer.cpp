@@ -272,18 +272,24 @@ void Hdf5RunWriter::append_restart(const hdf5::Context& context, std::string_vie
     hdf5::flush_to_disk(context, file_.get());
 }
 
-void Hdf5RunWriter::release_cache(const hdf5::Context& context) {
-    // A cache that never evicts keeps every object of every step; once it is large, closing
-    // and reopening the (just flushed, so clean) file empties it.
-    constexpr std::size_t limit = 32 << 20;
+std::size_t Hdf5RunWriter::metadata_cache_entries() const {
     std::size_t max_size = 0, min_clean_size = 0, size = 0;
     int entries = 0;
-    context.check(H5Fget_mdc_size(file_.get(), &max_size, &min_clean_size, &size, &entries),
-                  "H5Fget_mdc_size");
+    context().check(H5Fget_mdc_size(file_.get(), &max_size, &min_clean_size, &size, &entries),
+                    "H5Fget_mdc_size");
+    return static_cast<std::size_t>(entries);
+}
+
+void Hdf5RunWriter::release_cache(const hdf5::Context& context) {
+    // A cache that never evicts keeps every object of every step, and each flush scans every
+    // entry it holds (HDF5 builds its list of dirty entries from the whole cache): output
+    // every step cost time quadratic in the steps. Closing and reopening the (just flushed, so
+    // clean) file empties it; at this bound a flush scans a few microseconds' worth, and the
+    // reopening (about a millisecond) comes every hundred steps or more.
+    const double entries = static_cast<double>(metadata_cache_entries());
     // Over ranks the reopening is collective: the ranks decide alike, on the largest cache.
-    const double largest =
-        distributed() ? ranks_->ranks->max(static_cast<double>(size)) : static_cast<double>(size);
-    if (largest < static_cast<double>(limit)) return;
+    const double largest = distributed() ? ranks_->ranks->max(entries) : entries;
+    if (largest < static_cast<double>(max_cache_entries)) return;
     collective("H5Fopen (reopening)", [&] {
         file_.reset();
         auto access = file_access(context);

@@ -136,6 +136,12 @@ public:
     // The steps the file holds, in order (those found on opening it for append included).
     const std::vector<XdmfStep>& steps() const { return steps_; }
 
+    // The most entries the file's metadata cache keeps between steps: each step's flush scans
+    // them all, so the writer empties the cache (reopening the file) once a step leaves it
+    // holding as many. metadata_cache_entries(): how many it holds now.
+    static constexpr std::size_t max_cache_entries = 1024;
+    std::size_t metadata_cache_entries() const;
+
 private:
     // The helpers for this writer's file: writes shared among the ranks where there are several.
     hdf5::Context context() const;
