@@ -1070,5 +1070,30 @@ TEST(Distributed, LinkPlantedAtAPieceDirectoryIsNotFollowed) {
     expect_complete_steps(dir.path() / "out", "heat", true);
 }
 
+// Data turning non-finite mid-run on 3 ranks (the top side, rank 2's, at t > 0.035 with dt
+// 0.01: first at step 4) stops every rank with 1, said once, the outputs holding steps 0 to 3;
+// data non-finite from the start is an input error (2) before anything is written.
+TEST(Distributed, DataTurningNonFiniteMidRunExitsOneWithTheStepsBefore) {
+    TemporaryDirectory dir;
+    const std::string input = std::string(SIMRUN_SOURCE_DIR) +
+                              "/inputs/heat.toml --backend cpu --quiet --set grid.nx=17 --set "
+                              "grid.ny=17 --set time.dt=0.01 --set time.end=0.05 --set "
+                              "output.every=1 --set output.vtk=false --output out ";
+    const auto mid_run = run_ranks(3, input + "--set 'boundary.top=\"t > 0.035 ? 1/0 : 0\"'", dir);
+    EXPECT_EQ(mid_run.exit_code, 1) << mid_run.err;
+    EXPECT_NE(mid_run.err.find("t = 0.04"), std::string::npos) << mid_run.err;
+    const auto first = mid_run.err.find("simrun:");
+    EXPECT_EQ(mid_run.err.find("simrun:", first + 1), std::string::npos) << mid_run.err;
+    const RunFile file(dir.path() / "out" / "heat.h5");
+    ASSERT_TRUE(file.is_open());
+    EXPECT_EQ(file.steps(), steps_from(0, 3));
+    expect_complete_steps(dir.path() / "out", "heat", true);
+    std::filesystem::remove_all(dir.path() / "out");
+
+    const auto at_start = run_ranks(3, input + "--set 'boundary.top=\"log(-t)\"'", dir);
+    EXPECT_EQ(at_start.exit_code, 2) << at_start.err;
+    EXPECT_FALSE(std::filesystem::exists(dir.path() / "out" / "heat.h5"));
+}
+
 }  // namespace
 }  // namespace simrun
