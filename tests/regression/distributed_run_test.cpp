@@ -1095,5 +1095,20 @@ TEST(Distributed, DataTurningNonFiniteMidRunExitsOneWithTheStepsBefore) {
     EXPECT_FALSE(std::filesystem::exists(dir.path() / "out" / "heat.h5"));
 }
 
+// An output directory rank 0 cannot make (a file stands in its path): every rank stops with
+// 1 within the time limit, rank 0 naming the directory, once; no rank goes on into the
+// writers' collectives without it.
+TEST(Distributed, AnOutputDirectoryThatCannotBeMadeStopsEveryRank) {
+    TemporaryDirectory dir;
+    dir.write("blocker", "a file");
+    const auto run = run_ranks(3, every_step(2) + " --output blocker/out", dir);
+    EXPECT_EQ(run.exit_code, 1) << run.err;
+    EXPECT_NE(run.err.find("simrun: rank 0 of 3: error: cannot create the output directory"),
+              std::string::npos)
+        << run.err;
+    const auto first = run.err.find("simrun:");
+    EXPECT_EQ(run.err.find("simrun:", first + 1), std::string::npos) << run.err;
+}
+
 }  // namespace
 }  // namespace simrun

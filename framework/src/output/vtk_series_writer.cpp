@@ -59,14 +59,25 @@ VtkSeriesWriter::VtkSeriesWriter(std::filesystem::path directory, std::string ba
       grid_(grid),
       file_writer_(std::make_unique<VtiFileWriter>(default_threads())),
       pieces_(std::move(pieces)) {
-    // Over ranks rank 0 creates the directory; the others' pieces create their step's.
-    if (!index_writer()) return;
-    create_directory();
-    std::error_code error;
-    std::filesystem::remove(pvd_path(), error);
-    if (error) {
-        throw std::runtime_error("cannot remove '" + pvd_path().string() + "': " + error.message());
-    }
+    // Over ranks rank 0 creates the directory (and the step's directories of pieces later).
+    on_index_writer([&] {
+        create_directory();
+        std::error_code error;
+        std::filesystem::remove(pvd_path(), error);
+        if (error) {
+            throw std::runtime_error("cannot remove '" + pvd_path().string() +
+                                     "': " + error.message());
+        }
+    });
+}
+
+template <typename Work>
+void VtkSeriesWriter::on_index_writer(Work&& work) const {
+    if (!pieces_) return work();
+    // Local work of rank 0's, agreed at once: the construction goes on into collectives.
+    solvers::all_or_none(*pieces_->ranks, [&] {
+        if (index_writer()) work();
+    });
 }
 
 VtkSeriesWriter::VtkSeriesWriter(std::filesystem::path directory, std::string basename,
@@ -77,17 +88,11 @@ VtkSeriesWriter::VtkSeriesWriter(std::filesystem::path directory, std::string ba
       grid_(grid),
       file_writer_(std::make_unique<VtiFileWriter>(default_threads())),
       pieces_(std::move(pieces)) {
-    if (!pieces_) {
-        create_directory();
-        read_pvd(from.last_step);
-        return;
-    }
-    solvers::all_or_none(*pieces_->ranks, [&] {
-        if (!index_writer()) return;
+    on_index_writer([&] {
         create_directory();
         read_pvd(from.last_step);
     });
-    share_entries();
+    if (pieces_) share_entries();
 }
 
 // Every rank holds the series' entries, as rank 0 read them: the .pvd's schedule decides when

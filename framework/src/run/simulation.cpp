@@ -348,9 +348,13 @@ Simulation::Outputs Simulation::open_outputs() {
         }
         if (output.hdf5) hdf5_ranks = Hdf5Ranks{ranks.duplicate(), parts_.owned};
     }
-    if (parts_.rank == 0) {
-        outputs.lock = std::make_unique<OutputLock>(output.directory, output.basename);
-    }
+    // Rank 0 takes the lock, making the output directory; its failure is agreed at once
+    // (all_or_none): the writers' construction that follows is collective.
+    solvers::all_or_none(ranks, [&] {
+        if (parts_.rank == 0) {
+            outputs.lock = std::make_unique<OutputLock>(output.directory, output.basename);
+        }
+    });
     const auto h5_file = output.directory / (output.basename + ".h5");
     // A run continued into the file it continues from appends to its outputs.
     bool append = false;
@@ -373,7 +377,6 @@ Simulation::Outputs Simulation::open_outputs() {
         pvd_path_ = vtk->pvd_path();
     }
     if (output.hdf5) {
-        std::filesystem::create_directories(output.directory);
         hdf5 = std::make_unique<Hdf5RunWriter>(
             h5_file, *spec_.grid, spec_.effective_input,
             decisions_text(*integrator_, *backend_, spec_, parts_),

@@ -119,6 +119,10 @@ private:
     void create_directory() const;
     void read_pvd(std::int64_t last_step);
     void share_entries();  // rank 0's entries on every rank (collective)
+    // Runs work() where this process writes the indexes; over ranks as rank 0's local work,
+    // which the ranks then agree on (solvers::all_or_none).
+    template <typename Work>
+    void on_index_writer(Work&& work) const;
     void write_pvd() const;
 
     std::filesystem::path directory_;
