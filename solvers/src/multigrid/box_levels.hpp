@@ -28,8 +28,7 @@ namespace simrun::solvers::multigrid {
 
 // The other ranks' rows a rank reads around its part to compute its part of the next level
 // exactly (as slab_ghost_planes: a coarse row sums fine rows up to 3 points away along each
-// axis, whose weights read one point further, and those of points fine on several axes one
-// more).
+// axis, whose weights read rows up to 3 points further).
 inline constexpr std::int64_t box_ghost_layers = 6;
 
 // One level, as one rank holds it.

@@ -13,8 +13,9 @@ struct CoarsestInverse {
     bool singular = false;
 };
 
-// Gauss-Jordan elimination with partial pivoting, in double. Throws std::invalid_argument when
-// A is singular beyond a one-dimensional null space of constants.
+// Gauss-Jordan elimination with partial pivoting, in double, on A scaled to a unit diagonal (the
+// test for a vanishing pivot does not depend on the rows' scales). Throws MultigridSetupError
+// when A is singular beyond a one-dimensional null space of constants.
 CoarsestInverse invert_coarsest(const CsrData<double>& a);
 
 }  // namespace simrun::solvers::multigrid

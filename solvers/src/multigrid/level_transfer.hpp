@@ -76,6 +76,14 @@ DiaData<double> galerkin_operator(const DiaData<double>& a, const GridBox& fine,
 
 int transfer_slots(int dimension);
 
+// Whether some row of `a` couples to the points at offsets o and -o with negative entries more
+// than `ratio` times apart (a coefficient jump at the point).
+template <typename V>
+bool has_coefficient_jumps(const DiaData<V>& a, double ratio);
+// The jumps past which an automatic cycle is W (MultigridCycle): below, the V-cycle's
+// iterations stay at most 17 (contrast 100, the local bases of operator_interpolation).
+inline constexpr double cycle_jump_ratio = 100.0;
+
 // `a` without its diagonals of zeros (but the main one): a split level's window rows, whose
 // exchanges carry every diagonal some rank uses, and a product would only read.
 DiaData<double> without_empty_diagonals(DiaData<double> a);

@@ -19,6 +19,7 @@
 #include "simrun/solvers/base/vector_ops.hpp"
 #include "simrun/solvers/matrices/conversions.hpp"
 #include "simrun/solvers/matrices/dia_matrix.hpp"
+#include "simrun/solvers/multigrid/multigrid_setup_error.hpp"
 
 namespace simrun::solvers {
 
@@ -183,12 +184,15 @@ double gershgorin_of_scaled(const DiaData<double>& a, std::vector<double>& inver
     }
     if (first_bad < a.n) {
         const auto c = box.coordinates(first_bad);
-        throw std::invalid_argument("multigrid: level " + std::to_string(level) + " (" +
+        const std::string message = "multigrid: level " + std::to_string(level) + " (" +
                                     box.describe() + ") row " + std::to_string(first_bad) +
                                     " at (" + std::to_string(c[0]) + ", " + std::to_string(c[1]) +
                                     ", " + std::to_string(c[2]) + ") has diagonal entry " +
                                     std::to_string(main >= 0 ? a.at(main, first_bad) : 0.0) +
-                                    "; the smoothers need positive diagonal entries");
+                                    "; the smoothers need positive diagonal entries";
+        // The given matrix's own diagonal is the input's; a coarse level's is the set-up's.
+        if (level == 0) throw std::invalid_argument(message);
+        throw MultigridSetupError(message);
     }
     return bound;
 }
@@ -201,6 +205,14 @@ DiaData<To> convert_dia(const DiaData<From>& a) {
 }  // namespace
 
 template <typename T>
+void MultigridHierarchy<T>::resolve_cycle(bool jumps_on_this_rank) {
+    if (parameters_.cycle != MultigridCycle::automatic) return;
+    const bool jumps = split() ? backend_->communicator().max(jumps_on_this_rank ? 1.0 : 0.0) > 0
+                               : jumps_on_this_rank;
+    parameters_.cycle = jumps ? MultigridCycle::w : MultigridCycle::v;
+}
+
+template <typename T>
 MultigridHierarchy<T>::MultigridHierarchy(std::shared_ptr<const Backend> backend,
                                           const DiaData<T>& fine, const GridBox& box,
                                           const MultigridParameters& parameters,
@@ -211,6 +223,7 @@ MultigridHierarchy<T>::MultigridHierarchy(std::shared_ptr<const Backend> backend
                                     std::to_string(fine_operator->size()) + " rows, the matrix " +
                                     std::to_string(fine.n));
     }
+    resolve_cycle(multigrid::has_coefficient_jumps(fine, multigrid::cycle_jump_ratio));
     // Set up in double: the fine matrix itself when it is double (no copy).
     if constexpr (std::is_same_v<T, double>) {
         if (split()) {
@@ -232,6 +245,7 @@ MultigridHierarchy<T>::MultigridHierarchy(std::shared_ptr<const Backend> backend
                                           const DiaData<double>& whole, const GridBox& box,
                                           const MultigridParameters& parameters, OnThisRank)
     : backend_(std::move(backend)), parameters_(parameters), on_this_rank_(true) {
+    resolve_cycle(multigrid::has_coefficient_jumps(whole, multigrid::cycle_jump_ratio));
     build(whole, box, nullptr);
 }
 
@@ -246,6 +260,7 @@ MultigridHierarchy<T>::MultigridHierarchy(std::shared_ptr<const Backend> backend
                                     std::to_string(fine_operator->size()) + " rows, the matrix " +
                                     std::to_string(fine.n));
     }
+    resolve_cycle(multigrid::has_coefficient_jumps(fine, multigrid::cycle_jump_ratio));
     if (split()) {
         // Set up in double: a double fine matrix itself (no copy).
         if constexpr (std::is_same_v<OtherValue, double>) {
@@ -293,7 +308,7 @@ void MultigridHierarchy<T>::build(const DiaData<double>& fine, const GridBox& bo
         }
         if (!coarsening.coarsens()) {
             if (level_box.size() > 4096) {
-                throw std::invalid_argument(
+                throw MultigridSetupError(
                     "multigrid: the box " + level_box.describe() + " cannot be coarsened below " +
                     std::to_string(level_box.size()) + " points, too many to solve directly");
             }
@@ -524,6 +539,7 @@ MultigridHierarchy<T>::MultigridHierarchy(std::shared_ptr<const Backend> backend
                                           const MultigridParameters& parameters,
                                           const DiaMatrix<T>* fine_operator)
     : backend_(std::move(backend)), parameters_(parameters) {
+    resolve_cycle(multigrid::has_coefficient_jumps(rows.window, multigrid::cycle_jump_ratio));
     if (!split()) {
         // One process: its part is the whole box, and the window the part.
         build(rows.window, rows.box, nullptr);
@@ -900,6 +916,7 @@ void MultigridHierarchy<T>::run_cycle(std::size_t l, const T* b, T* x, Multigrid
     };
     const auto visit_cycle = [&] {
         switch (cycle) {
+            case MultigridCycle::automatic:  // (resolved by the constructor)
             case MultigridCycle::v:
                 visit(MultigridCycle::v);
                 break;
@@ -966,6 +983,7 @@ double MultigridHierarchy<T>::level_bytes(std::size_t l, MultigridCycle cycle) c
     // The levels below, as the cycle visits them.
     const auto below = [&] {
         switch (cycle) {
+            case MultigridCycle::automatic:  // (resolved by the constructor)
             case MultigridCycle::v:
                 return level_bytes(l + 1, MultigridCycle::v);
             case MultigridCycle::w:

@@ -29,7 +29,8 @@ namespace simrun::solvers::multigrid {
 
 // The neighbours' planes a rank reads on each side to compute its part of the next level
 // exactly: a coarse row sums fine rows up to 3 planes from its point, whose weights read rows
-// one plane further, whose own weights (points fine on several axes) one more.
+// up to 3 planes further (the collapsed weights one, and near a coefficient jump the local bases
+// of the coarse points one step away, which reach 2 planes past them in 2D: level_transfer.cpp).
 inline constexpr std::int64_t slab_ghost_planes = 6;
 
 // Where the next level is split over fewer ranks than this one: every rank's coarse planes that

@@ -15,6 +15,7 @@
 #include "simrun/solvers/methods/gmres.hpp"
 #include "simrun/solvers/methods/stationary_methods.hpp"
 #include "simrun/solvers/multigrid/multigrid_preconditioner.hpp"
+#include "simrun/solvers/multigrid/multigrid_setup_error.hpp"
 #include "simrun/solvers/preconditioners/incomplete_lu.hpp"
 
 namespace simrun::solvers {
@@ -43,6 +44,8 @@ template <typename T>
 struct LinearSystemSolver<T>::Built {
     std::unique_ptr<Preconditioner<T>> preconditioner;
     std::unique_ptr<IterativeSolver<T>> method;
+    // Where the plan's multigrid could not be set up: why, and what stands in its place.
+    std::string substitution;
 };
 
 template <typename T>
@@ -269,9 +272,16 @@ const IterativeSolver<T>& LinearSystemSolver<T>::method(std::size_t index) const
                                           : dia != nullptr                ? dia->host_data()
                                                                           : to_dia(*host_);
                 // The finest level is the solver's own operator (built_ is destroyed first).
-                built->preconditioner = make_multigrid_preconditioner<T>(
-                    backend_, construction_matrix_ != nullptr ? *construction_matrix_ : copied,
-                    *plan_.grid, multigrid, dia);
+                try {
+                    built->preconditioner = make_multigrid_preconditioner<T>(
+                        backend_, construction_matrix_ != nullptr ? *construction_matrix_ : copied,
+                        *plan_.grid, multigrid, dia);
+                } catch (const MultigridSetupError& e) {
+                    // A hierarchy the operator defeats says nothing against the system: the
+                    // selector's own choice gives way (a named multigrid fails, as it must).
+                    if (plan_.preconditioner_named) throw;
+                    substitute_for_multigrid(*built, e.what());
+                }
                 break;
             }
         }
@@ -315,8 +325,21 @@ const IterativeSolver<T>& LinearSystemSolver<T>::method(std::size_t index) const
 }
 
 template <typename T>
+void LinearSystemSolver<T>::substitute_for_multigrid(Built& built, const std::string& why) const {
+    const std::vector<T> diagonal = host_diagonal();
+    const bool invertible =
+        std::none_of(diagonal.begin(), diagonal.end(), [](T value) { return value == T(0); });
+    if (invertible) {
+        built.preconditioner = std::make_unique<JacobiPreconditioner<T>>(backend_, diagonal);
+    }
+    built.substitution = why + "; multigrid's set-up failed, so " +
+                         (invertible ? "jacobi" : "no preconditioner") + " in its place";
+}
+
+template <typename T>
 std::string LinearSystemSolver<T>::preconditioner_details() const {
     method(0);
+    if (!built_[0]->substitution.empty()) return built_[0]->substitution;
     const Preconditioner<T>* m = built_[0]->preconditioner.get();
     return m != nullptr ? m->describe() : std::string();
 }
@@ -369,11 +392,20 @@ SolveReport LinearSystemSolver<T>::solve(const Array<T>& b, Array<T>& x) const {
     const Array<T>& initial = initial_;
     for (std::size_t index = 0; index <= plan_.fallbacks.size(); ++index) {
         if (index > 0) copy(initial, x);
-        const SolverStep& step = index == 0 ? plan_.first : plan_.fallbacks[index - 1];
+        SolverStep step = index == 0 ? plan_.first : plan_.fallbacks[index - 1];
         SolveResult result = method(index).solve(*rhs, x);
         if (result.converged()) confirm(index, *rhs, x, result);
-        const Preconditioner<T>* m = built_[index]->preconditioner.get();
-        report.attempts.push_back({step, std::move(result), m != nullptr ? m->describe() : ""});
+        const Built& built = *built_[index];
+        const Preconditioner<T>* m = built.preconditioner.get();
+        std::string details = m != nullptr ? m->describe() : "";
+        if (!built.substitution.empty()) {
+            // The step as it ran: its multigrid replaced, and why.
+            step.preconditioner =
+                m != nullptr ? PreconditionerKind::jacobi : PreconditionerKind::none;
+            step.reason += "; " + built.substitution;
+            details = built.substitution;
+        }
+        report.attempts.push_back({step, std::move(result), details});
         if (report.converged() || report.result().status == SolveStatus::stagnated) break;
     }
     // A structurally singular matrix has no unique solution: one that meets the tolerance is

@@ -261,6 +261,7 @@ SolverPlan plan_solver(const MatrixProperties& p, const SolverRequest& request) 
                         std::string(to_string(first.preconditioner)) + " of its own block)";
     }
     plan.first = first;
+    plan.preconditioner_named = request.preconditioner.has_value();
 
     if (auto_method) {
         // Fallbacks keep a preconditioner every method of the chain accepts (BiCGStab takes

@@ -148,6 +148,9 @@ private:
     // The levels over a process grid, from this rank's part.
     void build_boxes(const PartRows<double>& rows, std::optional<DiaStorage> fine_storage);
     bool split() const { return backend_->communicator().size() > 1 && !on_this_rank_; }
+    // An automatic cycle made V or W (MultigridCycle) by whether the operator's coefficients
+    // jump on some rank; collective over ranks.
+    void resolve_cycle(bool jumps_on_this_rank);
     // The finest level's operator is `fine_operator` (the caller's) or `fine_owned` where one
     // is given, else made from `fine`.
     void build(const DiaData<double>& fine, const GridBox& box, const DiaMatrix<T>* fine_operator,

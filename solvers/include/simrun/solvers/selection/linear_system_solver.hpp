@@ -109,6 +109,9 @@ private:
     void build(DiaData<T> matrix, std::optional<OutsideCouplings<T>> outside);
     // The operator as a DIA matrix, or nullptr for the other formats.
     const DiaMatrix<T>* dia_operator() const;
+    // Puts Jacobi (none where a diagonal entry is 0) in place of a multigrid whose set-up
+    // failed for `why`, recording both in `built`.
+    void substitute_for_multigrid(Built& built, const std::string& why) const;
 
     std::shared_ptr<const Backend> backend_;
     mutable std::optional<CsrData<T>> host_;

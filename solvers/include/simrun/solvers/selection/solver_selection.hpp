@@ -122,6 +122,10 @@ struct SolverPlan {
     // For the steps with multigrid: the box and the cycle (symmetric for CG).
     std::optional<GridBox> grid;
     MultigridParameters multigrid;
+    // The user named the preconditioner. Where the selector chose multigrid itself and its
+    // hierarchy cannot be built for this operator (MultigridSetupError), the solver takes
+    // Jacobi in its place and says why; a multigrid the user named fails instead.
+    bool preconditioner_named = false;
     // A symmetric matrix whose rows sum to zero (a pure Neumann operator): singular, the
     // constants its null space. The solve removes b's constant part (the data's incompatible
     // share), solves on the rest, and returns the solution of zero mean.
