@@ -1,11 +1,8 @@
 #pragma once
 // HDF5 helpers shared by the run file writer and the readers: checked calls whose exceptions
-// name the file, the operation and HDF5's innermost message, and the run file's common pieces
-// (the step list, the field shape, the crash-safe file access).
-// Reading trusts nothing in the file: what would make HDF5 open another file (external links,
-// user-defined links, external raw storage, virtual datasets) or load a plugin (filters not
-// built into HDF5), values the file cannot hold, and strings or grids of the wrong shape are
-// refused with InputError ("FILE: WHAT"), before HDF5 acts on them.
+// name the file, the operation and HDF5's innermost message, the field shape, and the file
+// access (crash-safe, collective). Opening and reading a dataset or group applies the readers'
+// checks (run_file_safety.hpp); strings of the wrong shape are refused with InputError.
 // HDF5's MPI build includes mpi.h: its C API only (Open MPI's and MPICH's C++ bindings need a
 // library of their own).
 #define OMPI_SKIP_MPICXX 1
@@ -15,7 +12,6 @@
 #include <array>
 #include <cstdint>
 #include <filesystem>
-#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -24,8 +20,12 @@
 
 #include "simrun/framework/discretisation/grid.hpp"
 #include "simrun/framework/output/hdf5_run_writer.hpp"
-#include "simrun/framework/output/run_file_reader.hpp"
 #include "simrun/solvers/base/communicator.hpp"
+
+// For hdf5_run_writer.cpp, which calls refuse_links_out_of_file, list_steps and field_names:
+// to be removed once it includes these two itself.
+#include "run_file_layout.hpp"
+#include "run_file_safety.hpp"
 
 namespace simrun::framework::hdf5 {
 
@@ -94,16 +94,11 @@ public:
     [[noreturn]] void refuse(const std::string& what) const;
 
     bool link_exists(hid_t location, const std::string& name) const;
-    // Opens group or dataset `name` of `location` (`path` in messages) through a hard link
-    // only (refused otherwise); a dataset whose values are not all in this file is refused
-    // (require_values_in_file).
+    // Opens group or dataset `name` of `location` (`path` in messages) through hard links
+    // only (require_hard_path: each link on the path; refused otherwise); a dataset whose values
+    // are not all in this file is refused (require_values_in_file).
     Hdf5Handle open_group(hid_t location, const std::string& name, const std::string& path) const;
     Hdf5Handle open_dataset(hid_t location, const std::string& name, const std::string& path) const;
-    // Refuses a dataset whose values HDF5 would take from elsewhere than this file (external
-    // raw storage, a virtual dataset), through a filter not built into HDF5 (a plugin), or
-    // that declares more contiguous values than the file can hold (corrupt or truncated).
-    // Every read of a dataset's values or extent below checks it first.
-    void require_values_in_file(hid_t dataset, const std::string& name) const;
     bool attribute_exists(hid_t object, const char* name) const;
     template <typename T>
     T read_scalar_attribute(hid_t object, const char* name, hid_t type) const {
@@ -119,10 +114,13 @@ public:
     }
     // A fixed-length string attribute of one value, without its padding.
     std::string read_string_attribute(hid_t object, const char* name) const;
-    // A fixed-length string dataset of one value (string_dataset's), without its padding.
+    // The bytes of a fixed-length string dataset of one value (string_dataset's), found from
+    // its type alone (refused where it is not one such string), and its text, without its
+    // padding. The caller checks the memory (read_string_dataset holds the bytes).
+    std::size_t string_dataset_bytes(hid_t location, const char* name) const;
     std::string read_string_dataset(hid_t location, const char* name) const;
     // A double dataset's extent, slowest axis first (require_values_in_file first), and its
-    // values.
+    // values (require_memory first).
     std::vector<hsize_t> dataset_dims(hid_t dataset, const std::string& name) const;
     std::vector<double> read_doubles(hid_t dataset, const std::string& name) const;
     // The box `part` of the dataset (field_part), numbered within it: a rank's box of a
@@ -133,7 +131,6 @@ public:
     const std::filesystem::path& file() const { return file_; }
 
 private:
-    void require_contiguous_in_file(hid_t dataset, const std::string& name) const;
     std::vector<hsize_t> dataset_extent(hid_t space, const std::string& name) const;
     // Reads an attribute of exactly `count` elements (fails naming it otherwise).
     void read_attribute(hid_t object, const char* name, hid_t type, hsize_t count, void* out) const;
@@ -148,47 +145,9 @@ private:
     hid_t transfer_ = H5P_DEFAULT;
 };
 
-// A step group of /steps: its index and its name.
-struct StoredStep {
-    std::int64_t step;
-    std::string name;
-};
-
-// Opens the context's file read-only with `access`, and refuses it where any of its links
-// leads out of it (refuse_links_out_of_file): the readers' way in.
+// Opens the context's file read-only with `access`: the readers' way in. What they open in it
+// they open through Context's open_group and open_dataset, which check each link on the path.
 Hdf5Handle open_for_reading(const Context& context, hid_t access);
-
-// Refuses a file any of whose links, anywhere in it, is an external link (to another file) or
-// a user-defined one (whose traversal runs code of the program's): links inside the file
-// (hard and soft) are all that a reader then follows, whatever path it opens.
-void refuse_links_out_of_file(const Context& context, hid_t file);
-
-// The step groups under /steps in increasing step order (links whose names are not step
-// numbers are skipped; a step that is not a hard link to a group is refused).
-std::vector<StoredStep> list_steps(const Context& context, hid_t file);
-
-// The names of the datasets in a group shaped like `dims` (the step's fields), in name order;
-// a link other than a hard link is refused.
-std::vector<std::string> field_names(const Context& context, hid_t group,
-                                     const std::string& group_path, std::span<const hsize_t> dims);
-
-// The file's /grid (its attributes, as the writer gives them), refused unless it is a grid
-// that simrun makes: dimension 2 or 3, at least 3 nodes along each of its axes (1 beyond it),
-// at most 2^31 nodes, finite origin and positive finite spacing.
-StoredGrid read_grid(const Context& context, hid_t file);
-
-// A step group's statistics (its attributes and its residual history); files written before
-// `method` and `residual_history` existed lack them, and get the defaults.
-StepStatistics read_step_statistics(const Context& context, hid_t group,
-                                    const std::string& group_path);
-// The number of values of a step group's residual history (0 where it has none), read from
-// its extent alone.
-double residual_history_values(const Context& context, hid_t group, const std::string& group_path);
-
-// Refuses (std::runtime_error naming the file) reading `what` into `bytes` of memory where
-// that is more than `limit`, or by default more than the host memory available.
-void require_memory(const Context& context, double bytes, const std::string& what,
-                    std::optional<double> limit = std::nullopt);
 
 // The HDF5 extent of a field on `grid`, slowest axis first: [nz][ny][nx] or [ny][nx].
 std::vector<hsize_t> field_dims(const Grid& grid);

@@ -13,6 +13,8 @@
 #include <type_traits>
 
 #include "hdf5_support.hpp"
+#include "run_file_layout.hpp"
+#include "run_file_safety.hpp"
 #include "simrun/framework/config/input_error.hpp"
 #include "simrun/framework/output/xdmf_writer.hpp"
 
@@ -43,6 +45,15 @@ std::string triple(const std::array<T, 3>& values, int dimension, const char* se
         }
     }
     return text;
+}
+
+// `message` without the file it begins with ("FILE: " or "HDF5 file 'FILE': "): the place of a
+// --restart error names it already.
+std::string without_file(const std::string& message, const std::string& file) {
+    for (const std::string& prefix : {file + ": ", "HDF5 file '" + file + "': "}) {
+        if (message.starts_with(prefix)) return message.substr(prefix.size());
+    }
+    return message;
 }
 
 // What the file holds, read without judging it against the input.
@@ -76,8 +87,10 @@ StoredRun read_stored_run(const std::filesystem::path& path, const std::vector<h
             // Everything the read holds, counted before any of it is read.
             double part_values = 1;
             for (const hsize_t extent : part.count) part_values *= static_cast<double>(extent);
-            const double history = hdf5::residual_history_values(context, group.get(), group_path);
-            hdf5::require_memory(context, 8.0 * (part_values + history),
+            const auto history = hdf5::residual_history_memory(context, group.get(), group_path);
+            const double overhead = std::max(hdf5::read_overhead_bytes(context, data.get(), u_path),
+                                             history.overhead_bytes);
+            hdf5::require_memory(context, 8.0 * (part_values + history.values) + overhead,
                                  "the field and residual history of " + group_path);
             state.u = context.read_doubles(data.get(), u_path, part);
         }
@@ -109,10 +122,10 @@ RestartState read_restart_state(const std::filesystem::path& h5_path, const Grid
     try {
         stored = read_stored_run(h5_path, hdf5::field_dims(grid), read);
     } catch (const InputError& e) {
-        throw InputError(place, "", std::string("refused: ") + e.what());
+        throw InputError(place, "", "refused: " + without_file(e.what(), name));
     } catch (const std::runtime_error& e) {
         throw InputError(place, "",
-                         std::string("not a readable simrun run file (") + e.what() + ")");
+                         "not a readable simrun run file (" + without_file(e.what(), name) + ")");
     }
     if (!stored.last) throw InputError(place, "", name + " holds no steps to continue from");
     RestartState& state = *stored.last;

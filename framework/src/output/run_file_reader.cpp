@@ -1,21 +1,32 @@
 #include "simrun/framework/output/run_file_reader.hpp"
 
+#include <algorithm>
 #include <optional>
 #include <set>
+#include <span>
 #include <stdexcept>
 
 #include "hdf5_support.hpp"
+#include "run_file_layout.hpp"
+#include "run_file_safety.hpp"
 
 namespace simrun::framework {
 namespace {
 
-// A step chosen to be read, and what reading it holds: its fields (by name) and its residual
-// history, found from their extents.
+// A step chosen to be read, and what reading it holds: its fields (by name), its residual
+// history, and the most that HDF5 holds while reading one of them, found from their extents.
 struct StepPlan {
     const hdf5::StoredStep* stored = nullptr;
     std::string group_path;
     std::vector<std::string> fields;
     double history_values = 0;
+    double overhead_bytes = 0;
+};
+
+// Everything a read holds: the chosen steps, and the stored input and solver decisions.
+struct ReadPlan {
+    std::vector<StepPlan> steps;
+    double text_bytes = 0;
 };
 
 // The positions in `listed` that `positions` choose, in their order; all where none are given.
@@ -39,21 +50,43 @@ std::vector<std::size_t> chosen_positions(
     return chosen;
 }
 
-// The bytes that reading `plans` holds (8 per value), with the caller's stacked copy: one
-// array over every planned step per field name, and the histories again.
-double bytes_held(const std::vector<StepPlan>& plans, double step_points, bool stacked_copy) {
-    double fields = 0, histories = 0;
+// The bytes that reading `plan` holds (8 per value, the texts' bytes, and the largest of what
+// HDF5 holds while reading one dataset), with the caller's copy: one array over every planned
+// step per field name, the histories and the texts again. In double: no count overflows.
+double bytes_held(const ReadPlan& plan, double step_points, bool stacked_copy) {
+    double fields = 0, histories = 0, overhead = 0;
     std::set<std::string> names;
-    for (const auto& plan : plans) {
-        fields += static_cast<double>(plan.fields.size()) * step_points;
-        histories += plan.history_values;
-        names.insert(plan.fields.begin(), plan.fields.end());
+    for (const auto& step : plan.steps) {
+        fields += static_cast<double>(step.fields.size()) * step_points;
+        histories += step.history_values;
+        overhead = std::max(overhead, step.overhead_bytes);
+        names.insert(step.fields.begin(), step.fields.end());
     }
-    double values = fields + histories;
+    double held = 8.0 * (fields + histories) + plan.text_bytes + overhead;
     if (stacked_copy) {
-        values += static_cast<double>(names.size() * plans.size()) * step_points + histories;
+        const double stacked = static_cast<double>(names.size()) *
+                               static_cast<double>(plan.steps.size()) * step_points;
+        held += 8.0 * (stacked + histories) + plan.text_bytes;
     }
-    return 8.0 * values;
+    return held;
+}
+
+// Plans the read of the step at `stored`: its fields shaped like `dims` (none without fields)
+// and its residual history.
+StepPlan plan_step(const hdf5::Context& context, hid_t file, const hdf5::StoredStep& stored,
+                   std::span<const hsize_t> dims, bool with_fields) {
+    StepPlan plan{&stored, "/steps/" + stored.name, {}, 0, 0};
+    auto group = context.open_group(file, plan.group_path, plan.group_path);
+    if (with_fields) plan.fields = hdf5::field_names(context, group.get(), plan.group_path, dims);
+    for (const std::string& name : plan.fields) {
+        const auto field =
+            hdf5::dataset_memory(context, group.get(), name, plan.group_path + "/" + name);
+        plan.overhead_bytes = std::max(plan.overhead_bytes, field.overhead_bytes);
+    }
+    const auto history = hdf5::residual_history_memory(context, group.get(), plan.group_path);
+    plan.history_values = history.values;
+    plan.overhead_bytes = std::max(plan.overhead_bytes, history.overhead_bytes);
+    return plan;
 }
 
 }  // namespace
@@ -70,8 +103,6 @@ StoredRunFile read_run_file(const std::filesystem::path& path, bool with_fields,
     auto file = hdf5::open_for_reading(context, access.get());
     StoredRunFile run;
     static_cast<StoredGrid&>(run) = hdf5::read_grid(context, file.get());
-    run.input = context.read_string_dataset(file.get(), "/input");
-    run.solver_decisions = context.read_string_dataset(file.get(), "/solver_decisions");
 
     // The fields' extent, slowest axis first, as the writer gives it.
     std::vector<hsize_t> dims;
@@ -79,29 +110,30 @@ StoredRunFile read_run_file(const std::filesystem::path& path, bool with_fields,
         dims.push_back(static_cast<hsize_t>(run.points[static_cast<std::size_t>(axis)]));
     }
     const auto listed = hdf5::list_steps(context, file.get());
-    std::vector<StepPlan> plans;
+    ReadPlan plan;
+    for (const char* text : {"/input", "/solver_decisions"}) {
+        plan.text_bytes += static_cast<double>(context.string_dataset_bytes(file.get(), text));
+    }
     for (const std::size_t position : chosen_positions(path, listed.size(), positions)) {
-        StepPlan plan{&listed[position], "/steps/" + listed[position].name, {}, 0};
-        auto group = context.open_group(file.get(), plan.group_path, plan.group_path);
-        if (with_fields)
-            plan.fields = hdf5::field_names(context, group.get(), plan.group_path, dims);
-        plan.history_values = hdf5::residual_history_values(context, group.get(), plan.group_path);
-        plans.push_back(std::move(plan));
+        plan.steps.push_back(plan_step(context, file.get(), listed[position], dims, with_fields));
     }
     hdf5::require_memory(
-        context, bytes_held(plans, static_cast<double>(run.num_points()), memory.stacked_copy),
-        std::to_string(plans.size()) + " steps' " + (with_fields ? "fields and " : "") +
-            "residual histories" + (memory.stacked_copy ? ", and copying them into arrays," : ""),
+        context, bytes_held(plan, static_cast<double>(run.num_points()), memory.stacked_copy),
+        std::to_string(plan.steps.size()) + " steps' " + (with_fields ? "fields and " : "") +
+            "residual histories and the stored input and solver decisions" +
+            (memory.stacked_copy ? ", and copying them," : ""),
         memory.limit);
 
-    for (const StepPlan& plan : plans) {
-        auto group = context.open_group(file.get(), plan.group_path, plan.group_path);
+    run.input = context.read_string_dataset(file.get(), "/input");
+    run.solver_decisions = context.read_string_dataset(file.get(), "/solver_decisions");
+    for (const StepPlan& step_plan : plan.steps) {
+        auto group = context.open_group(file.get(), step_plan.group_path, step_plan.group_path);
         StoredRunStep step;
-        step.step = plan.stored->step;
+        step.step = step_plan.stored->step;
         step.time = context.read_scalar_attribute<double>(group.get(), "time", H5T_NATIVE_DOUBLE);
-        step.statistics = hdf5::read_step_statistics(context, group.get(), plan.group_path);
-        for (const std::string& name : plan.fields) {
-            const std::string field_path = plan.group_path + "/" + name;
+        step.statistics = hdf5::read_step_statistics(context, group.get(), step_plan.group_path);
+        for (const std::string& name : step_plan.fields) {
+            const std::string field_path = step_plan.group_path + "/" + name;
             auto data = context.open_dataset(group.get(), name, field_path);
             step.fields.push_back({name, context.read_doubles(data.get(), field_path)});
         }

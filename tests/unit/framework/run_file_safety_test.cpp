@@ -7,6 +7,7 @@
 #include <hdf5.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <filesystem>
@@ -16,6 +17,10 @@
 #include <string>
 #include <vector>
 
+// The readers' link visitor (for_each_link) is internal to the framework: its exception safety
+// is tested here through its own header.
+#include "../../../framework/src/output/hdf5_support.hpp"
+#include "../../../framework/src/output/run_file_safety.hpp"
 #include "simrun/framework/config/input_error.hpp"
 #include "simrun/framework/discretisation/grid.hpp"
 #include "simrun/framework/output/hdf5_run_writer.hpp"
@@ -46,6 +51,10 @@ namespace {
 }
 
 constexpr std::int64_t nx = 9, ny = 7;
+// What write_run_file stores as /input and /solver_decisions, and their bytes in the file (one
+// NUL each).
+const std::string stored_input = "[problem]\ntype = \"heat\"\n", stored_decisions = "cg";
+const double text_bytes = static_cast<double>(stored_input.size() + stored_decisions.size() + 2);
 Grid test_grid() { return Grid(2, {nx, ny, 1}, {0.0, -1.0, 0.0}, {2.0, 0.5, 0.0}); }
 
 // Closes an HDF5 identifier at the end of a scope.
@@ -115,8 +124,8 @@ void write_run_file(const fs::path& path, const Grid& grid, int steps,
         attribute(group, "origin", H5T_NATIVE_DOUBLE, grid.origin().data(), 3);
         attribute(group, "spacing", H5T_NATIVE_DOUBLE, grid.spacing().data(), 3);
     }
-    string_dataset(file, "/input", "[problem]\ntype = \"heat\"\n");
-    string_dataset(file, "/solver_decisions", "cg");
+    string_dataset(file, "/input", stored_input);
+    string_dataset(file, "/solver_decisions", stored_decisions);
     Id steps_group{H5Gcreate2(file, "/steps", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Gclose};
     for (int step = 0; step < steps; ++step) {
         char name[16];
@@ -194,21 +203,45 @@ protected:
         return "";
     }
 
-    // read_run_file and read_restart_state both refuse the file with InputError, their
-    // messages naming the file and containing every one of `parts`.
-    template <typename... Parts>
-    void expect_refused(const Parts&... parts) {
-        EXPECT_TRUE(contains(read_refusal(), {h5_.string(), std::string(parts)...}));
+    // The message of the InputError with which read_restart_state refuses the file; "" where
+    // it reads it.
+    std::string restart_refusal() {
         TimeParameters time;
         time.dt = 0.1;
         time.end = 1.0;
         time.steps = 10;
         try {
             read_restart_state(h5_, test_grid(), time);
-            ADD_FAILURE() << "read_restart_state read " << h5_;
         } catch (const InputError& e) {
-            EXPECT_TRUE(contains(e.what(), {"--restart " + h5_.string(), std::string(parts)...}));
+            return e.what();
         }
+        return "";
+    }
+
+    // read_run_file and read_restart_state both refuse the file with InputError, their
+    // messages naming the file (once) and containing every one of `parts`.
+    template <typename... Parts>
+    void expect_refused(const Parts&... parts) {
+        EXPECT_TRUE(contains(read_refusal(), {h5_.string(), std::string(parts)...}));
+        const std::string restart = restart_refusal();
+        EXPECT_TRUE(contains(restart, {"--restart " + h5_.string(), std::string(parts)...}));
+        EXPECT_EQ(occurrences(restart, h5_.string()), 1u) << restart;
+    }
+
+    static std::size_t occurrences(const std::string& text, const std::string& part) {
+        std::size_t count = 0;
+        for (auto at = text.find(part); at != std::string::npos; at = text.find(part, at + 1)) {
+            ++count;
+        }
+        return count;
+    }
+
+    // Replaces link `place` by an external link to the same path in `other`.
+    void link_out(const char* place, const fs::path& other) {
+        change([&](hid_t file) {
+            H5Ldelete(file, place, H5P_DEFAULT);
+            H5Lcreate_external(other.c_str(), place, file, place, H5P_DEFAULT, H5P_DEFAULT);
+        });
     }
 
     fs::path dir_, h5_, secret_;
@@ -254,17 +287,49 @@ TEST_F(RunFileSafety, VirtualDatasetIsRefused) {
     expect_refused("'/steps/000000/u'", "virtual dataset");
 }
 
-TEST_F(RunFileSafety, ExternalLinkIsRefusedWhereverItIs) {
+TEST_F(RunFileSafety, ExternalLinkOnAPathTheReadOpensIsRefused) {
     const fs::path other = dir_ / "other.h5";
     write_run_file(other, test_grid(), 1);
-    for (const char* place : {"/steps/000000/u", "/input", "/steps", "/unrelated"}) {
+    for (const char* place : {"/steps/000000/u", "/steps/000000", "/steps", "/grid"}) {
         write_run_file(h5_, test_grid(), 1);
-        change([&](hid_t file) {
-            H5Ldelete(file, place, H5P_DEFAULT);
-            H5Lcreate_external(other.c_str(), place, file, place, H5P_DEFAULT, H5P_DEFAULT);
-        });
+        link_out(place, other);
         SCOPED_TRACE(place);
         expect_refused(std::string("'") + place + "'", "external link", other.string());
+    }
+    // The texts, which read_run_file reads and the restart does not.
+    for (const char* place : {"/input", "/solver_decisions"}) {
+        write_run_file(h5_, test_grid(), 1);
+        link_out(place, other);
+        SCOPED_TRACE(place);
+        EXPECT_TRUE(contains(read_refusal(false), {h5_.string(), std::string("'") + place + "'",
+                                                   "external link", other.string()}));
+    }
+}
+
+// The readers check each link on the paths they open, not every link of the file (a walk of
+// the whole file cost 0.4 s per read of a 10,001-step file): a link that no read follows is
+// left alone; the writer's append, which keeps the whole file, still refuses it.
+TEST_F(RunFileSafety, ExternalLinkThatNoReadFollowsIsLeftAloneByTheReadersOnly) {
+    const fs::path other = dir_ / "other.h5";
+    write_run_file(other, test_grid(), 2);
+    write_run_file(h5_, test_grid(), 2);
+    change([&](hid_t file) {
+        H5Lcreate_external(other.c_str(), "/grid", file, "/unrelated", H5P_DEFAULT, H5P_DEFAULT);
+        H5Lcreate_external(other.c_str(), "/steps", file, "/steps/not_a_step", H5P_DEFAULT,
+                           H5P_DEFAULT);
+    });
+    link_out("/steps/000001/u", other);
+    // Step 0 alone: step 1's external link is on no path the read opens.
+    const auto run = read_run_file(h5_, true, std::vector<std::int64_t>{0});
+    ASSERT_EQ(run.steps.size(), 1u);
+    EXPECT_EQ(run.steps[0].fields.at(0).values, field_values(0.0));
+    EXPECT_TRUE(contains(read_refusal(), {"'/steps/000001/u'", "external link"}));
+    try {
+        simrun::framework::Hdf5RunWriter writer(h5_, test_grid(), "", "",
+                                                simrun::framework::Hdf5OpenMode::append);
+        ADD_FAILURE() << "the writer appended to " << h5_;
+    } catch (const InputError& e) {
+        EXPECT_TRUE(contains(e.what(), {h5_.string(), "external link"}));
     }
 }
 
@@ -278,9 +343,11 @@ TEST_F(RunFileSafety, UserDefinedLinkIsRefused) {
         return -1;
     };
     ASSERT_GE(H5Lregister(&link_class), 0);
-    change(
-        [&](hid_t file) { H5Lcreate_ud(file, "/hidden", type, "x", 1, H5P_DEFAULT, H5P_DEFAULT); });
-    expect_refused("'/hidden'", "user-defined link");
+    change([&](hid_t file) {
+        H5Ldelete(file, "/steps/000000/u", H5P_DEFAULT);
+        H5Lcreate_ud(file, "/steps/000000/u", type, "x", 1, H5P_DEFAULT, H5P_DEFAULT);
+    });
+    expect_refused("'/steps/000000/u'", "user-defined link");
     H5Lunregister(type);
 }
 
@@ -330,6 +397,70 @@ TEST_F(RunFileSafety, ContiguousValuesTheFileCannotHoldAreRefusedAsCorrupt) {
     EXPECT_TRUE(
         contains(read_refusal(), {h5_.string(), "'/steps/000000/u'",
                                   simrun::solvers::format_bytes(2000 * 3000 * 8.0), "corrupt"}));
+}
+
+// A chunked dataset whose chunks were never written reads as its fill value: a file of a few
+// kB would make the reader allocate what its extent declares. Every chunk must be there.
+TEST_F(RunFileSafety, ChunkedValuesNeverWrittenAreRefusedAsCorrupt) {
+    const Grid large(2, {3000, 2000, 1}, {0.0, 0.0, 0.0}, {1.0, 1.0, 0.0});
+    const std::array<hsize_t, 2> chunk{100, 100};
+    for (const bool one_chunk_written : {false, true}) {
+        write_run_file(h5_, test_grid(), 1);
+        change([&](hid_t file) {
+            Id group{H5Gopen2(file, "/grid", H5P_DEFAULT), H5Gclose};
+            H5Adelete(group, "points");
+            attribute(group, "points", H5T_NATIVE_INT64, large.points().data(), 3);
+            H5Ldelete(file, "/steps/000000/u", H5P_DEFAULT);
+            Id step{H5Gopen2(file, "/steps/000000", H5P_DEFAULT), H5Gclose};
+            Id create{H5Pcreate(H5P_DATASET_CREATE), H5Pclose};
+            H5Pset_chunk(create, 2, chunk.data());
+            field_dataset(step, "u", {}, create, {2000, 3000});
+            if (!one_chunk_written) return;
+            Id data{H5Dopen2(step, "u", H5P_DEFAULT), H5Dclose};
+            Id space{H5Dget_space(data), H5Sclose};
+            const std::array<hsize_t, 2> start{0, 0};
+            H5Sselect_hyperslab(space, H5S_SELECT_SET, start.data(), nullptr, chunk.data(),
+                                nullptr);
+            Id memory{H5Screate_simple(2, chunk.data(), nullptr), H5Sclose};
+            const std::vector<double> values(chunk[0] * chunk[1], 1.0);
+            H5Dwrite(data, H5T_NATIVE_DOUBLE, memory, space, H5P_DEFAULT, values.data());
+        });
+        ASSERT_LT(fs::file_size(h5_), 1'000'000u);
+        const std::string written = one_chunk_written ? "1" : "0";
+        const std::string chunks = std::to_string((2000 / 100) * (3000 / 100));
+        EXPECT_TRUE(contains(
+            read_refusal(),
+            {h5_.string(), "'/steps/000000/u'", simrun::solvers::format_bytes(2000 * 3000 * 8.0),
+             written + " of " + chunks + " chunks written", "corrupt"}))
+            << "one chunk written: " << one_chunk_written;
+    }
+}
+
+// Filtered chunks hold fewer bytes than their values, legitimately: what they decompress into
+// is what the read's memory check counts, the values and one whole chunk (HDF5 decompresses a
+// chunk whole, and a chunk may be larger than the extent).
+TEST_F(RunFileSafety, ReadBudgetCountsTheChunkAFilteredDatasetDecompresses) {
+    const std::array<hsize_t, 2> chunk{256, 512};  // 1 MiB of doubles, for 63 values
+    change([&](hid_t file) {
+        H5Ldelete(file, "/steps/000000/u", H5P_DEFAULT);
+        Id group{H5Gopen2(file, "/steps/000000", H5P_DEFAULT), H5Gclose};
+        const std::array<hsize_t, 2> dims{ny, nx}, unlimited{H5S_UNLIMITED, H5S_UNLIMITED};
+        Id space{H5Screate_simple(2, dims.data(), unlimited.data()), H5Sclose};
+        Id create{H5Pcreate(H5P_DATASET_CREATE), H5Pclose};
+        H5Pset_chunk(create, 2, chunk.data());
+        H5Pset_deflate(create, 6);
+        Id data{H5Dcreate2(group, "u", H5T_NATIVE_DOUBLE, space, H5P_DEFAULT, create, H5P_DEFAULT),
+                H5Dclose};
+        const auto values = field_values(0.0);
+        H5Dwrite(data, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data());
+    });
+    const double held = 8.0 * (nx * ny + 3) + text_bytes + 8.0 * 256 * 512;
+    RunFileMemory memory;
+    memory.limit = held - 1;
+    EXPECT_THROW(read_run_file(h5_, true, std::nullopt, memory), std::runtime_error);
+    memory.limit = held;
+    EXPECT_EQ(read_run_file(h5_, true, std::nullopt, memory).steps.at(0).fields.at(0).values,
+              field_values(0.0));
 }
 
 TEST_F(RunFileSafety, GridOfZeroOrNegativeNodesIsRefusedNamingTheAttribute) {
@@ -410,7 +541,7 @@ TEST_F(RunFileSafety, ReadBudgetCountsEveryStepAndTheCallersCopy) {
     constexpr int steps = 3;
     write_run_file(h5_, test_grid(), steps);
     const double values = steps * (nx * ny + 3.0);  // each step: u and 3 residuals
-    const double held = 8.0 * values;
+    const double held = 8.0 * values + text_bytes;
     // Each dataset alone is far below the limit; all of them are not.
     RunFileMemory memory;
     memory.limit = held - 8.0;
@@ -442,14 +573,89 @@ TEST_F(RunFileSafety, ReadBudgetCountsTheStackedCopyOfFieldsThatStepsLack) {
     constexpr int steps = 4;
     write_run_file(h5_, test_grid(), steps, [](int step) { return "f" + std::to_string(step); });
     const double histories = steps * 3.0;
-    const double read = 8.0 * (steps * nx * ny + histories);
-    const double copy = 8.0 * (steps * steps * nx * ny + histories);
+    const double read = 8.0 * (steps * nx * ny + histories) + text_bytes;
+    const double copy = 8.0 * (steps * steps * nx * ny + histories) + text_bytes;
     RunFileMemory memory;
     memory.stacked_copy = true;
     memory.limit = read + copy - 8.0;
     EXPECT_THROW(read_run_file(h5_, true, std::nullopt, memory), std::runtime_error);
     memory.limit = read + copy;
     EXPECT_EQ(read_run_file(h5_, true, std::nullopt, memory).steps.size(), 4u);
+}
+
+// The stored input and solver decisions are read with the rest: counted in the same budget,
+// under the caller's limit.
+TEST_F(RunFileSafety, ReadBudgetCountsTheStoredTexts) {
+    const std::string long_input(1 << 20, '#');
+    change([&](hid_t file) {
+        H5Ldelete(file, "/input", H5P_DEFAULT);
+        string_dataset(file, "/input", long_input);
+    });
+    const auto texts = long_input.size() + 1 + stored_decisions.size() + 1;
+    const double held = 8.0 * 3 + static_cast<double>(texts);
+    RunFileMemory memory;
+    memory.limit = held - 1;
+    try {
+        read_run_file(h5_, false, std::nullopt, memory);
+        ADD_FAILURE() << "read " << held << " bytes under a limit of " << *memory.limit;
+    } catch (const std::runtime_error& e) {
+        EXPECT_TRUE(contains(e.what(), {h5_.string(), simrun::solvers::format_bytes(held)}));
+    }
+    memory.limit = held;
+    EXPECT_EQ(read_run_file(h5_, false, std::nullopt, memory).input, long_input);
+    // Copied by the caller: twice.
+    memory.stacked_copy = true;
+    EXPECT_THROW(read_run_file(h5_, false, std::nullopt, memory), std::runtime_error);
+    memory.limit = 2 * held;
+    EXPECT_EQ(read_run_file(h5_, false, std::nullopt, memory).input, long_input);
+}
+
+TEST_F(RunFileSafety, RestartMessagesNameTheFileOnce) {
+    // A refusal (InputError naming the file) and a file that HDF5 cannot open at all.
+    change([&](hid_t file) {
+        Id group{H5Gopen2(file, "/grid", H5P_DEFAULT), H5Gclose};
+        H5Adelete(group, "spacing");
+        const std::array<double, 3> spacing{0.0, 0.5, 0.0};
+        attribute(group, "spacing", H5T_NATIVE_DOUBLE, spacing.data(), 3);
+    });
+    std::string message = restart_refusal();
+    EXPECT_TRUE(contains(message, {"--restart " + h5_.string() + ": refused: ", "'spacing'"}));
+    EXPECT_EQ(occurrences(message, h5_.string()), 1u) << message;
+    std::ofstream(h5_, std::ios::trunc) << "not HDF5";
+    message = restart_refusal();
+    EXPECT_TRUE(contains(message, {"--restart " + h5_.string(), "not a readable simrun run file"}));
+    EXPECT_EQ(occurrences(message, h5_.string()), 1u) << message;
+}
+
+// HDF5 calls the link visitor from C code: an exception must not unwind through it. It reaches
+// the caller as thrown, once HDF5 has returned, and HDF5 goes on working (no error left on its
+// stack, the file readable).
+TEST_F(RunFileSafety, AnExceptionOfTheLinkVisitorReachesTheCallerOutsideHdf5) {
+    struct Stop {
+        std::string at;
+    };
+    namespace hdf5 = simrun::framework::hdf5;
+    const hdf5::Context context(h5_);
+    auto file = hdf5::open_for_reading(context, H5P_DEFAULT);
+    std::vector<std::string> seen;
+    try {
+        hdf5::for_each_link(context, file.get(), "/",
+                            [&](const std::string& name, const H5L_info_t&) {
+                                seen.push_back(name);
+                                if (name == "input") throw Stop{name};
+                            });
+        ADD_FAILURE() << "the visitor's exception was lost";
+    } catch (const Stop& stop) {
+        EXPECT_EQ(stop.at, "input");
+    }
+    EXPECT_EQ(seen, (std::vector<std::string>{"grid", "input"}));  // stopped where it threw
+    EXPECT_EQ(H5Eget_num(H5E_DEFAULT), 0);
+    seen.clear();
+    hdf5::for_each_link(context, file.get(), "/",
+                        [&](const std::string& name, const H5L_info_t&) { seen.push_back(name); });
+    EXPECT_EQ(seen, (std::vector<std::string>{"grid", "input", "solver_decisions", "steps"}));
+    file.reset();
+    EXPECT_EQ(read_run_file(h5_).steps.size(), 1u);
 }
 
 }  // namespace
