@@ -37,6 +37,7 @@ std::string heat_input(const std::string& problem_extra, const std::string& boun
 
 const std::string explicit_time = "scheme = \"explicit_euler\"\ndt = 1e-3\nend = 0.1";
 const std::string implicit_time = "scheme = \"backward_euler\"\ndt = 1e-2\nend = 0.1";
+const std::string crank_nicolson_time = "scheme = \"crank_nicolson\"\ndt = 1e-2\nend = 0.1";
 
 // Every step stored in out/heat.h5 holds finite values only; returns how many steps it holds.
 std::size_t expect_only_finite_steps(const std::filesystem::path& h5) {
@@ -63,15 +64,36 @@ struct NonFiniteCase {
     bool from_start;  // not finite where the first step evaluates its data
 };
 
-// Data that is not finite at some nodes, from t = 0 or from some time on, in the source, a
-// Dirichlet value or a Neumann value: both schemes stop before a step uses it, with the key and
-// the time. From the start it is an input error (exit 2) found before anything is written, as
-// `simrun check` finds it; later, the steps written before stay and are finite, and the
-// computation failed (exit 1).
+// The message's "the outputs are complete up to step N" and the steps a run file holds agree:
+// N is its last step.
+void expect_complete_up_to_last_step(const std::string& err, const std::filesystem::path& h5) {
+    std::smatch held;
+    ASSERT_TRUE(std::regex_search(err, held,
+                                  std::regex("the outputs are complete up to step "
+                                             "([0-9]+) \\(t = [0-9.e-]+\\)")))
+        << err;
+    const RunFile file(h5);
+    ASSERT_TRUE(file.is_open()) << h5;
+    ASSERT_FALSE(file.steps().empty());
+    EXPECT_EQ(std::stoll(held[1].str()), file.steps().back()) << err;
+}
+
+// Data that is not finite at some nodes, from t = 0, from just after it or from some time on,
+// in the source, a Dirichlet value or a Neumann value: every scheme stops before a step uses
+// it, with the key and the time. Where the first step evaluates it (at t = 0, or at t = dt: the
+// end of the first step of each scheme, which Crank-Nicolson and explicit Euler also evaluate
+// at t = 0) it is an input error (exit 2) found before anything is written, as `simrun check`
+// finds it; later, the steps written before stay and are finite, and the computation failed
+// (exit 1), saying up to which step the outputs are complete.
 TEST(HostileInput, NonFiniteDataStopsTheRunBeforeAStepUsesIt) {
     const NonFiniteCase cases[] = {
         {"source log of a negative number on part of the grid",
          "source = \"y > 0.6 ? log(x - 2) : 0\"", "all = \"0\"", "key 'problem.source'", true},
+        {"source infinite from just after t = 0 (before the first step's end)",
+         "source = \"t > 0.0005 ? 1/0 : 0\"", "all = \"0\"", "key 'problem.source'", true},
+        {"Neumann value infinite from just after t = 0", "",
+         "left = { type = \"neumann\", value = \"t > 0.0005 ? 1/0 : 0\" }\nall = \"0\"",
+         "key 'boundary'", true},
         {"source dividing by zero from t = 0.05 on", "source = \"t > 0.05 ? 1/(x - x) : 1\"",
          "all = \"0\"", "key 'problem.source'", false},
         {"source overflowing from t = 0.05 on", "source = \"t > 0.05 ? exp(1000) : 1\"",
@@ -83,7 +105,7 @@ TEST(HostileInput, NonFiniteDataStopsTheRunBeforeAStepUsesIt) {
          "key 'boundary'", false},
     };
     for (const auto& c : cases) {
-        for (const std::string& time : {explicit_time, implicit_time}) {
+        for (const std::string& time : {explicit_time, implicit_time, crank_nicolson_time}) {
             SCOPED_TRACE(std::string(c.name) + ", " + time.substr(0, time.find('\n')));
             TemporaryDirectory dir;
             dir.write("run.toml", heat_input(c.problem_extra, c.boundary, time));
@@ -101,9 +123,7 @@ TEST(HostileInput, NonFiniteDataStopsTheRunBeforeAStepUsesIt) {
                 EXPECT_EQ(checked.err, result.err);
             } else {
                 EXPECT_GE(expect_only_finite_steps(dir.path() / "out" / "heat.h5"), 1u);
-                EXPECT_NE(result.err.find("outputs up to the previous written step are complete"),
-                          std::string::npos)
-                    << result.err;
+                expect_complete_up_to_last_step(result.err, dir.path() / "out" / "heat.h5");
             }
         }
     }
@@ -145,26 +165,36 @@ TEST(HostileInput, ADirichletValueNotFiniteAtTimeZeroIsRefusedBeforeStepZeroIsWr
     }
 }
 
-// Data turning non-finite mid-run (a top value infinite from t = 0.035 on, every step written):
-// each scheme stops before the step whose data are at t = 0.04, exit 1 (the computation failed;
-// 2 would mean nothing was written), naming the key and t; steps 0 to 3 are written and finite.
+// Data turning non-finite mid-run (a top value infinite from t = 0.035 on): each scheme stops
+// before the step whose data are at t = 0.04, exit 1 (the computation failed; 2 would mean
+// nothing was written), naming the key and t; the steps written before it (0 to 3 every step,
+// 0 and 2 every other) are finite, and the message says the outputs are complete up to the
+// last of them.
 TEST(HostileInput, DataTurningNonFiniteMidRunExitsOneWithTheStepsBeforeIt) {
     for (const char* scheme : time_schemes) {
-        SCOPED_TRACE(scheme);
-        TemporaryDirectory dir;
-        std::string input = heat_input("", "top = \"t > 0.035 ? 1/0 : 0\"\nall = \"0\"",
-                                       time_section(scheme, "0.01", "0.05"));
-        input.replace(input.find("nx = 17\nny = 17"), 15, "nx = 5\nny = 5");
-        dir.write("run.toml", input + "every = 1\n");
-        const auto run = run_simrun("run.toml --backend cpu --quiet", dir.path());
-        EXPECT_EQ(run.exit_code, 1) << run.err;
-        EXPECT_NE(run.err.find("simrun: error: run.toml: key 'boundary': a Dirichlet boundary "
-                               "value is inf at (0, 1) at t = 0.04"),
-                  std::string::npos)
-            << run.err;
-        EXPECT_EQ(written_steps(dir), (std::vector<std::int64_t>{0, 1, 2, 3}));
-        expect_only_finite_steps(dir.path() / "out" / "heat.h5");
-        EXPECT_EQ(run_simrun("check run.toml", dir.path()).exit_code, 0);  // t = 0 and dt are fine
+        for (const std::int64_t every : {1, 2}) {
+            SCOPED_TRACE(std::string(scheme) + ", every " + std::to_string(every));
+            TemporaryDirectory dir;
+            std::string input = heat_input("", "top = \"t > 0.035 ? 1/0 : 0\"\nall = \"0\"",
+                                           time_section(scheme, "0.01", "0.05"));
+            input.replace(input.find("nx = 17\nny = 17"), 15, "nx = 5\nny = 5");
+            dir.write("run.toml", input + "every = " + std::to_string(every) + "\n");
+            const auto run = run_simrun("run.toml --backend cpu --quiet", dir.path());
+            EXPECT_EQ(run.exit_code, 1) << run.err;
+            const std::int64_t last = 3 / every * every;  // the last step written before step 4
+            EXPECT_NE(run.err.find("simrun: error: run.toml: key 'boundary': a Dirichlet boundary "
+                                   "value is inf at (0, 1) at t = 0.04: no step is computed from "
+                                   "it; the outputs are complete up to step " +
+                                   std::to_string(last) + " (t = 0.0" + std::to_string(last) + ")"),
+                      std::string::npos)
+                << run.err;
+            std::vector<std::int64_t> written;
+            for (std::int64_t step = 0; step <= 3; step += every) written.push_back(step);
+            EXPECT_EQ(written_steps(dir), written);
+            expect_only_finite_steps(dir.path() / "out" / "heat.h5");
+            EXPECT_EQ(run_simrun("check run.toml", dir.path()).exit_code,
+                      0);  // t = 0 and dt are fine
+        }
     }
 }
 

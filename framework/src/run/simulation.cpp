@@ -8,6 +8,7 @@
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <system_error>
 
 #include "output/output_pipeline.hpp"
@@ -148,6 +149,12 @@ auto placing_solver_refusals(const RunSpec& spec, Make&& make) {
     }
 }
 
+// `message` with the input file's name ahead of it where it names only a key.
+std::string placed(const RunSpec& spec, std::string_view message) {
+    if (!message.starts_with("key '")) return std::string(message);
+    return spec.source_name + ": " + std::string(message);
+}
+
 // Calls make(), naming the input file in an InputError that names only a key (one found while
 // computing: non-finite data, an initial condition, an explicit step).
 template <typename Make>
@@ -157,31 +164,49 @@ auto placing_input_errors(const RunSpec& spec, Make&& make) {
     } catch (const InputError& e) {
         const std::string_view message = e.what();
         if (!message.starts_with("key '")) throw;
-        throw InputError(spec.source_name + ": " + std::string(message));
+        throw InputError(placed(spec, message));
     } catch (const AgreedFailure& e) {  // the same, agreed by the ranks
         const std::string_view message = e.what();
         if (e.kind() != AgreedFailure::Kind::input || !message.starts_with("key '")) throw;
-        throw AgreedFailure(e.kind(), e.rank(), e.every_rank(),
-                            spec.source_name + ": " + std::string(message));
+        throw AgreedFailure(e.kind(), e.rank(), e.every_rank(), placed(spec, message));
     }
 }
 
-// Runs a time step (work), once outputs hold the steps before it: what the input makes fail
-// there (data no longer finite at some node and time) is a failure of the computation, exit 1,
-// not an input error, which means that nothing was written. Over several ranks the ranks
-// agreed on it (AgreedFailure); it stays agreed, as a failure.
+// A time step of a run, for the message of its failure: what the outputs hold by then.
+struct StepOfRun {
+    std::int64_t step;
+    std::int64_t first;  // the step the run started from (0, or the restart's)
+    bool writing;        // whether the run writes outputs
+};
+
+// What the outputs hold when `at` fails: the step the run started from and every
+// output.every-th after it, so up to the last of those before it; nothing with output off.
+std::string outputs_held(const RunSpec& spec, const StepOfRun& at) {
+    if (!at.writing) return "; nothing was written (output is off)";
+    const std::int64_t every = spec.output.every;
+    const std::int64_t last = std::max(at.first, (at.step - 1) / every * every);
+    char text[120];
+    std::snprintf(text, sizeof text, "; the outputs are complete up to step %lld (t = %.6g)",
+                  static_cast<long long>(last), static_cast<double>(last) * spec.time.dt);
+    return text;
+}
+
+// Runs a time step (work), once outputs hold the steps before it: its data turning non-finite
+// at some node and time (StepDataError; over several ranks AgreedStepDataError) is a failure of
+// the computation, exit 1, not an input error, which means that nothing was written; over
+// several ranks it stays agreed, as a failure. Any other error passes as it is.
 template <typename Work>
-auto computing_step(const RunSpec& spec, Work&& work) {
-    constexpr const char* written = "; outputs up to the previous written step are complete";
-    try {
-        return placing_input_errors(spec, work);
-    } catch (const AgreedFailure& e) {
-        if (e.kind() != AgreedFailure::Kind::input) throw;
-        throw AgreedFailure(AgreedFailure::Kind::failure, e.rank(), e.every_rank(),
-                            e.what() + std::string(written));
-    } catch (const InputError& e) {
-        throw DataNotFinite(e.what() + std::string(written));
-    }
+auto computing_step(const RunSpec& spec, const StepOfRun& at, Work&& work) {
+    return placing_input_errors(spec, [&] {
+        try {
+            return work();
+        } catch (const AgreedStepDataError& e) {
+            throw AgreedFailure(AgreedFailure::Kind::failure, e.rank(), e.every_rank(),
+                                placed(spec, e.what()) + outputs_held(spec, at));
+        } catch (const StepDataError& e) {
+            throw DataNotFinite(placed(spec, e.what()) + outputs_held(spec, at));
+        }
+    });
 }
 
 // Throws InputError at the first node of `box` (in its numbering; the grid's index named) where
@@ -516,7 +541,8 @@ RunSummary Simulation::run() {
     };
     try {
         for (std::int64_t step = integrator_->step() + 1; step <= spec_.time.steps; ++step) {
-            const auto report = computing_step(spec_, [&] { return integrator_->advance(); });
+            const StepOfRun at{step, restart_ ? restart_->step : 0, outputs.pipeline != nullptr};
+            const auto report = computing_step(spec_, at, [&] { return integrator_->advance(); });
             summary.steps += 1;
             check(report, step);
             if (options_.after_step) options_.after_step();

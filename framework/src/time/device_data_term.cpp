@@ -379,6 +379,13 @@ void DeviceDataTerm::form(double t_now, double t_next, const solvers::Array<doub
                                  records * sizeof(std::uint64_t));
 }
 
+void DeviceDataTerm::check_step(double t_now, double t_next, const solvers::Array<double>& u,
+                                solvers::Array<double>& scratch) {
+    form(t_now, t_next, u, nullptr, scratch);
+    backend_->synchronize();
+    check(t_now, t_next);
+}
+
 void DeviceDataTerm::check(double t_now, double t_next) const {
     const NodeBox box = grid_.box();
     const std::int64_t nx = grid_.points(0), ny = grid_.points(1);

@@ -41,6 +41,11 @@ public:
     // node's coordinates and the time of the first value form() met that is not finite (in
     // StepData::evaluate's order of stages).
     void check(double t_now, double t_next) const;
+    // form() (without L u^n, into `scratch`), the back-end's wait and check(): what the step
+    // from t_now to t_next will throw for its data, thrown before it is taken (a run checks the
+    // data of its first step before writing the step it starts from).
+    void check_step(double t_now, double t_next, const solvers::Array<double>& u,
+                    solvers::Array<double>& scratch);
 
     ~DeviceDataTerm();
     DeviceDataTerm(const DeviceDataTerm&) = delete;

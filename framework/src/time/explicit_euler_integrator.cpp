@@ -66,12 +66,15 @@ public:
     const solvers::SolverPlan* plan() const override { return nullptr; }
     std::string data_details() const override { return data_details_; }
     bool data_on_device() const override { return device_data_ != nullptr; }
+    void check_data_on_device(double t_now, double t_next) override {
+        device_data_->check_step(t_now, t_next, u_, next_);
+    }
 
 private:
     void step_on_host() {
         // A value that is not finite at a node of one rank's box stops every rank alike.
         forming_data([&] {
-            agreeing(ranks(), [&] {
+            agreeing_on_step_data([&] {
                 const auto fixed = owned(op_.dirichlet());
                 // e = dt F^n at free nodes, G^{n+1} at Dirichlet nodes
                 data_.evaluate(time());

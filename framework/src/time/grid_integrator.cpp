@@ -63,7 +63,7 @@ void throw_not_finite(const Grid& grid, const NodeBox& box, std::int64_t row, do
     char text[256];
     std::snprintf(text, sizeof text, "%s is %g at %s) at t = %.6g: no step is computed from it",
                   what, value, at.c_str(), t);
-    throw StepDataError(stage, std::string("key '") + key + "': " + text);
+    throw StepDataError(stage, t, std::string("key '") + key + "': " + text);
 }
 
 StepData::StepData(const Grid& grid, const Problem& problem, const BoundaryConditions& boundary,
@@ -119,8 +119,8 @@ GridIntegrator::GridIntegrator(const IntegratorSetup& setup)
           },
           setup.boundary, setup.parts.assembled),
       data_(setup.grid, setup.problem, setup.boundary, op_),
+      time_(setup.time),
       dt_(setup.time.dt),
-      first_data_delay_(first_data_time(setup.time)),
       steps_(setup.time.steady() ? 1 : setup.time.steps),
       u_(setup.backend, static_cast<std::size_t>(setup.parts.num_points())) {
     // Assembly and allocation ran on each rank alone: a rank that failed in them meets this
@@ -131,17 +131,23 @@ GridIntegrator::GridIntegrator(const IntegratorSetup& setup)
 void GridIntegrator::set_state(std::span<const double> u, std::int64_t step) {
     std::vector<double> state(u.begin(), u.end());
     step_ = step;
-    const double t_data = time() + first_data_delay_;
     if (step_ >= steps_) {  // a run continued from its last step: no data to come
         impose_dirichlet_values(grid_, boundary_, parts_.owned, time(), state);
     } else if (data_on_device()) {
-        // The host's data only for this check (a step's are formed on the device).
-        StepData first(grid_, problem_, boundary_, op_);
-        check_start_data(grid_, boundary_, parts_.owned, time(), t_data, state, first);
+        // The data the first step forms on the device, checked there (compiled expressions,
+        // nothing of size n on the host): only the state's Dirichlet values on the host.
+        impose_dirichlet_values(grid_, boundary_, parts_.owned, time(), state);
+        const std::vector<double> times = step_data_times(time_, step_);
+        check_data_on_device(time(), times.back());
     } else {
-        check_start_data(grid_, boundary_, parts_.owned, time(), t_data, state, data_);
+        check_start_data(grid_, boundary_, parts_.owned, time(), step_data_times(time_, step_),
+                         state, data_);
     }
     u_.copy_from_host(state);
+}
+
+void GridIntegrator::check_data_on_device(double, double) {
+    throw std::logic_error("check_data_on_device: this integrator forms no data on the device");
 }
 
 void impose_dirichlet_values(const Grid& grid, const BoundaryConditions& boundary,
@@ -152,9 +158,10 @@ void impose_dirichlet_values(const Grid& grid, const BoundaryConditions& boundar
 }
 
 void check_start_data(const Grid& grid, const BoundaryConditions& boundary, const NodeBox& own,
-                      double t_start, double t_data, std::span<double> u, StepData& data) {
+                      double t_start, std::span<const double> t_data, std::span<double> u,
+                      StepData& data) {
     impose_dirichlet_values(grid, boundary, own, t_start, u);
-    data.evaluate(t_data);
+    for (const double t : t_data) data.evaluate(t);
 }
 
 void GridIntegrator::copy_state(std::span<double> u) const { u_.copy_to_host(u); }
@@ -164,9 +171,12 @@ SystemScaling system_scaling(const TimeParameters& time) {
     return {1.0, time.theta * time.dt};
 }
 
-double first_data_time(const TimeParameters& time) {
-    const bool theta_scheme = !time.steady() && time.scheme != TimeScheme::explicit_euler;
-    return theta_scheme && time.theta == 1.0 ? time.dt : 0.0;
+std::vector<double> step_data_times(const TimeParameters& time, std::int64_t step) {
+    if (time.steady()) return {0.0};
+    const double t_next = static_cast<double>(step + 1) * time.dt;
+    const bool backward_euler = time.scheme != TimeScheme::explicit_euler && time.theta == 1.0;
+    if (backward_euler) return {t_next};
+    return {static_cast<double>(step) * time.dt, t_next};
 }
 
 void require_stable_explicit_step(const TimeParameters& time, double limit) {

@@ -29,8 +29,8 @@ class GridIntegrator : public TimeIntegrator {
 public:
     explicit GridIntegrator(const IntegratorSetup& setup);
     // Also checks the data before the step is written: the Dirichlet values u takes and, unless
-    // it is the run's last, the next step's data at the first time it evaluates them
-    // (check_start_data).
+    // it is the run's last, the next step's data at every time that step evaluates them
+    // (check_start_data; where the back-end forms the data, formed and checked there).
     void set_state(std::span<const double> u, std::int64_t step) override;
     void copy_state(std::span<double> u) const override;
     std::int64_t step() const override { return step_; }
@@ -69,6 +69,15 @@ protected:
 
     // Whether the back-end forms each step's data (DeviceDataTerm), so that data_ holds none.
     virtual bool data_on_device() const { return false; }
+    // Where data_on_device(): forms the data of the step from t_now to t_next on the back-end as
+    // the step will (into a vector the step overwrites) and throws its StepDataError, if any.
+    virtual void check_data_on_device(double t_now, double t_next);
+    // Runs evaluate() (a step's data on this rank's box) and the ranks' agreement on it, so that
+    // a value not finite on one rank stops every rank alike: over several ranks the agreed
+    // failure is an AgreedStepDataError where the lowest failing rank's error was a
+    // StepDataError (found by one more collective, on a failure only).
+    template <typename Evaluate>
+    void agreeing_on_step_data(Evaluate&& evaluate) const;
 
     SetupTimes setup_times() const override { return setup_times_; }
     double data_seconds() const override { return data_seconds_; }
@@ -91,26 +100,12 @@ protected:
     Decomposition parts_;
     SpatialOperator op_;  // over the rank's assembled box
     StepData data_;
+    TimeParameters time_;
     double dt_;
-    double first_data_delay_;  // first_data_time: from a step's time to its next step's data
-    std::int64_t steps_;       // the run's last step (a steady solve: 1)
+    std::int64_t steps_;  // the run's last step (a steady solve: 1)
     std::int64_t step_ = 0;
     solvers::Array<double> u_;  // on the owned box
     solvers::MatrixProperties properties_;
-};
-
-// The refusal of a data value that is not finite, with the stage of the evaluation that
-// found it (the stages run in this order over all nodes, so an error of an earlier stage is met
-// first wherever its node is): the Dirichlet values of the state a run starts from
-// (impose_dirichlet_values), then StepData::evaluate's source, ghost and Dirichlet values.
-class StepDataError : public InputError {
-public:
-    enum Stage { start_dirichlet_value, source, ghost_value, dirichlet_value };
-    StepDataError(Stage stage, const std::string& message) : InputError(message), stage_(stage) {}
-    Stage stage() const { return stage_; }
-
-private:
-    Stage stage_;
 };
 
 // Throws the StepDataError of a value that is not finite at row `row` of `box` at time t,
@@ -126,8 +121,10 @@ struct SystemScaling {
     double scale;
 };
 SystemScaling system_scaling(const TimeParameters& time);
-// The first time at which a run evaluates its StepData: dt for backward Euler, else 0.
-double first_data_time(const TimeParameters& time);
+// The times at which the step after step `step` evaluates its data, in the order it evaluates
+// them (each computed from a step index, as the step computes it): backward Euler t_{n+1};
+// Crank-Nicolson and explicit Euler t_n (F^n) then t_{n+1}; the steady solve 0.
+std::vector<double> step_data_times(const TimeParameters& time, std::int64_t step);
 // Writes g(t) at the Dirichlet nodes of `box` into u (numbered within the box): the values u
 // takes at the step a run starts from (0, or a restart's). Throws the StepDataError of the first
 // that is not finite (stage start_dirichlet_value), before any step is written or computed.
@@ -135,11 +132,12 @@ void impose_dirichlet_values(const Grid& grid, const BoundaryConditions& boundar
                              const NodeBox& box, double t, std::span<double> u);
 // What a run checks before it writes the step it starts from, at time t_start: the Dirichlet
 // values u (on `own`) takes there (impose_dirichlet_values), then the next step's data at
-// t_data, the first time the scheme evaluates them (t_start + first_data_time), evaluated by
-// `data` (which keeps them for that step). Throws the first StepDataError. The run (set_state,
-// on its box) and `simrun check` (check_time_integrator, block by block) both call it.
+// each of `t_data` (step_data_times), in order, evaluated by `data`. Throws the first
+// StepDataError. The run (set_state, on its box, where the host forms the data) and
+// `simrun check` (check_time_integrator, block by block) both call it.
 void check_start_data(const Grid& grid, const BoundaryConditions& boundary, const NodeBox& own,
-                      double t_start, double t_data, std::span<double> u, StepData& data);
+                      double t_start, std::span<const double> t_data, std::span<double> u,
+                      StepData& data);
 // Throws InputError at time.dt when dt exceeds explicit Euler's largest stable step `limit`,
 // giving the limit (rounded down, so that giving it back is accepted).
 void require_stable_explicit_step(const TimeParameters& time, double limit);
@@ -158,6 +156,26 @@ solvers::DiaData<double> owned_rows(solvers::DiaData<double> matrix, std::int64_
 // TimeIntegrator::data_details over several ranks.
 inline constexpr const char* distributed_data_details =
     "on the host of each rank (on the device only in a run of one process, yet)";
+
+template <typename Evaluate>
+void GridIntegrator::agreeing_on_step_data(Evaluate&& evaluate) const {
+    bool not_finite = false;  // this rank's failure is its data's
+    try {
+        agreeing(ranks(), [&] {
+            try {
+                evaluate();
+            } catch (const StepDataError&) {
+                not_finite = true;
+                throw;
+            }
+        });
+    } catch (const AgreedFailure& agreed) {  // every rank is here
+        const int lowest =
+            static_cast<int>(ranks().min(not_finite ? ranks().rank() : ranks().size()));
+        if (agreed.kind() != AgreedFailure::Kind::input || lowest != agreed.rank()) throw;
+        throw AgreedStepDataError(agreed.rank(), agreed.every_rank(), agreed.what());
+    }
+}
 
 std::unique_ptr<TimeIntegrator> make_theta_integrator(const IntegratorSetup& setup);
 std::unique_ptr<TimeIntegrator> make_explicit_euler_integrator(const IntegratorSetup& setup);

@@ -6,11 +6,25 @@
 #include <algorithm>
 #include <exception>
 #include <limits>
+#include <optional>
+#include <utility>
 #include <vector>
 
 #include "grid_integrator.hpp"
 
 namespace simrun::framework {
+namespace {
+
+// Where the run meets a data error: the state's Dirichlet values first, then by time, then by
+// stage (StepData::evaluate's order at each time).
+std::pair<double, int> evaluation_order(const StepDataError& e) {
+    if (e.stage() == StepDataError::start_dirichlet_value) {
+        return {-std::numeric_limits<double>::infinity(), e.stage()};
+    }
+    return {e.time(), e.stage()};
+}
+
+}  // namespace
 
 IntegratorCheck check_time_integrator(const Grid& grid, const Problem& problem,
                                       const BoundaryConditions& boundary,
@@ -23,24 +37,24 @@ IntegratorCheck check_time_integrator(const Grid& grid, const Problem& problem,
     double limit = std::numeric_limits<double>::infinity();
     solvers::MatrixAnalysis analysis;
     // The data the run checks before it writes step 0 (check_start_data): the Dirichlet values
-    // of step 0, then the first step's data at the first time it evaluates them (later times
-    // may fail only later, as they would in the run). The error the run would meet is the
-    // earliest stage's, at its first node: the first block's among those of that stage.
-    const double t_first = first_data_time(time);
+    // of step 0, then the first step's data at each time it evaluates them (later times may
+    // fail only later, as they would in the run). The error the run would meet is the one of
+    // the earliest time and stage, at its first node: the first block's among those.
+    const std::vector<double> data_times = step_data_times(time, 0);
     std::exception_ptr data_error;
-    int data_error_stage = StepDataError::dirichlet_value + 1;
+    std::optional<std::pair<double, int>> data_error_order;
     std::vector<double> u;
     for (const PlaneRange block : grid.plane_blocks(block_nodes)) {
         SpatialOperator op(grid, stencil, boundary, grid.box(grid.with_neighbours(block)));
-        if (data_error_stage > StepDataError::start_dirichlet_value) {
+        if (!data_error_order || data_error_order->second > StepDataError::start_dirichlet_value) {
             try {
                 u.assign(static_cast<std::size_t>(grid.num_points(block)), 0.0);
                 StepData data(grid, problem, boundary, op);
-                check_start_data(grid, boundary, grid.box(block), 0.0, t_first, u, data);
+                check_start_data(grid, boundary, grid.box(block), 0.0, data_times, u, data);
             } catch (const StepDataError& e) {
-                if (e.stage() < data_error_stage) {
+                if (!data_error_order || evaluation_order(e) < *data_error_order) {
                     data_error = std::current_exception();
-                    data_error_stage = e.stage();
+                    data_error_order = evaluation_order(e);
                 }
             }
         }

@@ -47,7 +47,7 @@ public:
             });
         } else {
             // A value that is not finite at a node of one rank's box stops every rank alike.
-            forming_data([&] { agreeing(ranks(), [&] { update_data_term(t_now, t_next); }); });
+            forming_data([&] { agreeing_on_step_data([&] { update_data_term(t_now, t_next); }); });
             // rhs = S .* (u + (1 - theta) dt L u) at free nodes, then + e
             solvers::copy(u_, rhs_);
             if (l_) {
@@ -69,6 +69,9 @@ public:
     const solvers::MatrixProperties* matrix_properties() const override { return &properties_; }
     std::string data_details() const override { return data_details_; }
     bool data_on_device() const override { return device_data_ != nullptr; }
+    void check_data_on_device(double t_now, double t_next) override {
+        device_data_->check_step(t_now, t_next, u_, rhs_);
+    }
 
 private:
     // e = S dt (theta (F + L G)^{n+1} + (1 - theta) F^n) at free nodes, G^{n+1} at Dirichlet.

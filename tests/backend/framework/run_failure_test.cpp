@@ -5,6 +5,7 @@
 // holds the node.
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -15,21 +16,25 @@
 #include "simrun/framework/distributed/agreement.hpp"
 #include "simrun/framework/problem/run_spec.hpp"
 #include "simrun/framework/run/simulation.hpp"
+#include "simrun/framework/time/time_integrator.hpp"
 #include "support/thread_ranks.hpp"
 
 namespace simrun::framework {
 namespace {
 
-// A 9 x 9 heat run of 5 steps of 0.01 with `top` the top side's Dirichlet value (the top plane
-// lies in the last rank's slab).
-RunSpec heat_with_top(const std::string& top) {
+// A 9 x 9 heat run of 5 steps of 0.01 of `scheme` with `top` the top side's Dirichlet value
+// (the top plane lies in the last rank's slab) and `source`.
+RunSpec heat_with_top(const std::string& top, const std::string& source = "0",
+                      const std::string& scheme = "backward_euler") {
     const Config config = Config::from_string(
-        "[problem]\ntype = \"heat\"\nalpha = 0.1\ninitial = \"sin(pi*x)*sin(pi*y)\"\n[grid]\n"
-        "nx = 9\nny = 9\n[boundary]\ntop = \"" +
-            top + "\"\nall = \"0\"\n[time]\ndt = 0.01\nend = 0.05\n",
+        "[problem]\ntype = \"heat\"\nalpha = 0.1\ninitial = \"sin(pi*x)*sin(pi*y)\"\nsource = \"" +
+            source + "\"\n[grid]\nnx = 9\nny = 9\n[boundary]\ntop = \"" + top +
+            "\"\nall = \"0\"\n[time]\nscheme = \"" + scheme + "\"\ndt = 0.01\nend = 0.05\n",
         "test.toml");
     return parse_run_spec(config);
 }
+
+constexpr const char* time_schemes[] = {"explicit_euler", "backward_euler", "crank_nicolson"};
 
 RunOptions quiet_cpu_options(std::shared_ptr<const solvers::Communicator> ranks) {
     RunOptions options;
@@ -41,14 +46,15 @@ RunOptions quiet_cpu_options(std::shared_ptr<const solvers::Communicator> ranks)
 }
 
 // What each of `count` thread ranks raised while constructing and running a Simulation of
-// heat_with_top(top): the agreed failure, or none.
-std::vector<std::optional<AgreedFailure>> failures_over_ranks(int count, const std::string& top) {
+// `make()` (heat_with_top(top) by default): the agreed failure, or none.
+std::vector<std::optional<AgreedFailure>> failures_over_ranks(
+    int count, const std::string& top, const std::function<RunSpec()>& make = nullptr) {
     std::vector<std::optional<AgreedFailure>> failures(static_cast<std::size_t>(count));
     testing::ThreadRanks ranks(count);
     ranks.run([&](std::shared_ptr<const solvers::Communicator> rank) {
         const auto r = static_cast<std::size_t>(rank->rank());
         try {
-            Simulation simulation(heat_with_top(top), quiet_cpu_options(rank));
+            Simulation simulation(make ? make() : heat_with_top(top), quiet_cpu_options(rank));
             simulation.run();
         } catch (const AgreedFailure& failure) {
             failures[r] = failure;
@@ -57,11 +63,12 @@ std::vector<std::optional<AgreedFailure>> failures_over_ranks(int count, const s
     return failures;
 }
 
-// Infinite from t = 0.035 on: the step whose data are at t = 0.04 (the fourth) stops the run.
+// Infinite from t = 0.035 on: the step whose data are at t = 0.04 (the fourth) stops the run,
+// which writes no output (quiet_cpu_options): the message says so, and claims no output.
 constexpr const char* mid_run = "t > 0.035 ? 1/0 : 0";
 constexpr const char* mid_run_message =
     "test.toml: key 'boundary': a Dirichlet boundary value is inf at (0, 1) at t = 0.04: no step "
-    "is computed from it; outputs up to the previous written step are complete";
+    "is computed from it; nothing was written (output is off)";
 
 TEST(RunFailure, DataNotFiniteMidRunIsAFailureNotAnInputError) {
     Simulation simulation(heat_with_top(mid_run), quiet_cpu_options(solvers::single_process()));
@@ -103,6 +110,150 @@ TEST(RunFailure, DirichletValueNotFiniteAtTimeZeroIsAnInputErrorOnEveryRank) {
             ASSERT_TRUE(failure.has_value());
             EXPECT_EQ(failure->kind(), AgreedFailure::Kind::input);
             EXPECT_EQ(std::string(failure->what()), e.what());
+        }
+    }
+}
+
+// Heat's problem, whose source() throws an InputError that is not about the data's values
+// from t = `from` on (as a solver's set-up failing in a step would): the step fails with it.
+class ProblemFailingFrom : public Problem {
+public:
+    ProblemFailingFrom(std::unique_ptr<Problem> heat, double from)
+        : heat_(std::move(heat)), from_(from) {}
+    std::string description() const override { return heat_->description(); }
+    StencilCoefficients stencil(const Grid& grid, std::int64_t i, std::int64_t j,
+                                std::int64_t k) const override {
+        return heat_->stencil(grid, i, j, k);
+    }
+    void initial_condition(const Grid& grid, const NodeBox& box,
+                           std::span<double> u) const override {
+        heat_->initial_condition(grid, box, u);
+    }
+    void source(const Grid& grid, const NodeBox& box, double t,
+                std::span<double> f) const override {
+        if (t > from_) throw InputError("key 'solver': a set-up that failed during a step");
+        heat_->source(grid, box, t, f);
+    }
+    bool source_depends_on_time() const override { return true; }
+
+private:
+    std::unique_ptr<Problem> heat_;
+    double from_;
+};
+
+RunSpec heat_failing_from(double from) {
+    RunSpec spec = heat_with_top("0");
+    spec.problem = std::make_unique<ProblemFailingFrom>(std::move(spec.problem), from);
+    return spec;
+}
+
+// Only the data's values turning non-finite become a failure of the computation (exit 1): any
+// other input error met in a step passes as it is (it is no statement about the data), on one
+// process and agreed over ranks.
+TEST(RunFailure, AnInputErrorInAStepOtherThanTheDatasStaysAnInputError) {
+    Simulation simulation(heat_failing_from(0.025), quiet_cpu_options(solvers::single_process()));
+    try {
+        simulation.run();
+        ADD_FAILURE() << "the run went on";
+    } catch (const DataNotFinite& e) {
+        ADD_FAILURE() << "turned into data not finite: " << e.what();
+    } catch (const InputError& e) {
+        EXPECT_EQ(std::string(e.what()),
+                  "test.toml: key 'solver': a set-up that failed during a step");
+    }
+    EXPECT_EQ(simulation.integrator().step(), 2);  // the third step's data are at t = 0.03
+    for (const auto& failure :
+         failures_over_ranks(2, "", [] { return heat_failing_from(0.025); })) {
+        ASSERT_TRUE(failure.has_value());
+        EXPECT_EQ(failure->kind(), AgreedFailure::Kind::input);
+        EXPECT_EQ(std::string(failure->what()),
+                  "test.toml: key 'solver': a set-up that failed during a step");
+    }
+}
+
+// Every time the first step evaluates its data is checked before step 0 is written: the
+// source infinite from t = 0.005 on is met by Crank-Nicolson's and explicit Euler's first step
+// (at t = 0 and at t = dt = 0.01) as by backward Euler's (at dt): refused while the run is set
+// up, an input error naming t = dt, where Crank-Nicolson and explicit Euler checked t = 0 only
+// and failed in the first step; `check` (check_time_integrator) finds the same error.
+TEST(RunFailure, DataNotFiniteAtAnyTimeOfTheFirstStepIsRefusedBeforeStepZero) {
+    const std::string source = "t > 0.005 ? 1/0 : 0";
+    const std::string message =
+        "key 'problem.source': the source is inf at (0.125, 0.125) at t = 0.01: no step is "
+        "computed from it";
+    for (const char* scheme : time_schemes) {
+        SCOPED_TRACE(scheme);
+        const RunSpec spec = heat_with_top("0", source, scheme);
+        try {
+            Simulation simulation(heat_with_top("0", source, scheme),
+                                  quiet_cpu_options(solvers::single_process()));
+            ADD_FAILURE() << "set up";
+        } catch (const InputError& e) {
+            EXPECT_EQ(std::string(e.what()), "test.toml: " + message);
+        }
+        const IntegratorCheck check = check_time_integrator(*spec.grid, *spec.problem,
+                                                            *spec.boundary, spec.time, spec.solver);
+        ASSERT_TRUE(check.first_step_error);
+        try {
+            std::rethrow_exception(check.first_step_error);
+        } catch (const StepDataError& e) {
+            EXPECT_EQ(std::string(e.what()), message);
+        }
+    }
+}
+
+// Crank-Nicolson's first step evaluates its data at t = 0, then at t = dt, over the whole grid:
+// a source infinite at t = 0 at the top rows and at t = dt at the bottom rows fails at t = 0.
+// `check`, block by block (a plane each), finds that same error, though its first block meets
+// only the one at t = dt.
+TEST(RunFailure, CheckFindsTheFirstStepsEarliestDataErrorAcrossBlocks) {
+    const std::string source = "(t < 0.005 && y > 0.8) || (t > 0.005 && y < 0.3) ? 1/0 : 0";
+    const RunSpec spec = heat_with_top("0", source, "crank_nicolson");
+    std::string ran;
+    try {
+        Simulation simulation(heat_with_top("0", source, "crank_nicolson"),
+                              quiet_cpu_options(solvers::single_process()));
+    } catch (const InputError& e) {
+        ran = e.what();
+    }
+    EXPECT_EQ(ran,
+              "test.toml: key 'problem.source': the source is inf at (0.125, 0.875) at t = 0: no "
+              "step is computed from it");
+    for (const std::int64_t block_nodes : {std::int64_t{1}, std::int64_t{1} << 20}) {
+        const IntegratorCheck check = check_time_integrator(
+            *spec.grid, *spec.problem, *spec.boundary, spec.time, spec.solver, block_nodes);
+        ASSERT_TRUE(check.first_step_error);
+        try {
+            std::rethrow_exception(check.first_step_error);
+        } catch (const StepDataError& e) {
+            EXPECT_EQ("test.toml: " + std::string(e.what()), ran);
+        }
+    }
+}
+
+// The device's own check of the first step's data (a run whose back-end forms each step's data
+// from the compiled expressions): the same refusal as on the host, for every scheme. Skipped
+// without a CUDA device, or where the data are formed on the host.
+TEST(RunFailure, TheDeviceChecksTheDataOfTheFirstStepItForms) {
+    RunOptions options = quiet_cpu_options(solvers::single_process());
+    options.backend = solvers::BackendChoice::cuda;
+    for (const char* scheme : time_schemes) {
+        SCOPED_TRACE(scheme);
+        std::string details;
+        try {
+            Simulation fine(heat_with_top("0", "t > 1 ? 1/0 : x", scheme), options);
+            details = fine.integrator().data_details();
+        } catch (const std::exception& e) {
+            GTEST_SKIP() << "no CUDA back-end: " << e.what();
+        }
+        if (!details.starts_with("on the device")) GTEST_SKIP() << "data " << details;
+        try {
+            Simulation simulation(heat_with_top("0", "t > 0.005 ? 1/0 : x", scheme), options);
+            ADD_FAILURE() << "set up";
+        } catch (const InputError& e) {
+            EXPECT_EQ(std::string(e.what()),
+                      "test.toml: key 'problem.source': the source is inf at (0.125, 0.125) at t "
+                      "= 0.01: no step is computed from it");
         }
     }
 }

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "simrun/framework/config/input_error.hpp"
 #include "simrun/framework/discretisation/boundary_conditions.hpp"
 #include "simrun/framework/discretisation/spatial_operator.hpp"
 #include "simrun/framework/distributed/agreement.hpp"
@@ -37,11 +38,12 @@ public:
     virtual ~TimeIntegrator() = default;
     // Sets u at step `step` (t = step dt); the boundary values are imposed. Throws InputError
     // (a StepDataError, naming the key, the node and t) where a Dirichlet value there, or the
-    // next step's data at the first time it evaluates them, is not finite: a run checks what it
-    // starts from before it writes it.
+    // next step's data at any time that step evaluates them, is not finite: a run checks what
+    // it starts from before it writes it.
     virtual void set_state(std::span<const double> u, std::int64_t step) = 0;
     // Advances one step (the steady solve: solves once). The report says how the linear solve
-    // went; none for explicit Euler.
+    // went; none for explicit Euler. Data not finite at the step's times throw StepDataError
+    // (over several ranks AgreedStepDataError, on every rank).
     virtual std::optional<solvers::SolveReport> advance() = 0;
     virtual void copy_state(std::span<double> u) const = 0;
     virtual std::int64_t step() const = 0;
@@ -66,6 +68,32 @@ public:
 class FieldNotFinite : public FailureOnEveryRank {  // from the global norm: alike on every rank
 public:
     using FailureOnEveryRank::FailureOnEveryRank;
+};
+
+// The refusal of a data value that is not finite at time t, with the stage of the evaluation
+// that found it (the stages run in this order over all nodes at each time, so an error of an
+// earlier stage is met first wherever its node is): the Dirichlet values of the state a run
+// starts from (impose_dirichlet_values), then StepData::evaluate's source, ghost and Dirichlet
+// values.
+class StepDataError : public InputError {
+public:
+    enum Stage { start_dirichlet_value, source, ghost_value, dirichlet_value };
+    StepDataError(Stage stage, double t, const std::string& message)
+        : InputError(message), stage_(stage), t_(t) {}
+    Stage stage() const { return stage_; }
+    double time() const { return t_; }
+
+private:
+    Stage stage_;
+    double t_;
+};
+
+// A step's data not finite on some rank of a distributed run: the ranks' AgreedFailure (of
+// kind input) where the failure they agreed on, the lowest failing rank's, is a StepDataError.
+class AgreedStepDataError : public AgreedFailure {
+public:
+    AgreedStepDataError(int rank, bool every_rank, const std::string& message)
+        : AgreedFailure(Kind::input, rank, every_rank, message) {}
 };
 
 // Evaluates the data of a step on the host: F(t) = f(t) + boundary forcing at free nodes (0 at
