@@ -15,6 +15,7 @@
 #include "simrun/solvers/base/vector_ops.hpp"
 #include "simrun/solvers/matrices/conversions.hpp"
 #include "simrun/solvers/methods/gmres.hpp"
+#include "simrun/solvers/methods/iterative_solver.hpp"
 #include "simrun/solvers/methods/solve_result.hpp"
 
 namespace simrun::app {
@@ -117,16 +118,17 @@ nlohmann::json report_json(const SystemSolution& s, std::int64_t rows, std::int6
 }
 
 // The exponent k of the power of two 2^k by which A's rows (and b) are multiplied so that A's
-// largest entry lies near 1, where it lies outside [2^-range, 2^range] (range 256 in double,
-// 20 in float: the range in which the method's products of A with vectors stay far from
-// underflow and overflow); 0 otherwise. x is unchanged by it, and ||b - A x|| / ||b|| too.
+// largest entry lies near 1, where it lies outside solvers::matrix_entry_exponents (the range in
+// which the method's products of A with vectors stay far from underflow and overflow); 0
+// otherwise. x is unchanged by it, and ||b - A x|| / ||b|| too.
 int row_scale_exponent(const solvers::CsrData<double>& a, solvers::Precision precision) {
     double largest = 0;
     for (const double v : a.values) largest = std::max(largest, std::abs(v));
     if (!(largest > 0) || !std::isfinite(largest)) return 0;
-    const int range = precision == solvers::Precision::single_precision ? 20 : 256;
-    const int exponent = std::ilogb(largest);
-    return exponent >= -range && exponent <= range ? 0 : -exponent;
+    return solvers::exponent_toward_one(std::ilogb(largest),
+                                        precision == solvers::Precision::single_precision
+                                            ? solvers::matrix_entry_exponents<float>()
+                                            : solvers::matrix_entry_exponents<double>());
 }
 
 // v times 2^k (exact: a power of two).
@@ -135,14 +137,6 @@ std::vector<double> scaled(std::vector<double> v, int k) {
         for (double& value : v) value = std::ldexp(value, k);
     }
     return v;
-}
-
-// Whether a solve the solver called converged is so by b - A x recomputed in long double: a
-// relative residual within rtol, or an absolute one within atol (no slack beyond them).
-bool meets_tolerance(const solvers::StoppingCriteria& c, double relative_residual,
-                     double rhs_norm) {
-    return relative_residual <= c.relative_tolerance ||
-           relative_residual * rhs_norm <= c.absolute_tolerance;
 }
 
 void check_square(const solvers::CsrData<double>& a) {
@@ -250,10 +244,14 @@ struct SystemSolver::Impl {
         return solution;
     }
 
-    // The norms of a system solved with its rows scaled (row_scale) as the user's system's.
+    // The norms of a system solved with its rows scaled (row_scale) as the user's system's. A
+    // breakdown value stays the row-scaled system's: its power of A's scale depends on the
+    // quantity (p'Ap has A once, r'Mr A^-1), unlike its power of b's (breakdown_degree).
     void unscale_norms(solvers::SolveReport& report) const {
         for (solvers::SolveAttempt& attempt : report.attempts) {
+            const std::optional<double> breakdown = attempt.result.breakdown_value;
             attempt.result.scale_norms(-row_scale);
+            attempt.result.breakdown_value = breakdown;
         }
     }
 
@@ -261,11 +259,8 @@ struct SystemSolver::Impl {
     // meets the tolerance; otherwise the solve is stagnated: the method's residual, and b - A x
     // in the solve's precision, met it, b - A x exactly did not.
     void confirm_true_residual(SystemSolution& solution) const {
-        solvers::SolveResult& result = solution.report.attempts.back().result;
-        if (!result.converged() || std::isnan(solution.relative_residual)) return;
-        if (meets_tolerance(criteria, solution.relative_residual, result.rhs_norm)) return;
-        result.status = solvers::SolveStatus::stagnated;
-        result.final_residual = solution.relative_residual * result.rhs_norm;
+        solvers::confirm_true_residual(solution.report.attempts.back().result,
+                                       solution.relative_residual, criteria);
     }
 };
 

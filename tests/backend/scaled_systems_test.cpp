@@ -9,6 +9,7 @@
 #include <limits>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "simrun/solvers/base/vector_ops.hpp"
@@ -40,6 +41,21 @@ const ScaledCase scaled_cases[] = {
     {"bicgstab", "none", "dia", true},   {"bicgstab", "ssor", "csr", true},
     {"gmres", "jacobi", "csr", true},    {"bicg", "none", "csr", true},
     {"jacobi", "none", "stencil", true}, {"sor", "none", "csr", true}};
+
+// tridiag(lower, diagonal, upper) of n rows.
+CsrData<double> tridiagonal(std::int32_t n, double lower, double diagonal, double upper) {
+    CsrData<double> a;
+    a.rows = a.cols = n;
+    for (std::int32_t i = 0; i < n; ++i) {
+        for (const auto& [j, v] : {std::pair{i - 1, lower}, {i, diagonal}, {i + 1, upper}}) {
+            if (j < 0 || j >= n) continue;
+            a.col.push_back(j);
+            a.values.push_back(v);
+        }
+        a.row_ptr.push_back(static_cast<std::int32_t>(a.col.size()));
+    }
+    return a;
+}
 
 template <typename T>
 struct Solved {
@@ -136,6 +152,95 @@ TEST(ScaledSystems, TheAbsoluteToleranceIsScaledWithTheSystem) {
     EXPECT_EQ(iterations[1], iterations[0]);
 }
 
+// b of `value` everywhere with A = tridiag(-1, 4, -1) of 400 rows: ||b|| = 20 |value|, which
+// exceeds T's largest value for value = 1e307 (double) or 1e38 (float), while A x (x about b/2,
+// 4 x about 2 b) stays finite. Each method converges
+// to x = 2^e times the solution for b times 2^-e (a right side in range): the same iterates up to
+// a power of two, bit for bit. (||b|| overflowed to Inf: no scaling, "non_finite after 0
+// iterations" for every method.)
+template <typename T>
+void expect_overflowing_norm_solved(const ScaledCase& c, T value, int exponent) {
+    const auto backend = test_backend();
+    SIMRUN_SKIP_WITHOUT_BACKEND(backend);
+    const CsrData<double> a = tridiagonal(400, -1.0, 4.0, -1.0);
+    MethodParameters parameters;
+    parameters.criteria.relative_tolerance = std::is_same_v<T, double> ? 1e-10 : 1e-5;
+    parameters.fused_kernels = c.fused;
+    const SolverPlan plan =
+        plan_solver(analyze(a), SolverRequest::parse(c.method, c.preconditioner, c.format));
+    const LinearSystemSolver<T> solver(backend, convert_values<T>(a), plan, parameters);
+    const std::vector<T> b(400, value), b_in_range(400, std::ldexp(value, -exponent));
+    const WideNorm norm = wide_norm2(Array<T>::from_host(backend, b));
+    EXPECT_NEAR(std::log2(norm.fraction) + norm.exponent,
+                std::log2(20.0) + std::log2(static_cast<double>(value)), 1e-9);
+
+    const Solved<T> huge = solve_with(solver, backend, b);
+    const Solved<T> in_range = solve_with(solver, backend, b_in_range);
+    ASSERT_EQ(in_range.result.status, SolveStatus::converged) << in_range.result.summary();
+    ASSERT_EQ(huge.result.status, SolveStatus::converged) << huge.result.summary();
+    EXPECT_EQ(huge.result.iterations, in_range.result.iterations);
+    for (std::size_t i = 0; i < b.size(); ++i) {
+        ASSERT_EQ(huge.x[i], std::ldexp(in_range.x[i], exponent)) << "row " << i;
+    }
+}
+
+TEST(ScaledSystems, ARightSideWhoseNormOverflowsIsSolvedScaled) {
+    for (const ScaledCase& c : scaled_cases) {
+        if (std::string(c.format) == "stencil") continue;  // needs a grid
+        SCOPED_TRACE(std::string(c.method) + " + " + c.preconditioner + " " + c.format +
+                     (c.fused ? "" : " (reference)"));
+        expect_overflowing_norm_solved<double>(c, 1e307, 1000);
+        expect_overflowing_norm_solved<float>(c, 1e38f, 100);
+    }
+}
+
+// A breakdown's value is reported at the system's own scale: CG's p'Ap < 0 on an indefinite
+// matrix is the same number whether b was solved as given or scaled by a power of two (it was
+// reported times 2^(2k)). The exponents keep 2^(2e) p'Ap within double's range.
+template <typename T>
+void expect_breakdown_value_unscaled(const char* format, bool fused, int exponent) {
+    const auto backend = test_backend();
+    SIMRUN_SKIP_WITHOUT_BACKEND(backend);
+    // diag(1, -3, 1, -3, ...) plus small couplings: symmetric, indefinite.
+    const CsrData<double> a = tridiagonal(64, 0.25, 1.0, 0.25);
+    CsrData<double> indefinite = a;
+    for (std::int32_t i = 1; i < a.rows; i += 2) {
+        for (std::int32_t k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k) {
+            if (a.col[k] == i) indefinite.values[k] = -3.0;
+        }
+    }
+    MethodParameters parameters;
+    parameters.fused_kernels = fused;
+    const SolverPlan plan =
+        plan_solver(analyze(indefinite), SolverRequest::parse("cg", "none", format));
+    const LinearSystemSolver<T> solver(backend, convert_values<T>(indefinite), plan, parameters);
+    const std::vector<T> b(64, T(1));
+    std::vector<T> b_scaled(64, std::ldexp(T(1), exponent));
+    const auto first_attempt = [&](const std::vector<T>& rhs) {
+        const auto bb = Array<T>::from_host(backend, rhs);
+        Array<T> x(backend, rhs.size());
+        fill(x, T(0));
+        return solver.solve(bb, x).attempts.front().result;
+    };
+    const SolveResult plain = first_attempt(b);
+    const SolveResult scaled = first_attempt(b_scaled);
+    ASSERT_EQ(plain.status, SolveStatus::indefinite) << plain.summary();
+    ASSERT_EQ(scaled.status, SolveStatus::indefinite) << scaled.summary();
+    ASSERT_TRUE(plain.breakdown_value && scaled.breakdown_value);
+    EXPECT_LT(*plain.breakdown_value, 0);
+    // p'Ap of b times 2^e is 2^(2e) times b's: reported at b's scale, times 2^(2e) exactly.
+    EXPECT_EQ(*scaled.breakdown_value, std::ldexp(*plain.breakdown_value, 2 * exponent));
+}
+
+TEST(ScaledSystems, ABreakdownValueIsReportedAtTheSystemsScale) {
+    for (const bool fused : {true, false}) {
+        SCOPED_TRACE(fused ? "fused" : "reference");
+        expect_breakdown_value_unscaled<double>("csr", fused, -400);
+        expect_breakdown_value_unscaled<double>("csr", fused, 400);
+        expect_breakdown_value_unscaled<float>("csr", fused, -60);
+    }
+}
+
 template <typename T>
 void expect_norms_at_any_scale() {
     const auto backend = test_backend();
@@ -161,6 +266,9 @@ void expect_norms_at_any_scale() {
     EXPECT_EQ(norm2(Array<T>::from_host(backend, tiny)),
               std::numeric_limits<T>::denorm_min() * T(5));
     EXPECT_EQ(norm2(Array<T>::from_host(backend, std::vector<T>(n, T(0)))), T(0));
+    // An array of no back-end (default-constructed) has norm 0 (it was dereferenced).
+    EXPECT_EQ(norm2(Array<T>()), T(0));
+    EXPECT_EQ(wide_norm2(Array<T>()).fraction, 0.0);
     std::vector<T> special(n, T(1));
     special[3] = std::numeric_limits<T>::infinity();
     EXPECT_EQ(norm2(Array<T>::from_host(backend, special)), std::numeric_limits<T>::infinity());

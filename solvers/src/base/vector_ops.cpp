@@ -35,15 +35,16 @@ constexpr T smallest_accurate_square() {
 
 // ||x|| with no square leaving the range: each value scaled by the power of two of the largest
 // (over the ranks), the scaled squares summed on the host in index order and over the ranks in
-// rank order (deterministic), in double. For sums of squares outside the safe range only.
+// rank order (deterministic), in double; the power of two kept apart, so that no norm of finite
+// values overflows. For sums of squares outside the safe range only.
 template <typename T>
-T scaled_norm2(const Array<T>& x) {
+WideNorm scaled_norm2(const Array<T>& x) {
     const std::vector<T> values = x.to_host();
     double largest = 0;
     for (const T v : values) largest = std::max(largest, std::abs(static_cast<double>(v)));
     const Communicator& ranks = x.backend().communicator();
     if (ranks.size() > 1) largest = ranks.max(largest);
-    if (largest == 0 || !std::isfinite(largest)) return static_cast<T>(largest);
+    if (largest == 0 || !std::isfinite(largest)) return {largest, 0};
     const int exponent = std::ilogb(largest);
     double sum = 0;
     for (const T v : values) {
@@ -51,7 +52,7 @@ T scaled_norm2(const Array<T>& x) {
         sum += scaled * scaled;
     }
     if (ranks.size() > 1) sum = ranks.sum(sum);
-    return static_cast<T>(std::ldexp(std::sqrt(sum), exponent));
+    return {std::sqrt(sum), exponent};
 }
 
 }  // namespace
@@ -107,14 +108,28 @@ T dot(const Array<T>& x, const Array<T>& y, bool compensated) {
 }
 
 template <typename T>
-T norm2(const Array<T>& x, bool compensated) {
+WideNorm wide_norm2(const Array<T>& x, bool compensated) {
+    if (!x.backend_ptr()) return {};  // an empty array of no back-end
     const T squares = dot(x, x, compensated);
     // Every rank holds the same sum: all take the same branch (and its collectives) or none.
     if (squares < smallest_accurate_square<T>() || squares == std::numeric_limits<T>::infinity()) {
         return scaled_norm2(x);
     }
-    return std::sqrt(squares);  // NaN where x holds NaN
+    return {std::sqrt(static_cast<double>(squares)), 0};  // NaN where x holds NaN
 }
+
+// sqrt of a float sum of squares taken in double and rounded to float is sqrtf's result (a
+// double holds more than 2 x 24 + 2 bits): the common case is as before, bit for bit.
+template <typename T>
+T norm2(const Array<T>& x, bool compensated) {
+    return static_cast<T>(wide_norm2(x, compensated).value());
+}
+
+bool WideNorm::finite_nonzero() const { return fraction != 0 && std::isfinite(fraction); }
+
+int WideNorm::log2_floor() const { return std::ilogb(fraction) + exponent; }
+
+double WideNorm::value() const { return std::ldexp(fraction, exponent); }
 
 template <typename T>
 void copy(const Array<T>& x, Array<T>& y) {
@@ -130,6 +145,7 @@ void copy(const Array<T>& x, Array<T>& y) {
     template T dot<T>(const Array<T>&, const Array<T>&);                    \
     template T dot<T>(const Array<T>&, const Array<T>&, bool);              \
     template T norm2<T>(const Array<T>&, bool);                             \
+    template WideNorm wide_norm2<T>(const Array<T>&, bool);                 \
     template void copy<T>(const Array<T>&, Array<T>&)
 
 SIMRUN_INSTANTIATE_VECTOR_OPS(float);

@@ -32,7 +32,7 @@ void record_bicgstab_outcome(ResidualMonitor& monitor, BiCgStabPhase phase, doub
             monitor.breakdown(SolveStatus::non_finite, "t't", value);
             break;
         case BiCgStabPhase::omega_zero:
-            monitor.breakdown(SolveStatus::breakdown, "omega", 0.0);
+            monitor.breakdown(SolveStatus::breakdown, "omega", 0.0, 0);
             break;
         case BiCgStabPhase::max_iterations:
             result.status = SolveStatus::max_iterations;

@@ -112,7 +112,7 @@ SolveResult Gmres<T>::iterate(const Array<T>& b, Array<T>& x) const {
             }
             const double ww = static_cast<double>(sums[static_cast<std::size_t>(count)]);
             if (!std::isfinite(ww) || !std::isfinite(projected)) {
-                monitor.breakdown(SolveStatus::non_finite, "h = V'A M v", ww);
+                monitor.breakdown(SolveStatus::non_finite, "h = V'A M v", ww, 0);
                 return result;
             }
             double remaining = ww - projected;

@@ -91,11 +91,13 @@ public:
     double target() const { return target_; }
     double divergence() const { return divergence_; }
 
-    // Records a breakdown of the method: a quantity it divides by or needs positive failed.
-    void breakdown(SolveStatus status, const char* quantity, double value) {
+    // Records a breakdown of the method: a quantity it divides by or needs positive failed;
+    // `degree`: its power of the system's scale (SolveResult::breakdown_degree).
+    void breakdown(SolveStatus status, const char* quantity, double value, int degree = 2) {
         result_.status = status;
         result_.breakdown_quantity = quantity;
         result_.breakdown_value = value;
+        result_.breakdown_degree = degree;
     }
 
 private:

@@ -39,6 +39,19 @@ void SolveResult::scale_norms(int exponent) {
         *norm = std::ldexp(*norm, exponent);
     }
     for (double& norm : residual_history) norm = std::ldexp(norm, exponent);
+    if (breakdown_value)
+        breakdown_value = std::ldexp(*breakdown_value, breakdown_degree * exponent);
+}
+
+void confirm_true_residual(SolveResult& result, double true_relative_residual,
+                           const StoppingCriteria& criteria) {
+    if (!result.converged() || std::isnan(true_relative_residual)) return;
+    if (true_relative_residual <= criteria.relative_tolerance ||
+        true_relative_residual * result.rhs_norm <= criteria.absolute_tolerance) {
+        return;
+    }
+    result.status = SolveStatus::stagnated;
+    result.final_residual = true_relative_residual * result.rhs_norm;
 }
 
 std::string SolveResult::summary() const {

@@ -28,8 +28,24 @@ T dot(const Array<T>& x, const Array<T>& y, bool compensated);
 // recomputed with every value scaled by a power of two (on the host, a copy of x: the rare
 // path), so that a finite vector's norm is neither lost to 0 nor taken for Inf. Deterministic
 // as dot.
+// An array with no back-end (default-constructed, empty) has norm 0.
 template <typename T>
 T norm2(const Array<T>& x, bool compensated = false);
+// ||x|| = fraction * 2^exponent, computed as norm2 is but never rounded into T's range: a finite
+// vector whose norm exceeds T's largest value (1e307 in 400 values of double) has a finite
+// WideNorm where norm2 gives Inf. fraction is 0 for a zero vector, Inf or NaN (exponent 0) for
+// a vector holding them.
+struct WideNorm {
+    double fraction = 0;
+    int exponent = 0;
+    bool finite_nonzero() const;
+    // floor(log2 ||x||), for a finite nonzero norm.
+    int log2_floor() const;
+    // fraction * 2^exponent as a double (Inf beyond its range).
+    double value() const;
+};
+template <typename T>
+WideNorm wide_norm2(const Array<T>& x, bool compensated = false);
 // Each value (a rank's partial sums) summed over the ranks of the back-end's communicator, in
 // rank order; nothing to do on one process.
 template <typename T>

@@ -28,21 +28,53 @@ struct MethodParameters {
     bool fused_kernels = true;
 };
 
-// The exponent k of the power of two 2^k by which a system whose right side has norm
-// `rhs_norm` is solved scaled (b' = 2^k b, x' = 2^k x): 0 where ||b|| lies in [2^-range,
-// 2^range] (range 256 in double, 20 in float: every square and product a method forms from
-// vectors of that norm, down to the tolerance and up to the size, stays far from underflow
-// and overflow), and for 0 or a non-finite norm; otherwise the k that brings ||b|| near 1,
-// lowered where x0 (of norm `guess_norm`) would leave the range, within the exponents of T.
+// Powers of two 2^lowest .. 2^highest within which a magnitude is used as given; outside, the
+// system is scaled exactly by a power of two that brings it near 1.
+struct ExponentRange {
+    int lowest;
+    int highest;
+    constexpr bool contains(int exponent) const {
+        return exponent >= lowest && exponent <= highest;
+    }
+};
+
+// ||b||'s range in precision T. The methods form squares of vectors of norm ||b|| (down to the
+// tolerance times ||b||) and products with A up to ||A||^2 ||b||^2 (BiCGStab's t't).
+// Float: 2^-20 keeps the residual at the smallest rtol float accepts (its unit roundoff, 2^-24)
+// at a square of 2^-88 or more, above norm2's accurate 2^-95; 2^40 keeps ||b||^2 <= 2^80 and
+// ||A||^2 ||b||^2 below FLT_MAX (2^128) for A's entries within matrix_entry_exponents (2^20,
+// up to 8 a row: ||A|| <= 2^23). Ordinary float data (||b|| up to 1e12) is solved as given.
+// Double: [2^-256, 2^256], far from both ends (squares within [2^-618, 2^512] at any rtol).
 template <typename T>
-int system_scale_exponent(double rhs_norm, double guess_norm) {
-    const int range = std::is_same_v<T, double> ? 256 : 20;
-    if (!(rhs_norm > 0) || !std::isfinite(rhs_norm)) return 0;
-    const int exponent = std::ilogb(rhs_norm);
-    if (exponent >= -range && exponent <= range) return 0;
-    int k = -exponent;
-    if (k > 0 && guess_norm > 0 && std::isfinite(guess_norm)) {
-        k = std::max(0, std::min(k, range - std::ilogb(guess_norm)));
+constexpr ExponentRange rhs_norm_exponents() {
+    return std::is_same_v<T, double> ? ExponentRange{-256, 256} : ExponentRange{-20, 40};
+}
+
+// The range of A's largest entry within which `simrun solve` and simrun.solve use A's rows as
+// given (outside, A's rows and b are scaled by a power of two: x unchanged), in precision T.
+template <typename T>
+constexpr ExponentRange matrix_entry_exponents() {
+    return std::is_same_v<T, double> ? ExponentRange{-256, 256} : ExponentRange{-20, 20};
+}
+
+// The exponent k of the power of two that brings a magnitude 2^exponent near 1 (k = -exponent)
+// where it lies outside `range`; 0 inside.
+constexpr int exponent_toward_one(int exponent, ExponentRange range) {
+    return range.contains(exponent) ? 0 : -exponent;
+}
+
+// The exponent k of the power of two 2^k by which a system whose right side has norm `rhs` is
+// solved scaled (b' = 2^k b, x' = 2^k x): 0 where ||b|| lies in rhs_norm_exponents<T>(), and for
+// 0 or a non-finite norm; otherwise the k that brings ||b|| near 1 (any finite b: WideNorm does
+// not overflow), lowered where x0 (of norm `guess`) would leave the range, within the exponents
+// of T (2^k is a normal number).
+template <typename T>
+int system_scale_exponent(const WideNorm& rhs, const WideNorm& guess) {
+    constexpr ExponentRange range = rhs_norm_exponents<T>();
+    if (!rhs.finite_nonzero()) return 0;
+    int k = exponent_toward_one(rhs.log2_floor(), range);
+    if (k > 0 && guess.finite_nonzero()) {
+        k = std::max(0, std::min(k, range.highest - guess.log2_floor()));
     }
     return std::clamp(k, std::numeric_limits<T>::min_exponent - 1,
                       std::numeric_limits<T>::max_exponent - 1);
@@ -59,12 +91,16 @@ public:
     // Where ||b|| is out of range (system_scale_exponent), the method iterates on the system
     // scaled exactly by 2^k (b, x0 and atol), so that its norms and dot products neither
     // underflow nor overflow, and x and the result's norms are scaled back: the same iterates
-    // up to the factor. Other systems are solved as given, bit for bit.
+    // up to the factor. Other systems are solved as given, bit for bit. Where ||b|| is above the
+    // range (k < 0), x0's entries below 2^(min_exponent - 1 - k) are rounded to T's subnormals
+    // (to 0 below 2^-1074 ||b||, 2^-149 ||b|| in float): x0 is only where the iteration starts,
+    // and the solution still meets the tolerance; a change of x0 below 2^-1074 ||b|| moves
+    // ||b - A x0|| by at most ||A|| times that.
     SolveResult solve(const Array<T>& b, Array<T>& x) const {
         if (b.size() != x.size() || !b.backend_ptr()) return iterate(b, x);  // it throws
-        const auto b_norm = static_cast<double>(norm2(b));
-        if (system_scale_exponent<T>(b_norm, 0.0) == 0) return iterate(b, x);
-        const int k = system_scale_exponent<T>(b_norm, static_cast<double>(norm2(x)));
+        const WideNorm b_norm = wide_norm2(b);
+        if (system_scale_exponent<T>(b_norm, WideNorm{}) == 0) return iterate(b, x);
+        const int k = system_scale_exponent<T>(b_norm, wide_norm2(x));
         return k == 0 ? iterate(b, x) : iterate_scaled(b, x, k);
     }
 

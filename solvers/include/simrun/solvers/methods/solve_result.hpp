@@ -84,15 +84,28 @@ struct SolveResult {
     std::vector<double> residual_history;  // ||r_k||, k = 0 .. iterations
     std::string breakdown_quantity;        // e.g. "p'Ap" or "rho", when one occurred
     std::optional<double> breakdown_value;
+    // The power of the system's scale in breakdown_value (b and x times s: the value times
+    // s^degree): 2 for a product of two of its vectors (rho, p'Ap, r'Mr, r0'v, t't), 0 for a
+    // scale-free one (omega, GMRES's h of normalized basis vectors).
+    int breakdown_degree = 2;
 
     bool converged() const { return status == SolveStatus::converged; }
     // final_residual / rhs_norm (final_residual itself when b = 0).
     double relative_residual() const;
     // One line for logs, e.g. "converged in 12 iterations, ||r||/||b|| = 3.1e-09".
     std::string summary() const;
-    // Every norm (||b||, the residuals and their history) times 2^exponent, exactly: the result
-    // of a system solved scaled by 2^-exponent, reported at the system's own scale.
+    // Every norm (||b||, the residuals and their history) times 2^exponent, and breakdown_value
+    // times 2^(breakdown_degree x exponent), exactly: the result of a system whose b and x were
+    // solved scaled by 2^-exponent, reported at the system's own scale.
     void scale_norms(int exponent);
 };
+
+// A converged verdict checked against b - A x recomputed independently of the solve (e.g. in
+// long double), as `true_relative_residual` = ||b - A x|| / ||b||: it stands where that meets
+// rtol, or its absolute value (times result.rhs_norm) meets atol, with no slack; otherwise the
+// status becomes stagnated and final_residual the true one. Any other status, and a NaN true
+// residual (not recomputed), leave the result as it is.
+void confirm_true_residual(SolveResult& result, double true_relative_residual,
+                           const StoppingCriteria& criteria);
 
 }  // namespace simrun::solvers
