@@ -38,7 +38,9 @@ public:
 private:
     class Rank final : public solvers::Communicator {
     public:
-        Rank(ThreadRanks& hub, int rank) : hub_(hub), rank_(rank) {}
+        Rank(ThreadRanks& hub, int rank) : hub_(hub), rank_(rank) {
+            checks_collectives_ = solvers::collective_checks_asked();
+        }
         int rank() const override { return rank_; }
         int size() const override { return hub_.count_; }
         int host_rank() const override { return rank_; }

@@ -16,6 +16,8 @@
 
 #include "disk_space.hpp"
 #include "hdf5_support.hpp"
+#include "run_file_layout.hpp"
+#include "run_file_safety.hpp"
 #include "simrun/solvers/base/atomic_file.hpp"
 
 namespace simrun::framework {

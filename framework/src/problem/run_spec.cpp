@@ -116,7 +116,7 @@ SolverParameters parse_solver(const ConfigSection& section) {
     // [solver.multigrid]: the cycle, for multigrid chosen or named.
     const ConfigSection multigrid = section.subsection("multigrid");
     solvers::MultigridParameters& m = s.request.multigrid;
-    m.cycle = *read_word<solvers::MultigridCycle>(multigrid, "cycle", "v");
+    m.cycle = *read_word<solvers::MultigridCycle>(multigrid, "cycle", "auto");
     m.smoother =
         *read_word<solvers::MultigridSmoother>(multigrid, "smoother", "red_black_gauss_seidel");
     // Read wide, so that an out-of-range value is reported rather than narrowed.

@@ -373,20 +373,21 @@ Simulation::Outputs Simulation::open_outputs() {
         }
         if (output.hdf5) hdf5_ranks = Hdf5Ranks{ranks.duplicate(), parts_.owned};
     }
-    // Rank 0 takes the lock, making the output directory; its failure is agreed at once
-    // (all_or_none): the writers' construction that follows is collective.
+    const auto h5_file = output.directory / (output.basename + ".h5");
+    // Rank 0 takes the lock, making the output directory, and decides whether a run continued
+    // into the file it continues from appends to its outputs; its failure is agreed at once
+    // (all_or_none) and its decision shared: the writers' construction that follows is
+    // collective, in the one mode every rank takes.
+    bool append = false;
     solvers::all_or_none(ranks, [&] {
-        if (parts_.rank == 0) {
-            outputs.lock = std::make_unique<OutputLock>(output.directory, output.basename);
+        if (parts_.rank != 0) return;
+        outputs.lock = std::make_unique<OutputLock>(output.directory, output.basename);
+        if (restart_ && output.hdf5) {
+            std::error_code error;
+            append = std::filesystem::equivalent(h5_file, restart_->file, error);
         }
     });
-    const auto h5_file = output.directory / (output.basename + ".h5");
-    // A run continued into the file it continues from appends to its outputs.
-    bool append = false;
-    if (restart_ && output.hdf5) {
-        std::error_code error;
-        append = std::filesystem::equivalent(h5_file, restart_->file, error);
-    }
+    if (parts_.distributed()) append = ranks.max(append ? 1.0 : 0.0) > 0;
     std::unique_ptr<VtkSeriesWriter> vtk;
     std::unique_ptr<Hdf5RunWriter> hdf5;
     if (output.vtk) {
@@ -472,6 +473,21 @@ RunSummary Simulation::run() {
     const double data_seconds_before = integrator_->data_seconds();
     // Rank 0 alone opens the outputs: the others learn here whether it could.
     Outputs outputs = agreeing(*options_.ranks, [&] { return open_outputs(); });
+    // Called where a failure ends the run: one of this rank's alone (not agreed) leaves the
+    // writers as they are, never closed: closing them is collective, and the other ranks may be
+    // waiting in the solver's collectives; the program ends every rank once it is reported
+    // (Communicator::abort).
+    const auto abandon_outputs_on_lone_failure = [&] {
+        if (options_.ranks->size() == 1 || !outputs.pipeline) return;
+        try {
+            throw;
+        } catch (const AgreedFailure&) {
+            return;
+        } catch (...) {
+            if (agreed_on(std::current_exception())) return;
+        }
+        [[maybe_unused]] auto* abandoned = outputs.pipeline.release();
+    };
     // The copy into the pipeline's host buffer (pinned on CUDA) synchronises with the device and
     // is the loop's whole cost of an output step; the writer threads take it from there.
     // Over several ranks every rank hands its own piece to its writers (the ranks agree on
@@ -518,7 +534,14 @@ RunSummary Simulation::run() {
                            "; outputs up to the previous written step are complete");
     };
     if (spec_.time.steady()) {
-        const auto report = placing_input_errors(spec_, [&] { return integrator_->advance(); });
+        const auto report = [&] {
+            try {
+                return placing_input_errors(spec_, [&] { return integrator_->advance(); });
+            } catch (...) {
+                abandon_outputs_on_lone_failure();
+                throw;
+            }
+        }();
         check(report, 0);
         summary.steps = 1;
         submit(statistics_of(report), true, true);
@@ -560,6 +583,7 @@ RunSummary Simulation::run() {
         }
     } catch (...) {
         progress.finish();
+        abandon_outputs_on_lone_failure();
         throw;
     }
     progress.finish();

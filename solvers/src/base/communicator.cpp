@@ -13,14 +13,6 @@ namespace {
 // The all_or_none whose local work the calling thread is in; null outside.
 thread_local const CallSite* local_work_site = nullptr;
 
-bool collectives_checked() {
-    static const bool checked = [] {
-        const char* value = std::getenv("SIMRUN_CHECK_COLLECTIVES");
-        return value != nullptr && std::string(value) != "0" && std::string(value) != "";
-    }();
-    return checked;
-}
-
 // "file.cpp:123 (Class::function)": the file's name without its folders, and the function's
 // without namespaces, parameters or lambdas.
 std::string place(const CallSite& site) {
@@ -64,7 +56,7 @@ void Communicator::enter_collective(std::string_view operation, CallSite site) c
                                place(*local_work_site) +
                                ": a rank that fails there would leave the others waiting");
     }
-    if (size() == 1 || !collectives_checked()) return;
+    if (size() == 1 || !checks_collectives_) return;
     const CollectiveRecord mine(++collectives_, operation, site);
     const auto all = gather_bytes(std::as_bytes(std::span(&mine, 1)));
     std::string views;
@@ -83,6 +75,11 @@ void Communicator::enter_collective(std::string_view operation, CallSite site) c
                  rank(), views.c_str());
     std::fflush(stderr);
     abort(3);
+}
+
+bool collective_checks_asked() {
+    const char* value = std::getenv("SIMRUN_CHECK_COLLECTIVES");
+    return value != nullptr && std::string(value) != "0" && std::string(value) != "";
 }
 
 LocalWork::LocalWork(const CallSite& site) : outer_(local_work_site) { local_work_site = &site; }

@@ -79,6 +79,10 @@ public:
         MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &host);
         MPI_Comm_rank(host, &host_rank_);
         MPI_Comm_free(&host);
+        // Checked on every rank where any rank's environment asks (mpirun may not pass it on).
+        int asked = collective_checks_asked() ? 1 : 0, any = 0;
+        MPI_Allreduce(&asked, &any, 1, MPI_INT, MPI_MAX, comm_);
+        checks_collectives_ = any != 0;
     }
     explicit MpiRanks(std::shared_ptr<const MpiRanks> of)
         : of_(std::move(of)),
@@ -87,6 +91,7 @@ public:
           size_(of_->size_),
           host_rank_(of_->host_rank_) {
         MPI_Comm_dup(of_->comm_, &comm_);
+        checks_collectives_ = of_->checks_collectives_;
     }
     ~MpiRanks() override {
         int finalized = 0;

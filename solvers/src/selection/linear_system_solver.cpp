@@ -406,7 +406,12 @@ SolveReport LinearSystemSolver<T>::solve(const Array<T>& b, Array<T>& x) const {
             details = built.substitution;
         }
         report.attempts.push_back({step, std::move(result), details});
-        if (report.converged() || report.result().status == SolveStatus::stagnated) break;
+        // Interrupted: the caller asked to stop, so no later method is built.
+        const SolveStatus status = report.result().status;
+        if (report.converged() || status == SolveStatus::stagnated ||
+            status == SolveStatus::interrupted) {
+            break;
+        }
     }
     // A structurally singular matrix has no unique solution: one that meets the tolerance is
     // one of many (or b lies in a range the tolerance cannot tell from it), never "converged".
@@ -442,8 +447,27 @@ void LinearSystemSolver<T>::confirm(std::size_t index, const Array<T>& b, Array<
     if (residual_.size() != x.size()) residual_ = Array<T>(backend_, x.size());
     // b - A x as every method's start forms it (residual_monitor.hpp).
     const auto recompute = [&] { return compute_residual(*operator_, b, x, residual_, false); };
+    // Whether ||b - A x|| (just recomputed into residual_) is finite and meets the target;
+    // where ||b|| overflows a double (the methods solved the system scaled), compared with
+    // rtol ||b|| as fraction and exponent, so that neither side is Inf.
+    const WideNorm b_norm = std::isfinite(result.rhs_norm) ? WideNorm{} : wide_norm2(b);
+    const auto finite = [&](double residual) {
+        if (std::isfinite(result.rhs_norm) || std::isfinite(residual)) {
+            return std::isfinite(residual);
+        }
+        const WideNorm r = wide_norm2(residual_);
+        return r.fraction == 0 || r.finite_nonzero();
+    };
+    const auto meets = [&](double residual) {
+        if (std::isfinite(result.rhs_norm)) return residual <= target;
+        const WideNorm r = wide_norm2(residual_);
+        return r.fraction == 0 ||
+               (r.finite_nonzero() &&
+                std::ldexp(r.fraction / b_norm.fraction, r.exponent - b_norm.exponent) <=
+                    parameters_.criteria.relative_tolerance);
+    };
     double residual = recompute();
-    for (int restart = 0; restart < 2 && std::isfinite(residual) && residual > target; ++restart) {
+    for (int restart = 0; restart < 2 && finite(residual) && !meets(residual); ++restart) {
         SolveResult again = method(index).solve(b, x);
         result.iterations += again.iterations;
         // The restart's own iteration 0 is the point the history already ends at: one entry
@@ -458,14 +482,15 @@ void LinearSystemSolver<T>::confirm(std::size_t index, const Array<T>& b, Array<
             result.final_residual = again.final_residual;
             result.breakdown_quantity = again.breakdown_quantity;
             result.breakdown_value = again.breakdown_value;
+            result.breakdown_degree = again.breakdown_degree;
             return;
         }
         residual = recompute();
     }
     result.final_residual = residual;
-    result.status = !std::isfinite(residual) ? SolveStatus::non_finite
-                    : residual <= target     ? SolveStatus::converged
-                                             : SolveStatus::stagnated;
+    result.status = !finite(residual) ? SolveStatus::non_finite
+                    : meets(residual) ? SolveStatus::converged
+                                      : SolveStatus::stagnated;
 }
 
 template class LinearSystemSolver<float>;

@@ -30,14 +30,26 @@ std::string message_of(const std::function<void()>& work) {
 // names it, its line and the all_or_none's line.
 TEST(CollectiveChecks, ACollectiveInsideLocalWorkIsRefusedNamingBothPlaces) {
     const auto one = single_process();
-    const int outer = __LINE__ + 1;
-    const std::string message = message_of([&] { all_or_none(*one, [&] { one->sum(1.0); }); });
-    EXPECT_NE(message.find("collective sum at collective_checks_test.cpp:" + std::to_string(outer)),
+    const CallSite outer = CallSite::current();
+    const CallSite inner = CallSite::current();
+    const std::string message = message_of([&] {
+        all_or_none(
+            *one, [&] { one->sum(1.0, inner); }, outer);
+    });
+    EXPECT_NE(message.find("collective sum at collective_checks_test.cpp:" +
+                           std::to_string(inner.line())),
               std::string::npos)
         << message;
-    EXPECT_NE(message.find("all_or_none at collective_checks_test.cpp:" + std::to_string(outer)),
-              std::string::npos)
+    EXPECT_NE(
+        message.find("all_or_none at collective_checks_test.cpp:" + std::to_string(outer.line())),
+        std::string::npos)
         << message;
+    // An all_or_none inside another's local work is refused too, as over ranks (its agreement
+    // would be a collective there).
+    EXPECT_NE(message_of([&] {
+                  all_or_none(*one, [&] { all_or_none(*one, [] {}); });
+              }).find("collective all_or_none's agreement at"),
+              std::string::npos);
     // Outside local work the same call is fine, and the guard is gone once all_or_none returns.
     EXPECT_EQ(message_of([&] { EXPECT_EQ(one->sum(1.0), 1.0); }), "");
     // collectively's work may itself be a library's collective: not local work.
@@ -80,6 +92,7 @@ TEST(CollectiveChecksDeathTest, RanksAtDifferentCollectivesStopNamingEachOnesPla
             std::to_string(sum_site.line()) +
             ".*\n.*rank 1: collective #2, min at collective_checks_test.cpp:" +
             std::to_string(min_site.line()));
+    ::unsetenv("SIMRUN_CHECK_COLLECTIVES");
 }
 
 }  // namespace

@@ -124,10 +124,18 @@ protected:
     virtual void meet() const = 0;
     virtual std::shared_ptr<const Communicator> make_duplicate() const = 0;
 
+    // Whether the collectives are checked (SIMRUN_CHECK_COLLECTIVES): set by the
+    // implementation, the same on every rank (over MPI agreed when the world is made).
+    bool checks_collectives_ = false;
+
 private:
     mutable CommunicationTimes times_;
     mutable std::uint64_t collectives_ = 0;  // made so far (counted where checked)
 };
+
+// Whether this process's environment asks for the collectives to be checked
+// (SIMRUN_CHECK_COLLECTIVES set, and not to "" or "0").
+bool collective_checks_asked();
 
 // Marks the calling thread as inside local work (all_or_none's) for its lifetime: a collective
 // called meanwhile throws std::logic_error naming `site` and its own place.
@@ -201,6 +209,8 @@ template <typename Work>
 auto all_or_none(const Communicator& ranks, Work&& work, CallSite site = CallSite::current())
     -> decltype(work()) {
     if (ranks.size() == 1) {
+        // Where the ranks would agree, as over MPI: refused inside local work (nesting).
+        ranks.enter_collective("all_or_none's agreement", site);
         const LocalWork inside(site);
         return work();
     }
