@@ -1007,8 +1007,8 @@ TEST(Distributed, RestartAcrossTheIndexScheduleWritesEveryStep) {
     expect_complete_steps(dir.path() / "out", "heat", true);
 }
 
-// The disk space (in blocks of 4 KiB) of the files under `directory` that rank `rank` of a run
-// writes: its pieces, and for rank 0 the run file and the indexes too.
+// The bytes of the files under `directory` that rank `rank` of a run writes: its pieces, and
+// for rank 0 the run file and the indexes too.
 std::uintmax_t bytes_written_by(const std::filesystem::path& directory, int rank) {
     std::uintmax_t bytes = 0;
     const std::string piece = "_" + std::to_string(rank) + ".vti";
@@ -1016,19 +1016,36 @@ std::uintmax_t bytes_written_by(const std::filesystem::path& directory, int rank
         if (!entry.is_regular_file()) continue;
         const std::string name = entry.path().filename().string();
         if (name.ends_with(piece) || (rank == 0 && !name.ends_with(".vti"))) {
-            bytes += (entry.file_size() + 4095) / 4096 * 4096;
+            bytes += entry.file_size();
         }
     }
     return bytes;
+}
+
+// The ranks, preloaded with the disk that fills up (-x: Open MPI's way to set the ranks'
+// environment, not the launcher's) for rank `rank` of the run writing into `out`, once the
+// files there have taken `bytes`.
+std::string full_disk(const std::filesystem::path& out, int rank, std::uintmax_t bytes) {
+    return mpirun(4) +
+           " -x LD_PRELOAD=" SIMRUN_FULL_DISK " -x SIMRUN_FULL_DISK_DIR=" + out.string() +
+           " -x SIMRUN_FULL_DISK_RANK=" + std::to_string(rank) +
+           " -x SIMRUN_FULL_DISK_BYTES=" + std::to_string(bytes);
+}
+
+bool launcher_is_open_mpi() {
+    const std::string command =
+        SIMRUN_MPIEXEC " --version 2>&1 | grep -qE 'Open MPI|OpenRTE|open-mpi'";
+    return std::system(command.c_str()) == 0;
 }
 
 // The disk fills up for one rank at a time (a preloaded library fails its writes with ENOSPC
 // once they have taken half of what that rank's files take in a whole run): on a 2x2 process
 // grid every rank stops with 1 within the time limit, the failing rank names the full disk,
 // and every step the outputs list is complete. Rank 0 meets it reserving the run file's space
-// for a step (or writing an index), the others writing their pieces; none inside a collective
+// for a step or writing an index, the others writing their pieces; none inside a collective
 // write of the run file, whose space rank 0 reserved for all.
 TEST(Distributed, FullDiskOnEachRankInTurnStopsEveryRank) {
+    if (!launcher_is_open_mpi()) GTEST_SKIP() << "the ranks' environment is set as Open MPI's";
     TemporaryDirectory dir;
     const std::string input = every_step(40) + " --process-grid 2x2";
     const auto whole = run_ranks(4, input + " --output whole", dir);
@@ -1036,19 +1053,39 @@ TEST(Distributed, FullDiskOnEachRankInTurnStopsEveryRank) {
     for (int rank = 0; rank < 4; ++rank) {
         SCOPED_TRACE("the disk full for rank " + std::to_string(rank));
         const auto out = dir.path() / ("full" + std::to_string(rank));
-        // Preloaded into the ranks alone (-x), not into the launcher.
-        const std::string full_disk =
-            " -x LD_PRELOAD=" SIMRUN_FULL_DISK " -x SIMRUN_FULL_DISK_DIR=" + out.string() +
-            " -x SIMRUN_FULL_DISK_RANK=" + std::to_string(rank) + " -x SIMRUN_FULL_DISK_BYTES=" +
-            std::to_string(bytes_written_by(dir.path() / "whole", rank) / 2);
-        const auto run = testing::run_simrun(input + " --output " + out.string(), dir.path(),
-                                             mpirun(4, "-k 10 90") + full_disk);
+        const auto run = testing::run_simrun(
+            input + " --output " + out.string(), dir.path(),
+            full_disk(out, rank, bytes_written_by(dir.path() / "whole", rank) / 2));
         EXPECT_EQ(run.exit_code, 1) << run.err;
         EXPECT_NE(run.err.find("No space left on device"), std::string::npos) << run.err;
         expect_complete_steps(out, "heat", false);
         const RunFile file(out / "heat.h5");
         EXPECT_LT(file.steps().size(), 41u);
     }
+}
+
+// A disk that only the run file fills (its other files take no space), full for rank 0: met
+// where rank 0 reserves the space of the next step, before any rank enters the step's
+// collective writes (the ranks' writes land in reserved space), so every rank stops with 1,
+// rank 0 naming the reservation, and every step the run file holds is complete.
+TEST(Distributed, FullDiskIsMetReservingTheRunFilesSpace) {
+    if (!launcher_is_open_mpi()) GTEST_SKIP() << "the ranks' environment is set as Open MPI's";
+    TemporaryDirectory dir;
+    const std::string input = every_step(40) + " --process-grid 2x2 --set output.vtk=false";
+    const auto whole = run_ranks(4, input + " --output whole", dir);
+    ASSERT_EQ(whole.exit_code, 0) << whole.err;
+    const auto out = dir.path() / "full";
+    const auto h5_bytes = std::filesystem::file_size(dir.path() / "whole" / "heat.h5");
+    const auto run =
+        testing::run_simrun(input + " --output " + out.string(), dir.path(),
+                            full_disk(out, 0, h5_bytes / 2) + " -x SIMRUN_FULL_DISK_SUFFIX=.h5");
+    EXPECT_EQ(run.exit_code, 1) << run.err;
+    EXPECT_NE(run.err.find("rank 0 of 4: error: cannot reserve"), std::string::npos) << run.err;
+    EXPECT_NE(run.err.find("No space left on device"), std::string::npos) << run.err;
+    expect_complete_steps(out, "heat", false);
+    const RunFile file(out / "heat.h5");
+    EXPECT_GT(file.steps().size(), 0u);
+    EXPECT_LT(file.steps().size(), 41u);
 }
 
 // A link planted where a step's directory of pieces goes (to send the pieces elsewhere) is

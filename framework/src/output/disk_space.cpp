@@ -45,9 +45,12 @@ bool reserve_disk_space(const std::filesystem::path& path, std::uint64_t bytes) 
     };
     // A file that cannot be opened here is left to the writes that follow to report.
     if (end < 0) return false;
-    if (::fallocate(file.get(), FALLOC_FL_KEEP_SIZE, end, static_cast<off_t>(bytes)) == 0) {
-        return true;
-    }
+    // tmpfs returns EINTR where a signal is pending (a stop asked by SIGINT): try again.
+    int status = 0;
+    do {
+        status = ::fallocate(file.get(), FALLOC_FL_KEEP_SIZE, end, static_cast<off_t>(bytes));
+    } while (status != 0 && errno == EINTR);
+    if (status == 0) return true;
     if (errno == EOPNOTSUPP || errno == ENOSYS) return false;
     fail(errno);
     return false;

@@ -77,7 +77,7 @@ Hdf5RunWriter::~Hdf5RunWriter() {
         // Nothing to report from a destructor; the .xmf on disk lists complete steps only.
     }
     file_.reset();
-    if (index_writer() && reserved_ > 0) release_reserved_space(h5_path_);
+    if (index_writer() && reserved_) release_reserved_space(h5_path_);
 }
 
 const solvers::Communicator& Hdf5RunWriter::ranks() const {
@@ -101,7 +101,7 @@ void Hdf5RunWriter::reserve(std::uint64_t bytes) {
         check_still_in_place();
         std::error_code error;
         size_before_step_ = std::filesystem::file_size(h5_path_, error);
-        if (reserve_disk_space(h5_path_, bytes)) reserved_ = bytes;
+        if (reserve_disk_space(h5_path_, bytes)) reserved_ = true;
     });
 }
 
@@ -113,13 +113,13 @@ std::uint64_t Hdf5RunWriter::header_bytes(std::string_view input_text,
 std::uint64_t Hdf5RunWriter::step_bytes(std::span<const FieldView> fields,
                                         const StepStatistics& stats) const {
     // The step's raw data, and its metadata (object headers, attributes, the /steps group's
-    // heap and index growing with the steps) with room to spare; at least twice the most a
-    // step has added to the file so far.
+    // heap and index growing with the steps) with room to spare; at least the most a step has
+    // added to the file so far, with that room again.
     const auto points = static_cast<std::uint64_t>(grid_.num_points());
     const std::uint64_t raw =
         8 * (points * fields.size() + static_cast<std::uint64_t>(stats.residual_history.size()));
     const std::uint64_t metadata = (64u << 10) + 4096 * fields.size() + 64 * steps_.size();
-    return std::max(raw + metadata, 2 * largest_step_growth_);
+    return std::max(raw, largest_step_growth_) + metadata;
 }
 
 hdf5::Context Hdf5RunWriter::context() const {
@@ -165,8 +165,10 @@ void Hdf5RunWriter::create(std::string_view input_text, std::string_view solver_
         }
         replace.emplace(h5_path_, solvers::FileSync::unsynced);
         temp_path = replace->temp_path().string();
+        // On one process H5Fcreate truncates the file (O_TRUNC), dropping the blocks past its
+        // end; HDF5's MPI-IO driver keeps them (it truncates no empty file), where it matters.
         if (reserve_disk_space(replace->temp_path(), header_bytes(input_text, solver_decisions))) {
-            reserved_ = 1;
+            reserved_ = true;
         }
     });
     if (distributed()) {
@@ -277,8 +279,11 @@ void Hdf5RunWriter::append_restart(const hdf5::Context& context, std::string_vie
 std::size_t Hdf5RunWriter::metadata_cache_entries() const {
     std::size_t max_size = 0, min_clean_size = 0, size = 0;
     int entries = 0;
-    context().check(H5Fget_mdc_size(file_.get(), &max_size, &min_clean_size, &size, &entries),
-                    "H5Fget_mdc_size");
+    // Asked before a collective: no failure may stop one rank here (0 where HDF5 cannot say).
+    if (H5Fget_mdc_size(file_.get(), &max_size, &min_clean_size, &size, &entries) < 0) {
+        H5Eclear2(H5E_DEFAULT);
+        return 0;
+    }
     return static_cast<std::size_t>(entries);
 }
 
@@ -336,20 +341,22 @@ void Hdf5RunWriter::stage_step(std::int64_t step, double time, std::span<const F
 
     const hdf5::Context context = this->context();
     XdmfStep entry{step, time, {}};
-    bool created = false;
+    // The group first, agreed on its own: every rank then holds it, so that its unlinking
+    // below, after a failed write, is made by every rank. A step written twice fails here.
+    Hdf5Handle group;
+    collective("H5Gcreate2 of a step", [&] {
+        group = context.check(
+            H5Gcreate2(file_.get(), group_path.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+            H5Gclose, "H5Gcreate2 of group '" + group_path + "'");
+    });
     try {
-        collective("H5Dwrite of a step", [&] {
-            auto group = context.check(
-                H5Gcreate2(file_.get(), group_path.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
-                H5Gclose, "H5Gcreate2 of group '" + group_path + "'");
-            created = true;
-            write_step_group(context, group.get(), time, fields, stats, box);
-        });
+        collective("H5Dwrite of a step",
+                   [&] { write_step_group(context, group.get(), time, fields, stats, box); });
     } catch (...) {
         // A half-written group would be flushed with the next step: unlink it (best effort; over
-        // ranks every rank is here, as the failure was agreed). A group that was there before
-        // (a step written twice) stays.
-        if (created) H5Ldelete(file_.get(), group_path.c_str(), H5P_DEFAULT);
+        // ranks every rank is here, as the failure was agreed).
+        group.reset();
+        H5Ldelete(file_.get(), group_path.c_str(), H5P_DEFAULT);
         H5Eclear2(H5E_DEFAULT);
         throw;
     }

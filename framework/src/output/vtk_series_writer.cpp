@@ -139,8 +139,9 @@ VtkSeriesWriter::~VtkSeriesWriter() {
 }
 
 void VtkSeriesWriter::write_index() {
-    if (!pvd_schedule_.stale() || !index_writer()) return;
-    write_pvd();
+    if (!pvd_schedule_.stale()) return;
+    if (index_writer()) write_pvd();
+    // On every rank: the schedule decides when the ranks meet in the .pvd's agreement.
     pvd_schedule_.written(entries_.size());
 }
 

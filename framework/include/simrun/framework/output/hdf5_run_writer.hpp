@@ -189,7 +189,7 @@ private:
     std::optional<XdmfStep> staged_;
     std::optional<Hdf5Ranks> ranks_;
     Hdf5Handle transfer_;                    // collective writes over ranks
-    std::uint64_t reserved_ = 0;             // the last reservation's bytes (0: none made)
+    bool reserved_ = false;                  // space was reserved past the file's end
     std::uint64_t size_before_step_ = 0;     // the file's size after the last commit (rank 0)
     std::uint64_t largest_step_growth_ = 0;  // the most one step added to it so far (rank 0)
 };
