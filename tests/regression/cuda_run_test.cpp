@@ -44,7 +44,9 @@ RunOutcome run_input(const std::string& input, solvers::BackendChoice choice) {
     outcome.data_details = simulation.integrator().data_details();
     try {
         simulation.run();
-    } catch (const framework::InputError& e) {
+    } catch (const framework::InputError& e) {  // data not finite where the first step uses it
+        outcome.error = e.what();
+    } catch (const framework::DataNotFinite& e) {  // ... where a later step does
         outcome.error = e.what();
     }
     outcome.field = simulation.field();

@@ -137,8 +137,11 @@ void GridIntegrator::set_state(std::span<const double> u, std::int64_t step) {
         // The data the first step forms on the device, checked there (compiled expressions,
         // nothing of size n on the host): only the state's Dirichlet values on the host.
         impose_dirichlet_values(grid_, boundary_, parts_.owned, time(), state);
+        // The state first: the step's data term reads it (L u at the free nodes' neighbours).
+        u_.copy_from_host(state);
         const std::vector<double> times = step_data_times(time_, step_);
         check_data_on_device(time(), times.back());
+        return;
     } else {
         check_start_data(grid_, boundary_, parts_.owned, time(), step_data_times(time_, step_),
                          state, data_);

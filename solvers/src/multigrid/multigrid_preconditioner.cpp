@@ -4,6 +4,7 @@
 #include <type_traits>
 
 #include "base/kernel_table.hpp"
+#include "level_transfer.hpp"
 #include "simrun/solvers/base/errors.hpp"
 #include "simrun/solvers/base/vector_ops.hpp"
 
@@ -58,10 +59,12 @@ std::string MultigridPreconditioner<T>::describe() const {
     return other_->describe() + " in " + (std::is_same_v<Other, float> ? "float" : "double");
 }
 
-Precision cycle_precision(const MultigridParameters& parameters, BackendKind kind,
-                          Precision solve) {
-    return parameters.precision.value_or(kind == BackendKind::cuda ? Precision::single_precision
-                                                                   : solve);
+Precision cycle_precision(const MultigridParameters& parameters, BackendKind kind, Precision solve,
+                          bool coefficients_jump) {
+    // On an H100 a float cycle took CG 21-24 iterations on coefficients jumping by 1e3-1e6,
+    // where a double one takes 12-19.
+    const bool float_pays = kind == BackendKind::cuda && !coefficients_jump;
+    return parameters.precision.value_or(float_pays ? Precision::single_precision : solve);
 }
 
 namespace {
@@ -70,11 +73,12 @@ namespace {
 // hierarchy(std::type_identity<U>{}) makes it in U, T or the other precision.
 template <typename T, typename MakeHierarchy>
 std::unique_ptr<MultigridPreconditioner<T>> in_cycle_precision(
-    BackendKind kind, const MultigridParameters& parameters, MakeHierarchy&& hierarchy) {
+    BackendKind kind, const MultigridParameters& parameters, bool coefficients_jump,
+    MakeHierarchy&& hierarchy) {
     using Other = typename MultigridPreconditioner<T>::Other;
     const Precision solve =
         std::is_same_v<T, double> ? Precision::double_precision : Precision::single_precision;
-    if (cycle_precision(parameters, kind, solve) == solve) {
+    if (cycle_precision(parameters, kind, solve, coefficients_jump) == solve) {
         return std::make_unique<MultigridPreconditioner<T>>(hierarchy(std::type_identity<T>{}));
     }
     return std::make_unique<MultigridPreconditioner<T>>(hierarchy(std::type_identity<Other>{}));
@@ -87,7 +91,10 @@ std::unique_ptr<MultigridPreconditioner<T>> make_multigrid_preconditioner(
     std::shared_ptr<const Backend> backend, const DiaData<T>& fine, const GridBox& box,
     const MultigridParameters& parameters, const DiaMatrix<T>* fine_operator) {
     const BackendKind kind = backend->kind();
-    return in_cycle_precision<T>(kind, parameters, [&]<typename U>(std::type_identity<U>) {
+    // Looked for only where the precision depends on it.
+    const bool jumps = kind == BackendKind::cuda && !parameters.precision &&
+                       multigrid::has_coefficient_jumps(fine, multigrid::cycle_jump_ratio);
+    return in_cycle_precision<T>(kind, parameters, jumps, [&]<typename U>(std::type_identity<U>) {
         return std::make_shared<MultigridHierarchy<U>>(std::move(backend), fine, box, parameters,
                                                        fine_operator);
     });
@@ -98,7 +105,14 @@ std::unique_ptr<MultigridPreconditioner<T>> make_multigrid_preconditioner(
     std::shared_ptr<const Backend> backend, const PartRows<double>& rows,
     const MultigridParameters& parameters, const DiaMatrix<T>* fine_operator) {
     const BackendKind kind = backend->kind();
-    return in_cycle_precision<T>(kind, parameters, [&]<typename U>(std::type_identity<U>) {
+    // Looked for only where the precision depends on it; every rank takes the same (collective).
+    bool jumps = false;
+    if (kind == BackendKind::cuda && !parameters.precision) {
+        const bool here =
+            multigrid::has_coefficient_jumps(rows.window, multigrid::cycle_jump_ratio);
+        jumps = backend->communicator().max(here ? 1.0 : 0.0) > 0;
+    }
+    return in_cycle_precision<T>(kind, parameters, jumps, [&]<typename U>(std::type_identity<U>) {
         // The finest level's storage is named by the operator's where the cycle computes in
         // T; in the other precision the hierarchy makes its own.
         const DiaMatrix<U>* storage = nullptr;

@@ -36,8 +36,11 @@ private:
 };
 
 // The precision a cycle computes in for a solve in `solve` on a back-end of `kind`:
-// parameters.precision, or where it names none float on a GPU and `solve` on the CPU.
-Precision cycle_precision(const MultigridParameters& parameters, BackendKind kind, Precision solve);
+// parameters.precision, or where it names none float on a GPU (unless the coefficients jump by
+// more than the automatic cycle's ratio: there the coarse operators' weak couplings need
+// double's digits) and `solve` on the CPU.
+Precision cycle_precision(const MultigridParameters& parameters, BackendKind kind, Precision solve,
+                          bool coefficients_jump = false);
 
 // One cycle on `fine`, a matrix on the points of `box`, as a preconditioner for a solve in T,
 // its hierarchy computing in cycle_precision(). `fine_operator`, `fine` on the back-end where
