@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <exception>
 #include <optional>
 #include <span>
 #include <stdexcept>
@@ -430,8 +431,18 @@ void Simulation::copy_output_piece(std::span<double> piece) const {
     const Grid& grid = *spec_.grid;
     const NodeBox& own = parts_.owned;
     const auto owned = piece.first(static_cast<std::size_t>(own.num_points()));
-    integrator_->copy_state(owned);
-    if (!parts_.distributed() || !spec_.output.vtk) return;
+    // A copy that fails on this rank alone still takes part in the exchange below, which its
+    // neighbours wait in; its failure is raised after it (and agreed by the caller).
+    std::exception_ptr copy_failure;
+    try {
+        integrator_->copy_state(owned);
+    } catch (...) {
+        copy_failure = std::current_exception();
+    }
+    if (!parts_.distributed() || !spec_.output.vtk) {
+        if (copy_failure) std::rethrow_exception(copy_failure);
+        return;
+    }
     const std::vector<NodeBox> pieces = parts_.output_pieces(grid);
     const NodeBox& mine = pieces[static_cast<std::size_t>(parts_.rank)];
     // To each rank, this rank's nodes in its piece; from each, its nodes in this rank's piece:
@@ -465,6 +476,7 @@ void Simulation::copy_output_piece(std::span<double> piece) const {
                 from[static_cast<std::size_t>(q)][static_cast<std::size_t>(n)];
         }
     }
+    if (copy_failure) std::rethrow_exception(copy_failure);
 }
 
 RunSummary Simulation::run() {
