@@ -8,7 +8,7 @@
 #include <cstdlib>
 #include <new>
 
-#include "simrun/solvers/base/host_pages.hpp"
+#include "simrun/solvers/system/host_pages.hpp"
 
 namespace {
 

@@ -20,7 +20,7 @@
 #include "simrun/framework/run/verification.hpp"
 #include "simrun/solvers/base/communicator.hpp"
 #include "simrun/solvers/base/errors.hpp"
-#include "simrun/solvers/base/host_threads.hpp"
+#include "simrun/solvers/system/host_threads.hpp"
 #include "simrun/solvers/base/precision.hpp"
 #include "simrun/solvers/matrices/format.hpp"
 #include "simrun/solvers/matrices/matrix_market.hpp"

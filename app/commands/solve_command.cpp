@@ -10,7 +10,7 @@
 
 #include "simrun/framework/config/input_error.hpp"
 #include "simrun/solvers/base/backend.hpp"
-#include "simrun/solvers/base/memory_budget.hpp"
+#include "simrun/solvers/system/memory_budget.hpp"
 #include "simrun/solvers/matrices/conversions.hpp"
 #include "simrun/solvers/matrices/matrix_market.hpp"
 #include "simrun/solvers/selection/linear_system_solver.hpp"

@@ -12,7 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "simrun/solvers/base/build_info.hpp"
+#include "simrun/solvers/system/build_info.hpp"
 #include "simrun/solvers/base/communicator.hpp"
 #include "simrun/version.hpp"
 

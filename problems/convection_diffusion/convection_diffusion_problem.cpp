@@ -103,11 +103,11 @@ public:
         return s;
     }
 
-    void initial_condition(const Grid& grid, const framework::NodeBox& box,
+    void initial_condition(const Grid& grid, const framework::Box& box,
                            std::span<double> u) const override {
         framework::sample(grid, box, initial_, 0.0, u);
     }
-    void source(const Grid& grid, const framework::NodeBox& box, double t,
+    void source(const Grid& grid, const framework::Box& box, double t,
                 std::span<double> f) const override {
         framework::sample(grid, box, source_, t, f);
     }

@@ -76,7 +76,7 @@ public:
         return framework::diffusion_stencil(alpha_, spacing.data(), grid.dimension());
     }
 
-    void initial_condition(const Grid& grid, const framework::NodeBox& box,
+    void initial_condition(const Grid& grid, const framework::Box& box,
                            std::span<double> u) const override {
         if (image_) {
             framework::sample_image(grid, box, *image_, range_[0], range_[1], u);
@@ -85,7 +85,7 @@ public:
         }
     }
 
-    void source(const Grid& grid, const framework::NodeBox& box, double t,
+    void source(const Grid& grid, const framework::Box& box, double t,
                 std::span<double> f) const override {
         framework::sample(grid, box, source_, t, f);
     }

@@ -36,7 +36,7 @@ public:
     // k must be positive at every face the stencil uses (ghost faces included); the first node
     // of `box` in its order that breaks it is reported. Cost: the stencil of every node of the
     // box (k at 2 d faces each), in parallel.
-    void check_stencil(const Grid& grid, const framework::NodeBox& box) const override {
+    void check_stencil(const Grid& grid, const framework::Box& box) const override {
         std::vector<std::int64_t> first_bad(static_cast<std::size_t>(omp_get_max_threads()), -1);
         const int blocks = framework::for_each_node_in_blocks(
             box, [&](std::int64_t i, std::int64_t j, std::int64_t k, int block) {
@@ -85,11 +85,11 @@ public:
         return s;
     }
 
-    void initial_condition(const Grid&, const framework::NodeBox&,
+    void initial_condition(const Grid&, const framework::Box&,
                            std::span<double> u) const override {
         std::fill(u.begin(), u.end(), 0.0);
     }
-    void source(const Grid& grid, const framework::NodeBox& box, double t,
+    void source(const Grid& grid, const framework::Box& box, double t,
                 std::span<double> f) const override {
         framework::sample(grid, box, source_, t, f);
     }

@@ -19,7 +19,7 @@
 #include "simrun/framework/config/input_error.hpp"
 #include "simrun/solvers/base/enum_names.hpp"
 #include "simrun/solvers/methods/gmres.hpp"
-#include "simrun/solvers/multigrid/grid_box.hpp"
+#include "simrun/solvers/boxes/box.hpp"
 #include "system_solve.hpp"
 
 namespace py = pybind11;

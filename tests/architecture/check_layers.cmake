@@ -5,7 +5,8 @@
 #     order ORDER_<library> lists the folders;
 #   - installed (public) headers include only public headers: no back-end internals.
 # cmake -DSOURCE_DIR=<the checkout> -P check_layers.cmake; exits non-zero listing each breach.
-set(ORDER_solvers base matrices kernels preconditioners methods multigrid selection)
+set(ORDER_solvers base system boxes matrices kernels distributed preconditioners methods multigrid
+    selection)
 set(ORDER_framework config discretisation distributed problem time output run)
 
 set(breaches "")

@@ -3,7 +3,7 @@
 // takes the iterations of one process to the same solution. Built per back-end: on CUDA the
 // ranks share the GPU, and the halo goes through host staging as it does under MPI where ranks
 // share a GPU (tests/backend/device_halo_test.cpp keeps it on the GPU).
-#include "simrun/solvers/matrices/distributed_matrix.hpp"
+#include "simrun/solvers/distributed/distributed_matrix.hpp"
 
 #include <gtest/gtest.h>
 

@@ -310,7 +310,7 @@ TEST(MultigridOverBoxes, ACouplingOutOfTheBoxIsRefused) {
         // The window's rows hold the stray entry at the window's offset of the step (+1, 0).
         PartRows<double> rows = testing::part_rows(a, grid, 2, communicator->rank());
         if (rows.part.contains(19, 5, 0)) {
-            const BoxPart window = rows.window_part();
+            const Box window = rows.window_part();
             const int d = rows.window.find_diagonal(1);
             ASSERT_GE(d, 0);
             rows.window.at(d, window.index(19, 5, 0)) = -1.0;

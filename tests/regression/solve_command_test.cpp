@@ -14,7 +14,7 @@
 
 #include "simrun/solvers/matrices/conversions.hpp"
 #include "simrun/solvers/matrices/matrix_market.hpp"
-#include "simrun/solvers/multigrid/grid_box.hpp"
+#include "simrun/solvers/boxes/box.hpp"
 #include "support/run_file.hpp"
 #include "support/run_simrun.hpp"
 #include "support/test_matrices.hpp"

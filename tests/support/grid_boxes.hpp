@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "simrun/solvers/matrices/dia_data.hpp"
-#include "simrun/solvers/matrices/distributed_matrix.hpp"
-#include "simrun/solvers/multigrid/part_rows.hpp"
+#include "simrun/solvers/distributed/distributed_matrix.hpp"
+#include "simrun/solvers/distributed/part_rows.hpp"
 
 namespace simrun::testing {
 
@@ -189,7 +189,7 @@ inline solvers::PartRows<double> part_rows(const solvers::DiaData<double>& a, co
         rows.part.lower[axis] = grid.start(static_cast<int>(axis), box[axis]);
         rows.part.upper[axis] = grid.start(static_cast<int>(axis), box[axis] + 1);
     }
-    const solvers::BoxPart window = rows.window_part();
+    const solvers::Box window = rows.window_part();
     const solvers::GridBox shape = window.shape(dimension);
     rows.window.n = window.size();
     const auto diagonal = [&](const GridStep& s) {

@@ -13,7 +13,7 @@
 #include <tuple>
 #include <utility>
 
-#include "simrun/solvers/base/input_file.hpp"
+#include "simrun/solvers/system/input_file.hpp"
 
 namespace simrun::framework {
 

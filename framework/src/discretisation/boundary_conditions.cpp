@@ -97,8 +97,8 @@ bool BoundaryConditions::depends_on_time() const {
 }
 
 std::vector<std::uint8_t> BoundaryConditions::dirichlet_nodes(const Grid& grid,
-                                                              const NodeBox& box) const {
-    std::vector<std::uint8_t> fixed(static_cast<std::size_t>(box.num_points()), 0);
+                                                              const Box& box) const {
+    std::vector<std::uint8_t> fixed(static_cast<std::size_t>(box.size()), 0);
     const auto n = grid.points();
     for_each_node(box, [&](std::int64_t i, std::int64_t j, std::int64_t k) {
         const std::int64_t index[3] = {i, j, k};
@@ -127,7 +127,7 @@ int BoundaryConditions::dirichlet_side(const Grid& grid, std::int64_t i, std::in
     return -1;
 }
 
-void BoundaryConditions::fill_dirichlet(const Grid& grid, const NodeBox& box, double t,
+void BoundaryConditions::fill_dirichlet(const Grid& grid, const Box& box, double t,
                                         std::span<double> values) const {
     for_each_node(box, [&](std::int64_t i, std::int64_t j, std::int64_t k) {
         const int s = dirichlet_side(grid, i, j, k);

@@ -49,14 +49,14 @@ PlaneRange Grid::with_neighbours(PlaneRange planes) const {
             std::min(all_planes().last, planes.last + 1)};
 }
 
-NodeBox Grid::box(PlaneRange planes) const {
-    NodeBox box{{0, 0, 0}, points_};
+Box Grid::box(PlaneRange planes) const {
+    Box box{{0, 0, 0}, points_};
     box.lower[static_cast<std::size_t>(slowest_axis())] = planes.first;
     box.upper[static_cast<std::size_t>(slowest_axis())] = planes.last;
     return box;
 }
 
-bool Grid::whole_planes(const NodeBox& box) const {
+bool Grid::whole_planes(const Box& box) const {
     for (int a = 0; a < slowest_axis(); ++a) {
         const auto axis = static_cast<std::size_t>(a);
         if (box.lower[axis] != 0 || box.upper[axis] != points_[axis]) return false;
@@ -64,8 +64,8 @@ bool Grid::whole_planes(const NodeBox& box) const {
     return true;
 }
 
-NodeBox Grid::with_neighbours(const NodeBox& box) const {
-    NodeBox wider = box;
+Box Grid::with_neighbours(const Box& box) const {
+    Box wider = box;
     for (std::size_t a = 0; a < static_cast<std::size_t>(dimension_); ++a) {
         wider.lower[a] = std::max<std::int64_t>(0, box.lower[a] - 1);
         wider.upper[a] = std::min(points_[a], box.upper[a] + 1);

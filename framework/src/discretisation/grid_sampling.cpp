@@ -8,11 +8,11 @@
 
 namespace simrun::framework {
 
-void sample(const Grid& grid, const NodeBox& box, const Expression& e, double t,
+void sample(const Grid& grid, const Box& box, const Expression& e, double t,
             std::span<double> values) {
-    if (static_cast<std::int64_t>(values.size()) != box.num_points()) {
+    if (static_cast<std::int64_t>(values.size()) != box.size()) {
         throw std::invalid_argument("sample: " + std::to_string(values.size()) + " values for " +
-                                    std::to_string(box.num_points()) + " nodes");
+                                    std::to_string(box.size()) + " nodes");
     }
     const auto nx = static_cast<std::size_t>(box.points(0));
     std::vector<double> xs(nx);

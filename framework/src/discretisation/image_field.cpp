@@ -16,8 +16,8 @@
 #include <utility>
 
 #include "simrun/framework/config/input_error.hpp"
-#include "simrun/solvers/base/input_file.hpp"
-#include "simrun/solvers/base/memory_budget.hpp"
+#include "simrun/solvers/system/input_file.hpp"
+#include "simrun/solvers/system/memory_budget.hpp"
 
 namespace simrun::framework {
 namespace {
@@ -235,11 +235,11 @@ double GrayImage::sample(double u, double v) const {
     return (1.0 - fy) * lower + fy * upper;
 }
 
-void sample_image(const Grid& grid, const NodeBox& box, const GrayImage& image, double low,
+void sample_image(const Grid& grid, const Box& box, const GrayImage& image, double low,
                   double high, std::span<double> values) {
-    if (static_cast<std::int64_t>(values.size()) != box.num_points()) {
+    if (static_cast<std::int64_t>(values.size()) != box.size()) {
         throw std::invalid_argument("sample_image: " + std::to_string(values.size()) +
-                                    " values for " + std::to_string(box.num_points()) + " nodes");
+                                    " values for " + std::to_string(box.size()) + " nodes");
     }
     const std::int64_t nx = grid.points(0);
     const std::int64_t ny = grid.points(1);

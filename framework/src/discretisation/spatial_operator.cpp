@@ -17,7 +17,7 @@ namespace simrun::framework {
 namespace {
 
 // The DIA offsets of a 5-point (2D) or 7-point (3D) stencil on a box, sorted ascending.
-std::vector<int> stencil_offsets(const Grid& grid, const NodeBox& box) {
+std::vector<int> stencil_offsets(const Grid& grid, const Box& box) {
     std::vector<int> offsets{0};
     for (int axis = 0; axis < grid.dimension(); ++axis) {
         offsets.push_back(static_cast<int>(box.stride(axis)));
@@ -35,7 +35,7 @@ bool all_finite(const StencilCoefficients& s, int dimension) {
 }
 
 // "(0.5, 0.25)": a node's coordinates.
-std::string coordinates(const Grid& grid, const NodeBox& box, std::int64_t row) {
+std::string coordinates(const Grid& grid, const Box& box, std::int64_t row) {
     const auto index = box.node(row);
     std::string text = "(";
     for (int axis = 0; axis < grid.dimension(); ++axis) {
@@ -50,7 +50,7 @@ std::string coordinates(const Grid& grid, const NodeBox& box, std::int64_t row) 
 // The problem's coefficients over h^2 (or their sum on the diagonal) overflow a double: no
 // solver can work with the operator, so the input is refused where it is assembled, by the run
 // and by `simrun check` alike.
-[[noreturn]] void throw_not_finite_operator(const Grid& grid, const NodeBox& box,
+[[noreturn]] void throw_not_finite_operator(const Grid& grid, const Box& box,
                                             std::int64_t row) {
     char spacing[32];
     std::snprintf(spacing, sizeof spacing, "%.6g", grid.spacing(0));
@@ -67,10 +67,10 @@ SpatialOperator::SpatialOperator(const Grid& grid, const StencilFunction& stenci
     : SpatialOperator(grid, stencil, boundary, grid.box()) {}
 
 SpatialOperator::SpatialOperator(const Grid& grid, const StencilFunction& stencil,
-                                 const BoundaryConditions& boundary, const NodeBox& box)
+                                 const BoundaryConditions& boundary, const Box& box)
     : grid_(grid), boundary_(boundary), box_(box), dirichlet_(boundary.dirichlet_nodes(grid, box)) {
     const auto n = grid.points();
-    l_.n = box.num_points();
+    l_.n = box.size();
     l_.offsets = stencil_offsets(grid, box);
     l_.values.assign(l_.offsets.size() * static_cast<std::size_t>(l_.n), 0.0);
     row_scale_.assign(static_cast<std::size_t>(l_.n), 1.0);
@@ -139,8 +139,8 @@ SpatialOperator::SpatialOperator(const Grid& grid, const StencilFunction& stenci
     }
 }
 
-NodeBox SpatialOperator::complete_box() const {
-    NodeBox complete = box_;
+Box SpatialOperator::complete_box() const {
+    Box complete = box_;
     for (std::size_t a = 0; a < static_cast<std::size_t>(grid_.dimension()); ++a) {
         if (box_.lower[a] > 0) ++complete.lower[a];
         if (box_.upper[a] < grid_.points()[a]) --complete.upper[a];
@@ -272,8 +272,8 @@ double SpatialOperator::largest_stable_explicit_step() const {
     std::vector<std::array<double, 2>> pairs;
     std::unordered_set<std::string> seen;
     std::vector<double> row;
-    const NodeBox complete = complete_box();
-    for (std::int64_t c = 0; c < complete.num_points(); ++c) {
+    const Box complete = complete_box();
+    for (std::int64_t c = 0; c < complete.size(); ++c) {
         const auto [x, y, z] = complete.node(c);
         const std::int64_t i = box_.index(x, y, z);
         if (dirichlet_[static_cast<std::size_t>(i)]) continue;

@@ -27,9 +27,9 @@ std::array<std::int64_t, 3> position(const std::array<std::int64_t, 3>& parts, i
     return {rank % parts[0], rank / parts[0] % parts[1], rank / (parts[0] * parts[1])};
 }
 
-NodeBox box_at(const Grid& grid, const std::array<std::int64_t, 3>& parts, int rank) {
+Box box_at(const Grid& grid, const std::array<std::int64_t, 3>& parts, int rank) {
     const auto at = position(parts, rank);
-    NodeBox box;
+    Box box;
     for (std::size_t a = 0; a < 3; ++a) {
         const std::int64_t n = grid.points()[a];
         box.lower[a] = part_start(n, parts[a], at[a]);
@@ -114,7 +114,7 @@ std::string Decomposition::describe_parts(const Grid& grid, std::array<std::int6
     return text;
 }
 
-NodeBox Decomposition::box_of(const Grid& grid, int q) const { return box_at(grid, parts, q); }
+Box Decomposition::box_of(const Grid& grid, int q) const { return box_at(grid, parts, q); }
 
 std::int64_t Decomposition::first_row(const Grid& grid, int q) const {
     // The boxes before q: whole layers of boxes along z, rows of boxes along y, then boxes
@@ -123,7 +123,7 @@ std::int64_t Decomposition::first_row(const Grid& grid, int q) const {
     const auto n = grid.points();
     std::array<std::int64_t, 3> before{};  // nodes along each axis in the parts before q's
     for (std::size_t a = 0; a < 3; ++a) before[a] = part_start(n[a], parts[a], at[a]);
-    const NodeBox box = box_of(grid, q);
+    const Box box = box_of(grid, q);
     return before[2] * n[0] * n[1] + before[1] * n[0] * box.points(2) +
            before[0] * box.points(1) * box.points(2);
 }
@@ -142,10 +142,10 @@ std::int64_t Decomposition::row_of(const Grid& grid, std::int64_t i, std::int64_
     return first_row(grid, q) + box_of(grid, q).index(i, j, k);
 }
 
-std::vector<NodeBox> Decomposition::output_pieces(const Grid& grid) const {
-    std::vector<NodeBox> pieces;
+std::vector<Box> Decomposition::output_pieces(const Grid& grid) const {
+    std::vector<Box> pieces;
     for (int q = 0; q < ranks; ++q) {
-        NodeBox piece = box_of(grid, q);
+        Box piece = box_of(grid, q);
         for (std::size_t a = 0; a < 3; ++a) {
             if (piece.upper[a] < grid.points()[a]) piece.upper[a] += 1;
         }
@@ -159,9 +159,9 @@ std::vector<double> Decomposition::to_grid_order(const Grid& grid,
     if (slabs(grid)) return {gathered.begin(), gathered.end()};
     std::vector<double> field(static_cast<std::size_t>(grid.num_points()));
     for (int q = 0; q < ranks; ++q) {
-        const NodeBox box = box_of(grid, q);
+        const Box box = box_of(grid, q);
         const std::int64_t first = first_row(grid, q);
-        for (std::int64_t r = 0; r < box.num_points(); ++r) {
+        for (std::int64_t r = 0; r < box.size(); ++r) {
             const auto [i, j, k] = box.node(r);
             field[static_cast<std::size_t>(grid.index(i, j, k))] =
                 gathered[static_cast<std::size_t>(first + r)];

@@ -18,7 +18,7 @@
 #include "hdf5_support.hpp"
 #include "run_file_layout.hpp"
 #include "run_file_safety.hpp"
-#include "simrun/solvers/base/atomic_file.hpp"
+#include "simrun/solvers/system/atomic_file.hpp"
 
 namespace simrun::framework {
 namespace {
@@ -325,15 +325,15 @@ void Hdf5RunWriter::stage_step(std::int64_t step, double time, std::span<const F
                                std::to_string(staged_->step) + " is staged and not committed");
     }
     const std::string group_path = step_group_path(step);
-    const NodeBox box = distributed() ? ranks_->owned : grid_.box();
+    const Box box = distributed() ? ranks_->owned : grid_.box();
     local([&] {
         for (const auto& field : fields) {
-            if (static_cast<std::int64_t>(field.values.size()) != box.num_points()) {
+            if (static_cast<std::int64_t>(field.values.size()) != box.size()) {
                 throw std::invalid_argument("HDF5 file '" + h5_path_.string() + "', " + group_path +
                                             ": field '" + field.name + "' has " +
                                             std::to_string(field.values.size()) + " values, the " +
                                             (distributed() ? "rank's box has " : "grid has ") +
-                                            std::to_string(box.num_points()) + " nodes");
+                                            std::to_string(box.size()) + " nodes");
             }
         }
     });
@@ -366,7 +366,7 @@ void Hdf5RunWriter::stage_step(std::int64_t step, double time, std::span<const F
 
 void Hdf5RunWriter::write_step_group(const hdf5::Context& context, hid_t group, double time,
                                      std::span<const FieldView> fields, const StepStatistics& stats,
-                                     const NodeBox& box) const {
+                                     const Box& box) const {
     context.scalar_attribute(group, "time", H5T_NATIVE_DOUBLE, time);
     context.scalar_attribute(group, "solver_iterations", H5T_NATIVE_INT64, stats.solver_iterations);
     context.scalar_attribute(group, "relative_residual", H5T_NATIVE_DOUBLE,

@@ -11,7 +11,7 @@
 
 #include "run_file_safety.hpp"
 #include "simrun/framework/config/input_error.hpp"
-#include "simrun/solvers/base/memory_budget.hpp"
+#include "simrun/solvers/system/memory_budget.hpp"
 #ifdef H5_HAVE_PARALLEL
 #include "simrun/solvers/base/mpi_comm.hpp"
 #endif
@@ -266,7 +266,7 @@ std::vector<hsize_t> field_dims(const Grid& grid) {
     return dims;
 }
 
-FieldPart field_part(const Grid& grid, const NodeBox& box) {
+FieldPart field_part(const Grid& grid, const Box& box) {
     FieldPart part;
     for (int axis = grid.dimension() - 1; axis >= 0; --axis) {
         part.start.push_back(static_cast<hsize_t>(box.lower[static_cast<std::size_t>(axis)]));

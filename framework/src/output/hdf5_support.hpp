@@ -152,7 +152,7 @@ Hdf5Handle open_for_reading(const Context& context, hid_t access);
 // The HDF5 extent of a field on `grid`, slowest axis first: [nz][ny][nx] or [ny][nx].
 std::vector<hsize_t> field_dims(const Grid& grid);
 // A box of the grid's nodes as a part of such a field.
-FieldPart field_part(const Grid& grid, const NodeBox& box);
+FieldPart field_part(const Grid& grid, const Box& box);
 
 // File access whose metadata cache never evicts and never resizes, so dirty metadata reaches
 // the file only when it is flushed: between flushes the file on disk stays the one of the last

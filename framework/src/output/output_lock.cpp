@@ -11,7 +11,7 @@
 #include <string>
 #include <system_error>
 
-#include "simrun/solvers/base/atomic_file.hpp"
+#include "simrun/solvers/system/atomic_file.hpp"
 
 namespace simrun::framework {
 namespace {

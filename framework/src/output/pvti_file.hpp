@@ -11,7 +11,7 @@
 namespace simrun::framework {
 
 struct PvtiPiece {
-    NodeBox box;
+    Box box;
     std::string file;  // relative to the .pvti
 };
 

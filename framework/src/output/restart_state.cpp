@@ -104,8 +104,8 @@ StoredRun read_stored_run(const std::filesystem::path& path, const std::vector<h
 }  // namespace
 
 RestartState read_restart_state(const std::filesystem::path& h5_path, const Grid& grid,
-                                const TimeParameters& time, std::optional<NodeBox> box) {
-    const NodeBox part = box.value_or(grid.box());
+                                const TimeParameters& time, std::optional<Box> box) {
+    const Box part = box.value_or(grid.box());
     const hdf5::FieldPart read = hdf5::field_part(grid, part);
     const std::string place = "--restart " + h5_path.string();
     const std::string name = h5_path.string();

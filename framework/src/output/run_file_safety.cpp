@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "hdf5_support.hpp"
-#include "simrun/solvers/base/memory_budget.hpp"
+#include "simrun/solvers/system/memory_budget.hpp"
 
 namespace simrun::framework::hdf5 {
 namespace {

@@ -103,7 +103,7 @@ std::size_t compress(VtkCompression compression, const Block& block, std::vector
 
 }  // namespace
 
-std::string vtk_extent(const NodeBox& box) {
+std::string vtk_extent(const Box& box) {
     std::string text;
     for (std::size_t axis = 0; axis < 3; ++axis) {
         text += (axis > 0 ? " " : "") + std::to_string(box.lower[axis]) + " " +
@@ -144,7 +144,7 @@ VtiFileWriter::VtiFileWriter(std::size_t threads) : threads_(std::max<std::size_
 
 void VtiFileWriter::write(const std::filesystem::path& path, const Grid& grid,
                           std::span<const FieldView> fields, VtkCompression compression,
-                          const NodeBox& box) {
+                          const Box& box) {
     const bool compressed = compression != VtkCompression::none;
     std::vector<Block> blocks;
     std::vector<std::size_t> first_block;  // of each field, and one past the last

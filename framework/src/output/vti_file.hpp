@@ -25,7 +25,7 @@ namespace simrun::framework {
 
 // VTK's extent of a box of the grid ("x0 x1 y0 y1 z0 z1", node indices, inclusive), and
 // three numbers as VTK's XML writes them.
-std::string vtk_extent(const NodeBox& box);
+std::string vtk_extent(const Box& box);
 std::string vtk_triple(const std::array<double, 3>& values);
 
 class VtiFileWriter {
@@ -42,7 +42,7 @@ public:
     // std::runtime_error naming `path` when the file cannot be written (and the OS error) or a
     // block cannot be compressed.
     void write(const std::filesystem::path& path, const Grid& grid,
-               std::span<const FieldView> fields, VtkCompression compression, const NodeBox& box);
+               std::span<const FieldView> fields, VtkCompression compression, const Box& box);
 
     std::size_t threads() const { return threads_; }
 

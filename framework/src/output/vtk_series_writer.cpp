@@ -19,7 +19,7 @@
 #include "pvti_file.hpp"
 #include "simrun/framework/distributed/decomposition.hpp"
 #include "simrun/framework/output/xml_text.hpp"
-#include "simrun/solvers/base/atomic_file.hpp"
+#include "simrun/solvers/system/atomic_file.hpp"
 #include "vti_file.hpp"
 
 namespace simrun::framework {
@@ -263,14 +263,14 @@ void VtkSeriesWriter::write_step(std::int64_t step, double time,
     }
 }
 
-void VtkSeriesWriter::check_sizes(const std::filesystem::path& path, const NodeBox& box,
+void VtkSeriesWriter::check_sizes(const std::filesystem::path& path, const Box& box,
                                   std::span<const FieldView> fields) const {
     for (const auto& field : fields) {
-        if (static_cast<std::int64_t>(field.values.size()) != box.num_points()) {
+        if (static_cast<std::int64_t>(field.values.size()) != box.size()) {
             throw std::invalid_argument("VTK output '" + path.string() + "': field '" + field.name +
                                         "' has " + std::to_string(field.values.size()) +
                                         " values, the " + (pieces_ ? "piece" : "grid") + " has " +
-                                        std::to_string(box.num_points()) + " nodes");
+                                        std::to_string(box.size()) + " nodes");
         }
     }
 }
@@ -285,7 +285,7 @@ void VtkSeriesWriter::check_sizes(const std::filesystem::path& path, const NodeB
 void VtkSeriesWriter::write_pieces(std::int64_t step, std::span<const FieldView> fields) {
     const solvers::Communicator& ranks = *pieces_->ranks;
     const auto path = piece_path(step, ranks.rank());
-    const NodeBox& piece = pieces_->boxes[static_cast<std::size_t>(ranks.rank())];
+    const Box& piece = pieces_->boxes[static_cast<std::size_t>(ranks.rank())];
     solvers::all_or_none(ranks, [&] {
         if (ranks.rank() == 0) make_own_directory(path.parent_path());
     });
@@ -312,19 +312,19 @@ void VtkSeriesWriter::write_pieces(std::int64_t step, std::span<const FieldView>
 }
 
 VtkSeriesWriter::OrderedFields VtkSeriesWriter::in_piece_order(
-    const NodeBox& piece, std::span<const FieldView> fields) const {
+    const Box& piece, std::span<const FieldView> fields) const {
     OrderedFields ordered{{}, {fields.begin(), fields.end()}};
     if (!pieces_->owned ||
         (pieces_->owned->lower == piece.lower && pieces_->owned->run_of(piece))) {
         return ordered;
     }
     // The fields in the piece's order, where they were handed over own nodes first.
-    const NodeBox& owned = *pieces_->owned;
+    const Box& owned = *pieces_->owned;
     ordered.values.resize(fields.size());
     for (std::size_t f = 0; f < fields.size(); ++f) {
         std::vector<double>& values = ordered.values[f];
         values.resize(fields[f].values.size());
-        for (std::int64_t p = 0; p < piece.num_points(); ++p) {
+        for (std::int64_t p = 0; p < piece.size(); ++p) {
             const auto [i, j, k] = piece.node(p);
             values[static_cast<std::size_t>(p)] = fields[f].values[static_cast<std::size_t>(
                 Decomposition::piece_value_index(piece, owned, i, j, k))];

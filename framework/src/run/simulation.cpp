@@ -20,7 +20,7 @@
 #include "simrun/framework/output/vtk_series_writer.hpp"
 #include "simrun/framework/run/progress.hpp"
 #include "simrun/framework/run/stop_signals.hpp"
-#include "simrun/solvers/base/memory_budget.hpp"
+#include "simrun/solvers/system/memory_budget.hpp"
 
 namespace simrun::framework {
 
@@ -128,7 +128,7 @@ double estimated_run_bytes(const Grid& grid, std::int64_t nodes) {
 // it.
 void require_memory_for(const RunSpec& spec, const Decomposition& parts) {
     const Grid& grid = *spec.grid;
-    const std::int64_t nodes = parts.assembled.num_points();
+    const std::int64_t nodes = parts.assembled.size();
     if (const auto problem = solvers::memory_problem(estimated_run_bytes(grid, nodes))) {
         throw InputError(
             spec.source_name, "grid",
@@ -212,7 +212,7 @@ auto computing_step(const RunSpec& spec, const StepOfRun& at, Work&& work) {
 
 // Throws InputError at the first node of `box` (in its numbering; the grid's index named) where
 // u is not finite.
-void require_finite_initial(const Grid& grid, const NodeBox& box, std::span<const double> u) {
+void require_finite_initial(const Grid& grid, const Box& box, std::span<const double> u) {
     for (std::size_t i = 0; i < u.size(); ++i) {
         if (!std::isfinite(u[i])) {
             const auto [x, y, z] = box.node(static_cast<std::int64_t>(i));
@@ -421,7 +421,7 @@ Simulation::Outputs Simulation::open_outputs() {
 // the next boxes that its piece shares (Decomposition::output_pieces).
 std::int64_t Simulation::output_piece_size() const {
     if (!parts_.distributed() || !spec_.output.vtk) return parts_.num_points();
-    return parts_.output_pieces(*spec_.grid)[static_cast<std::size_t>(parts_.rank)].num_points();
+    return parts_.output_pieces(*spec_.grid)[static_cast<std::size_t>(parts_.rank)].size();
 }
 
 // Fills `piece` with this rank's own nodes (numbered within its box), then (output_piece_size)
@@ -429,8 +429,8 @@ std::int64_t Simulation::output_piece_size() const {
 // (collective; with slabs, the next rank's first plane).
 void Simulation::copy_output_piece(std::span<double> piece) const {
     const Grid& grid = *spec_.grid;
-    const NodeBox& own = parts_.owned;
-    const auto owned = piece.first(static_cast<std::size_t>(own.num_points()));
+    const Box& own = parts_.owned;
+    const auto owned = piece.first(static_cast<std::size_t>(own.size()));
     // A copy that fails on this rank alone still takes part in the exchange below, which its
     // neighbours wait in; its failure is raised after it (and agreed by the caller).
     std::exception_ptr copy_failure;
@@ -443,8 +443,8 @@ void Simulation::copy_output_piece(std::span<double> piece) const {
         if (copy_failure) std::rethrow_exception(copy_failure);
         return;
     }
-    const std::vector<NodeBox> pieces = parts_.output_pieces(grid);
-    const NodeBox& mine = pieces[static_cast<std::size_t>(parts_.rank)];
+    const std::vector<Box> pieces = parts_.output_pieces(grid);
+    const Box& mine = pieces[static_cast<std::size_t>(parts_.rank)];
     // To each rank, this rank's nodes in its piece; from each, its nodes in this rank's piece:
     // boxes, in their order.
     std::vector<std::vector<double>> to(static_cast<std::size_t>(parts_.ranks)),
@@ -456,21 +456,21 @@ void Simulation::copy_output_piece(std::span<double> piece) const {
     for (int q = 0; q < parts_.ranks; ++q) {
         if (q == parts_.rank) continue;
         const auto r = static_cast<std::size_t>(q);
-        const NodeBox sent = pieces[r].intersection(own);
-        for (std::int64_t n = 0; n < sent.num_points(); ++n) {
+        const Box sent = intersection(pieces[r], own);
+        for (std::int64_t n = 0; n < sent.size(); ++n) {
             const auto [i, j, k] = sent.node(n);
             to[r].push_back(owned[static_cast<std::size_t>(own.index(i, j, k))]);
         }
         from[r].resize(
-            static_cast<std::size_t>(mine.intersection(parts_.box_of(grid, q)).num_points()));
+            static_cast<std::size_t>(intersection(mine, parts_.box_of(grid, q)).size()));
         if (!to[r].empty()) sends.push_back({q, bytes(to[r])});
         if (!from[r].empty()) receives.push_back({q, bytes(from[r])});
     }
     options_.ranks->start_exchange(sends, receives)->finish();
     for (int q = 0; q < parts_.ranks; ++q) {
         if (q == parts_.rank) continue;
-        const NodeBox got = mine.intersection(parts_.box_of(grid, q));
-        for (std::int64_t n = 0; n < got.num_points(); ++n) {
+        const Box got = intersection(mine, parts_.box_of(grid, q));
+        for (std::int64_t n = 0; n < got.size(); ++n) {
             const auto [i, j, k] = got.node(n);
             piece[static_cast<std::size_t>(Decomposition::piece_value_index(mine, own, i, j, k))] =
                 from[static_cast<std::size_t>(q)][static_cast<std::size_t>(n)];

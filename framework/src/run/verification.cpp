@@ -34,7 +34,7 @@ struct PartialErrors {
 };
 PartialErrors measure_own(const Simulation& simulation, const std::vector<double>& u) {
     const Grid& grid = simulation.grid();
-    const NodeBox& owned = simulation.decomposition().owned;
+    const Box& owned = simulation.decomposition().owned;
     std::vector<double> exact(u.size());
     sample(grid, owned, *simulation.spec().problem->exact_solution(), simulation.time(), exact);
     for (std::size_t i = 0; i < exact.size(); ++i) {

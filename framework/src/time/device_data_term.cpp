@@ -387,7 +387,7 @@ void DeviceDataTerm::check_step(double t_now, double t_next, const solvers::Arra
 }
 
 void DeviceDataTerm::check(double t_now, double t_next) const {
-    const NodeBox box = grid_.box();
+    const Box box = grid_.box();
     const std::int64_t nx = grid_.points(0), ny = grid_.points(1);
     const auto at = [&](std::uint64_t node, auto&& value) {
         const auto i = static_cast<std::int64_t>(node);

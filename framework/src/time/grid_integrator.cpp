@@ -9,14 +9,14 @@
 
 #include "simrun/framework/config/input_error.hpp"
 #include "simrun/framework/discretisation/grid_loops.hpp"
-#include "simrun/solvers/matrices/distributed_matrix.hpp"
+#include "simrun/solvers/distributed/distributed_matrix.hpp"
 
 namespace simrun::framework {
 namespace {
 
 // Throws InputError at `key` for the first node where `values` is not finite (among the nodes
 // `wanted` selects: free or Dirichlet), naming its coordinates and the time.
-void require_finite(const Grid& grid, const NodeBox& box, std::span<const double> values,
+void require_finite(const Grid& grid, const Box& box, std::span<const double> values,
                     const std::vector<std::uint8_t>& fixed, bool wanted_fixed, double t,
                     StepDataError::Stage stage, const char* key, const char* what) {
     const auto n = static_cast<std::int64_t>(values.size());
@@ -35,7 +35,7 @@ void require_finite(const Grid& grid, const NodeBox& box, std::span<const double
 // The step to a neighbour that a diagonal of an operator on `box` couples along: +-1 along one
 // axis at the box's strides, none for the main diagonal. Throws std::logic_error for another
 // offset (the spatial operator holds 5- and 7-point stencils).
-std::array<std::int64_t, 3> diagonal_step(int offset, const NodeBox& box, int dimension) {
+std::array<std::int64_t, 3> diagonal_step(int offset, const Box& box, int dimension) {
     std::array<std::int64_t, 3> step{0, 0, 0};
     if (offset == 0) return step;
     for (int axis = 0; axis < dimension; ++axis) {
@@ -50,7 +50,7 @@ std::array<std::int64_t, 3> diagonal_step(int offset, const NodeBox& box, int di
 
 }  // namespace
 
-void throw_not_finite(const Grid& grid, const NodeBox& box, std::int64_t row, double value,
+void throw_not_finite(const Grid& grid, const Box& box, std::int64_t row, double value,
                       double t, StepDataError::Stage stage, const char* key, const char* what) {
     const auto index = box.node(row);
     std::string at = "(";
@@ -79,13 +79,13 @@ void StepData::evaluate(double t) {
     // Allocated at the first evaluation: an integrator whose back-end forms the data never
     // holds them (three vectors of n on the host).
     if (forcing_.empty()) {
-        const auto n = static_cast<std::size_t>(op_.box().num_points());
+        const auto n = static_cast<std::size_t>(op_.box().size());
         forcing_.resize(n);
         g_.resize(n);
         lg_.resize(n);
     }
     const auto& fixed = op_.dirichlet();
-    const NodeBox& box = op_.box();
+    const Box& box = op_.box();
     problem_.source(grid_, box, t, forcing_);
     require_finite(grid_, box, forcing_, fixed, false, t, StepDataError::source, "problem.source",
                    "the source");
@@ -154,13 +154,13 @@ void GridIntegrator::check_data_on_device(double, double) {
 }
 
 void impose_dirichlet_values(const Grid& grid, const BoundaryConditions& boundary,
-                             const NodeBox& box, double t, std::span<double> u) {
+                             const Box& box, double t, std::span<double> u) {
     boundary.fill_dirichlet(grid, box, t, u);
     require_finite(grid, box, u, boundary.dirichlet_nodes(grid, box), true, t,
                    StepDataError::start_dirichlet_value, "boundary", "a Dirichlet boundary value");
 }
 
-void check_start_data(const Grid& grid, const BoundaryConditions& boundary, const NodeBox& own,
+void check_start_data(const Grid& grid, const BoundaryConditions& boundary, const Box& own,
                       double t_start, std::span<const double> t_data, std::span<double> u,
                       StepData& data) {
     impose_dirichlet_values(grid, boundary, own, t_start, u);
@@ -247,12 +247,12 @@ std::unique_ptr<solvers::LinearSystemSolver<double>> GridIntegrator::make_solver
         // measures in rank order, so every rank makes the same plan.
         solvers::MatrixAnalysis mine;
         agreeing(ranks(), [&] {
-            const NodeBox& own = parts_.owned;
-            const NodeBox& all = parts_.assembled;
+            const Box& own = parts_.owned;
+            const Box& all = parts_.assembled;
             // The owned nodes' runs in the assembled box: one for slabs, a line each for boxes.
             std::vector<solvers::MatrixAnalysis::WindowRows> runs;
-            const std::int64_t line = slabs ? own.num_points() : own.points(0);
-            for (std::int64_t first = 0; first < own.num_points(); first += line) {
+            const std::int64_t line = slabs ? own.size() : own.points(0);
+            for (std::int64_t first = 0; first < own.size(); first += line) {
                 const auto [i, j, k] = own.node(first);
                 const std::int64_t begin = all.index(i, j, k);
                 runs.push_back({begin, begin + line, grid_.index(i, j, k)});
@@ -288,10 +288,10 @@ std::unique_ptr<solvers::LinearSystemSolver<double>> GridIntegrator::make_solver
             backend_, std::move(matrix), plan, parameters);
     } else if (slabs) {
         solvers::DiaData<double> block = solvers::all_or_none(ranks(), [&] {
-            const NodeBox& own = parts_.owned;
+            const Box& own = parts_.owned;
             return owned_rows(std::move(matrix),
                               parts_.assembled.index(own.lower[0], own.lower[1], own.lower[2]),
-                              own.num_points());
+                              own.size());
         });
         linear_solver = std::make_unique<solvers::LinearSystemSolver<double>>(
             backend_, std::move(block), plan, parameters);
@@ -323,20 +323,20 @@ std::unique_ptr<solvers::LinearOperator<double>> GridIntegrator::owned_operator(
 }
 
 solvers::SplitBlock<double> GridIntegrator::owned_block(solvers::DiaData<double> matrix) const {
-    const NodeBox& own = parts_.owned;
-    const NodeBox& all = parts_.assembled;
+    const Box& own = parts_.owned;
+    const Box& all = parts_.assembled;
     if (parts_.slabs(grid_)) {
         return solvers::all_or_none(ranks(), [&] {
             return solvers::split_block(
                 owned_rows(std::move(matrix), all.index(own.lower[0], own.lower[1], own.lower[2]),
-                           own.num_points()));
+                           own.size()));
         });
     }
     return solvers::split_part_rows(ranks(), part_rows(std::move(matrix)));
 }
 
 solvers::PartRows<double> GridIntegrator::part_rows(solvers::DiaData<double> matrix) const {
-    const NodeBox& own = parts_.owned;
+    const Box& own = parts_.owned;
     solvers::PartRows<double> rows;
     rows.box = {grid_.dimension(), {grid_.points(0), grid_.points(1), grid_.points(2)}};
     rows.part = {own.lower, own.upper};

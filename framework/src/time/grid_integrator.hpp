@@ -8,7 +8,7 @@
 #include "simrun/framework/distributed/agreement.hpp"
 #include "simrun/framework/distributed/decomposition.hpp"
 #include "simrun/framework/time/time_integrator.hpp"
-#include "simrun/solvers/matrices/distributed_matrix.hpp"
+#include "simrun/solvers/distributed/distributed_matrix.hpp"
 #include "simrun/solvers/matrices/linear_operator.hpp"
 
 namespace simrun::framework {
@@ -110,7 +110,7 @@ protected:
 
 // Throws the StepDataError of a value that is not finite at row `row` of `box` at time t,
 // naming `key`, the node's coordinates and t.
-[[noreturn]] void throw_not_finite(const Grid& grid, const NodeBox& box, std::int64_t row,
+[[noreturn]] void throw_not_finite(const Grid& grid, const Box& box, std::int64_t row,
                                    double value, double t, StepDataError::Stage stage,
                                    const char* key, const char* what);
 
@@ -129,13 +129,13 @@ std::vector<double> step_data_times(const TimeParameters& time, std::int64_t ste
 // takes at the step a run starts from (0, or a restart's). Throws the StepDataError of the first
 // that is not finite (stage start_dirichlet_value), before any step is written or computed.
 void impose_dirichlet_values(const Grid& grid, const BoundaryConditions& boundary,
-                             const NodeBox& box, double t, std::span<double> u);
+                             const Box& box, double t, std::span<double> u);
 // What a run checks before it writes the step it starts from, at time t_start: the Dirichlet
 // values u (on `own`) takes there (impose_dirichlet_values), then the next step's data at
 // each of `t_data` (step_data_times), in order, evaluated by `data`. Throws the first
 // StepDataError. The run (set_state, on its box, where the host forms the data) and
 // `simrun check` (check_time_integrator, block by block) both call it.
-void check_start_data(const Grid& grid, const BoundaryConditions& boundary, const NodeBox& own,
+void check_start_data(const Grid& grid, const BoundaryConditions& boundary, const Box& own,
                       double t_start, std::span<const double> t_data, std::span<double> u,
                       StepData& data);
 // Throws InputError at time.dt when dt exceeds explicit Euler's largest stable step `limit`,

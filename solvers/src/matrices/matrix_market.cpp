@@ -18,9 +18,9 @@
 #include <string_view>
 #include <system_error>
 
-#include "simrun/solvers/base/atomic_file.hpp"
-#include "simrun/solvers/base/input_file.hpp"
-#include "simrun/solvers/base/memory_budget.hpp"
+#include "simrun/solvers/system/atomic_file.hpp"
+#include "simrun/solvers/system/input_file.hpp"
+#include "simrun/solvers/system/memory_budget.hpp"
 
 namespace simrun::solvers {
 namespace {

@@ -12,20 +12,20 @@ namespace simrun::solvers::multigrid {
 
 template <typename T>
 BoxHalo<T>::BoxHalo(std::shared_ptr<const Backend> backend, const GridBox& box,
-                    const std::vector<BoxPart>& parts)
+                    const std::vector<Box>& parts)
     : backend_(std::move(backend)) {
     const Communicator& ranks = backend_->communicator();
     const auto rank = static_cast<std::size_t>(ranks.rank());
-    const BoxPart& own = parts[rank];
-    const BoxPart window = grown(own, box, 1);
+    const Box& own = parts[rank];
+    const Box window = grown(own, box, 1);
     // Both sides of a pair list the same points (this rank's in the other's window, or the
     // other's in this one), x fastest: the values travel in that order.
     std::vector<std::int64_t> send, receive;
     std::vector<HaloSide> halo_sides;
     for (std::size_t q = 0; q < parts.size(); ++q) {
         if (q == rank) continue;
-        const BoxPart out = intersection(own, grown(parts[q], box, 1));
-        const BoxPart in = intersection(window, parts[q]);
+        const Box out = intersection(own, grown(parts[q], box, 1));
+        const Box in = intersection(window, parts[q]);
         if (out.empty() && in.empty()) continue;
         Side side{static_cast<int>(q), sent_, out.size(), received_, in.size()};
         for_each_point(out, [&](std::int64_t i, std::int64_t j, std::int64_t k, std::int64_t) {
@@ -115,11 +115,11 @@ void BoxHalo<T>::exchange(T* window) const {
 
 template <typename T>
 BoxGather<T>::BoxGather(std::shared_ptr<const Backend> backend, const GridBox& box,
-                        const std::vector<BoxPart>& parts, const BoxPart& window)
+                        const std::vector<Box>& parts, const Box& window)
     : backend_(std::move(backend)) {
     const auto rank = static_cast<std::size_t>(backend_->communicator().rank());
     std::vector<std::int64_t> starts{0};
-    for (const BoxPart& part : parts) starts.push_back(starts.back() + part.size());
+    for (const Box& part : parts) starts.push_back(starts.back() + part.size());
     own_start_ = starts[rank];
     all_or_none(backend_->communicator(), [&] {
         std::vector<std::int64_t> own, whole(static_cast<std::size_t>(box.size())), in_window;

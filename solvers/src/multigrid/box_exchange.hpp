@@ -11,7 +11,7 @@
 #include "simrun/solvers/base/array.hpp"
 #include "simrun/solvers/base/backend.hpp"
 #include "simrun/solvers/base/device_halo.hpp"
-#include "simrun/solvers/multigrid/grid_box.hpp"
+#include "simrun/solvers/boxes/box.hpp"
 
 namespace simrun::solvers::multigrid {
 
@@ -27,7 +27,7 @@ public:
     // Collective (a device halo is opened with the neighbours): every rank makes its level's
     // halo at the same point. `parts`: every rank's part of `box`, in rank order.
     BoxHalo(std::shared_ptr<const Backend> backend, const GridBox& box,
-            const std::vector<BoxPart>& parts);
+            const std::vector<Box>& parts);
     ~BoxHalo();
     BoxHalo(const BoxHalo&) = delete;
     BoxHalo& operator=(const BoxHalo&) = delete;
@@ -68,7 +68,7 @@ class BoxGather {
 public:
     // Collective (LevelGather opens a device halo).
     BoxGather(std::shared_ptr<const Backend> backend, const GridBox& box,
-              const std::vector<BoxPart>& parts, const BoxPart& window);
+              const std::vector<Box>& parts, const Box& window);
     void gather(const T* window, Array<T>& whole) const;
     void window_of(const Array<T>& whole, T* window) const;
     std::size_t window_points() const { return window_index_.size(); }

@@ -18,13 +18,13 @@ using Step = std::array<Index, 3>;
 // the region (x fastest) to its neighbour steps[s] away (the level's steps, the same on every
 // rank), whichever rank holds that neighbour.
 struct StepRows {
-    BoxPart region;
+    Box region;
     std::vector<double> values;
 };
 
 // Calls f(j, k) for each line across x of `part` (fixed y and z), on every core.
 template <typename F>
-void for_each_line(const BoxPart& part, F&& f) {
+void for_each_line(const Box& part, F&& f) {
     const Index ny = part.points(1), lines = part.empty() ? 0 : ny * part.points(2);
 #pragma omp parallel for schedule(static)
     for (Index line = 0; line < lines; ++line) {
@@ -52,7 +52,7 @@ std::vector<Step> all_steps(int dimension) {
 // The rows of `a` (a matrix on the points of `from`, its neighbour offsets) at the points of
 // `region` (inside `from`), on `steps`. Throws where a nonzero entry is no step to a neighbour,
 // or none of `steps`.
-StepRows rows_of(const DiaData<double>& a, const BoxPart& from, const BoxPart& region,
+StepRows rows_of(const DiaData<double>& a, const Box& from, const Box& region,
                  const std::vector<Step>& steps, int dimension) {
     const GridBox shape = from.shape(dimension);
     StepRows rows{region,
@@ -75,7 +75,7 @@ StepRows rows_of(const DiaData<double>& a, const BoxPart& from, const BoxPart& r
             const auto at = std::find(steps.begin(), steps.end(), step);
             if (at == steps.end()) refuse();
             const Index nx = region.points(0);
-            const BoxPart inside = whole_part(shape);
+            const Box inside = whole_part(shape);
             // An entry whose point the step takes out of `from` (out of the box: `from` holds
             // the points around the region's) wraps to another line in DIA: it must be zero.
             std::atomic<bool> wraps = false;
@@ -132,7 +132,7 @@ DiaData<double> dia_of(const StepRows& rows, const std::vector<Step>& steps, int
         diagonal_of.push_back(at);
     }
     a.values.assign(a.offsets.size() * static_cast<std::size_t>(n), 0.0);
-    const BoxPart local = whole_part(shape);
+    const Box local = whole_part(shape);
     for (std::size_t s = 0; s < steps.size(); ++s) {
         const Step& step = steps[s];
         // Along each line the points whose neighbour lies inside: all but an end along x, none
@@ -152,7 +152,7 @@ DiaData<double> dia_of(const StepRows& rows, const std::vector<Step>& steps, int
 }
 
 // Copies the rows of `points` (inside both regions) from one set of rows into another.
-void copy_rows(const StepRows& from, StepRows& to, const BoxPart& points, std::size_t steps) {
+void copy_rows(const StepRows& from, StepRows& to, const Box& points, std::size_t steps) {
     const auto nf = static_cast<std::size_t>(from.region.size());
     const auto nt = static_cast<std::size_t>(to.region.size());
     const Index nx = points.points(0);
@@ -208,7 +208,7 @@ StepRows on_steps(const StepRows& rows, const std::vector<Step>& from,
 // This rank's rows with `layers` layers of the other ranks' rows around its part (as far as
 // the box goes), each rank sending the rows of its points that another's layers cover.
 // Collective.
-StepRows with_ghost_layers(const Communicator& ranks, const std::vector<BoxPart>& parts,
+StepRows with_ghost_layers(const Communicator& ranks, const std::vector<Box>& parts,
                            const StepRows& own, std::size_t steps, const GridBox& box,
                            Index layers) {
     const auto rank = static_cast<std::size_t>(ranks.rank());
@@ -219,8 +219,8 @@ StepRows with_ghost_layers(const Communicator& ranks, const std::vector<BoxPart>
     std::vector<Message> sends, receives;
     for (std::size_t q = 0; q < parts.size(); ++q) {
         if (q == rank) continue;
-        const BoxPart out = intersection(own.region, grown(parts[q], box, layers));
-        const BoxPart in = intersection(result.region, parts[q]);
+        const Box out = intersection(own.region, grown(parts[q], box, layers));
+        const Box in = intersection(result.region, parts[q]);
         if (!out.empty()) {
             StepRows packed{out, std::vector<double>(steps * static_cast<std::size_t>(out.size()))};
             copy_rows(own, packed, out, steps);
@@ -244,8 +244,8 @@ StepRows with_ghost_layers(const Communicator& ranks, const std::vector<BoxPart>
 
 // Whether some part is thinner than 2 points along an axis the level splits (its coarse part
 // could then hold no point).
-bool some_part_thin(const std::vector<BoxPart>& parts, const GridBox& box) {
-    return std::any_of(parts.begin(), parts.end(), [&](const BoxPart& part) {
+bool some_part_thin(const std::vector<Box>& parts, const GridBox& box) {
+    return std::any_of(parts.begin(), parts.end(), [&](const Box& part) {
         for (std::size_t axis = 0; axis < 3; ++axis) {
             if (part.points(axis) < box.points[axis] && part.points(axis) < 2) return true;
         }
@@ -253,9 +253,9 @@ bool some_part_thin(const std::vector<BoxPart>& parts, const GridBox& box) {
     });
 }
 
-unsigned split_axes_of(const std::vector<BoxPart>& parts, const GridBox& box) {
+unsigned split_axes_of(const std::vector<Box>& parts, const GridBox& box) {
     unsigned axes = 0;
-    for (const BoxPart& part : parts) {
+    for (const Box& part : parts) {
         for (std::size_t axis = 0; axis < 3; ++axis) {
             if (part.points(axis) < box.points[axis]) axes |= 1u << axis;
         }
@@ -272,8 +272,8 @@ Index coarse_at_or_after(Index f, const AxisCoarsening& axis, Index coarse_point
 }
 
 // The coarse points on the fine points of `part` (the next level's part).
-BoxPart coarse_part(const BoxPart& part, const BoxCoarsening& coarsening) {
-    BoxPart coarse;
+Box coarse_part(const Box& part, const BoxCoarsening& coarsening) {
+    Box coarse;
     for (std::size_t axis = 0; axis < 3; ++axis) {
         const Index n = coarsening.coarse.points[axis];
         coarse.lower[axis] = coarse_at_or_after(part.lower[axis], coarsening.axes[axis], n);
@@ -285,8 +285,8 @@ BoxPart coarse_part(const BoxPart& part, const BoxCoarsening& coarsening) {
 // The whole level's coarsening on the points of `window`, onto the coarse points
 // `coarse_window` (in the coarse level's coordinates): those on the window's points
 // (coarse_part), or the next level's window, which may start a fine point before it.
-BoxCoarsening window_transfer(const BoxCoarsening& whole, const BoxPart& window,
-                              const BoxPart& coarse_window, int dimension) {
+BoxCoarsening window_transfer(const BoxCoarsening& whole, const Box& window,
+                              const Box& coarse_window, int dimension) {
     BoxCoarsening on = whole;
     on.coarse = coarse_window.shape(dimension);
     for (std::size_t axis = 0; axis < 3; ++axis) {
@@ -300,7 +300,7 @@ BoxCoarsening window_transfer(const BoxCoarsening& whole, const BoxPart& window,
 }
 
 // The whole level's rows on every rank, from each rank's.
-DiaData<double> gathered_rows(const Communicator& ranks, const std::vector<BoxPart>& parts,
+DiaData<double> gathered_rows(const Communicator& ranks, const std::vector<Box>& parts,
                               const StepRows& own, const std::vector<Step>& steps,
                               const GridBox& box) {
     const auto all = ranks.all_gather(std::as_bytes(std::span(own.values)));
@@ -326,11 +326,11 @@ BoxHierarchy plan_box_hierarchy(const Communicator& ranks, const PartRows<double
     const auto rank = static_cast<std::size_t>(ranks.rank());
     const int dimension = rows.box.dimension;
     GridBox level_box = rows.box;
-    std::vector<BoxPart> parts = all_parts(ranks, rows.part);
+    std::vector<Box> parts = all_parts(ranks, rows.part);
     std::vector<Step> steps = all_steps(dimension);
     StepRows own = all_or_none(ranks, [&] {
         check_parts_tile(parts, level_box);
-        const BoxPart window = rows.window_part();
+        const Box window = rows.window_part();
         if (rows.window.n != window.size()) {
             throw std::invalid_argument("multigrid over ranks: rank " + std::to_string(rank) +
                                         " gave " + std::to_string(rows.window.n) +
@@ -359,7 +359,7 @@ BoxHierarchy plan_box_hierarchy(const Communicator& ranks, const PartRows<double
         }
         const StepRows ghost =
             with_ghost_layers(ranks, parts, own, steps.size(), level_box, box_ghost_layers);
-        const BoxPart& around = ghost.region;
+        const Box& around = ghost.region;
         const GridBox around_box = around.shape(dimension);
         DiaData<double> around_rows;
         bool along_axes = true;
@@ -367,7 +367,7 @@ BoxHierarchy plan_box_hierarchy(const Communicator& ranks, const PartRows<double
         all_or_none(ranks, [&] {
             around_rows = dia_of(ghost, steps, dimension);
             along_axes = check_box_couplings(around_rows, around_box);
-            BoxPart own_in_around;
+            Box own_in_around;
             for (std::size_t axis = 0; axis < 3; ++axis) {
                 own_in_around.lower[axis] = own.region.lower[axis] - around.lower[axis];
                 own_in_around.upper[axis] = own.region.upper[axis] - around.lower[axis];
@@ -382,11 +382,11 @@ BoxHierarchy plan_box_hierarchy(const Communicator& ranks, const PartRows<double
 
         // The next level's rows on the coarse points around this rank's part: those on its own
         // points are what one process computes.
-        BoxPart coarse_around;
+        Box coarse_around;
         std::vector<double> around_weights;
         DiaData<double> around_coarse;
-        std::vector<BoxPart> coarse_parts;
-        for (const BoxPart& part : parts) coarse_parts.push_back(coarse_part(part, coarsening));
+        std::vector<Box> coarse_parts;
+        for (const Box& part : parts) coarse_parts.push_back(coarse_part(part, coarsening));
         BoxLevel split;
         split.box = level_box;
         split.parts = parts;

@@ -20,9 +20,9 @@
 #include "multigrid/level_transfer.hpp"
 #include "simrun/solvers/base/communicator.hpp"
 #include "simrun/solvers/matrices/dia_data.hpp"
-#include "simrun/solvers/multigrid/grid_box.hpp"
+#include "simrun/solvers/boxes/box.hpp"
 #include "simrun/solvers/multigrid/multigrid_parameters.hpp"
-#include "simrun/solvers/multigrid/part_rows.hpp"
+#include "simrun/solvers/distributed/part_rows.hpp"
 
 namespace simrun::solvers::multigrid {
 
@@ -34,8 +34,8 @@ inline constexpr std::int64_t box_ghost_layers = 6;
 // One level, as one rank holds it.
 struct BoxLevel {
     GridBox box;                 // the whole level
-    std::vector<BoxPart> parts;  // every rank's part, in rank order
-    BoxPart own, window;         // this rank's part, and it grown by a point (its halo)
+    std::vector<Box> parts;  // every rank's part, in rank order
+    Box own, window;         // this rank's part, and it grown by a point (its halo)
     // The window's rows (its neighbour offsets): the part's rows whole, the halo rows' entries
     // that reach outside the window zeroed (the halo's values come from the other ranks; its
     // rows are never used).
@@ -49,7 +49,7 @@ struct BoxLevel {
     // may lie a fine point beyond the window (first -1 along an axis).
     BoxCoarsening transfer;
     std::vector<double> weights;
-    BoxPart coarse_window;
+    Box coarse_window;
 };
 
 struct BoxHierarchy {
@@ -57,7 +57,7 @@ struct BoxHierarchy {
     // The first level that is not: its rows whole, on every rank; every rank's part of it.
     GridBox gathered_box;
     DiaData<double> gathered;
-    std::vector<BoxPart> gathered_parts;
+    std::vector<Box> gathered_parts;
 };
 
 // Collective. Throws std::invalid_argument, on every rank alike, where the parts do not tile

@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "base/kernel_table.hpp"
+#include "boxes/box_steps.hpp"
 #include "matrices/value_classes.hpp"
 
 namespace simrun::solvers::multigrid {
@@ -25,24 +26,6 @@ std::string point_text(const GridBox& box, std::int64_t row) {
     return text + ")";
 }
 
-// Calls f(step, DIA offset) for each step to a neighbour the box has room for (none along an
-// axis of one point), x fastest.
-template <typename F>
-void for_each_box_step(const GridBox& box, F&& f) {
-    const std::int64_t nx = box.points[0], nxy = nx * box.points[1];
-    for (std::int64_t sz = -1; sz <= 1; ++sz) {
-        for (std::int64_t sy = -1; sy <= 1; ++sy) {
-            for (std::int64_t sx = -1; sx <= 1; ++sx) {
-                const Coordinates step{sx, sy, sz};
-                bool fits = true;
-                for (std::size_t axis = 0; axis < 3; ++axis) {
-                    fits = fits && (step[axis] == 0 || box.points[axis] > 1);
-                }
-                if (fits) f(step, sx + nx * sy + nxy * sz);
-            }
-        }
-    }
-}
 
 // Each diagonal's step in the box, where every DIA offset is one step and one only (the box
 // has at least 3 points along each axis it uses): the entries' steps are then known without
@@ -115,45 +98,6 @@ void visit_coarse_neighbours(const Coordinates& c, const GridBox& fine,
 }
 
 }  // namespace
-
-std::optional<std::array<std::int64_t, 3>> offset_step(int offset, const GridBox& box) {
-    std::optional<Coordinates> step;
-    for_each_box_step(box, [&](const Coordinates& s, std::int64_t s_offset) {
-        if (!step && s_offset == offset) step = s;
-    });
-    return step;
-}
-
-bool offset_step_unique(int offset, const GridBox& box) {
-    int found = 0;
-    for_each_box_step(box, [&](const Coordinates&, std::int64_t s_offset) {
-        if (s_offset == offset) ++found;
-    });
-    return found == 1;
-}
-
-std::optional<std::array<std::int64_t, 3>> entry_step(const GridBox& box, std::int64_t row,
-                                                      int offset) {
-    const std::int64_t column = row + offset;
-    if (column < 0 || column >= box.size()) return std::nullopt;
-    const Coordinates a = box.coordinates(row), b = box.coordinates(column);
-    Coordinates step{};
-    for (std::size_t axis = 0; axis < 3; ++axis) {
-        step[axis] = b[axis] - a[axis];
-        if (step[axis] < -1 || step[axis] > 1) return std::nullopt;
-    }
-    return step;
-}
-
-std::vector<int> neighbour_offsets(const GridBox& box) {
-    std::vector<int> offsets;
-    for_each_box_step(box, [&](const Coordinates&, std::int64_t offset) {
-        offsets.push_back(static_cast<int>(offset));
-    });
-    std::sort(offsets.begin(), offsets.end());
-    offsets.erase(std::unique(offsets.begin(), offsets.end()), offsets.end());
-    return offsets;
-}
 
 template <typename V>
 bool has_coefficient_jumps(const DiaData<V>& a, double ratio) {
@@ -284,7 +228,7 @@ bool check_box_couplings(const DiaData<double>& a, const GridBox& box) {
 }
 
 CoarseningMeasures measure_coarsening(const DiaData<double>& a, const GridBox& box,
-                                      const BoxPart& own, const Coordinates& origin,
+                                      const Box& own, const Coordinates& origin,
                                       const GridBox& whole) {
     const DiagonalSteps steps(a, box);
     double strength[3] = {0, 0, 0};

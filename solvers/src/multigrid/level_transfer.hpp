@@ -11,7 +11,8 @@
 #include "matrices/value_classes.hpp"
 #include "simrun/solvers/matrices/csr_data.hpp"
 #include "simrun/solvers/matrices/dia_data.hpp"
-#include "simrun/solvers/multigrid/grid_box.hpp"
+#include "boxes/box_steps.hpp"
+#include "simrun/solvers/boxes/box.hpp"
 
 namespace simrun::solvers::multigrid {
 
@@ -50,7 +51,7 @@ struct CoarseningMeasures {
 // `box`, which is the points of a larger box `whole` from its point `origin` on (the whole's
 // ends are the ends measured).
 CoarseningMeasures measure_coarsening(const DiaData<double>& a, const GridBox& box,
-                                      const BoxPart& own, const std::array<std::int64_t, 3>& origin,
+                                      const Box& own, const std::array<std::int64_t, 3>& origin,
                                       const GridBox& whole);
 // choose_coarsening's decision for `box` from its measures.
 BoxCoarsening decide_coarsening(const CoarseningMeasures& measures, const GridBox& box);
@@ -88,18 +89,6 @@ inline constexpr double cycle_jump_ratio = 100.0;
 // exchanges carry every diagonal some rank uses, and a product would only read.
 DiaData<double> without_empty_diagonals(DiaData<double> a);
 
-// The DIA offsets of the steps from a point to its neighbours that the box has room for,
-// ascending: the diagonals of galerkin_operator's result.
-std::vector<int> neighbour_offsets(const GridBox& box);
-// The step to a neighbour (-1, 0 or 1 along each axis) a DIA offset makes in the box: the first
-// that has it (x fastest, from -1) where a small box gives several; none where no step has it.
-std::optional<std::array<std::int64_t, 3>> offset_step(int offset, const GridBox& box);
-// Whether `offset` is one step only in the box (offset_step then gives each entry's step).
-bool offset_step_unique(int offset, const GridBox& box);
-// The step the entry of `row` at `offset` makes in the box, from the two points' coordinates;
-// none where the column leaves the box or is no neighbour of the row's point.
-std::optional<std::array<std::int64_t, 3>> entry_step(const GridBox& box, std::int64_t row,
-                                                      int offset);
 
 // The coarse points' weight sets (weights in operator_interpolation's layout, `slots` per
 // point) as classes in BoxTransferView's layout: of_point[I] the class of coarse point I,

@@ -119,9 +119,9 @@ BoxShape shape_of(const GridBox& box) {
 // The points of `own` (a part of the window, in its coordinates) next to the window's halo, as
 // disjoint ranges: along each axis in turn, the layer before and after where the window goes
 // on, without the layers already taken.
-std::vector<BoxRange> boundary_ranges(const BoxPart& own, const GridBox& window) {
+std::vector<BoxRange> boundary_ranges(const Box& own, const GridBox& window) {
     std::vector<BoxRange> ranges;
-    BoxPart rest = own;
+    Box rest = own;
     for (std::size_t axis = 0; axis < static_cast<std::size_t>(window.dimension); ++axis) {
         const auto add = [&](std::int64_t at) {
             BoxRange range{};
@@ -401,7 +401,7 @@ void MultigridHierarchy<T>::build_split(const DiaData<double>& block, const Grid
                 fine_operator != nullptr ? std::optional(fine_operator->storage()) : std::nullopt);
             current->own_offset = static_cast<std::size_t>(slab.halo_before ? slab.plane : 0);
             if (current->swept.size() > 0) {
-                BoxPart own = whole_part(slab.window);
+                Box own = whole_part(slab.window);
                 const auto slow = static_cast<std::size_t>(box.dimension - 1);
                 own.lower[slow] = slab.halo_before ? 1 : 0;
                 own.upper[slow] = own.lower[slow] + slab.planes;
@@ -581,7 +581,7 @@ void MultigridHierarchy<T>::build_boxes(const PartRows<double>& rows,
             set_split_level(*current, split.window_operator, window, split.weights, split.transfer,
                             l, fine_storage);
             if (current->swept.size() > 0) {
-                BoxPart own;
+                Box own;
                 for (std::size_t axis = 0; axis < 3; ++axis) {
                     own.lower[axis] = split.own.lower[axis] - split.window.lower[axis];
                     own.upper[axis] = split.own.upper[axis] - split.window.lower[axis];
@@ -615,7 +615,7 @@ void MultigridHierarchy<T>::build_boxes(const PartRows<double>& rows,
     auto gathered = gathered_level(plan.gathered, plan.gathered_box, plan.levels.size());
     // This rank's part of the gathered level lies in the level above's coarse window, or on the
     // finest level is the part itself.
-    const BoxPart window =
+    const Box window =
         plan.levels.empty() ? plan.gathered_parts[rank] : plan.levels.back().coarse_window;
     gathered->box_gather = std::make_unique<multigrid::BoxGather<T>>(backend_, plan.gathered_box,
                                                                      plan.gathered_parts, window);

@@ -346,7 +346,7 @@ SlabHierarchy plan_slab_hierarchy(const Communicator& ranks, const DiaData<doubl
         all_or_none(ranks, [&] {
             if (!holds) return;
             along_axes = check_box_couplings(slab, slab_box);
-            BoxPart own = whole_part(slab_box);
+            Box own = whole_part(slab_box);
             own.lower[slow] = ghost_before;
             own.upper[slow] = ghost_before + planes;
             std::array<Index, 3> origin{0, 0, 0};

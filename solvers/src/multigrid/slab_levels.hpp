@@ -22,7 +22,7 @@
 #include "multigrid/slab_exchange.hpp"
 #include "simrun/solvers/base/communicator.hpp"
 #include "simrun/solvers/matrices/dia_data.hpp"
-#include "simrun/solvers/multigrid/grid_box.hpp"
+#include "simrun/solvers/boxes/box.hpp"
 #include "simrun/solvers/multigrid/multigrid_parameters.hpp"
 
 namespace simrun::solvers::multigrid {

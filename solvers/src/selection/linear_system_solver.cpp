@@ -7,7 +7,7 @@
 #include "methods/residual_monitor.hpp"
 #include "simrun/solvers/base/vector_ops.hpp"
 #include "simrun/solvers/matrices/conversions.hpp"
-#include "simrun/solvers/matrices/distributed_matrix.hpp"
+#include "simrun/solvers/distributed/distributed_matrix.hpp"
 #include "simrun/solvers/matrices/matrix_factory.hpp"
 #include "simrun/solvers/methods/bicg.hpp"
 #include "simrun/solvers/methods/bicgstab.hpp"

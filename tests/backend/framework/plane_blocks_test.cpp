@@ -78,12 +78,12 @@ StencilFunction varying_stencil(const Grid& grid) {
 
 // The boxes of a process grid of parts[0] x parts[1] x parts[2] over the grid (the first
 // points mod parts boxes along an axis one node longer).
-std::vector<NodeBox> boxes_of(const Grid& grid, std::array<std::int64_t, 3> parts) {
+std::vector<Box> boxes_of(const Grid& grid, std::array<std::int64_t, 3> parts) {
     const auto start = [&](std::size_t axis, std::int64_t p) {
         const std::int64_t n = grid.points()[axis];
         return p * (n / parts[axis]) + std::min(p, n % parts[axis]);
     };
-    std::vector<NodeBox> boxes;
+    std::vector<Box> boxes;
     for (std::int64_t c = 0; c < parts[2]; ++c) {
         for (std::int64_t b = 0; b < parts[1]; ++b) {
             for (std::int64_t a = 0; a < parts[0]; ++a) {
@@ -113,9 +113,9 @@ TEST(PlaneBlocks, APartsOperatorHoldsTheWholeOperatorsRowsAndBoundaryData) {
         whole.add_boundary_forcing(0.25, whole_forcing);
         whole.dirichlet_coupling(g, whole_lg);
 
-        std::vector<std::vector<NodeBox>> partitions;
+        std::vector<std::vector<Box>> partitions;
         for (std::int64_t block_nodes : {std::int64_t{1}, 2 * grid.plane_size()}) {
-            std::vector<NodeBox> blocks;
+            std::vector<Box> blocks;
             for (const PlaneRange block : grid.plane_blocks(block_nodes)) {
                 blocks.push_back(grid.box(block));
             }
@@ -126,11 +126,11 @@ TEST(PlaneBlocks, APartsOperatorHoldsTheWholeOperatorsRowsAndBoundaryData) {
         for (const auto& parts : partitions) {
             SCOPED_TRACE(std::to_string(parts.size()) + " parts");
             double limit = std::numeric_limits<double>::infinity();
-            for (const NodeBox& owned : parts) {
+            for (const Box& owned : parts) {
                 const SpatialOperator part(grid, stencil, boundary, grid.with_neighbours(owned));
-                const NodeBox& box = part.box();
+                const Box& box = part.box();
                 EXPECT_TRUE(part.complete_box().contains(owned));
-                const auto rows = static_cast<std::size_t>(box.num_points());
+                const auto rows = static_cast<std::size_t>(box.size());
                 std::vector<double> forcing(rows, 0.0), lg(rows), box_g(rows);
                 for (std::size_t r = 0; r < rows; ++r) {
                     const auto [i, j, k] = box.node(static_cast<std::int64_t>(r));
@@ -138,7 +138,7 @@ TEST(PlaneBlocks, APartsOperatorHoldsTheWholeOperatorsRowsAndBoundaryData) {
                 }
                 part.add_boundary_forcing(0.25, forcing);
                 part.dirichlet_coupling(box_g, lg);
-                for (std::int64_t o = 0; o < owned.num_points(); ++o) {
+                for (std::int64_t o = 0; o < owned.size(); ++o) {
                     const auto [i, j, k] = owned.node(o);
                     const std::int64_t node = grid.index(i, j, k);
                     const auto r = static_cast<std::size_t>(box.index(i, j, k));

@@ -125,11 +125,11 @@ public:
                                 std::int64_t k) const override {
         return heat_->stencil(grid, i, j, k);
     }
-    void initial_condition(const Grid& grid, const NodeBox& box,
+    void initial_condition(const Grid& grid, const Box& box,
                            std::span<double> u) const override {
         heat_->initial_condition(grid, box, u);
     }
-    void source(const Grid& grid, const NodeBox& box, double t,
+    void source(const Grid& grid, const Box& box, double t,
                 std::span<double> f) const override {
         if (t > from_) throw InputError("key 'solver': a set-up that failed during a step");
         heat_->source(grid, box, t, f);

@@ -103,7 +103,7 @@ TEST(Decomposition, BoxesOfAProcessGridCoverTheGridOnce) {
             EXPECT_EQ(d.owned, any.box_of(grid, r));
             EXPECT_EQ(d.assembled, grid.with_neighbours(d.owned));
             EXPECT_EQ(d.first_row(grid, r), first);
-            for (std::int64_t n = 0; n < d.owned.num_points(); ++n) {
+            for (std::int64_t n = 0; n < d.owned.size(); ++n) {
                 const auto [i, j, k] = d.owned.node(n);
                 const auto g = static_cast<std::size_t>(grid.index(i, j, k));
                 EXPECT_EQ(holder[g], -1) << "node " << g << " in two boxes";
@@ -112,37 +112,37 @@ TEST(Decomposition, BoxesOfAProcessGridCoverTheGridOnce) {
                 EXPECT_EQ(d.rank_of(grid, i, j, k), r);
                 EXPECT_EQ(d.row_of(grid, i, j, k), first + n);
             }
-            first += d.owned.num_points();
+            first += d.owned.size();
             // The owned values of a field over the assembled box.
-            std::vector<double> assembled(static_cast<std::size_t>(d.assembled.num_points()));
-            for (std::int64_t n = 0; n < d.assembled.num_points(); ++n) {
+            std::vector<double> assembled(static_cast<std::size_t>(d.assembled.size()));
+            for (std::int64_t n = 0; n < d.assembled.size(); ++n) {
                 const auto [i, j, k] = d.assembled.node(n);
                 assembled[static_cast<std::size_t>(n)] = static_cast<double>(grid.index(i, j, k));
             }
             const auto owned = d.owned_part(std::span<const double>(assembled));
-            ASSERT_EQ(owned.size(), static_cast<std::size_t>(d.owned.num_points()));
-            for (std::int64_t n = 0; n < d.owned.num_points(); ++n) {
+            ASSERT_EQ(owned.size(), static_cast<std::size_t>(d.owned.size()));
+            for (std::int64_t n = 0; n < d.owned.size(); ++n) {
                 const auto [i, j, k] = d.owned.node(n);
                 EXPECT_EQ(owned[static_cast<std::size_t>(n)],
                           static_cast<double>(grid.index(i, j, k)));
             }
             // The piece: the box and one node more along each axis where a box follows.
-            const NodeBox& piece = pieces[static_cast<std::size_t>(r)];
+            const Box& piece = pieces[static_cast<std::size_t>(r)];
             for (std::size_t a = 0; a < 3; ++a) {
                 EXPECT_EQ(piece.lower[a], d.owned.lower[a]);
                 EXPECT_EQ(piece.upper[a], std::min(grid.points()[a], d.owned.upper[a] + 1));
             }
             // The values handed over for it: the owned nodes in their order, then the others
             // in the piece's order, counted on.
-            std::int64_t other = d.owned.num_points();
-            for (std::int64_t p = 0; p < piece.num_points(); ++p) {
+            std::int64_t other = d.owned.size();
+            for (std::int64_t p = 0; p < piece.size(); ++p) {
                 const auto [i, j, k] = piece.node(p);
                 const bool own = d.owned.contains(i, j, k);
                 EXPECT_EQ(Decomposition::piece_value_index(piece, d.owned, i, j, k),
                           own ? d.owned.index(i, j, k) : other++)
                     << "piece node " << p << " of rank " << r;
             }
-            EXPECT_EQ(other, piece.num_points());
+            EXPECT_EQ(other, piece.size());
         }
         EXPECT_EQ(first, grid.num_points());
         EXPECT_EQ(std::count(holder.begin(), holder.end(), -1), 0);

@@ -29,7 +29,7 @@
 #include "simrun/framework/output/hdf5_run_writer.hpp"
 #include "simrun/framework/output/vtk_series_writer.hpp"
 #include "simrun/framework/output/xdmf_writer.hpp"
-#include "simrun/solvers/base/atomic_file.hpp"
+#include "simrun/solvers/system/atomic_file.hpp"
 #include "simrun/solvers/base/communicator.hpp"
 
 namespace fs = std::filesystem;

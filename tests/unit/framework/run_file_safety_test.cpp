@@ -27,7 +27,7 @@
 #include "simrun/framework/output/restart_state.hpp"
 #include "simrun/framework/output/run_file_reader.hpp"
 #include "simrun/framework/problem/run_spec.hpp"
-#include "simrun/solvers/base/memory_budget.hpp"
+#include "simrun/solvers/system/memory_budget.hpp"
 
 namespace fs = std::filesystem;
 using simrun::framework::Grid;

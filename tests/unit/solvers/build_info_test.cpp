@@ -1,5 +1,5 @@
 // How a build describes itself: CUDA architecture lists and OpenMP versions as users read them.
-#include "simrun/solvers/base/build_info.hpp"
+#include "simrun/solvers/system/build_info.hpp"
 
 #include <gtest/gtest.h>
 

@@ -3,7 +3,7 @@
 // (app/host_pages_new.cpp, linked into this test program too, so that its containers
 // allocate as simrun's do). The kernel's own account of each mapping (/proc/self/smaps,
 // "THPeligible") says whether huge pages may back it.
-#include "simrun/solvers/base/host_pages.hpp"
+#include "simrun/solvers/system/host_pages.hpp"
 
 #include <gtest/gtest.h>
 #include <sys/mman.h>

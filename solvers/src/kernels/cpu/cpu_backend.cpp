@@ -11,7 +11,7 @@
 #include "base/kernel_table.hpp"
 #include "cpu_kernels.hpp"
 #include "simrun/solvers/base/backend.hpp"
-#include "simrun/solvers/base/host_pages.hpp"
+#include "simrun/solvers/system/host_pages.hpp"
 
 namespace simrun::solvers {
 namespace {

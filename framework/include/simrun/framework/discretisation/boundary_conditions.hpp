@@ -49,12 +49,12 @@ public:
 
     // 1 at the nodes of `box` where u = g is imposed (on a Dirichlet side), 0 elsewhere; entry
     // box.index(i, j, k).
-    std::vector<std::uint8_t> dirichlet_nodes(const Grid& grid, const NodeBox& box) const;
+    std::vector<std::uint8_t> dirichlet_nodes(const Grid& grid, const Box& box) const;
     // The side whose g gives u at node (i, j, k): the last Dirichlet side in Side order that
     // holds it; -1 at a node on no Dirichlet side.
     int dirichlet_side(const Grid& grid, std::int64_t i, std::int64_t j, std::int64_t k) const;
     // Writes g(t) at every Dirichlet node of `box` (other nodes untouched), likewise.
-    void fill_dirichlet(const Grid& grid, const NodeBox& box, double t,
+    void fill_dirichlet(const Grid& grid, const Box& box, double t,
                         std::span<double> values) const;
     // The same on the whole grid.
     std::vector<std::uint8_t> dirichlet_nodes(const Grid& grid) const {

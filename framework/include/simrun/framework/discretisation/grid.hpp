@@ -10,6 +10,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "simrun/solvers/boxes/box.hpp"
+
 namespace simrun::framework {
 
 enum class Side { left, right, bottom, top, front, back };  // -x, +x, -y, +y, -z, +z
@@ -24,64 +26,12 @@ struct PlaneRange {
     std::int64_t count() const { return last - first; }
 };
 
-// A box of a grid's nodes: indices lower[a] .. upper[a] - 1 along each axis a (z 0 .. 0 in 2D).
-// Values on a box are numbered x fastest within it (index()), so a box of whole planes
-// (Grid::box(PlaneRange)) holds a run of the grid's numbering, its values the slice of the
-// grid's field from its first node on; any other box's values are its own. The part of a grid a
-// rank of a distributed run owns, or assembles with the nodes around it.
-struct NodeBox {
-    std::array<std::int64_t, 3> lower{0, 0, 0};
-    std::array<std::int64_t, 3> upper{1, 1, 1};
-
-    std::int64_t points(int axis) const {
-        return upper[static_cast<std::size_t>(axis)] - lower[static_cast<std::size_t>(axis)];
-    }
-    std::int64_t num_points() const { return points(0) * points(1) * points(2); }
-    bool empty() const { return points(0) <= 0 || points(1) <= 0 || points(2) <= 0; }
-    // Stride between neighbours along an axis in the box's numbering.
-    std::int64_t stride(int axis) const {
-        return axis == 0 ? 1 : axis == 1 ? points(0) : points(0) * points(1);
-    }
-    // The box's index of the grid's node (i, j, k).
-    std::int64_t index(std::int64_t i, std::int64_t j, std::int64_t k = 0) const {
-        return (i - lower[0]) + points(0) * ((j - lower[1]) + points(1) * (k - lower[2]));
-    }
-    // The grid's indices of the box's node `index`.
-    std::array<std::int64_t, 3> node(std::int64_t index) const {
-        return {lower[0] + index % points(0), lower[1] + index / points(0) % points(1),
-                lower[2] + index / (points(0) * points(1))};
-    }
-    bool contains(std::int64_t i, std::int64_t j, std::int64_t k = 0) const {
-        return i >= lower[0] && i < upper[0] && j >= lower[1] && j < upper[1] && k >= lower[2] &&
-               k < upper[2];
-    }
-    bool contains(const NodeBox& inner) const {
-        for (std::size_t a = 0; a < 3; ++a) {
-            if (inner.lower[a] < lower[a] || inner.upper[a] > upper[a]) return false;
-        }
-        return true;
-    }
-    // The nodes this box and `other` share (an empty box where they share none).
-    NodeBox intersection(const NodeBox& other) const {
-        NodeBox both;
-        for (std::size_t a = 0; a < 3; ++a) {
-            both.lower[a] = std::max(lower[a], other.lower[a]);
-            both.upper[a] = std::max(both.lower[a], std::min(upper[a], other.upper[a]));
-        }
-        return both;
-    }
-    // Whether this box (inside `outer`) holds consecutive nodes of outer's numbering: outer's
-    // extent along the axes before the first one it cuts, one node along the axes after it.
-    bool run_of(const NodeBox& outer) const {
-        bool cut = false;
-        for (int a = 0; a < 3; ++a) {
-            if (cut && points(a) != 1) return false;
-            if (points(a) != outer.points(a)) cut = true;
-        }
-        return true;
-    }
-    bool operator==(const NodeBox&) const = default;
-};
+// A box of a grid's nodes (the solver layer's Box: indices lower[a] .. upper[a] - 1 along each
+// axis a, z 0 .. 0 in 2D). A box of whole planes (Grid::box(PlaneRange)) holds a run of the
+// grid's numbering, its values the slice of the grid's field from its first node on; any other
+// box's values are its own. The part of a grid a rank of a distributed run owns, or assembles
+// with the nodes around it.
+using solvers::Box;
 
 class Grid {
 public:
@@ -124,17 +74,17 @@ public:
     PlaneRange with_neighbours(PlaneRange planes) const;
 
     // The whole grid as a box, and the box of whole planes `planes`.
-    NodeBox box() const { return box(all_planes()); }
-    NodeBox box(PlaneRange planes) const;
+    Box box() const { return box(all_planes()); }
+    Box box(PlaneRange planes) const;
     // Whether `box` is whole planes (its values a slice of the grid's field from first_node()).
-    bool whole_planes(const NodeBox& box) const;
+    bool whole_planes(const Box& box) const;
     // The grid's index of a box's first node.
-    std::int64_t first_node(const NodeBox& box) const {
+    std::int64_t first_node(const Box& box) const {
         return index(box.lower[0], box.lower[1], box.lower[2]);
     }
     // `box` widened by one node on each side that has one: every node of `box` has all its
     // stencil neighbours (diagonal ones too) in it.
-    NodeBox with_neighbours(const NodeBox& box) const;
+    Box with_neighbours(const Box& box) const;
     // Consecutive ranges covering the grid, each of at most `nodes` nodes (and at least one
     // plane), in order.
     std::vector<PlaneRange> plane_blocks(std::int64_t nodes) const;

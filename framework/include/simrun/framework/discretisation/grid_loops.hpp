@@ -19,7 +19,7 @@ namespace simrun::framework {
 // An exception thrown by a call stops its block and is rethrown (the first block's first) once
 // every thread is done.
 template <typename Body>
-int for_each_line_in_blocks(const NodeBox& box, Body&& body) {
+int for_each_line_in_blocks(const Box& box, Body&& body) {
     const std::int64_t ny = box.points(1);
     const std::int64_t lines = ny * box.points(2);
     const int blocks = static_cast<int>(
@@ -49,7 +49,7 @@ int for_each_line_in_blocks(const NodeBox& box, Body&& body) {
 // Calls body(i, j, k, block) at every node of `box` (i, j, k the grid's indices), i ascending
 // within a line, the lines as for_each_line_in_blocks takes them. Returns the blocks.
 template <typename Body>
-int for_each_node_in_blocks(const NodeBox& box, Body&& body) {
+int for_each_node_in_blocks(const Box& box, Body&& body) {
     return for_each_line_in_blocks(box, [&](std::int64_t j, std::int64_t k, int block) {
         for (std::int64_t i = box.lower[0]; i < box.upper[0]; ++i) body(i, j, k, block);
     });
@@ -62,7 +62,7 @@ int for_each_node_in_blocks(const Grid& grid, Body&& body) {
 
 // Calls body(i, j, k) at every node of `box` (or of the grid), in parallel as above.
 template <typename Body>
-void for_each_node(const NodeBox& box, Body&& body) {
+void for_each_node(const Box& box, Body&& body) {
     for_each_node_in_blocks(
         box, [&](std::int64_t i, std::int64_t j, std::int64_t k, int) { body(i, j, k); });
 }

@@ -8,8 +8,8 @@
 namespace simrun::framework {
 
 // values[box.index(i, j, k)] = e(x_i, y_j, z_k, t) at every node of `box`; values has
-// box.num_points() entries. Throws std::invalid_argument when it has not.
-void sample(const Grid& grid, const NodeBox& box, const Expression& e, double t,
+// box.size() entries. Throws std::invalid_argument when it has not.
+void sample(const Grid& grid, const Box& box, const Expression& e, double t,
             std::span<double> values);
 // The same on the whole grid.
 inline void sample(const Grid& grid, const Expression& e, double t, std::span<double> values) {

@@ -58,8 +58,8 @@ private:
 // u = (x - x0) / (x1 - x0) and v = (y - y0) / (y1 - y0) over the grid's extent (computed as
 // i / (nx - 1) and j / (ny - 1), so the edges are exact); every z layer of a 3D grid gets the
 // same values. On `box` only (values[box.index(i, j, k)]) when given. Throws
-// std::invalid_argument when values does not have box.num_points() entries.
-void sample_image(const Grid& grid, const NodeBox& box, const GrayImage& image, double low,
+// std::invalid_argument when values does not have box.size() entries.
+void sample_image(const Grid& grid, const Box& box, const GrayImage& image, double low,
                   double high, std::span<double> values);
 inline void sample_image(const Grid& grid, const GrayImage& image, double low, double high,
                          std::span<double> values) {

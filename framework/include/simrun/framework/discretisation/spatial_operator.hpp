@@ -39,13 +39,13 @@ public:
     // are not held, so the rows on a face of `box` that is not the grid's are complete only in
     // the box made from its neighbouring nodes (complete_box()).
     SpatialOperator(const Grid& grid, const StencilFunction& stencil,
-                    const BoundaryConditions& boundary, const NodeBox& box);
+                    const BoundaryConditions& boundary, const Box& box);
 
     const Grid& grid() const { return grid_; }
-    const NodeBox& box() const { return box_; }
+    const Box& box() const { return box_; }
     // The nodes whose rows hold every coupling L has (all of them for the whole grid): the box
     // less one node on each face that is not the grid's.
-    NodeBox complete_box() const;
+    Box complete_box() const;
 
     // L; empty (n = 0) once released.
     const solvers::DiaData<double>& matrix() const { return l_; }
@@ -93,7 +93,7 @@ public:
 private:
     const Grid& grid_;
     const BoundaryConditions& boundary_;
-    NodeBox box_;
+    Box box_;
     solvers::DiaData<double> l_;
     std::vector<std::uint8_t> dirichlet_;
     std::vector<double> row_scale_;

@@ -51,8 +51,8 @@ private:
 
 struct Decomposition {
     std::array<std::int64_t, 3> parts{1, 1, 1};
-    NodeBox owned;      // this rank's nodes
-    NodeBox assembled;  // with the nodes around them, inside the grid
+    Box owned;      // this rank's nodes
+    Box assembled;  // with the nodes around them, inside the grid
     int rank = 0;
     int ranks = 1;
 
@@ -75,10 +75,10 @@ struct Decomposition {
     bool distributed() const { return ranks > 1; }
     // Whether only the slowest axis is split (a rank's nodes are whole planes).
     bool slabs(const Grid& grid) const { return grid.whole_planes(owned); }
-    std::int64_t num_points() const { return owned.num_points(); }
+    std::int64_t num_points() const { return owned.size(); }
 
     // Rank q's box, and the ranks' index of its first node.
-    NodeBox box_of(const Grid& grid, int q) const;
+    Box box_of(const Grid& grid, int q) const;
     std::int64_t first_row(const Grid& grid, int q) const;
     // The rank holding node (i, j, k), and the node's index in the ranks' numbering.
     int rank_of(const Grid& grid, std::int64_t i, std::int64_t j, std::int64_t k) const;
@@ -87,11 +87,11 @@ struct Decomposition {
     // Every rank's piece of a VTK output step, in rank order: its box widened by one node along
     // each axis where another box follows, so that neighbouring pieces share their faces and
     // ParaView draws no gap between them.
-    std::vector<NodeBox> output_pieces(const Grid& grid) const;
+    std::vector<Box> output_pieces(const Grid& grid) const;
     // Where node (i, j, k) of a piece lies in the values handed over for it: the owned nodes
     // first, in their box's order, then the piece's other nodes in the piece's order. `owned`
     // lies in `piece` from its first corner on (output_pieces).
-    static std::int64_t piece_value_index(const NodeBox& piece, const NodeBox& owned,
+    static std::int64_t piece_value_index(const Box& piece, const Box& owned,
                                           std::int64_t i, std::int64_t j, std::int64_t k) {
         if (owned.contains(i, j, k)) return owned.index(i, j, k);
         const std::int64_t di = i - owned.lower[0], dj = j - owned.lower[1],
@@ -102,7 +102,7 @@ struct Decomposition {
         const std::int64_t before =
             std::min(dk, oz) * ox * oy +
             (dk < oz ? std::min(dj, oy) * ox + (dj < oy ? std::min(di, ox) : 0) : 0);
-        return owned.num_points() + piece.index(i, j, k) - before;
+        return owned.size() + piece.index(i, j, k) - before;
     }
 
     // The part of values over the assembled box that the owned nodes hold.

@@ -88,7 +88,7 @@ private:
 // A distributed run's ranks writing one run file together.
 struct Hdf5Ranks {
     std::shared_ptr<const solvers::Communicator> ranks;  // its own channel (the writer's thread)
-    NodeBox owned;                                       // this rank's box
+    Box owned;                                       // this rank's box
 };
 
 class Hdf5RunWriter {
@@ -164,7 +164,7 @@ private:
                         std::string_view solver_decisions);
     void write_step_group(const hdf5::Context& context, std::int64_t group, double time,
                           std::span<const FieldView> fields, const StepStatistics& stats,
-                          const NodeBox& box) const;
+                          const Box& box) const;
     void release_cache(const hdf5::Context& context);
 
     // Disk space for the next writes to the run file (disk_space.hpp), reserved by rank 0 as

@@ -31,6 +31,6 @@ struct RestartState {
 // its alone: u holds the box's nodes, numbered within it.
 RestartState read_restart_state(const std::filesystem::path& h5_path, const Grid& grid,
                                 const TimeParameters& time,
-                                std::optional<NodeBox> box = std::nullopt);
+                                std::optional<Box> box = std::nullopt);
 
 }  // namespace simrun::framework

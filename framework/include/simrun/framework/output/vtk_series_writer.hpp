@@ -35,11 +35,11 @@ class VtiFileWriter;
 // A distributed run's ranks writing one series together.
 struct VtkPieces {
     std::shared_ptr<const solvers::Communicator> ranks;  // its own channel (the writer's thread)
-    std::vector<NodeBox> boxes;                          // each rank's piece, in rank order
+    std::vector<Box> boxes;                          // each rank's piece, in rank order
     // This rank's own nodes, inside its piece, where a field handed over holds their values
     // first (numbered within the box) and then the piece's other nodes in the piece's order;
     // none: the field is in the piece's order.
-    std::optional<NodeBox> owned = std::nullopt;
+    std::optional<Box> owned = std::nullopt;
 };
 
 class VtkSeriesWriter {
@@ -104,14 +104,14 @@ private:
     bool index_writer() const;  // writes the .pvd (and .pvti): one process, or rank 0
     void write_pieces(std::int64_t step, std::span<const FieldView> fields);
     // Throws std::invalid_argument where a field's size is not the box's node count.
-    void check_sizes(const std::filesystem::path& path, const NodeBox& box,
+    void check_sizes(const std::filesystem::path& path, const Box& box,
                      std::span<const FieldView> fields) const;
     // The fields in the piece's order (copies where they were handed over own nodes first).
     struct OrderedFields {
         std::vector<std::vector<double>> values;
         std::vector<FieldView> views;
     };
-    OrderedFields in_piece_order(const NodeBox& piece, std::span<const FieldView> fields) const;
+    OrderedFields in_piece_order(const Box& piece, std::span<const FieldView> fields) const;
     // A step's directory of pieces: made a directory of this user's (an entry of another kind
     // there removed, never followed), or checked to be one; std::runtime_error otherwise.
     static void make_own_directory(const std::filesystem::path& directory);

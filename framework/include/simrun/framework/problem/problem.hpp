@@ -35,12 +35,12 @@ public:
     // key and the first node in the box's order where they are not valid. Called for the box a
     // run assembles (over ranks, each rank its own), and block by block by `simrun check`, so
     // that no process checks more of the grid than it holds. Nothing to check by default.
-    virtual void check_stencil(const Grid&, const NodeBox&) const {}
+    virtual void check_stencil(const Grid&, const Box&) const {}
     // u(x, 0) at every node of `box` (transient problems); u[box.index(i, j, k)].
-    virtual void initial_condition(const Grid& grid, const NodeBox& box,
+    virtual void initial_condition(const Grid& grid, const Box& box,
                                    std::span<double> u) const = 0;
     // f(x, t) at every node of `box`, likewise.
-    virtual void source(const Grid& grid, const NodeBox& box, double t,
+    virtual void source(const Grid& grid, const Box& box, double t,
                         std::span<double> f) const = 0;
     virtual bool source_depends_on_time() const = 0;
     // The source as the expression source() samples, where it is one: a back-end that forms

@@ -41,9 +41,9 @@
 #include "simrun/solvers/base/array.hpp"
 #include "simrun/solvers/matrices/dia_data.hpp"
 #include "simrun/solvers/matrices/dia_matrix.hpp"
-#include "simrun/solvers/multigrid/grid_box.hpp"
+#include "simrun/solvers/boxes/box.hpp"
 #include "simrun/solvers/multigrid/multigrid_parameters.hpp"
-#include "simrun/solvers/multigrid/part_rows.hpp"
+#include "simrun/solvers/distributed/part_rows.hpp"
 
 namespace simrun::solvers {
 

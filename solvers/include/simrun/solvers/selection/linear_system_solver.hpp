@@ -11,10 +11,10 @@
 #include "simrun/solvers/matrices/csr_data.hpp"
 #include "simrun/solvers/matrices/dia_data.hpp"
 #include "simrun/solvers/matrices/dia_matrix.hpp"
-#include "simrun/solvers/matrices/distributed_matrix.hpp"
+#include "simrun/solvers/distributed/distributed_matrix.hpp"
 #include "simrun/solvers/matrices/linear_operator.hpp"
 #include "simrun/solvers/methods/iterative_solver.hpp"
-#include "simrun/solvers/multigrid/part_rows.hpp"
+#include "simrun/solvers/distributed/part_rows.hpp"
 #include "simrun/solvers/preconditioners/preconditioner.hpp"
 #include "simrun/solvers/selection/solver_selection.hpp"
 

@@ -42,7 +42,7 @@
 
 #include "simrun/solvers/base/enum_names.hpp"
 #include "simrun/solvers/matrices/format.hpp"
-#include "simrun/solvers/multigrid/grid_box.hpp"
+#include "simrun/solvers/boxes/box.hpp"
 #include "simrun/solvers/multigrid/multigrid_parameters.hpp"
 #include "simrun/solvers/selection/matrix_properties.hpp"
 

@@ -1,4 +1,4 @@
-#include "simrun/solvers/base/memory_budget.hpp"
+#include "simrun/solvers/system/memory_budget.hpp"
 
 #include <algorithm>
 #include <cstdio>

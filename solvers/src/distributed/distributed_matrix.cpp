@@ -1,4 +1,4 @@
-#include "simrun/solvers/matrices/distributed_matrix.hpp"
+#include "simrun/solvers/distributed/distributed_matrix.hpp"
 
 #include <algorithm>
 #include <cstring>

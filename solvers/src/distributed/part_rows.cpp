@@ -1,4 +1,4 @@
-#include "simrun/solvers/multigrid/part_rows.hpp"
+#include "simrun/solvers/distributed/part_rows.hpp"
 
 #include <cstring>
 #include <exception>
@@ -7,14 +7,14 @@
 #include <stdexcept>
 #include <string>
 
-#include "multigrid/level_transfer.hpp"
+#include "boxes/box_steps.hpp"
 
 namespace simrun::solvers {
 
-std::vector<BoxPart> all_parts(const Communicator& ranks, const BoxPart& part) {
-    std::vector<BoxPart> parts;
+std::vector<Box> all_parts(const Communicator& ranks, const Box& part) {
+    std::vector<Box> parts;
     for (const auto& bytes : ranks.all_gather(std::as_bytes(std::span(&part, 1)))) {
-        BoxPart theirs;
+        Box theirs;
         std::memcpy(&theirs, bytes.data(), sizeof theirs);
         parts.push_back(theirs);
     }
@@ -23,7 +23,7 @@ std::vector<BoxPart> all_parts(const Communicator& ranks, const BoxPart& part) {
 
 namespace {
 
-std::string part_text(const BoxPart& part) {
+std::string part_text(const Box& part) {
     std::string text =
         "[" + std::to_string(part.lower[0]) + ", " + std::to_string(part.upper[0]) + ")";
     for (std::size_t axis = 1; axis < 3; ++axis) {
@@ -35,10 +35,10 @@ std::string part_text(const BoxPart& part) {
 
 }  // namespace
 
-void check_parts_tile(const std::vector<BoxPart>& parts, const GridBox& box) {
+void check_parts_tile(const std::vector<Box>& parts, const GridBox& box) {
     std::int64_t total = 0;
     for (std::size_t r = 0; r < parts.size(); ++r) {
-        const BoxPart& part = parts[r];
+        const Box& part = parts[r];
         if (part.empty() || intersection(part, whole_part(box)) != part) {
             throw std::invalid_argument("rank " + std::to_string(r) + "'s part " + part_text(part) +
                                         " is empty or not inside the " + box.describe() + " box");
@@ -60,12 +60,12 @@ void check_parts_tile(const std::vector<BoxPart>& parts, const GridBox& box) {
 
 template <typename T>
 SplitBlock<T> split_part_rows(const Communicator& ranks, const PartRows<T>& rows) {
-    const std::vector<BoxPart> parts = all_parts(ranks, rows.part);
+    const std::vector<Box> parts = all_parts(ranks, rows.part);
     const GridBox& box = rows.box;
     return all_or_none(ranks, [&] {
         check_parts_tile(parts, box);
-        const BoxPart& part = rows.part;
-        const BoxPart window = rows.window_part();
+        const Box& part = rows.part;
+        const Box window = rows.window_part();
         const GridBox window_box = window.shape(box.dimension);
         if (rows.window.n != window.size()) {
             throw std::invalid_argument("the window's rows are " + std::to_string(rows.window.n) +
@@ -106,10 +106,10 @@ SplitBlock<T> split_part_rows(const Communicator& ranks, const PartRows<T>& rows
         for (int d = 0; d < diagonals; ++d) {
             const int offset = rows.window.offsets[static_cast<std::size_t>(d)];
             const auto u = static_cast<std::size_t>(d);
-            unique[u] = multigrid::offset_step_unique(offset, window_box) ? 1 : 0;
+            unique[u] = offset_step_unique(offset, window_box) ? 1 : 0;
             all_unique = all_unique && unique[u] != 0;
             if (unique[u] != 0) {
-                steps[u] = *multigrid::offset_step(offset, window_box);
+                steps[u] = *offset_step(offset, window_box);
                 inner[u] = inner_diagonal(steps[u]);
             }
         }
@@ -123,7 +123,7 @@ SplitBlock<T> split_part_rows(const Communicator& ranks, const PartRows<T>& rows
                 if (value == T(0)) continue;
                 const int offset = rows.window.offsets[u];
                 const auto s = unique[u] != 0 ? std::optional(steps[u])
-                                              : multigrid::entry_step(window_box, from, offset);
+                                              : entry_step(window_box, from, offset);
                 if (!s) {
                     throw std::invalid_argument("row " + std::to_string(row) + " couples a point " +
                                                 std::to_string(offset) + " apart in its " +
@@ -143,7 +143,7 @@ SplitBlock<T> split_part_rows(const Communicator& ranks, const PartRows<T>& rows
                     continue;
                 }
                 for (const int q : near) {
-                    const BoxPart& theirs = parts[static_cast<std::size_t>(q)];
+                    const Box& theirs = parts[static_cast<std::size_t>(q)];
                     if (!theirs.contains(ni, nj, nk)) continue;
                     out.add(
                         row,

@@ -1,4 +1,4 @@
-#include "simrun/solvers/base/host_pages.hpp"
+#include "simrun/solvers/system/host_pages.hpp"
 
 #include <algorithm>
 #include <cstdlib>

@@ -27,35 +27,61 @@ struct GridBox {
 };
 
 // The points [lower, upper) of a box along each axis (x fastest within them): the part of a box
-// one rank of a process grid holds, or a window around it.
-struct BoxPart {
+// one rank of a process grid holds, a window around it, or the part of a grid's nodes a rank
+// assembles. Values on a box are numbered x fastest within it (index()).
+struct Box {
     std::array<std::int64_t, 3> lower{0, 0, 0}, upper{1, 1, 1};
 
     std::int64_t points(std::size_t axis) const { return upper[axis] - lower[axis]; }
     std::int64_t size() const { return empty() ? 0 : points(0) * points(1) * points(2); }
     bool empty() const { return points(0) <= 0 || points(1) <= 0 || points(2) <= 0; }
-    bool contains(std::int64_t i, std::int64_t j, std::int64_t k) const {
+    // Stride between neighbours along an axis in the box's numbering.
+    std::int64_t stride(std::size_t axis) const {
+        return axis == 0 ? 1 : axis == 1 ? points(0) : points(0) * points(1);
+    }
+    bool contains(std::int64_t i, std::int64_t j, std::int64_t k = 0) const {
         return i >= lower[0] && i < upper[0] && j >= lower[1] && j < upper[1] && k >= lower[2] &&
                k < upper[2];
     }
-    // The index within the part (x fastest) of the box's point (i, j, k).
-    std::int64_t index(std::int64_t i, std::int64_t j, std::int64_t k) const {
+    bool contains(const Box& inner) const {
+        for (std::size_t a = 0; a < 3; ++a) {
+            if (inner.lower[a] < lower[a] || inner.upper[a] > upper[a]) return false;
+        }
+        return true;
+    }
+    // The index within the box (x fastest) of the point (i, j, k).
+    std::int64_t index(std::int64_t i, std::int64_t j, std::int64_t k = 0) const {
         return (i - lower[0]) + points(0) * ((j - lower[1]) + points(1) * (k - lower[2]));
     }
-    // The part as a box of its own (its points, x fastest), of the given dimension.
+    // The point (i, j, k) of the box's index `index`.
+    std::array<std::int64_t, 3> node(std::int64_t index) const {
+        return {lower[0] + index % points(0), lower[1] + index / points(0) % points(1),
+                lower[2] + index / (points(0) * points(1))};
+    }
+    // Whether this box (inside `outer`) holds consecutive points of outer's numbering: outer's
+    // extent along the axes before the first one it cuts, one point along the axes after it.
+    bool run_of(const Box& outer) const {
+        bool cut = false;
+        for (std::size_t a = 0; a < 3; ++a) {
+            if (cut && points(a) != 1) return false;
+            if (points(a) != outer.points(a)) cut = true;
+        }
+        return true;
+    }
+    // The box as a box of its own (its points, x fastest), of the given dimension.
     GridBox shape(int dimension) const { return {dimension, {points(0), points(1), points(2)}}; }
-    bool operator==(const BoxPart&) const = default;
+    bool operator==(const Box&) const = default;
 };
 
 // The whole box as a part of itself.
-BoxPart whole_part(const GridBox& box);
+Box whole_part(const GridBox& box);
 // The points both parts hold (empty where none).
-BoxPart intersection(const BoxPart& a, const BoxPart& b);
+Box intersection(const Box& a, const Box& b);
 // `part` with `layers` points more on each side, as far as the box goes.
-BoxPart grown(const BoxPart& part, const GridBox& box, std::int64_t layers);
+Box grown(const Box& part, const GridBox& box, std::int64_t layers);
 // Calls f(i, j, k, index in the part) for each point of the part, x fastest.
 template <typename F>
-void for_each_point(const BoxPart& part, F&& f) {
+void for_each_point(const Box& part, F&& f) {
     std::int64_t index = 0;
     for (std::int64_t k = part.lower[2]; k < part.upper[2]; ++k) {
         for (std::int64_t j = part.lower[1]; j < part.upper[1]; ++j) {

@@ -1,4 +1,4 @@
-#include "simrun/solvers/base/input_file.hpp"
+#include "simrun/solvers/system/input_file.hpp"
 
 #include <sys/stat.h>
 #include <unistd.h>

@@ -1,4 +1,4 @@
-#include "simrun/solvers/base/build_info.hpp"
+#include "simrun/solvers/system/build_info.hpp"
 
 #include <array>
 #include <utility>

@@ -1,4 +1,4 @@
-#include "simrun/solvers/base/atomic_file.hpp"
+#include "simrun/solvers/system/atomic_file.hpp"
 
 #include <fcntl.h>
 #include <unistd.h>

@@ -1,4 +1,4 @@
-#include "simrun/solvers/base/host_threads.hpp"
+#include "simrun/solvers/system/host_threads.hpp"
 
 #include <omp.h>
 #include <sched.h>

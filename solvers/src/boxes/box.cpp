@@ -1,4 +1,4 @@
-#include "simrun/solvers/multigrid/grid_box.hpp"
+#include "simrun/solvers/boxes/box.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -12,10 +12,10 @@ std::string GridBox::describe() const {
     return text;
 }
 
-BoxPart whole_part(const GridBox& box) { return {{0, 0, 0}, box.points}; }
+Box whole_part(const GridBox& box) { return {{0, 0, 0}, box.points}; }
 
-BoxPart intersection(const BoxPart& a, const BoxPart& b) {
-    BoxPart both;
+Box intersection(const Box& a, const Box& b) {
+    Box both;
     for (std::size_t axis = 0; axis < 3; ++axis) {
         both.lower[axis] = std::max(a.lower[axis], b.lower[axis]);
         both.upper[axis] = std::max(both.lower[axis], std::min(a.upper[axis], b.upper[axis]));
@@ -23,8 +23,8 @@ BoxPart intersection(const BoxPart& a, const BoxPart& b) {
     return both;
 }
 
-BoxPart grown(const BoxPart& part, const GridBox& box, std::int64_t layers) {
-    BoxPart wider;
+Box grown(const Box& part, const GridBox& box, std::int64_t layers) {
+    Box wider;
     for (std::size_t axis = 0; axis < 3; ++axis) {
         wider.lower[axis] = std::max<std::int64_t>(0, part.lower[axis] - layers);
         wider.upper[axis] = std::min(box.points[axis], part.upper[axis] + layers);

@@ -9,29 +9,29 @@
 
 #include "simrun/solvers/base/communicator.hpp"
 #include "simrun/solvers/matrices/dia_data.hpp"
-#include "simrun/solvers/matrices/distributed_matrix.hpp"
-#include "simrun/solvers/multigrid/grid_box.hpp"
+#include "simrun/solvers/distributed/distributed_matrix.hpp"
+#include "simrun/solvers/boxes/box.hpp"
 
 namespace simrun::solvers {
 
 template <typename T>
 struct PartRows {
     GridBox box;   // the whole box
-    BoxPart part;  // this rank's points
+    Box part;  // this rank's points
     // The rows of the part's points on the window grown(part, box, 1), its points x fastest,
     // its neighbour offsets (a step of s along each axis is the offset s_x + w_x (s_y + w_y s_z)
     // for a window of w_x x w_y points); the window's other rows are not read.
     DiaData<T> window;
 
-    BoxPart window_part() const { return grown(part, box, 1); }
+    Box window_part() const { return grown(part, box, 1); }
 };
 
 // Every rank's part, in rank order (collective).
-std::vector<BoxPart> all_parts(const Communicator& ranks, const BoxPart& part);
+std::vector<Box> all_parts(const Communicator& ranks, const Box& part);
 
 // Throws std::invalid_argument where the parts (every rank's, in rank order) are empty, leave
 // the box, overlap or leave points of it out.
-void check_parts_tile(const std::vector<BoxPart>& parts, const GridBox& box);
+void check_parts_tile(const std::vector<Box>& parts, const GridBox& box);
 
 // The rows split for the distributed product (collective): the part's own couplings (a DIA
 // matrix of the part's points, x fastest) and those to the other parts' points, in the ranks'
