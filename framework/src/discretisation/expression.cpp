@@ -18,7 +18,11 @@
 #include <utility>
 #include <vector>
 
-#include "compiled_expression.hpp"
+#include "expression/expression_cuda.hpp"
+#include "expression/expression_cuda_bound.hpp"
+#include "expression/expression_functions.hpp"
+#include "expression/expression_parser.hpp"
+#include "expression/expression_program.hpp"
 #include "simrun/framework/config/config.hpp"
 
 namespace simrun::framework {
@@ -34,7 +38,7 @@ struct Expression::Parser {
 
     explicit Parser(const std::string& text) {
         parser.ClearConst();
-        for (const auto& [name, value] : named_constants)
+        for (const auto& [name, value] : expression::named_constants)
             parser.DefineConst(std::string(name), value);
         parser.DefineVar("x", &x);
         parser.DefineVar("y", &y);
@@ -259,31 +263,32 @@ bool Expression::agrees_at(double x, double y, double z, double t, double value,
 
 double Expression::cuda_difference_bound(double x, double y, double z, double t) const {
     if (constant_value_) return 0.0;
-    return program_ ? program_->cuda_difference_bound(x, y, z, t)
+    return program_ ? expression::cuda_difference_bound(*program_, x, y, z, t)
                     : std::numeric_limits<double>::infinity();
 }
 
 void Expression::compile() {
-    std::optional<CompiledExpression> program = CompiledExpression::parse(text_);
+    std::optional<expression::Program> program = expression::parse(text_);
     if (!program) return;
     const auto points = agreement_points();
     std::vector<double> compiled(points.size());
     program->run({&points[0][0], &points[0][1], &points[0][2], &points[0][3]}, {4, 4, 4, 4},
                  points.size(), compiled.data());
     if (agrees_at_points(compiled)) {
-        program_ = std::make_shared<const CompiledExpression>(std::move(*program));
+        program_ = std::make_shared<const expression::Program>(std::move(*program));
     }
 }
 
 std::string Expression::cuda_function(const std::string& name) const {
     if (constant_value_) {
-        return CompiledExpression{{{CompiledExpression::Op::constant, 0, 0, *constant_value_}}, 1}
-            .cuda_function(name);
+        const expression::Program constant{
+            {{expression::Program::Op::constant, 0, 0, *constant_value_}}, 1};
+        return expression::cuda_function(constant, name);
     }
-    return program_ ? program_->cuda_function(name) : std::string();
+    return program_ ? expression::cuda_function(*program_, name) : std::string();
 }
 
-const char* Expression::cuda_support() { return CompiledExpression::cuda_support; }
+const char* Expression::cuda_support() { return expression::cuda_support; }
 
 void Expression::evaluate_along_x(std::span<const double> x, double y, double z, double t,
                                   std::span<double> out) const {

@@ -113,6 +113,43 @@ TEST(Expression, CudaDifferenceBoundCarriesTheFunctionsErrors) {
     EXPECT_EQ(Expression("sin(x) >= 0.5", "k").cuda_difference_bound(0.4, 0, 0, 0), 0.0);
 }
 
+// The CUDA function runs the program's operations in its order, a local variable per stack
+// slot, constants as exact hexadecimal literals, a^2 as a * a, max as fmax_ordered (after
+// cuda_support): the text NVRTC compiles, which its cache is keyed by.
+TEST(Expression, CudaFunctionRendersTheProgramInItsOrder) {
+    EXPECT_EQ(Expression("x > y > z", "k").cuda_function("f"),
+              "__device__ double f(double x, double y, double z, double t) {\n"
+              "    double s0, s1;\n"
+              "    s0 = x;\n"
+              "    s1 = y;\n"
+              "    s0 = double(s0 > s1);\n"
+              "    s1 = z;\n"
+              "    s0 = double(s0 > s1);\n"
+              "    return s0;\n"
+              "}\n");
+    EXPECT_EQ(Expression("max(x, -y) + (x-0.8)^2", "k").cuda_function("g"),
+              "__device__ double g(double x, double y, double z, double t) {\n"
+              "    double s0, s1, s2;\n"
+              "    s0 = x;\n"
+              "    s1 = y;\n"
+              "    s1 = -s1;\n"
+              "    s0 = fmax_ordered(s0, s1);\n"
+              "    s1 = x;\n"
+              "    s2 = 0x1.999999999999ap-1;\n"
+              "    s1 = s1 - s2;\n"
+              "    s2 = 0x1p+1;\n"
+              "    s1 = s1 * s1;\n"
+              "    s0 = s0 + s1;\n"
+              "    return s0;\n"
+              "}\n");
+    EXPECT_EQ(Expression("2*pi", "k").cuda_function("c"),
+              "__device__ double c(double x, double y, double z, double t) {\n"
+              "    double s0;\n"
+              "    s0 = 0x1.921fb54442d18p+2;\n"
+              "    return s0;\n"
+              "}\n");
+}
+
 // Text nested deeper than the compiled program's parser goes (200; muParser takes up to its
 // length limit of some 5000 characters, 300 levels here) is left to muParser (whose parser
 // does not recurse): the same values, never a stack overflow.

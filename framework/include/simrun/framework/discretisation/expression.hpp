@@ -16,8 +16,11 @@
 
 namespace simrun::framework {
 
-// An expression compiled for evaluation over many points at once (expression.cpp).
-struct CompiledExpression;
+// An expression compiled for evaluation over many points at once: the program of a stack
+// machine, parsed, run on the host and rendered as CUDA C++ in src/discretisation/expression/.
+namespace expression {
+struct Program;
+}
 
 // How many doubles lie from a to b, counting b (0 where a == b, or both are NaN; the largest
 // value where one alone is NaN): the distance in units in the last place, subnormal numbers
@@ -108,7 +111,7 @@ private:
     std::string place_;
     std::unique_ptr<Parser> parser_;
     std::unique_ptr<ThreadParsers> thread_parsers_;
-    std::shared_ptr<const CompiledExpression> program_;  // shared by copies, never modified
+    std::shared_ptr<const expression::Program> program_;  // shared by copies, never modified
     bool uses_space_ = false;
     bool depends_on_time_ = false;
     std::optional<double> constant_value_;  // where is_constant()
