@@ -7,13 +7,14 @@
 #include <toml++/toml.h>
 #include <zlib.h>
 
+#include <CLI/CLI.hpp>
 #include <CLI/Version.hpp>
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "simrun/solvers/system/build_info.hpp"
 #include "simrun/solvers/base/communicator.hpp"
+#include "simrun/solvers/system/build_info.hpp"
 #include "simrun/version.hpp"
 
 namespace simrun::app {
@@ -70,6 +71,17 @@ std::string version_report() {
     report += "  compiler       " + compiler() + ", " SIMRUN_BUILD_TYPE " build\n";
     report += "  libraries      " + library_versions() + "\n";
     return report;
+}
+
+void add_version_flag(CLI::App& app) {
+    app.set_version_flag(
+        "--version",
+        [] {
+            std::string report = version_report();
+            if (!report.empty() && report.back() == '\n') report.pop_back();
+            return report;
+        },
+        "Print the version, commit, CUDA architectures and dependency versions, and exit");
 }
 
 }  // namespace simrun::app

@@ -1,11 +1,13 @@
 // simrun._simrun: the extension under the Python package `simrun` (python/simrun/), which
 // checks and converts the arguments and calls these functions. C++ exceptions become the
-// package's exception classes (simrun/errors.py), with the messages of the command line:
-//   framework::InputError, a Matrix Market error, std::invalid_argument -> simrun.InputError
-//       (a ValueError; the place and key of an input file's error as attributes)
-//   a back-end not compiled in or with no device                     -> simrun.UsageError
-//   framework::SolveFailure (a run whose solve failed)               -> simrun.SolveFailure
-// and any other std::exception a RuntimeError (pybind11's own translation).
+// package's exception classes (simrun/errors.py) by the framework's one classification of
+// failures (framework/distributed/failure_kind.hpp), which the command line's exit codes read:
+//   input (exit 2)                    -> simrun.InputError (a ValueError; the place and key of
+//                                        an input file's error as attributes)
+//   usage (exit 2)                    -> simrun.UsageError
+//   failure (exit 1): a run's failed solve (framework::SolveFailure) -> simrun.SolveFailure,
+//                     any other exception pybind11's own translation (a RuntimeError for a
+//                     std::exception)
 #include <pybind11/pybind11.h>
 
 #include <exception>
@@ -14,9 +16,8 @@
 
 #include "bindings.hpp"
 #include "simrun/framework/config/input_error.hpp"
+#include "simrun/framework/distributed/failure_kind.hpp"
 #include "simrun/framework/run/simulation.hpp"
-#include "simrun/solvers/base/errors.hpp"
-#include "simrun/solvers/matrices/matrix_market.hpp"
 #include "simrun/version.hpp"
 
 namespace py = pybind11;
@@ -32,20 +33,28 @@ void raise(const char* name, Args&&... args) {
 }
 
 void translate(std::exception_ptr error) {
+    using simrun::framework::FailureKind;
     try {
         std::rethrow_exception(error);
-    } catch (const simrun::framework::InputError& e) {
-        raise("InputError", e.what(), e.place(), e.key());
-    } catch (const simrun::solvers::MatrixMarketError& e) {
-        raise("InputError", e.what());
-    } catch (const simrun::solvers::NotCompiled& e) {
-        raise("UsageError", e.what());
-    } catch (const simrun::solvers::DeviceUnavailable& e) {
-        raise("UsageError", e.what());
-    } catch (const std::invalid_argument& e) {
-        raise("InputError", e.what());
-    } catch (const simrun::framework::SolveFailure& e) {
-        raise("SolveFailure", e.what());
+    } catch (const std::exception& e) {
+        switch (simrun::framework::classify(e)) {
+            case FailureKind::input:
+                if (const auto* placed = dynamic_cast<const simrun::framework::InputError*>(&e)) {
+                    raise("InputError", e.what(), placed->place(), placed->key());
+                } else {
+                    raise("InputError", e.what());
+                }
+                return;
+            case FailureKind::usage:
+                raise("UsageError", e.what());
+                return;
+            case FailureKind::failure:
+                if (dynamic_cast<const simrun::framework::SolveFailure*>(&e) != nullptr) {
+                    raise("SolveFailure", e.what());
+                    return;
+                }
+                throw;  // pybind11's own translation
+        }
     }
 }
 

@@ -1,6 +1,7 @@
 // _SystemSolver: a CSR matrix from NumPy arrays analysed and its solver built once
-// (app::SystemSolver, as `simrun solve` solves a Matrix Market system), then solves for vectors
-// from NumPy, or in the GPU's memory given by address (CuPy's), the GIL released while it works.
+// (front_end::SystemSolver, as `simrun solve` solves a Matrix Market system), then solves for
+// vectors from NumPy, or in the GPU's memory given by address (CuPy's), the GIL released while it
+// works.
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -16,11 +17,12 @@
 #include <vector>
 
 #include "bindings.hpp"
+#include "front_end/solve_settings.hpp"
+#include "front_end/solver_words.hpp"
+#include "front_end/system_solve.hpp"
 #include "simrun/framework/config/input_error.hpp"
 #include "simrun/solvers/base/enum_names.hpp"
 #include "simrun/solvers/methods/gmres.hpp"
-#include "simrun/solvers/boxes/box.hpp"
-#include "system_solve.hpp"
 
 namespace py = pybind11;
 
@@ -50,31 +52,32 @@ std::optional<long long> integer(const py::dict& options, const char* key, std::
     return result;
 }
 
-// simrun.solve's keyword arguments (checked for their types by the front) as settings.
-app::SolveSettings settings_of(const py::dict& options) {
+// simrun.solve's keyword arguments (checked for their types by the front) as the front end's
+// settings, checked as the command line's options are.
+front_end::SolveSettings settings_of(const py::dict& options) {
+    using front_end::SettingNames;
     const auto word = [&](const char* key) { return options[key].cast<std::string>(); };
-    app::SolveSettings settings;
+    front_end::SolveSettings settings;
     settings.request =
-        app::parse_solve_request(word("method"), word("preconditioner"), word("format"));
+        front_end::parse_solver_request(word("method"), word("preconditioner"), word("format"));
     if (const std::string grid = word("grid"); !grid.empty()) {
-        try {
-            settings.request.grid = solvers::parse_grid_box(grid);
-        } catch (const std::invalid_argument& e) {
-            throw framework::InputError(std::string("grid: ") + e.what());
-        }
+        front_end::set_grid(settings, grid, SettingNames::keywords);
     }
     settings.precision = solvers::parse_enum<solvers::Precision>(word("precision"), "precision");
     settings.backend = solvers::parse_enum<solvers::BackendChoice>(word("backend"), "backend");
-    settings.rtol = options["rtol"].cast<std::optional<double>>();
-    settings.atol = options["atol"].cast<double>();
-    settings.max_iterations =
-        integer(options, "max_iterations",
-                "in [1, " + std::to_string(std::numeric_limits<std::int64_t>::max()) + "]");
-    settings.omega = options["omega"].cast<double>();
-    settings.restart =
+    if (const auto rtol = options["rtol"].cast<std::optional<double>>()) settings.set_rtol(*rtol);
+    settings.method.criteria.absolute_tolerance = options["atol"].cast<double>();
+    if (const auto limit =
+            integer(options, "max_iterations",
+                    "in [1, " + std::to_string(std::numeric_limits<std::int64_t>::max()) + "]")) {
+        settings.set_max_iterations(*limit);
+    }
+    settings.method.omega = options["omega"].cast<double>();
+    const long long restart =
         *integer(options, "restart", "in [1, " + std::to_string(solvers::max_gmres_restart) + "]");
-    settings.compensated = options["compensated"].cast<bool>();
-    app::check_settings(settings, app::SettingNames::keywords);
+    settings.method.compensated_dots = options["compensated"].cast<bool>();
+    front_end::check_settings(settings, SettingNames::keywords);
+    front_end::set_restart(settings, restart, SettingNames::keywords);
     return settings;
 }
 
@@ -125,16 +128,17 @@ solvers::CsrData<double> csr_of(std::int64_t rows, const py::array& indptr,
                                   Vector<std::int64_t>::ensure(indices), data);
 }
 
-// A matrix analysed and its solver built once (app::SystemSolver), for vectors on the host or,
-// with `device_vectors`, in the GPU's memory.
-std::unique_ptr<app::SystemSolver> make_solver(std::int64_t rows, const py::array& indptr,
-                                               const py::array& indices, const Vector<double>& data,
-                                               const py::dict& options, bool device_vectors) {
-    const app::SolveSettings settings = settings_of(options);
+// A matrix analysed and its solver built once (front_end::SystemSolver), for vectors on the host
+// or, with `device_vectors`, in the GPU's memory.
+std::unique_ptr<front_end::SystemSolver> make_solver(std::int64_t rows, const py::array& indptr,
+                                                     const py::array& indices,
+                                                     const Vector<double>& data,
+                                                     const py::dict& options, bool device_vectors) {
+    const front_end::SolveSettings settings = settings_of(options);
     solvers::CsrData<double> a = csr_of(rows, indptr, indices, data);
-    app::check_grid(settings, rows, app::SettingNames::keywords);
+    front_end::check_grid(settings, rows, front_end::SettingNames::keywords);
     const py::gil_scoped_release unlocked;
-    return std::make_unique<app::SystemSolver>(std::move(a), settings, device_vectors);
+    return std::make_unique<front_end::SystemSolver>(std::move(a), settings, device_vectors);
 }
 
 // The solve's interrupt hook: Python's signal handlers run between batches of iterations, at
@@ -164,10 +168,10 @@ private:
 };
 
 // Returns (x, the report as JSON text).
-py::tuple solve(const app::SystemSolver& solver, const Vector<double>& b,
+py::tuple solve(const front_end::SystemSolver& solver, const Vector<double>& b,
                 const Vector<double>& x0) {
     const std::vector<double> b_values = copied(b), x0_values = copied(x0);
-    app::SystemSolution solution;
+    front_end::SystemSolution solution;
     PythonSignals signals;
     {
         const py::gil_scoped_release unlocked;
@@ -181,7 +185,8 @@ py::tuple solve(const app::SystemSolver& solver, const Vector<double>& b,
 
 // b and x: addresses of the solver's rows values (double, or float in single precision) in the
 // GPU's memory; x holds x0 and takes the solution. Returns the report as JSON text.
-std::string solve_on_device(const app::SystemSolver& solver, std::uintptr_t b, std::uintptr_t x) {
+std::string solve_on_device(const front_end::SystemSolver& solver, std::uintptr_t b,
+                            std::uintptr_t x) {
     PythonSignals signals;
     std::string report;
     {
@@ -198,14 +203,14 @@ std::string solve_on_device(const app::SystemSolver& solver, std::uintptr_t b, s
 }  // namespace
 
 void bind_solve(py::module_& module) {
-    py::class_<app::SystemSolver>(module, "_SystemSolver")
+    py::class_<front_end::SystemSolver>(module, "_SystemSolver")
         .def(py::init(&make_solver), py::arg("rows"), py::arg("indptr"), py::arg("indices"),
              py::arg("data"), py::arg("options"), py::arg("device_vectors"))
         .def("solve", &solve, py::arg("b"), py::arg("x0"))
         .def("solve_on_device", &solve_on_device, py::arg("b"), py::arg("x"))
-        .def_property_readonly("rows", &app::SystemSolver::rows)
-        .def_property_readonly("analysis_seconds", &app::SystemSolver::analysis_seconds)
-        .def_property_readonly("setup_seconds", &app::SystemSolver::setup_seconds);
+        .def_property_readonly("rows", &front_end::SystemSolver::rows)
+        .def_property_readonly("analysis_seconds", &front_end::SystemSolver::analysis_seconds)
+        .def_property_readonly("setup_seconds", &front_end::SystemSolver::setup_seconds);
 }
 
 }  // namespace simrun::python

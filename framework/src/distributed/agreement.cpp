@@ -5,8 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "simrun/framework/config/input_error.hpp"
-#include "simrun/solvers/base/errors.hpp"
+#include "simrun/framework/distributed/failure_kind.hpp"
 
 namespace simrun::framework {
 namespace {
@@ -22,34 +21,25 @@ struct Classified {
     std::string message;
 };
 
-Classified classify(std::exception_ptr failure) {
-    const auto as = [](AgreedFailure::Kind kind, bool agreed, const std::exception& e) {
-        return Classified{static_cast<std::int32_t>(kind), agreed, e.what()};
-    };
+// The kind is classify's (failure_kind.hpp); a failure of the computation is agreed only where
+// every rank decided it alike (FailureOnEveryRank).
+Classified classify_for_agreement(std::exception_ptr failure) {
     try {
         std::rethrow_exception(failure);
     } catch (const solvers::PeerFailure& e) {
         return {peer, true, e.what()};
-    } catch (const InputError& e) {
-        return as(AgreedFailure::Kind::input, true, e);
-    } catch (const std::invalid_argument& e) {
-        return as(AgreedFailure::Kind::input, true, e);
-    } catch (const solvers::NotCompiled& e) {
-        return as(AgreedFailure::Kind::usage, true, e);
-    } catch (const solvers::DeviceUnavailable& e) {
-        return as(AgreedFailure::Kind::usage, true, e);
-    } catch (const FailureOnEveryRank& e) {
-        return as(AgreedFailure::Kind::failure, true, e);
     } catch (const std::exception& e) {
-        return as(AgreedFailure::Kind::failure, false, e);
+        const FailureKind kind = classify(e);
+        const bool agreed =
+            kind != FailureKind::failure || dynamic_cast<const FailureOnEveryRank*>(&e) != nullptr;
+        return {static_cast<std::int32_t>(kind), agreed, e.what()};
     } catch (...) {
-        return {static_cast<std::int32_t>(AgreedFailure::Kind::failure), false,
-                "an unknown exception"};
+        return {static_cast<std::int32_t>(FailureKind::failure), false, "an unknown exception"};
     }
 }
 
 std::vector<std::byte> record(std::exception_ptr failure) {
-    const Classified c = failure ? classify(failure) : Classified{-1, true, {}};
+    const Classified c = failure ? classify_for_agreement(failure) : Classified{-1, true, {}};
     std::vector<std::byte> bytes(sizeof c.kind + c.message.size());
     std::memcpy(bytes.data(), &c.kind, sizeof c.kind);
     std::memcpy(bytes.data() + sizeof c.kind, c.message.data(), c.message.size());
@@ -58,7 +48,7 @@ std::vector<std::byte> record(std::exception_ptr failure) {
 
 }  // namespace
 
-bool agreed_on(std::exception_ptr failure) { return classify(failure).agreed; }
+bool agreed_on(std::exception_ptr failure) { return classify_for_agreement(failure).agreed; }
 
 void agree(const solvers::Communicator& ranks, std::exception_ptr failure) {
     if (ranks.size() == 1) {
@@ -90,12 +80,12 @@ void agree(const solvers::Communicator& ranks, std::exception_ptr failure) {
         }
     }
     if (first < 0 && stopped_by >= 0) {
-        throw AgreedFailure(AgreedFailure::Kind::failure, stopped_by, false,
+        throw AgreedFailure(FailureKind::failure, stopped_by, false,
                             "stopped because another rank failed");
     }
     if (first < 0) return;
     const bool every_rank = same && failed == ranks.size();
-    throw AgreedFailure(static_cast<AgreedFailure::Kind>(kind), first, every_rank, message);
+    throw AgreedFailure(static_cast<FailureKind>(kind), first, every_rank, message);
 }
 
 }  // namespace simrun::framework

@@ -17,16 +17,15 @@
 #include <type_traits>
 #include <utility>
 
+#include "simrun/framework/distributed/failure_kind.hpp"
 #include "simrun/solvers/base/communicator.hpp"
 
 namespace simrun::framework {
 
 class AgreedFailure : public std::runtime_error {
 public:
-    // input: an InputError or std::invalid_argument (the input asks for what cannot be done);
-    // usage: a back-end this build or machine lacks (solvers::NotCompiled, DeviceUnavailable);
-    // both exit 2. failure: anything else (exit 1).
-    enum class Kind { input, usage, failure };
+    // The failing rank's kind of failure (classify, failure_kind.hpp).
+    using Kind = FailureKind;
     AgreedFailure(Kind kind, int rank, bool every_rank, const std::string& message)
         : std::runtime_error(message), kind_(kind), rank_(rank), every_rank_(every_rank) {}
     Kind kind() const { return kind_; }
@@ -49,12 +48,11 @@ public:
     using std::runtime_error::runtime_error;
 };
 
-// Whether a failure is one the ranks agree on: the input's and the usage's (InputError,
-// std::invalid_argument, solvers::NotCompiled, DeviceUnavailable), FailureOnEveryRank, and
-// solvers::PeerFailure (a rank stopped by another's failure). Anything else (a write that
-// failed, a device error, memory) may strike one rank where the others are inside a
-// collective: that rank does not wait for them (agreeing rethrows it, and the program ends
-// every rank through Communicator::abort, naming the rank).
+// Whether a failure is one the ranks agree on: the input's and the usage's (classify's kinds
+// input and usage), FailureOnEveryRank, and solvers::PeerFailure (a rank stopped by another's
+// failure). Anything else (a write that failed, a device error, memory) may strike one rank where
+// the others are inside a collective: that rank does not wait for them (agreeing rethrows it, and
+// the program ends every rank through Communicator::abort, naming the rank).
 bool agreed_on(std::exception_ptr failure);
 
 // The agreement: `failure` is this rank's (null where it did not fail). Collective. Throws

@@ -10,48 +10,13 @@
 #include <string>
 #include <vector>
 
-#include "simrun/solvers/base/backend.hpp"
-#include "simrun/solvers/base/precision.hpp"
 #include "simrun/solvers/matrices/csr_data.hpp"
 #include "simrun/solvers/selection/linear_system_solver.hpp"
 #include "simrun/solvers/selection/matrix_properties.hpp"
 #include "simrun/solvers/selection/solver_selection.hpp"
+#include "solve_settings.hpp"
 
-namespace simrun::app {
-
-// How to solve: the parts of the request that are not the system itself.
-struct SolveSettings {
-    solvers::SolverRequest request;  // method, preconditioner, format, grid; empty parts: auto
-    solvers::Precision precision = solvers::Precision::double_precision;
-    solvers::BackendChoice backend = solvers::BackendChoice::automatic;
-    std::optional<double> rtol;  // absent: 1e-8, or 1e-6 in float (its unit roundoff is 6e-8)
-    double atol = 0.0;
-    std::optional<long long> max_iterations;  // absent: twice the size, within [1000, 10000]
-    double omega = 1.0;
-    long long restart = 30;  // GMRES's restart length
-    bool compensated = false;
-};
-
-// The request from the words of `simrun solve --solver/--precond/--format` (and simrun.solve's
-// method, preconditioner and format): "pcg" is CG with a preconditioner ("auto" picks it), "cg"
-// CG without one unless one is named. Throws std::invalid_argument for a word not known, and for
-// pcg with none.
-solvers::SolverRequest parse_solve_request(const std::string& method,
-                                           const std::string& preconditioner,
-                                           const std::string& format);
-
-// The words the caller's user writes for the settings, in messages: the command line's options
-// (--rtol, --max-iters, --restart-length) or a function's keyword arguments (rtol,
-// max_iterations, restart).
-enum class SettingNames { command_line, keywords };
-
-// Throws framework::InputError naming the setting (in `names`' words) where a tolerance, the
-// iteration limit or the restart length is out of range; before any system is read.
-void check_settings(const SolveSettings& settings, SettingNames names);
-
-// Throws framework::InputError naming the setting (--grid or grid) and both sizes where the
-// request names a box whose points are not the matrix's rows, whatever method is chosen.
-void check_grid(const SolveSettings& settings, std::int64_t rows, SettingNames names);
+namespace simrun::front_end {
 
 // Asked between batches of iterations; true stops the solve (status interrupted).
 using InterruptHook = std::function<bool()>;
@@ -123,4 +88,4 @@ private:
 SystemSolution solve_system(const solvers::CsrData<double>& a, const std::vector<double>& b,
                             const std::vector<double>& x0, const SolveSettings& settings);
 
-}  // namespace simrun::app
+}  // namespace simrun::front_end

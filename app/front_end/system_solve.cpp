@@ -18,7 +18,7 @@
 #include "simrun/solvers/methods/iterative_solver.hpp"
 #include "simrun/solvers/methods/solve_result.hpp"
 
-namespace simrun::app {
+namespace simrun::front_end {
 namespace {
 
 using framework::InputError;
@@ -46,20 +46,6 @@ double true_relative_residual(const solvers::CsrData<double>& a, const std::vect
     return static_cast<double>(b2 > 0 ? std::sqrt(r2 / b2) : std::sqrt(r2));
 }
 
-// The stopping criteria asked for. Default limit: twice the size (CG's exact-arithmetic bound
-// is n), within [1000, 10000].
-solvers::StoppingCriteria criteria(const SolveSettings& s, std::int32_t rows) {
-    solvers::StoppingCriteria c;
-    c.relative_tolerance = s.rtol                                                ? *s.rtol
-                           : s.precision == solvers::Precision::single_precision ? 1e-6
-                                                                                 : 1e-8;
-    c.absolute_tolerance = s.atol;
-    c.max_iterations = s.max_iterations ? *s.max_iterations
-                                        : std::clamp<std::int64_t>(
-                                              2 * static_cast<std::int64_t>(rows), 1000, 10000);
-    return c;
-}
-
 nlohmann::json report_json(const SystemSolution& s, std::int64_t rows, std::int64_t nnz,
                            const SolveSettings& settings) {
     const solvers::SolveResult& result = s.report.result();
@@ -73,7 +59,7 @@ nlohmann::json report_json(const SystemSolution& s, std::int64_t rows, std::int6
     j["device"] = s.backend;
     j["backend_reason"] = s.backend_reason;
     j["precision"] = solvers::name_of(settings.precision);
-    j["compensated_dots"] = settings.compensated;
+    j["compensated_dots"] = settings.method.compensated_dots;
     j["reason"] = s.plan.first.reason;
     if (!s.plan.singular.empty()) j["singular"] = s.plan.singular;
     j["format_reason"] = s.plan.format_reason;
@@ -146,48 +132,7 @@ void check_square(const solvers::CsrData<double>& a) {
     }
 }
 
-std::string setting_name(std::string_view key, SettingNames names) {
-    if (names == SettingNames::keywords) return std::string(key);
-    return key == "max_iterations" ? "--max-iters" : "--" + std::string(key);
-}
-
 }  // namespace
-
-solvers::SolverRequest parse_solve_request(const std::string& method,
-                                           const std::string& preconditioner,
-                                           const std::string& format) {
-    if (method == "pcg" && preconditioner == "none") {
-        throw std::invalid_argument(
-            "--solver pcg needs a preconditioner; use --solver cg for none");
-    }
-    solvers::SolverRequest request =
-        solvers::SolverRequest::parse(method == "pcg" ? "cg" : method, preconditioner, format);
-    if (method == "cg" && preconditioner == "auto") {
-        request.preconditioner = solvers::PreconditionerKind::none;
-    }
-    return request;
-}
-
-void check_grid(const SolveSettings& settings, std::int64_t rows, SettingNames names) {
-    const std::optional<solvers::GridBox>& grid = settings.request.grid;
-    if (grid && grid->size() != rows) {
-        throw InputError(std::string(names == SettingNames::keywords ? "grid " : "--grid ") +
-                         grid->describe() + " has " + std::to_string(grid->size()) +
-                         " points, but the matrix has " + std::to_string(rows) +
-                         " rows: the rows must be the box's points, x fastest");
-    }
-}
-
-void check_settings(const SolveSettings& settings, SettingNames names) {
-    // The same checks as the input file's [solver].
-    if (const auto problem = solvers::find_problem(criteria(settings, 1), settings.precision)) {
-        throw InputError(setting_name(problem->key, names) + " " + problem->message);
-    }
-    if (const auto problem = solvers::find_restart_problem(settings.restart)) {
-        throw InputError((names == SettingNames::keywords ? "restart " : "--restart-length ") +
-                         *problem);
-    }
-}
 
 // The solver in the precision asked for.
 using AnySolver = std::variant<std::unique_ptr<solvers::LinearSystemSolver<float>>,
@@ -298,18 +243,17 @@ SystemSolver::SystemSolver(solvers::CsrData<double> a, const SolveSettings& sett
         std::string(solvers::to_string(m.backend->kind())) + " (" + m.backend->description() + ")";
     p.backend_reason = std::move(decision.reason);
     p.plan = solvers::plan_solver(p.properties, settings.request);
-    m.criteria = criteria(settings, a.rows);
+    m.criteria = criteria_for(settings, a.rows);
     m.row_scale = row_scale_exponent(a, settings.precision);
     if (device_vectors && settings.precision == solvers::Precision::single_precision) {
         m.row_scale = std::clamp(m.row_scale, -126, 127);  // b is scaled in float there
     }
-    solvers::MethodParameters parameters;
+    // The settings' parameters, with their defaults for this size, atol scaled as the rows
+    // are, and the solve's interrupt hook.
+    solvers::MethodParameters parameters = settings.method;
     parameters.criteria = m.criteria;
     parameters.criteria.absolute_tolerance = std::ldexp(m.criteria.absolute_tolerance, m.row_scale);
     parameters.criteria.interrupted = [&m] { return m.interrupted && (*m.interrupted)(); };
-    parameters.compensated_dots = settings.compensated;
-    parameters.omega = settings.omega;
-    parameters.restart = static_cast<int>(settings.restart);  // checked in check_settings
     // A's rows scaled (a copy, where the true residual needs A as given).
     const auto rows_scaled = [&](solvers::CsrData<double> matrix) {
         matrix.values = scaled(std::move(matrix.values), m.row_scale);
@@ -406,4 +350,4 @@ SystemSolution solve_system(const solvers::CsrData<double>& a, const std::vector
     return solution;
 }
 
-}  // namespace simrun::app
+}  // namespace simrun::front_end
