@@ -3,7 +3,12 @@
 #     the problems, the framework nothing of the problems;
 #   - inside each library a file includes only from its own folder or one below it, in the
 #     order ORDER_<library> lists the folders;
-#   - installed (public) headers include only public headers: no back-end internals.
+#   - installed (public) headers include only public headers: no back-end internals;
+#   - the executable (app/) and the Python module (python/src/) reach the libraries through
+#     their public headers only, and each other through the front end: app/front_end/ includes
+#     nothing of app/ but itself, app/commands/ the front end and the benchmark harness's
+#     entry, app/bench/ the front end, app/'s own sources (main.cpp) the commands, and
+#     python/src/ the front end alone (never app/commands/ or app/bench/).
 # cmake -DSOURCE_DIR=<the checkout> -P check_layers.cmake; exits non-zero listing each breach.
 set(ORDER_solvers base system boxes matrices kernels distributed preconditioners methods multigrid
     selection)
@@ -63,6 +68,53 @@ foreach(library solvers framework)
             endif()
         endforeach()
     endforeach()
+endforeach()
+
+# The folders of app/ that each front-end folder may include from (`#include "FOLDER/..."`);
+# a file always includes beside itself ("name.hpp") and the libraries' public headers.
+set(REACHES_app_front_end front_end)
+set(REACHES_app_commands front_end commands bench)
+set(REACHES_app_bench front_end bench)
+set(REACHES_app commands front_end bench)  # main.cpp and the executable's operator new
+set(REACHES_python_src front_end)
+foreach(front app python)
+    file(GLOB_RECURSE files RELATIVE ${SOURCE_DIR} ${SOURCE_DIR}/${front}/*)
+    foreach(file ${files})
+        if(NOT file MATCHES "\\.(hpp|cpp|cu|cuh)$")
+            continue()
+        endif()
+        get_filename_component(folder ${file} DIRECTORY)
+        string(REPLACE "/" "_" folder_key "${folder}")
+        if(NOT DEFINED REACHES_${folder_key})
+            list(APPEND breaches "${file}: folder '${folder}/' has no place in the front ends")
+            continue()
+        endif()
+        file(STRINGS ${SOURCE_DIR}/${file} includes REGEX "^#include \"")
+        foreach(line ${includes})
+            string(REGEX REPLACE "^#include \"([^\"]+)\".*" "\\1" included "${line}")
+            if(included STREQUAL "simrun/version.hpp")
+                continue()  # generated
+            elseif(included MATCHES "^simrun/(solvers|framework)/")
+                if(NOT EXISTS ${SOURCE_DIR}/${CMAKE_MATCH_1}/include/${included})
+                    list(APPEND breaches "${file}: includes ${included}, not a public header")
+                endif()
+            elseif(included MATCHES "^([^/]+)/")
+                list(FIND REACHES_${folder_key} ${CMAKE_MATCH_1} reach)
+                if(reach EQUAL -1)
+                    list(APPEND breaches
+                         "${file}: includes ${included} (${folder}/ may include from: "
+                         "${REACHES_${folder_key}})")
+                endif()
+            elseif(NOT EXISTS ${SOURCE_DIR}/${folder}/${included})
+                list(APPEND breaches "${file}: includes ${included}, not beside it")
+            endif()
+        endforeach()
+    endforeach()
+endforeach()
+# The Python module builds and links nothing of the executable's commands or benchmark.
+file(STRINGS ${SOURCE_DIR}/python/CMakeLists.txt python_build REGEX "commands/|simrun_bench|bench/")
+foreach(line ${python_build})
+    list(APPEND breaches "python/CMakeLists.txt: reaches the executable's code: ${line}")
 endforeach()
 
 if(breaches)
