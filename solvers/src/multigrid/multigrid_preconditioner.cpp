@@ -4,11 +4,21 @@
 #include <type_traits>
 
 #include "base/kernel_table.hpp"
-#include "level_transfer.hpp"
+#include "multigrid/hierarchy_access.hpp"
+#include "multigrid/level_transfer.hpp"
 #include "simrun/solvers/base/errors.hpp"
 #include "simrun/solvers/base/vector_ops.hpp"
 
 namespace simrun::solvers {
+namespace {
+
+// The hierarchy's parts: over slabs the finest level's own b and x (multigrid/hierarchy.hpp).
+template <typename V>
+const multigrid::Hierarchy<V>& parts_of(const MultigridHierarchy<V>& hierarchy) {
+    return multigrid::HierarchyAccess<V>::parts(hierarchy);
+}
+
+}  // namespace
 
 template <typename T>
 MultigridPreconditioner<T>::MultigridPreconditioner(
@@ -20,8 +30,8 @@ MultigridPreconditioner<T>::MultigridPreconditioner(
     std::shared_ptr<const MultigridHierarchy<Other>> hierarchy)
     : other_(std::move(hierarchy)),
       // Over ranks r and z go straight into and out of the finest level's window.
-      r_other_(other_->backend(), other_->own_b() != nullptr ? 0 : other_->size()),
-      z_other_(other_->backend(), other_->own_b() != nullptr ? 0 : other_->size()) {}
+      r_other_(other_->backend(), parts_of(*other_).own_b() != nullptr ? 0 : other_->size()),
+      z_other_(other_->backend(), parts_of(*other_).own_b() != nullptr ? 0 : other_->size()) {}
 
 template <typename T>
 MultigridPreconditioner<T>::~MultigridPreconditioner() = default;
@@ -42,10 +52,11 @@ void MultigridPreconditioner<T>::apply(const Array<T>& r, Array<T>& z) const {
                                 std::to_string(other_->size()) + " points but r has " +
                                 std::to_string(n) + " and z " + std::to_string(z.size()));
     }
-    if (Other* window_b = other_->own_b()) {
+    const multigrid::Hierarchy<Other>& parts = parts_of(*other_);
+    if (Other* window_b = parts.own_b()) {
         backend.kernels<T>().copy_to_other(backend, n, r.data(), window_b);
-        other_->cycle_own_b_from_zero();
-        backend.kernels<Other>().copy_to_other(backend, n, other_->own_x(), z.data());
+        parts.cycle_own_b_from_zero();
+        backend.kernels<Other>().copy_to_other(backend, n, parts.own_x(), z.data());
         return;
     }
     backend.kernels<T>().copy_to_other(backend, n, r.data(), r_other_.data());

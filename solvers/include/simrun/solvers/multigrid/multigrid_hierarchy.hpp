@@ -32,24 +32,33 @@
 // cycle is not recorded over ranks.
 #include <cstdint>
 #include <memory>
-#include <optional>
 #include <string>
 #include <type_traits>
-#include <utility>
 #include <vector>
 
 #include "simrun/solvers/base/array.hpp"
+#include "simrun/solvers/boxes/box.hpp"
+#include "simrun/solvers/distributed/part_rows.hpp"
 #include "simrun/solvers/matrices/dia_data.hpp"
 #include "simrun/solvers/matrices/dia_matrix.hpp"
-#include "simrun/solvers/boxes/box.hpp"
 #include "simrun/solvers/multigrid/multigrid_parameters.hpp"
-#include "simrun/solvers/distributed/part_rows.hpp"
 
 namespace simrun::solvers {
 
 namespace multigrid {
-struct BoxCoarsening;
-}
+template <typename T>
+class Hierarchy;
+template <typename T>
+struct HierarchyAccess;
+}  // namespace multigrid
+
+// One level of a hierarchy, as describe() and the tests read it.
+struct MultigridLevelSummary {
+    GridBox box;
+    int num_diagonals;  // of the level's operator (0 for the coarsest's dense inverse)
+    int colours;        // of the Gauss-Seidel smoother
+    DiaStorage storage = DiaStorage::general;  // of the level's operator
+};
 
 // MultigridParameters::gather_size, or where it is none the back-end's: 65536 on a GPU, where a
 // small level's exchanges (a few microseconds each, six a cycle) cost more than its work (on
@@ -100,15 +109,6 @@ public:
     // preconditioner's cycle. Over ranks it spares cycle()'s copy of x into the finest level
     // and the exchange of its halo (the finest level's x is zeroed instead).
     void cycle_from_zero(const Array<T>& b, Array<T>& x) const;
-    // Over ranks the cycle reads b from, and leaves x in, the finest level's own vectors (a
-    // window with the neighbours' planes, or the level gathered whole): own_b() is this rank's
-    // part of that b (null on one process), own_x() that of x. A caller that converts its
-    // vectors anyway (a cycle in the other precision) writes b into own_b(), calls
-    // cycle_own_b_from_zero() and reads the correction from own_x(), sparing cycle_from_zero()'s
-    // copy each way: 4 values a point read and written.
-    T* own_b() const;
-    const T* own_x() const;
-    void cycle_own_b_from_zero() const;
     // Runs `cycles` cycles as cycle() does, timing each level's own work (smoothing, residual,
     // transfers; the coarsest level's solve) between synchronisations: seconds per cycle per
     // level, finest first. For the benchmark; slower than cycle() by the synchronisations.
@@ -119,85 +119,20 @@ public:
     // once), summed over the levels as the cycle visits them. The benchmark's floor for a cycle.
     double bytes_per_cycle() const;
 
-    struct LevelSummary {
-        GridBox box;
-        int num_diagonals;  // of the level's operator (0 for the coarsest's dense inverse)
-        int colours;        // of the Gauss-Seidel smoother
-        DiaStorage storage = DiaStorage::general;  // of the level's operator
-    };
-    const std::vector<LevelSummary>& levels() const { return summaries_; }
+    using LevelSummary = MultigridLevelSummary;
+    const std::vector<LevelSummary>& levels() const;
     // One line: "6 levels: 255x255 -> 127x127 -> ... -> 7x7 (direct), V(1,1), red-black
     // Gauss-Seidel".
     std::string describe() const;
-    const MultigridParameters& parameters() const { return parameters_; }
-    const std::shared_ptr<const Backend>& backend() const { return backend_; }
+    const MultigridParameters& parameters() const;
+    const std::shared_ptr<const Backend>& backend() const;
     // The points of the finest level (the size of b and x): this rank's, over ranks.
-    std::size_t size() const { return size_; }
+    std::size_t size() const;
 
 private:
-    struct Level;
-    // One process's hierarchy of a level gathered on each rank.
-    struct OnThisRank {};
-    MultigridHierarchy(std::shared_ptr<const Backend> backend, const DiaData<double>& whole,
-                       const GridBox& box, const MultigridParameters& parameters, OnThisRank);
-    // The levels over ranks, from this rank's block of rows; the finest in the storage of
-    // `fine_operator` (the solver's block) where it is given.
-    template <typename Fine>
-    void build_split(const DiaData<double>& block, const GridBox& box,
-                     const DiaMatrix<Fine>* fine_operator);
-    // The levels over a process grid, from this rank's part.
-    void build_boxes(const PartRows<double>& rows, std::optional<DiaStorage> fine_storage);
-    bool split() const { return backend_->communicator().size() > 1 && !on_this_rank_; }
-    // An automatic cycle made V or W (MultigridCycle) by whether the operator's coefficients
-    // jump on some rank; collective over ranks.
-    void resolve_cycle(bool jumps_on_this_rank);
-    // The finest level's operator is `fine_operator` (the caller's) or `fine_owned` where one
-    // is given, else made from `fine`.
-    void build(const DiaData<double>& fine, const GridBox& box, const DiaMatrix<T>* fine_operator,
-               std::unique_ptr<DiaMatrix<T>> fine_owned = nullptr);
-    std::unique_ptr<DiaMatrix<T>> make_level_operator(const DiaData<T>& a) const;
-    // `x_zero`: x is zero on every rank (a cycle from zero), so a gathered finest level need
-    // not gather it.
-    void run_cycle(std::size_t level, const T* b, T* x, MultigridCycle cycle,
-                   std::vector<double>* seconds, bool x_zero = false) const;
-    void check_sizes(const Array<T>& b, const Array<T>& x) const;
-    // The level's transfer to the next: its weights on the back-end (or their classes) and
-    // the view the transfer kernels take.
-    void set_transfer(Level& level, const std::vector<double>& weights,
-                      const multigrid::BoxCoarsening& coarsening) const;
-    // A level split over ranks (slabs or parts) from its window's rows: its operator (the
-    // finest in `fine_storage` where given and its rows take it), smoother data, zeroed
-    // vectors (and the swept vector where the back-end fuses red-black sweeps), and its
-    // transfer.
-    void set_split_level(Level& level, const DiaData<double>& window_rows, const GridBox& window,
-                         const std::vector<double>& weights,
-                         const multigrid::BoxCoarsening& transfer, std::size_t l,
-                         std::optional<DiaStorage> fine_storage);
-    // The first level gathered whole on every rank (after `split_levels` split ones): one
-    // process's hierarchy of the rest on each rank, its levels added to the summaries.
-    std::unique_ptr<Level> gathered_level(const DiaData<double>& rows, const GridBox& box,
-                                          std::size_t split_levels);
-    // A cycle over ranks (see cycle()), timed by level where `seconds` is given.
-    // Where this rank's part starts in the finest level's vectors (over ranks).
-    std::size_t finest_own_offset() const;
-    void run_split(const Array<T>& b, Array<T>& x, std::vector<double>* seconds,
-                   bool from_zero = false) const;
-    // `sweeps` sweeps of the iterate in x; returns where it ends: x, or `spare` where the
-    // sweeps write into another vector (two-colour Gauss-Seidel moves it between the two).
-    T* smooth(Level& level, const T* b, T* x, T* spare, int sweeps, bool forward) const;
-    double level_bytes(std::size_t level, MultigridCycle cycle) const;
-
-    std::shared_ptr<const Backend> backend_;
-    MultigridParameters parameters_;
-    std::vector<std::unique_ptr<Level>> levels_;
-    std::vector<LevelSummary> summaries_;
-    std::size_t size_ = 0;
-    bool on_this_rank_ = false;
-    std::size_t split_levels_ = 0;    // over ranks: the levels split in slabs, then one gathered
-    std::vector<int> split_holders_;  // over ranks: how many ranks hold each split level
-    bool boxes_ = false;              // over ranks: split in a process grid's parts
-    // The cycle recorded once for the vectors it was last asked of.
-    mutable RecordedForOperands recorded_;
+    friend struct multigrid::HierarchyAccess<T>;
+    // The levels, the cycle and how b and x reach the finest level (multigrid/hierarchy.hpp).
+    std::unique_ptr<multigrid::Hierarchy<T>> parts_;
 };
 
 }  // namespace simrun::solvers

@@ -1,0 +1,50 @@
+#pragma once
+// How a caller's b and x (this rank's points of the finest level) reach the finest level's
+// vectors and come back around a cycle: on one process they are its vectors (the cycle
+// recorded once per pair); over slabs they are copied into and out of the finest window (or
+// the level gathered whole) at this rank's offset; over a process grid they are scattered into
+// the finest window and gathered back (or, where the finest level is gathered, are the window
+// the gather reads).
+#include <memory>
+#include <vector>
+
+#include "multigrid/cycle.hpp"
+#include "simrun/solvers/base/array.hpp"
+
+namespace simrun::solvers::multigrid {
+
+template <typename T>
+class FinestEntry {
+public:
+    virtual ~FinestEntry() = default;
+    // x = x + one cycle's correction for A x = b, or from x = 0 (x not read); timed by level
+    // where `seconds` is given.
+    virtual void run(const Array<T>& b, Array<T>& x, bool from_zero,
+                     std::vector<double>* seconds) const = 0;
+    // Over slabs this rank's part of the finest level's b and x (null elsewhere), and a cycle
+    // from x = 0 on the b written there.
+    virtual T* own_b() const { return nullptr; }
+    virtual const T* own_x() const { return nullptr; }
+    virtual void run_own_b_from_zero() const;
+};
+
+// `parameters`, `cycle` and `finest` are the hierarchy's, which outlives the entry.
+template <typename T>
+std::unique_ptr<FinestEntry<T>> whole_entry(std::shared_ptr<const Backend> backend,
+                                            const Cycle<T>& cycle,
+                                            const MultigridParameters& parameters);
+template <typename T>
+std::unique_ptr<FinestEntry<T>> offset_entry(std::shared_ptr<const Backend> backend,
+                                             const Cycle<T>& cycle,
+                                             const MultigridParameters& parameters,
+                                             Level<T>& finest, std::size_t size);
+// `own_index`: where this rank's points lie in the finest window (empty where the finest level
+// is gathered).
+template <typename T>
+std::unique_ptr<FinestEntry<T>> scatter_entry(std::shared_ptr<const Backend> backend,
+                                              const Cycle<T>& cycle,
+                                              const MultigridParameters& parameters,
+                                              Level<T>& finest, Array<std::int64_t> own_index,
+                                              bool finest_gathered);
+
+}  // namespace simrun::solvers::multigrid

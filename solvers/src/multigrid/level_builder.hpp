@@ -1,0 +1,56 @@
+#pragma once
+// The one routine that makes a multigrid level from its window's rows (host, double), for
+// every builder (build_whole.cpp, build_slabs.cpp, build_boxes.cpp): its operator on the
+// back-end, its smoother, its work vectors and its transfer to the next level.
+#include <cstddef>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "multigrid/level.hpp"
+#include "multigrid/level_transfer.hpp"
+#include "multigrid/smoother.hpp"
+#include "simrun/solvers/matrices/dia_data.hpp"
+#include "simrun/solvers/matrices/dia_matrix.hpp"
+
+namespace simrun::solvers::multigrid {
+
+BoxShape shape_of(const GridBox& box);
+
+// The finest level's operator: the caller's (`given`, which outlives the hierarchy), one made
+// by the caller (`owned`: the caller's converted to T), or made here in `storage` where the
+// rows take it; else (and on every other level) as make_level_operator() makes it.
+template <typename T>
+struct FinestOperator {
+    const DiaMatrix<T>* given = nullptr;
+    std::unique_ptr<DiaMatrix<T>> owned;
+    std::optional<DiaStorage> storage;
+};
+
+// A level's rows on its window, and its transfer to the next level: `coarsening` and its
+// weights (level_transfer.hpp's layout), the planner's over ranks; where `weights` is empty
+// (one process) they are computed from the rows, after the level's other parts, and left here
+// for the next level's operator.
+struct LevelRows {
+    const DiaData<double>& rows;
+    const BoxCoarsening& coarsening;
+    std::vector<double> weights;
+};
+
+// Makes level number `index` (`level.box` and `level.shape` set: the window's): checks its
+// diagonal (std::invalid_argument on the finest level, MultigridSetupError below, naming the
+// point) and sets its Gershgorin bound of D^-1 A (this window's), its operator (`finest` on
+// level 0), its vectors (r; b and x where `coarse_vectors`; zeroed where setup.zeroed), its
+// smoother, and its transfer.
+template <typename T>
+void make_level(const std::shared_ptr<const Backend>& backend, const SmootherKind<T>& smoother,
+                Level<T>& level, LevelRows& rows, std::size_t index, FinestOperator<T>& finest,
+                const SmootherSetup& setup, bool coarse_vectors);
+
+// A level's operator: the stencil storage where the coefficients are constant, else row
+// classes where few kinds of rows, else general DIA.
+template <typename T>
+std::unique_ptr<DiaMatrix<T>> make_level_operator(const std::shared_ptr<const Backend>& backend,
+                                                  const DiaData<T>& a);
+
+}  // namespace simrun::solvers::multigrid
