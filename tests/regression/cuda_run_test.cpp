@@ -8,6 +8,7 @@
 #include <iostream>
 #include <limits>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -19,6 +20,8 @@
 #include "simrun/framework/run/simulation.hpp"
 #include "simrun/solvers/base/array.hpp"
 #include "simrun/solvers/base/backend.hpp"
+#include "simrun/solvers/base/cuda_interop.hpp"
+#include "simrun/solvers/base/errors.hpp"
 #include "support/expression_cases.hpp"
 
 namespace simrun {
@@ -136,6 +139,41 @@ TEST(DeviceExpressions, SourceThatDoesNotCompileGivesTheReason) {
         backend->compile_kernels("extern \"C\" __global__ void k(int) {}", {"k", "not_there"});
     EXPECT_FALSE(missing.compiled());
     EXPECT_NE(missing.note.find("not_there"), std::string::npos) << missing.note;
+}
+
+// Each back-end states the language its compile_kernels takes: CUDA C++ on CUDA, none on the
+// CPU, which compiles nothing and says so (its callers run host code).
+TEST(RuntimeKernels, EachBackEndStatesItsDialect) {
+    const auto cpu = solvers::make_cpu_backend();
+    EXPECT_EQ(cpu->kernel_dialect(), solvers::KernelDialect::none);
+    const solvers::RuntimeCompilation none =
+        cpu->compile_kernels("extern \"C\" __global__ void k(int) {}", {"k"});
+    EXPECT_FALSE(none.compiled());
+    EXPECT_EQ(none.note, "the cpu back-end runs host code");
+    if (no_gpu()) GTEST_SKIP() << no_gpu_message;
+    EXPECT_EQ(solvers::make_backend(solvers::BackendChoice::cuda)->kernel_dialect(),
+              solvers::KernelDialect::cuda_cpp);
+}
+
+// The interop for a program's own CUDA work (the benchmark's cuSPARSE baseline): the CUDA
+// back-end's stream, device and array pointers; another back-end is refused
+// (std::invalid_argument, or NotCompiled in a build without CUDA).
+TEST(CudaInterop, GivesTheCudaBackEndsStreamDeviceAndPointers) {
+    const auto cpu = solvers::make_cpu_backend();
+    if (solvers::cuda_compiled()) {
+        EXPECT_THROW(solvers::cuda_stream(*cpu), std::invalid_argument);
+        EXPECT_THROW(solvers::cuda_device(*cpu), std::invalid_argument);
+    } else {
+        EXPECT_THROW(solvers::cuda_stream(*cpu), solvers::NotCompiled);
+    }
+    solvers::Array<double> on_cpu(cpu, 4);
+    EXPECT_ANY_THROW(solvers::cuda_pointer(on_cpu));
+    if (no_gpu()) GTEST_SKIP() << no_gpu_message;
+    const auto gpu = solvers::make_backend(solvers::BackendChoice::cuda);
+    EXPECT_NE(solvers::cuda_stream(*gpu), nullptr);
+    EXPECT_EQ(solvers::cuda_device(*gpu), 0);
+    solvers::Array<double> on_gpu(gpu, 4);
+    EXPECT_EQ(solvers::cuda_pointer(on_gpu), on_gpu.data());
 }
 
 // An expression the compiled program does not take (nested past its 200 levels) leaves the

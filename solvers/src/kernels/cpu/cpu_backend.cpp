@@ -28,7 +28,9 @@ private:
 
 class CpuBackend final : public Backend {
 public:
-    using Backend::Backend;
+    // Compiles no kernels at run time: callers run their host code.
+    explicit CpuBackend(std::shared_ptr<const Communicator> communicator)
+        : Backend(std::move(communicator), KernelDialect::none) {}
     BackendKind kind() const override { return BackendKind::cpu; }
     std::string description() const override {
         return "CPU, OpenMP, " + std::to_string(omp_get_max_threads()) + " threads";

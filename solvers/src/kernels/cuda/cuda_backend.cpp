@@ -1,15 +1,18 @@
 #include "cuda_backend.hpp"
 
 #include <memory>
+#include <stdexcept>
 #include <string>
+#include <type_traits>
 
 #include "cuda_check.hpp"
+#include "simrun/solvers/base/cuda_interop.hpp"
 
 namespace simrun::solvers {
 namespace cuda {
 
 CudaBackend::CudaBackend(int device, std::shared_ptr<const Communicator> communicator)
-    : Backend(std::move(communicator)), device_(device) {
+    : Backend(std::move(communicator), KernelDialect::cuda_cpp), device_(device) {
     SIMRUN_CUDA_CHECK(cudaSetDevice(device_));
     SIMRUN_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
     SIMRUN_CUDA_CHECK(cudaMalloc(&reduction_scratch_, reduction_scratch_doubles * sizeof(double)));
@@ -177,5 +180,23 @@ std::shared_ptr<const Backend> make_cuda_backend(int device,
     }
     return std::make_shared<cuda::CudaBackend>(device, std::move(communicator));
 }
+
+// cuda_interop.hpp: the CUDA back-end's stream and device, for a program's own CUDA work.
+static_assert(std::is_same_v<CudaStream, cudaStream_t>);
+
+namespace {
+
+const cuda::CudaBackend& cuda_backend_of(const Backend& backend) {
+    if (backend.kind() != BackendKind::cuda) {
+        throw std::invalid_argument("CUDA interop: the " + std::string(to_string(backend.kind())) +
+                                    " back-end has no CUDA stream or device memory");
+    }
+    return cuda::as_cuda(backend);
+}
+
+}  // namespace
+
+CudaStream cuda_stream(const Backend& backend) { return cuda_backend_of(backend).stream(); }
+int cuda_device(const Backend& backend) { return cuda_backend_of(backend).device(); }
 
 }  // namespace simrun::solvers

@@ -67,8 +67,10 @@ private:
 class Backend {
 public:
     virtual ~Backend() = default;
-    explicit Backend(std::shared_ptr<const Communicator> communicator = single_process())
-        : communicator_(std::move(communicator)) {}
+    // `dialect`: what compile_kernels takes on this back-end (kernel_dialect()).
+    explicit Backend(std::shared_ptr<const Communicator> communicator = single_process(),
+                     KernelDialect dialect = KernelDialect::none)
+        : communicator_(std::move(communicator)), kernel_dialect_(dialect) {}
     Backend(const Backend&) = delete;
     Backend& operator=(const Backend&) = delete;
 
@@ -113,11 +115,16 @@ public:
     // whole batch of kernels with one launch; on the CPU the function itself. Arguments are
     // fixed when recorded, so the buffers it uses must outlive the recording.
     virtual std::unique_ptr<RecordedWork> record(std::function<void()> issue) const = 0;
-    // Compiles `source` (CUDA C++ with extern "C" __global__ kernels, each taking one struct by
-    // value) for this back-end's device and returns its kernels `names`, in that order; a
-    // source compiled before in this process is not compiled again (cached by its text). Never
-    // throws for a source or a machine that cannot be compiled for: the result then holds no
-    // kernel and says why (the CPU back-end runs host code: it compiles nothing).
+    // The language compile_kernels takes here, fixed for the back-end's life: cuda_cpp on the
+    // CUDA back-end, none on the CPU (the build without CUDA makes no CUDA back-end). A caller
+    // with kernels in no other language asks this before making their source.
+    KernelDialect kernel_dialect() const { return kernel_dialect_; }
+    // Compiles `source`, in kernel_dialect() (cuda_cpp: CUDA C++ with extern "C" __global__
+    // kernels, each taking one struct by value), for this back-end's device and returns its
+    // kernels `names`, in that order; a source compiled before in this process is not compiled
+    // again (cached by its text). Never throws for a source or a machine that cannot be
+    // compiled for: the result then holds no kernel and says why (a back-end of dialect none
+    // compiles nothing: its callers run host code).
     virtual RuntimeCompilation compile_kernels(const std::string& source,
                                                const std::vector<std::string>& names) const;
 
@@ -164,6 +171,7 @@ protected:
 
 private:
     std::shared_ptr<const Communicator> communicator_;
+    KernelDialect kernel_dialect_;
 };
 
 template <>

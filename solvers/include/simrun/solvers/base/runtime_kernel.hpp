@@ -10,6 +10,12 @@
 
 namespace simrun::solvers {
 
+// The language of the source a back-end's compile_kernels takes (Backend::kernel_dialect).
+enum class KernelDialect {
+    none,      // compiles nothing: its callers run their host code (the CPU back-end)
+    cuda_cpp,  // CUDA C++ with extern "C" __global__ kernels, compiled by NVRTC (CUDA)
+};
+
 class RuntimeKernel {
 public:
     virtual ~RuntimeKernel() = default;
