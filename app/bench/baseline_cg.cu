@@ -1,7 +1,7 @@
 // The benchmark's CUDA support: the cusparse/cuBLAS CG baseline (baseline_cg.hpp) and the
 // cudaEvent clock of DeviceTimer (device_timer.hpp), both compiled into the benchmark's own target
-// (app/CMakeLists.txt), the only one that links cuSPARSE and cuBLAS; they use only the back-end's
-// stream.
+// (app/CMakeLists.txt), the only one that links cuSPARSE and cuBLAS; they reach the back-end's
+// stream and memory through the solver layer's public interop (cuda_interop.hpp).
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 #include <cusparse.h>
@@ -12,32 +12,27 @@
 
 #include "baseline_cg.hpp"
 #include "device_timer.hpp"
-#include "kernels/cuda/cuda_backend.hpp"
-#include "kernels/cuda/cuda_check.hpp"
 #include "simrun/solvers/base/array.hpp"
+#include "simrun/solvers/base/cuda_interop.hpp"
 #include "simrun/solvers/base/errors.hpp"
 
-// SIMRUN_CUSPARSE_CHECK(call), SIMRUN_CUBLAS_CHECK(call): throw CudaError naming the call, the
-// place and the library's message.
-#define SIMRUN_CUSPARSE_CHECK(call)                                                             \
-    do {                                                                                        \
-        const cusparseStatus_t simrun_cusparse_status = (call);                                 \
-        if (simrun_cusparse_status != CUSPARSE_STATUS_SUCCESS) {                                \
-            throw ::simrun::solvers::CudaError(std::string(#call) + " failed at " + __FILE__ +  \
-                                               ":" + std::to_string(__LINE__) + ": " +          \
-                                               cusparseGetErrorString(simrun_cusparse_status)); \
-        }                                                                                       \
-    } while (0)
-
-#define SIMRUN_CUBLAS_CHECK(call)                                                              \
+// SIMRUN_LIBRARY_CHECK(call, status type, success, message of a status): throws CudaError naming
+// the call, the place and the library's message where `call` does not return `success`.
+#define SIMRUN_LIBRARY_CHECK(call, Status, success, message)                                   \
     do {                                                                                       \
-        const cublasStatus_t simrun_cublas_status = (call);                                    \
-        if (simrun_cublas_status != CUBLAS_STATUS_SUCCESS) {                                   \
+        const Status simrun_library_status = (call);                                           \
+        if (simrun_library_status != (success)) {                                              \
             throw ::simrun::solvers::CudaError(std::string(#call) + " failed at " + __FILE__ + \
                                                ":" + std::to_string(__LINE__) + ": " +         \
-                                               cublasGetStatusString(simrun_cublas_status));   \
+                                               message(simrun_library_status));                \
         }                                                                                      \
     } while (0)
+#define SIMRUN_CUDART_CHECK(call) \
+    SIMRUN_LIBRARY_CHECK(call, cudaError_t, cudaSuccess, cudaGetErrorString)
+#define SIMRUN_CUSPARSE_CHECK(call) \
+    SIMRUN_LIBRARY_CHECK(call, cusparseStatus_t, CUSPARSE_STATUS_SUCCESS, cusparseGetErrorString)
+#define SIMRUN_CUBLAS_CHECK(call) \
+    SIMRUN_LIBRARY_CHECK(call, cublasStatus_t, CUBLAS_STATUS_SUCCESS, cublasGetStatusString)
 
 namespace simrun::solvers {
 
@@ -46,9 +41,9 @@ namespace {
 
 class CudaEventClock final : public DeviceTimer::Clock {
 public:
-    explicit CudaEventClock(const cuda::CudaBackend& backend) : stream_(backend.stream()) {
-        SIMRUN_CUDA_CHECK(cudaEventCreate(&begin_));
-        SIMRUN_CUDA_CHECK(cudaEventCreate(&end_));
+    explicit CudaEventClock(const Backend& backend) : stream_(cuda_stream(backend)) {
+        SIMRUN_CUDART_CHECK(cudaEventCreate(&begin_));
+        SIMRUN_CUDART_CHECK(cudaEventCreate(&end_));
     }
     ~CudaEventClock() override {
         // Errors at teardown cannot be reported.
@@ -58,12 +53,12 @@ public:
     CudaEventClock(const CudaEventClock&) = delete;
     CudaEventClock& operator=(const CudaEventClock&) = delete;
 
-    void start() override { SIMRUN_CUDA_CHECK(cudaEventRecord(begin_, stream_)); }
+    void start() override { SIMRUN_CUDART_CHECK(cudaEventRecord(begin_, stream_)); }
     double stop_seconds() override {
-        SIMRUN_CUDA_CHECK(cudaEventRecord(end_, stream_));
-        SIMRUN_CUDA_CHECK(cudaEventSynchronize(end_));
+        SIMRUN_CUDART_CHECK(cudaEventRecord(end_, stream_));
+        SIMRUN_CUDART_CHECK(cudaEventSynchronize(end_));
         float milliseconds = 0.0f;
-        SIMRUN_CUDA_CHECK(cudaEventElapsedTime(&milliseconds, begin_, end_));
+        SIMRUN_CUDART_CHECK(cudaEventElapsedTime(&milliseconds, begin_, end_));
         return 1e-3 * static_cast<double>(milliseconds);
     }
 
@@ -81,7 +76,7 @@ std::unique_ptr<DeviceTimer::Clock> make_cuda_event_clock(const Backend& backend
     if (backend.kind() != BackendKind::cuda) {
         throw std::invalid_argument("make_cuda_event_clock: the back-end is not CUDA");
     }
-    return std::make_unique<CudaEventClock>(cuda::as_cuda(backend));
+    return std::make_unique<CudaEventClock>(backend);
 }
 
 }  // namespace detail
@@ -182,7 +177,7 @@ CusparseCg<T>::CusparseCg(std::shared_ptr<const Backend> backend, const CsrData<
     }
     State& s = *state_;
     s.backend = std::move(backend);
-    s.stream = cuda::as_cuda(*s.backend).stream();
+    s.stream = cuda_stream(*s.backend);
     s.n = a.rows;
     const auto n = static_cast<std::size_t>(a.rows);
     s.row_ptr = Array<std::int32_t>::from_host(s.backend, a.row_ptr);
@@ -196,12 +191,16 @@ CusparseCg<T>::CusparseCg(std::shared_ptr<const Backend> backend, const CsrData<
     SIMRUN_CUBLAS_CHECK(cublasCreate(&s.blas));
     SIMRUN_CUBLAS_CHECK(cublasSetStream(s.blas, s.stream));
     SIMRUN_CUBLAS_CHECK(cublasSetPointerMode(s.blas, CUBLAS_POINTER_MODE_HOST));
-    SIMRUN_CUSPARSE_CHECK(cusparseCreateCsr(
-        &s.matrix, a.rows, a.cols, a.nnz(), s.row_ptr.data(), s.col.data(), s.values.data(),
-        CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, value_type<T>()));
-    SIMRUN_CUSPARSE_CHECK(cusparseCreateDnVec(&s.x_vector, s.n, s.x.data(), value_type<T>()));
-    SIMRUN_CUSPARSE_CHECK(cusparseCreateDnVec(&s.p_vector, s.n, s.p.data(), value_type<T>()));
-    SIMRUN_CUSPARSE_CHECK(cusparseCreateDnVec(&s.q_vector, s.n, s.q.data(), value_type<T>()));
+    SIMRUN_CUSPARSE_CHECK(
+        cusparseCreateCsr(&s.matrix, a.rows, a.cols, a.nnz(), cuda_pointer(s.row_ptr),
+                          cuda_pointer(s.col), cuda_pointer(s.values), CUSPARSE_INDEX_32I,
+                          CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, value_type<T>()));
+    SIMRUN_CUSPARSE_CHECK(
+        cusparseCreateDnVec(&s.x_vector, s.n, cuda_pointer(s.x), value_type<T>()));
+    SIMRUN_CUSPARSE_CHECK(
+        cusparseCreateDnVec(&s.p_vector, s.n, cuda_pointer(s.p), value_type<T>()));
+    SIMRUN_CUSPARSE_CHECK(
+        cusparseCreateDnVec(&s.q_vector, s.n, cuda_pointer(s.q), value_type<T>()));
     // One buffer serves every product (same matrix, same vector shapes).
     const T one = 1, zero = 0;
     std::size_t buffer_bytes = 0;
@@ -221,24 +220,25 @@ BaselineResult CusparseCg<T>::solve(std::int64_t iterations, double rtol) const 
     State& s = *state_;  // the vectors are scratch: solving changes no observable state
     const int n = s.n;
     const auto bytes = static_cast<std::size_t>(n) * sizeof(T);
-    T* x = s.x.data();
-    T* r = s.r.data();
-    T* p = s.p.data();
-    T* q = s.q.data();
+    const T* b = cuda_pointer(s.b);
+    T* x = cuda_pointer(s.x);
+    T* r = cuda_pointer(s.r);
+    T* p = cuda_pointer(s.p);
+    T* q = cuda_pointer(s.q);
     // x = 0 before the clock starts (simrun's harness resets its x the same way). Traffic: n s.
-    SIMRUN_CUDA_CHECK(cudaMemsetAsync(x, 0, bytes, s.stream));
+    SIMRUN_CUDART_CHECK(cudaMemsetAsync(x, 0, bytes, s.stream));
 
     BaselineResult result;
     s.timer->start();
     // ||b||. Traffic: n s.
     T b_norm = 0;
-    SIMRUN_CUBLAS_CHECK(blas_nrm2(s.blas, n, s.b.data(), &b_norm));
+    SIMRUN_CUBLAS_CHECK(blas_nrm2(s.blas, n, b, &b_norm));
     // r = b - A x: copy (2 n s), SpMV, axpy (3 n s).
-    SIMRUN_CUDA_CHECK(cudaMemcpyAsync(r, s.b.data(), bytes, cudaMemcpyDeviceToDevice, s.stream));
+    SIMRUN_CUDART_CHECK(cudaMemcpyAsync(r, b, bytes, cudaMemcpyDeviceToDevice, s.stream));
     s.spmv(s.x_vector, s.q_vector);
     SIMRUN_CUBLAS_CHECK(blas_axpy(s.blas, n, T(-1), q, r));
     // p = r (2 n s); rr = r'r (2 n s).
-    SIMRUN_CUDA_CHECK(cudaMemcpyAsync(p, r, bytes, cudaMemcpyDeviceToDevice, s.stream));
+    SIMRUN_CUDART_CHECK(cudaMemcpyAsync(p, r, bytes, cudaMemcpyDeviceToDevice, s.stream));
     T rr = 0;
     SIMRUN_CUBLAS_CHECK(blas_dot(s.blas, n, r, r, &rr));
     const double target = rtol * static_cast<double>(b_norm);
@@ -264,7 +264,7 @@ BaselineResult CusparseCg<T>::solve(std::int64_t iterations, double rtol) const 
         rr = rr_next;
     }
     result.seconds = s.timer->stop_seconds();
-    SIMRUN_CUDA_CHECK(cudaGetLastError());
+    SIMRUN_CUDART_CHECK(cudaGetLastError());
     const double r_norm = std::sqrt(static_cast<double>(rr));
     result.relative_residual = b_norm > 0 ? r_norm / static_cast<double>(b_norm) : r_norm;
     return result;
