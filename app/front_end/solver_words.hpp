@@ -1,9 +1,9 @@
 #pragma once
 // The words that name a solve's method, preconditioner and format at every entry point of the
 // front end (`simrun solve --solver/--precond/--format`, simrun.solve's method, preconditioner
-// and format), from the solver layer's one list per enum (enum_names) and "auto". The method's
-// words add "pcg": CG with a preconditioner ("auto" picks it); "cg" is CG with none unless one
-// is named, as SciPy's cg.
+// and format), from the solver layer's one list per enum (enum_names) and "auto", read as the
+// input file reads them (SolverRequest::parse): "cg" is CG with no preconditioner unless one is
+// named, as SciPy's cg; "pcg" CG with the one named or chosen.
 #include <string>
 #include <vector>
 

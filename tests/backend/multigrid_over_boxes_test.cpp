@@ -236,7 +236,7 @@ TEST(MultigridOverBoxes, CgTakesOneProcessIterations) {
           std::pair{in_float, std::int64_t{65536}}}) {
         SCOPED_TRACE(std::string(precision ? "cycle in float" : "cycle in the plan's precision") +
                      ", gather_size " + std::to_string(gather_size));
-        SolverRequest request = SolverRequest::parse("cg", "auto", "dia");
+        SolverRequest request = SolverRequest::parse("pcg", "auto", "dia");
         request.grid = box;
         request.multigrid.gather_size = gather_size;
         request.multigrid.precision = precision;

@@ -109,10 +109,19 @@ TimeParameters parse_time(const ConfigSection& section, TimeScheme default_schem
 
 SolverParameters parse_solver(const ConfigSection& section) {
     SolverParameters s;
-    s.request.method = read_word<solvers::Method>(section, "method", "auto", "auto");
-    s.request.preconditioner =
-        read_word<solvers::PreconditionerKind>(section, "preconditioner", "auto", "auto");
-    s.request.format = read_word<solvers::Format>(section, "format", "auto", "auto");
+    // The words of every entry point (SolverRequest::parse): cg with no preconditioner unless
+    // one is named, pcg with the one named or chosen.
+    const auto method = section.get<std::string>("method", "auto");
+    require_one_of(section, "method", method, solvers::method_words());
+    const auto preconditioner = section.get<std::string>("preconditioner", "auto");
+    read_word<solvers::PreconditionerKind>(section, "preconditioner", "auto", "auto");
+    const auto format = section.get<std::string>("format", "auto");
+    read_word<solvers::Format>(section, "format", "auto", "auto");
+    try {
+        s.request = solvers::SolverRequest::parse(method, preconditioner, format);
+    } catch (const std::invalid_argument& error) {
+        section.fail("preconditioner", error.what());  // pcg with none
+    }
     // [solver.multigrid]: the cycle, for multigrid chosen or named.
     const ConfigSection multigrid = section.subsection("multigrid");
     solvers::MultigridParameters& m = s.request.multigrid;

@@ -22,12 +22,37 @@ PreconditionerKind parse_preconditioner(const std::string& text) {
     return parse_enum<PreconditionerKind>(text, "preconditioner", "auto");
 }
 
+std::vector<std::string> method_words() {
+    std::vector<std::string> words = enum_name_strings<Method>("auto");
+    words.insert(std::find(words.begin(), words.end(), "cg") + 1, "pcg");
+    return words;
+}
+
 SolverRequest SolverRequest::parse(std::string_view method, std::string_view preconditioner,
                                    std::string_view format) {
+    const bool pcg = method == "pcg";
+    if (pcg && preconditioner == "none") {
+        throw std::invalid_argument("solver method pcg needs a preconditioner; cg is CG with none");
+    }
     SolverRequest request;
-    if (method != "auto") request.method = parse_method(std::string(method));
+    if (pcg) {
+        request.method = Method::cg;
+    } else if (method != "auto") {
+        const auto known = method_words();
+        if (std::find(known.begin(), known.end(), method) == known.end()) {
+            std::string list;  // "a, b or c", as parse_enum lists a setting's words
+            for (std::size_t i = 0; i < known.size(); ++i) {
+                list += (i == 0 ? "" : i + 1 == known.size() ? " or " : ", ") + known[i];
+            }
+            throw std::invalid_argument("unknown solver method '" + std::string(method) +
+                                        "' (expected " + list + ")");
+        }
+        request.method = parse_method(std::string(method));
+    }
     if (preconditioner != "auto") {
         request.preconditioner = parse_preconditioner(std::string(preconditioner));
+    } else if (request.method == Method::cg && !pcg) {
+        request.preconditioner = PreconditionerKind::none;  // cg: none unless one is named
     }
     if (format != "auto") request.format = parse_enum<Format>(format, "format", "auto");
     return request;

@@ -51,12 +51,27 @@ TEST(RunSettings, SolverWordsAreReadIntoTheRequestAndTheCriteria) {
         const SolverParameters solver = parse_solver(config.section("solver"));
         ASSERT_TRUE(solver.request.method.has_value());
         EXPECT_EQ(*solver.request.method, method.value);
-        EXPECT_FALSE(solver.request.preconditioner.has_value());  // auto
+        if (method.value == solvers::Method::cg) {
+            // cg means CG with no preconditioner unless one is named, at every entry point.
+            EXPECT_EQ(solver.request.preconditioner, solvers::PreconditionerKind::none);
+        } else {
+            EXPECT_FALSE(solver.request.preconditioner.has_value());  // auto
+        }
         EXPECT_EQ(solver.request.format, solvers::Format::ell);
         EXPECT_EQ(solver.criteria.relative_tolerance, 1e-6);
         EXPECT_EQ(solver.criteria.absolute_tolerance, 0.0);
         EXPECT_EQ(solver.criteria.max_iterations, 77);
     }
+    // pcg: CG with the preconditioner named or, as here, chosen; refused with none.
+    const SolverParameters pcg = parse_solver(
+        Config::from_string("[solver]\nmethod = \"pcg\"\n", "run.toml").section("solver"));
+    EXPECT_EQ(pcg.request.method, solvers::Method::cg);
+    EXPECT_FALSE(pcg.request.preconditioner.has_value());
+    EXPECT_THROW(
+        parse_solver(Config::from_string("[solver]\nmethod = \"pcg\"\npreconditioner = \"none\"\n",
+                                         "run.toml")
+                         .section("solver")),
+        InputError);
     const SolverParameters defaults =
         parse_solver(Config::from_string("[solver]\n", "run.toml").section("solver"));
     EXPECT_FALSE(defaults.request.method || defaults.request.preconditioner ||

@@ -235,5 +235,28 @@ TEST(SolverSelection, OverRanksEveryMethodWithItsReason) {
               std::string::npos);
 }
 
+// The method's words mean the same at every entry point: cg is CG with no preconditioner unless
+// one is named, pcg CG with the one named or chosen.
+TEST(SolverRequestWords, CgTakesNoPreconditionerUnlessNamedAndPcgTakesOne) {
+    const SolverRequest cg = SolverRequest::parse("cg", "auto", "auto");
+    EXPECT_EQ(cg.method, Method::cg);
+    EXPECT_EQ(cg.preconditioner, PreconditionerKind::none);
+    EXPECT_EQ(SolverRequest::parse("cg", "jacobi", "auto").preconditioner,
+              PreconditionerKind::jacobi);
+    const SolverRequest pcg = SolverRequest::parse("pcg", "auto", "auto");
+    EXPECT_EQ(pcg.method, Method::cg);
+    EXPECT_FALSE(pcg.preconditioner.has_value());
+    EXPECT_EQ(SolverRequest::parse("pcg", "ssor", "auto").preconditioner, PreconditionerKind::ssor);
+    EXPECT_THROW(SolverRequest::parse("pcg", "none", "auto"), std::invalid_argument);
+    EXPECT_FALSE(SolverRequest::parse("bicgstab", "auto", "auto").preconditioner.has_value());
+    try {
+        SolverRequest::parse("pgc", "auto", "auto");
+        ADD_FAILURE() << "pgc was accepted";
+    } catch (const std::invalid_argument& error) {
+        EXPECT_NE(std::string(error.what()).find("cg, pcg, bicg"), std::string::npos)
+            << error.what();
+    }
+}
+
 }  // namespace
 }  // namespace simrun::solvers

@@ -92,11 +92,17 @@ struct SolverRequest {
     // others as one process), and the plan's reasons say where the ranks change a method.
     int ranks = 1;
 
-    // From the words of the input file and the command line: "auto" or a name of the enum's
-    // list (enum_names). Throws std::invalid_argument naming the accepted words.
+    // From the words of every entry point (the input file, the command line, Python): "auto"
+    // or a name of the enum's list (enum_names), and for the method "pcg". "cg" is conjugate
+    // gradients with no preconditioner unless `preconditioner` names one (as SciPy's cg);
+    // "pcg" is CG with the preconditioner named or, for "auto", chosen. Throws
+    // std::invalid_argument naming the accepted words, and for pcg with the preconditioner none.
     static SolverRequest parse(std::string_view method, std::string_view preconditioner,
                                std::string_view format);
 };
+
+// The method's words parse() accepts: auto, the enum's words, and pcg after cg.
+std::vector<std::string> method_words();
 
 struct SolverStep {
     Method method = Method::cg;
