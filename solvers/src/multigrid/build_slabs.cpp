@@ -52,7 +52,6 @@ void Hierarchy<T>::build_slabs(const DiaData<double>& block, const GridBox& box,
         const SmootherSetup setup = slab_setup(slab, box);
         level->spread.holds = slab.holds();
         split_holders_.push_back(slab.holders);
-        level->link = offset_link<T>(backend_, 0);
         all_or_none(ranks, [&] {
             if (!slab.holds()) return;
             LevelRows rows{slab.window_operator, slab.transfer, std::move(slab.weights)};
@@ -68,6 +67,8 @@ void Hierarchy<T>::build_slabs(const DiaData<double>& block, const GridBox& box,
                     offset_link<T>(backend_, static_cast<std::size_t>(slab.coarse_offset));
             }
         });
+        // A rank that holds none of the level only visits the levels below.
+        if (!level->link) level->link = offset_link<T>(backend_, 0);
         // The smoother's bound is the whole level's (every rank's rows).
         level->spectrum_bound = ranks.max(level->spectrum_bound);
         // Collective (a device halo is opened with the neighbours): outside all_or_none.
