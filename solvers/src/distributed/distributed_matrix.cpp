@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "base/kernel_table.hpp"
-#include "simrun/solvers/base/device_halo.hpp"
+#include "distributed/halo_exchange.hpp"
 #include "simrun/solvers/matrices/conversions.hpp"
 
 namespace simrun::solvers {
@@ -198,36 +198,123 @@ template <typename T>
 struct DistributedMatrix<T>::Halo {
     const Backend& backend;
     const Communicator& ranks;
-    // A rank this block exchanges rows with: the rows of x it sends there, and the rows it
-    // receives from there with the couplings that read them.
+    // A rank this block exchanges rows with: the couplings that read the rows received from it.
     struct Neighbour {
         int rank = 0;
-        std::int64_t send_offset = 0, send_count = 0;        // in the gathered rows
-        std::int64_t send_first = -1;                        // consecutive rows sent: the first
-        std::int64_t receive_offset = 0, receive_count = 0;  // in the halo
         std::size_t coupled_rows = 0;
         Array<std::int64_t> rows, starts;  // the rows coupled, and where each one's entries start
         Array<std::int32_t> slots;         // each entry's row among those received
         Array<T> values;
     };
-    std::vector<Neighbour> neighbours;  // in rank order
-    std::int64_t sent = 0, received = 0;
-    Array<std::int64_t> send_rows;       // the rows sent, neighbours in order, where some are not
-    Array<T> send_buffer;                // consecutive: then gathered here
-    std::unique_ptr<DeviceHalo> device;  // where the halo stays on GPUs: a side a neighbour
-    std::vector<const void*> device_sends;  // the rows sent to each side, at each product
-    Array<T> halo;                          // else received here, through host staging:
-    T* staging = nullptr;                   // pinned host, the rows sent then those received
+    std::vector<Neighbour> neighbours;          // in rank order, the exchange's
+    std::unique_ptr<HaloExchange<T>> exchange;  // the rows read: sent, kept where received
 
     Halo(const std::shared_ptr<const Backend>& on) : backend(*on), ranks(on->communicator()) {}
-    ~Halo() {
-        if (staging != nullptr) backend.release_host(staging);
-    }
-    // The rows sent to a neighbour, on the back-end, once gathered.
-    const T* sent_rows(const Neighbour& to, const Array<T>& x) const {
-        return to.send_first >= 0 ? x.data() + to.send_first : send_buffer.data() + to.send_offset;
-    }
 };
+
+namespace {
+
+// Which rows this block reads of each rank (in order, once each: its slots there) and which
+// of its rows each rank reads (collective).
+struct ReadPattern {
+    std::vector<std::vector<std::int64_t>> reads, read_here;
+};
+ReadPattern learn_reads(const Communicator& ranks, const Placed& placed) {
+    const int rank = ranks.rank(), count = ranks.size();
+    ReadPattern pattern;
+    pattern.reads.resize(static_cast<std::size_t>(count));
+    for (std::size_t k = 0; k < placed.owner.size(); ++k) {
+        pattern.reads[static_cast<std::size_t>(placed.owner[k])].push_back(placed.column[k]);
+    }
+    std::vector<std::int64_t> read_counts(static_cast<std::size_t>(count));
+    for (int q = 0; q < count; ++q) {
+        auto& rows = pattern.reads[static_cast<std::size_t>(q)];
+        std::sort(rows.begin(), rows.end());
+        rows.erase(std::unique(rows.begin(), rows.end()), rows.end());
+        read_counts[static_cast<std::size_t>(q)] = static_cast<std::int64_t>(rows.size());
+    }
+    // Every rank learns which ranks read how many of its rows, then which rows.
+    const auto all = all_counts(ranks, read_counts);
+    std::vector<std::pair<int, std::vector<std::int64_t>>> asked, asking;
+    for (int q = 0; q < count; ++q) {
+        asked.emplace_back(q, pattern.reads[static_cast<std::size_t>(q)]);
+        asking.emplace_back(q,
+                            std::vector<std::int64_t>(static_cast<std::size_t>(
+                                all[static_cast<std::size_t>(q)][static_cast<std::size_t>(rank)])));
+    }
+    exchange_lists(ranks, asked, asking);
+    for (auto& [q, rows] : asking) pattern.read_here.push_back(std::move(rows));
+    return pattern;
+}
+
+// The exchange's plan: per neighbour the rows it reads here (as runs: a run of them is sent
+// straight from x, else they are gathered) and the slots of the halo its rows fill here.
+HaloPlan halo_plan_of(const ReadPattern& pattern) {
+    HaloPlan plan;
+    std::int64_t slots = 0;
+    for (std::size_t q = 0; q < pattern.reads.size(); ++q) {
+        const auto& sends = pattern.read_here[q];
+        const auto received = static_cast<std::int64_t>(pattern.reads[q].size());
+        if (sends.empty() && received == 0) continue;
+        HaloPlan::Neighbour& to = plan.neighbours.emplace_back();
+        to.rank = static_cast<int>(q);
+        for (const std::int64_t row : sends) add_index(to.sent, row);
+        if (received > 0) to.received.push_back({slots, received});
+        slots += received;
+    }
+    return plan;
+}
+
+// A neighbour's couplings by row (a row's entries in the order given): its rows, where each
+// one's entries start, and each entry's slot and value.
+template <typename T>
+struct RowCouplings {
+    std::vector<std::int64_t> rows, starts;
+    std::vector<std::int32_t> slots;
+    std::vector<T> values;
+};
+template <typename T>
+std::vector<RowCouplings<T>> couplings_by_neighbour(const OutsideCouplings<T>& outside,
+                                                    const Placed& placed,
+                                                    const ReadPattern& pattern,
+                                                    const HaloPlan& plan) {
+    struct Coupling {
+        std::int64_t row;
+        std::int32_t slot;
+        T value;
+    };
+    std::vector<std::vector<Coupling>> entries(plan.neighbours.size());
+    for (std::size_t k = 0; k < outside.size(); ++k) {
+        const int q = placed.owner[k];
+        const auto& rows = pattern.reads[static_cast<std::size_t>(q)];
+        const auto slot =
+            std::lower_bound(rows.begin(), rows.end(), placed.column[k]) - rows.begin();
+        const auto at = std::find_if(plan.neighbours.begin(), plan.neighbours.end(),
+                                     [&](const auto& n) { return n.rank == q; }) -
+                        plan.neighbours.begin();
+        entries[static_cast<std::size_t>(at)].push_back(
+            {outside.rows[k], static_cast<std::int32_t>(slot), outside.values[k]});
+    }
+    std::vector<RowCouplings<T>> couplings(plan.neighbours.size());
+    for (std::size_t i = 0; i < entries.size(); ++i) {
+        auto& mine = entries[i];
+        std::stable_sort(mine.begin(), mine.end(),
+                         [](const Coupling& a, const Coupling& b) { return a.row < b.row; });
+        RowCouplings<T>& c = couplings[i];
+        for (std::size_t e = 0; e < mine.size(); ++e) {
+            if (e == 0 || mine[e].row != mine[e - 1].row) {
+                c.rows.push_back(mine[e].row);
+                c.starts.push_back(static_cast<std::int64_t>(e));
+            }
+            c.slots.push_back(mine[e].slot);
+            c.values.push_back(mine[e].value);
+        }
+        c.starts.push_back(static_cast<std::int64_t>(mine.size()));
+    }
+    return couplings;
+}
+
+}  // namespace
 
 template <typename T>
 DistributedMatrix<T>::DistributedMatrix(std::unique_ptr<LinearOperator<T>> inner,
@@ -237,117 +324,29 @@ DistributedMatrix<T>::DistributedMatrix(std::unique_ptr<LinearOperator<T>> inner
     halo_ = std::make_unique<Halo>(backend);
     Halo& h = *halo_;
     const Communicator& ranks = h.ranks;
-    const int rank = ranks.rank(), count = ranks.size();
     const auto n = static_cast<std::int64_t>(inner_->size());
     const std::vector<std::int64_t> firsts = block_firsts(ranks, n);
     const Placed placed = place_couplings(ranks, firsts, outside, "distributed matrix");
-
-    // The rows this block reads of each rank, in order: its slots there.
-    std::vector<std::vector<std::int64_t>> reads(static_cast<std::size_t>(count));
-    for (std::size_t k = 0; k < outside.size(); ++k) {
-        reads[static_cast<std::size_t>(placed.owner[k])].push_back(placed.column[k]);
-    }
-    std::vector<std::int64_t> read_counts(static_cast<std::size_t>(count));
-    for (int q = 0; q < count; ++q) {
-        auto& rows = reads[static_cast<std::size_t>(q)];
-        std::sort(rows.begin(), rows.end());
-        rows.erase(std::unique(rows.begin(), rows.end()), rows.end());
-        read_counts[static_cast<std::size_t>(q)] = static_cast<std::int64_t>(rows.size());
-    }
-    // Every rank learns which ranks read how many of its rows, then which rows.
-    const auto all = all_counts(ranks, read_counts);
-    std::vector<std::pair<int, std::vector<std::int64_t>>> asked, asking;
-    for (int q = 0; q < count; ++q) {
-        asked.emplace_back(q, reads[static_cast<std::size_t>(q)]);
-        asking.emplace_back(q,
-                            std::vector<std::int64_t>(static_cast<std::size_t>(
-                                all[static_cast<std::size_t>(q)][static_cast<std::size_t>(rank)])));
-    }
-    exchange_lists(ranks, asked, asking);
-
-    std::vector<std::int64_t> send_rows;
-    bool consecutive = true;
-    for (int q = 0; q < count; ++q) {
-        const auto& sends = asking[static_cast<std::size_t>(q)].second;
-        const auto& receives = reads[static_cast<std::size_t>(q)];
-        if (sends.empty() && receives.empty()) continue;
-        typename Halo::Neighbour& to = h.neighbours.emplace_back();
-        to.rank = q;
-        to.send_offset = static_cast<std::int64_t>(send_rows.size());
-        to.send_count = static_cast<std::int64_t>(sends.size());
-        if (!sends.empty() && sends.back() - sends.front() + 1 == to.send_count) {
-            to.send_first = sends.front();
-        } else if (!sends.empty()) {
-            consecutive = false;
-        }
-        send_rows.insert(send_rows.end(), sends.begin(), sends.end());
-        to.receive_offset = h.received;
-        to.receive_count = static_cast<std::int64_t>(receives.size());
-        h.received += to.receive_count;
-    }
-    h.sent = static_cast<std::int64_t>(send_rows.size());
-
-    // Each neighbour's couplings by row (a row's entries in the order given): its rows, where
-    // each one's entries start, and each entry's slot and value.
-    struct Coupling {
-        std::int64_t row;
-        std::int32_t slot;
-        T value;
-    };
-    std::vector<std::vector<Coupling>> couplings(h.neighbours.size());
-    for (std::size_t k = 0; k < outside.size(); ++k) {
-        const int q = placed.owner[k];
-        const auto& rows = reads[static_cast<std::size_t>(q)];
-        const auto slot =
-            std::lower_bound(rows.begin(), rows.end(), placed.column[k]) - rows.begin();
-        const auto at = std::find_if(h.neighbours.begin(), h.neighbours.end(),
-                                     [&](const auto& to) { return to.rank == q; }) -
-                        h.neighbours.begin();
-        couplings[static_cast<std::size_t>(at)].push_back(
-            {outside.rows[k], static_cast<std::int32_t>(slot), outside.values[k]});
-    }
-
+    const ReadPattern pattern = learn_reads(ranks, placed);
+    HaloPlan plan = halo_plan_of(pattern);
+    std::vector<RowCouplings<T>> couplings = couplings_by_neighbour(outside, placed, pattern, plan);
+    for (const HaloPlan::Neighbour& to : plan.neighbours)
+        h.neighbours.emplace_back().rank = to.rank;
     // On the GPUs the halo stays there where every rank's GPU reaches its neighbours' (a side
-    // a neighbour, collective).
-    std::vector<HaloSide> sides;
-    for (const auto& to : h.neighbours) {
-        sides.push_back({to.rank, bytes_of<T>(to.send_count), bytes_of<T>(to.receive_count)});
-    }
-    h.device = backend->open_device_halo(sides);
-    h.device_sends.resize(h.neighbours.size());
+    // a neighbour, collective); the rows received are read where they arrive.
+    h.exchange =
+        std::make_unique<HaloExchange<T>>(backend, std::move(plan), HaloExchange<T>::Arrival::kept);
     // Every rank learns whether another's memory ran out (its products would wait for it).
     all_or_none(ranks, [&] {
         for (std::size_t i = 0; i < h.neighbours.size(); ++i) {
-            auto& entries = couplings[i];
-            std::stable_sort(entries.begin(), entries.end(),
-                             [](const Coupling& a, const Coupling& b) { return a.row < b.row; });
-            std::vector<std::int64_t> rows, starts;
-            std::vector<std::int32_t> slots;
-            std::vector<T> values;
-            for (std::size_t e = 0; e < entries.size(); ++e) {
-                if (e == 0 || entries[e].row != entries[e - 1].row) {
-                    rows.push_back(entries[e].row);
-                    starts.push_back(static_cast<std::int64_t>(e));
-                }
-                slots.push_back(entries[e].slot);
-                values.push_back(entries[e].value);
-            }
-            starts.push_back(static_cast<std::int64_t>(entries.size()));
             auto& to = h.neighbours[i];
-            to.coupled_rows = rows.size();
-            to.rows = Array<std::int64_t>::from_host(backend, rows);
-            to.starts = Array<std::int64_t>::from_host(backend, starts);
-            to.slots = Array<std::int32_t>::from_host(backend, slots);
-            to.values = Array<T>::from_host(backend, values);
+            const RowCouplings<T>& c = couplings[i];
+            to.coupled_rows = c.rows.size();
+            to.rows = Array<std::int64_t>::from_host(backend, c.rows);
+            to.starts = Array<std::int64_t>::from_host(backend, c.starts);
+            to.slots = Array<std::int32_t>::from_host(backend, c.slots);
+            to.values = Array<T>::from_host(backend, c.values);
         }
-        if (!consecutive) {
-            h.send_rows = Array<std::int64_t>::from_host(backend, send_rows);
-            h.send_buffer = Array<T>(backend, static_cast<std::size_t>(h.sent));
-        }
-        if (h.device) return;
-        h.halo = Array<T>(backend, static_cast<std::size_t>(h.received));
-        const auto staged = static_cast<std::size_t>(h.sent + h.received);
-        if (staged > 0) h.staging = static_cast<T*>(backend->allocate_host(staged * sizeof(T)));
     });
 }
 
@@ -372,76 +371,20 @@ void DistributedMatrix<T>::apply(const Array<T>& x, Array<T>& y) const {
     }
     const Backend& backend = h.backend;
     const KernelTable<T>& k = backend.kernels<T>();
-    if (h.send_rows.size() > 0) {
-        k.gather(backend, h.send_rows.size(), h.send_rows.data(), x.data(), h.send_buffer.data());
-    }
-    // y_i += A_ij halo_j for the couplings to each neighbour's rows.
-    const auto add = [&](const typename Halo::Neighbour& from, const T* halo) {
-        if (from.coupled_rows == 0) return;
-        k.add_couplings(backend, from.coupled_rows, from.rows.data(), from.starts.data(),
-                        from.slots.data(), from.values.data(), halo, y.data());
-    };
-    if (h.device) {
-        // The rows sent go straight into the neighbours' memory; the block's own rows run
-        // while the neighbours' travel, and the couplings wait for them on the device (kernels
-        // around the block's product, no host wait).
-        for (std::size_t i = 0; i < h.neighbours.size(); ++i) {
-            const auto& to = h.neighbours[i];
-            h.device_sends[i] = to.send_count > 0 ? h.sent_rows(to, x) : nullptr;
-        }
-        h.device->send_sides(h.device_sends);
-        inner_->apply(x, y);
-        h.device->wait_sides({});
-        for (std::size_t i = 0; i < h.neighbours.size(); ++i) {
-            add(h.neighbours[i], static_cast<const T*>(h.device->received(i)));
-        }
-        return;
-    }
-    CommunicationCost& halo_cost = h.ranks.times().halo;
-    // The rows the neighbours read, staged on the host after x's work (gathered: one copy, the
-    // staging laid out as the gathered rows; else each neighbour's run from x): one wait for
-    // them all (it also frees the buffers of the halo received last time, whose copy it waits
-    // for).
-    if (h.send_rows.size() > 0) {
-        backend.copy_to_host_async(h.staging, h.send_buffer.data(), bytes_of<T>(h.sent));
-    } else {
-        for (const auto& to : h.neighbours) {
-            if (to.send_count == 0) continue;
-            backend.copy_to_host_async(h.staging + to.send_offset, h.sent_rows(to, x),
-                                       bytes_of<T>(to.send_count));
-        }
-    }
-    backend.synchronize();
-    std::unique_ptr<PendingExchange> exchange;
-    {
-        const CommunicationTimer timer(halo_cost, static_cast<double>(bytes_of<T>(h.sent)));
-        std::vector<Message> sends, receives;
-        for (const auto& to : h.neighbours) {
-            if (to.send_count > 0) {
-                sends.push_back(
-                    {to.rank, std::span(reinterpret_cast<std::byte*>(h.staging + to.send_offset),
-                                        bytes_of<T>(to.send_count))});
-            }
-            if (to.receive_count > 0) {
-                receives.push_back({to.rank, std::span(reinterpret_cast<std::byte*>(
-                                                           h.staging + h.sent + to.receive_offset),
-                                                       bytes_of<T>(to.receive_count))});
-            }
-        }
-        exchange = h.ranks.start_exchange(sends, receives);
-    }
-    // The block's own rows while the halo travels (issued asynchronously on a GPU).
+    // The rows the neighbours read sent (HaloExchange: straight from x where consecutive, else
+    // gathered; on the GPUs into the neighbours' memory, else staged through the host with one
+    // wait), the block's own rows while they travel (issued asynchronously on a GPU), then the
+    // couplings once they are there (on the GPUs waited for on the device, no host wait).
+    h.exchange->begin(x.data());
     inner_->apply(x, y);
-    {
-        const CommunicationTimer timer(halo_cost, 0.0, 0);
-        exchange->finish();
-        // The halo onto the back-end, in order with the couplings' products below (no wait).
-        if (h.received > 0) {
-            backend.copy_from_host_async(h.halo.data(), h.staging + h.sent,
-                                         bytes_of<T>(h.received));
-        }
+    h.exchange->end(nullptr);
+    // y_i += A_ij halo_j for the couplings to each neighbour's rows.
+    for (std::size_t i = 0; i < h.neighbours.size(); ++i) {
+        const typename Halo::Neighbour& from = h.neighbours[i];
+        if (from.coupled_rows == 0) continue;
+        k.add_couplings(backend, from.coupled_rows, from.rows.data(), from.starts.data(),
+                        from.slots.data(), from.values.data(), h.exchange->received(i), y.data());
     }
-    for (const auto& from : h.neighbours) add(from, h.halo.data() + from.receive_offset);
 }
 
 template struct SplitBlock<float>;

@@ -7,10 +7,10 @@
 #include <memory>
 #include <vector>
 
-#include "multigrid/slab_exchange.hpp"
+#include "distributed/halo_exchange.hpp"
+#include "distributed/redistribution.hpp"
 #include "simrun/solvers/base/array.hpp"
 #include "simrun/solvers/base/backend.hpp"
-#include "simrun/solvers/base/device_halo.hpp"
 #include "simrun/solvers/boxes/box.hpp"
 
 namespace simrun::solvers::multigrid {
@@ -28,59 +28,43 @@ public:
     // halo at the same point. `parts`: every rank's part of `box`, in rank order.
     BoxHalo(std::shared_ptr<const Backend> backend, const GridBox& box,
             const std::vector<Box>& parts);
-    ~BoxHalo();
-    BoxHalo(const BoxHalo&) = delete;
-    BoxHalo& operator=(const BoxHalo&) = delete;
 
     // Collective with the neighbours: the window's halo points take the neighbours' values,
-    // for the back-end's work issued after it. Traffic: the points sent gathered (an index and
-    // a value read, a value written each), sent, and the points received scattered (the same);
-    // through the host, both staged with one wait for the back-end, counted in the
-    // communicator's halo cost from that wait on.
-    void exchange(T* window) const;
+    // for the back-end's work issued after it. Traffic (HaloExchange): the points sent gathered
+    // (an index and a value read, a value written each; copied straight where a side is one
+    // run of the window), sent, and the points received scattered (the same); through the
+    // host, both staged with one wait for the back-end, counted in the communicator's halo
+    // cost from that wait on.
+    void exchange(T* window) const { halo_->exchange(window); }
 
 private:
-    struct Side {
-        int rank = 0;
-        std::int64_t send_offset = 0, send_count = 0;
-        std::int64_t receive_offset = 0, receive_count = 0;
-    };
-    std::shared_ptr<const Backend> backend_;
-    std::vector<Side> sides_;
-    std::int64_t sent_ = 0, received_ = 0;
-    // The window's points sent (side after side) and those received (where they go).
-    Array<std::int64_t> send_index_, receive_index_;
-    mutable Array<T> send_buffer_, receive_buffer_;
-    std::unique_ptr<DeviceHalo> device_;
-    mutable std::vector<const void*> device_sends_;
-    mutable std::vector<void*> device_receives_;
-    T* staging_ = nullptr;  // pinned: sent, then received
+    std::unique_ptr<HaloExchange<T>> halo_;
 };
 
 // A level gathered whole on every rank, from each rank's part of it (in `window`, the part
 // grown by a point, or the part itself on the finest level): gather() takes each rank's part
 // from its window into `whole` on every rank, window_of() gives a window's values back from
-// `whole`. Traffic per gather: the part gathered into its slot (LevelGather's parts, the ranks'
-// parts in rank order), the LevelGather, the whole level put in order (an index and a value
-// read, a value written per point); per window_of: a window of indices and values read.
+// `whole` (Redistribution). Traffic per gather: the part gathered into its segment (the ranks'
+// parts in rank order), the segments gathered as LevelGather's, the whole level put in order
+// (an index and a value read, a value written per point; no pass where the parts are in the
+// whole's order); per window_of: a window of indices and values read.
 template <typename T>
 class BoxGather {
 public:
-    // Collective (LevelGather opens a device halo).
+    // Collective (the gather opens a device halo).
     BoxGather(std::shared_ptr<const Backend> backend, const GridBox& box,
               const std::vector<Box>& parts, const Box& window);
-    void gather(const T* window, Array<T>& whole) const;
-    void window_of(const Array<T>& whole, T* window) const;
-    std::size_t window_points() const { return window_index_.size(); }
+    ~BoxGather();
+    void gather(const T* window, Array<T>& whole) const { gather_->run(window, whole.data()); }
+    void window_of(const Array<T>& whole, T* window) const {
+        window_of_->run(whole.data(), window);
+    }
+    std::size_t window_points() const { return window_points_; }
 
 private:
-    std::shared_ptr<const Backend> backend_;
-    std::int64_t own_start_ = 0;
-    Array<std::int64_t> own_index_;     // the window's own points, in the part's order
-    Array<std::int64_t> whole_index_;   // each point of the whole: where it is in the parts
-    Array<std::int64_t> window_index_;  // each point of the window: where it is in the whole
-    mutable Array<T> parts_;            // every rank's part, in rank order
-    std::unique_ptr<LevelGather<T>> gather_;
+    std::size_t window_points_ = 0;
+    // Each rank's part from its window to the whole on every rank; the whole to the window.
+    std::unique_ptr<Redistribution<T>> gather_, window_of_;
 };
 
 }  // namespace simrun::solvers::multigrid

@@ -8,10 +8,11 @@
 #include <span>
 #include <vector>
 
+#include "distributed/halo_exchange.hpp"
+#include "distributed/redistribution.hpp"
 #include "simrun/solvers/base/array.hpp"
 #include "simrun/solvers/base/backend.hpp"
 #include "simrun/solvers/base/communicator.hpp"
-#include "simrun/solvers/base/device_halo.hpp"
 
 namespace simrun::solvers::multigrid {
 
@@ -41,24 +42,18 @@ public:
     // none of the level (no `before`, no `after`: a level split over fewer ranks).
     SlabHalo(std::shared_ptr<const Backend> backend, std::int64_t plane, std::int64_t planes,
              bool before, bool after);
-    ~SlabHalo();
-    SlabHalo(const SlabHalo&) = delete;
-    SlabHalo& operator=(const SlabHalo&) = delete;
 
     // Collective with the neighbours: the window's halo planes take the neighbours' planes next
     // to this rank's, for the back-end's work issued after it. Traffic per neighbour, on the
     // GPUs: a plane each way (a peer copy) and a plane copied into the window, no host wait;
     // through the host: a plane each way (device to host, the message, host to device) and one
     // wait for the back-end (its earlier work and the copies to the host), the time from that
-    // wait on counted in the communicator's halo cost.
-    void exchange(T* window) const;
+    // wait on counted in the communicator's halo cost (HaloExchange: a plane is one run,
+    // copied straight).
+    void exchange(T* window) const { halo_->exchange(window); }
 
 private:
-    std::shared_ptr<const Backend> backend_;
-    std::int64_t plane_, planes_;
-    bool before_, after_;
-    std::unique_ptr<DeviceHalo> device_;
-    T* staging_ = nullptr;  // pinned: send before, send after, receive before, receive after
+    std::unique_ptr<HaloExchange<T>> halo_;
 };
 
 // A level split over fewer ranks than the level above (slab_levels.hpp's SlabHandoff): the
@@ -73,6 +68,7 @@ class LevelHandoff {
 public:
     LevelHandoff(std::shared_ptr<const Backend> backend, std::vector<PlaneRange> restricted,
                  std::vector<PlaneRange> reached, std::vector<PlaneRange> held, std::int64_t plane);
+    ~LevelHandoff();
     T* window() const { return window_.data(); }
     std::size_t window_points() const { return window_.size(); }
     // `into`: this rank's planes of the coarse level (its window's own part).
@@ -81,16 +77,9 @@ public:
     void take_up(const T* from) const;
 
 private:
-    // The planes `have[rank]` at `from` (on the back-end) moved so that each rank's
-    // `want[rank]` land at `into` (on the back-end), through the host.
-    void move(const std::vector<PlaneRange>& have, const std::vector<PlaneRange>& want,
-              const T* from, T* into) const;
-
-    std::shared_ptr<const Backend> backend_;
-    std::vector<PlaneRange> restricted_, reached_, held_;
-    std::int64_t plane_;
+    std::int64_t offset_ = 0;  // where this rank's restricted planes start in the window
     mutable Array<T> window_;
-    mutable std::vector<T> sent_, received_;
+    std::unique_ptr<Redistribution<T>> down_, up_;
 };
 
 // Assembles a level gathered whole on every rank (collective): each rank's own points are
@@ -112,17 +101,12 @@ public:
     ~LevelGather();
     LevelGather(const LevelGather&) = delete;
     LevelGather& operator=(const LevelGather&) = delete;
-    void gather(Array<T>& whole) const;
+    void gather(Array<T>& whole) const { gather_->run(whole.data(), whole.data()); }
     const std::vector<std::int64_t>& starts() const { return starts_; }
 
 private:
-    void gather_through_host(Array<T>& whole) const;
-
-    std::shared_ptr<const Backend> backend_;
     std::vector<std::int64_t> starts_;
-    std::int64_t slot_ = 0;  // points a slot: the largest part
-    std::unique_ptr<DeviceHalo> device_;
-    mutable Array<T> slots_;
+    std::unique_ptr<Redistribution<T>> gather_;  // each rank's points, in place, to every rank
 };
 
 }  // namespace simrun::solvers::multigrid

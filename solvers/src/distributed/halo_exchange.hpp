@@ -1,0 +1,82 @@
+#pragma once
+// One halo exchange, made once per layout from its plan (halo_plan.hpp) and begun and ended
+// around the work that does not read the halo (the own rows of a product), as AMReX's FillBoundary
+// and Ginkgo's RowGatherer are: the distributed product and every multigrid level use it.
+//
+// The values sent to a neighbour are copied straight from the vector where they are one run of
+// it (a slab's plane), else gathered by one kernel into a buffer (an index and a value read and
+// a value written each); the values received go straight into their run of the vector, else into
+// a buffer scattered by one kernel. On the GPUs, where Backend::open_device_halo gives a device
+// halo (a side per neighbour), the values travel into the neighbours' memory with no host wait;
+// else through pinned host memory: the values sent to the host (one wait for the back-end, which
+// also frees the staging of the values received last time), the messages, the values received
+// back onto the back-end in order with the work after, the time from that wait on counted in the
+// communicator's halo cost (Communicator::times), one exchange per begin.
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "distributed/halo_plan.hpp"
+#include "simrun/solvers/base/array.hpp"
+#include "simrun/solvers/base/backend.hpp"
+#include "simrun/solvers/base/communicator.hpp"
+#include "simrun/solvers/base/device_halo.hpp"
+
+namespace simrun::solvers {
+
+template <typename T>
+class HaloExchange {
+public:
+    // Where the values received go: into the vector given to end() at the plan's received
+    // indices (placed), or left in the exchange, read through received() (kept: the plan's
+    // received runs count the values only).
+    enum class Arrival { placed, kept };
+
+    // Collective: every rank makes its exchange at the same point (a device halo is opened with
+    // the neighbours), also a rank of no neighbours.
+    HaloExchange(std::shared_ptr<const Backend> backend, HaloPlan plan,
+                 Arrival arrival = Arrival::placed);
+    ~HaloExchange();
+    HaloExchange(const HaloExchange&) = delete;
+    HaloExchange& operator=(const HaloExchange&) = delete;
+
+    // Sends the neighbours their values of `values`, for the back-end's work issued before it;
+    // returns with them under way. Collective with the neighbours.
+    void begin(const T* values);
+    // Waits (on the device, or on the host) for the neighbours' values and places them in
+    // `values` (null where kept), for the back-end's work issued after it.
+    void end(T* values);
+    // begin then end (on the GPUs one kernel for both).
+    void exchange(T* values);
+    // After end(), where kept: the values received from neighbour `n` of the plan.
+    const T* received(std::size_t n) const;
+
+    const HaloPlan& plan() const { return plan_; }
+
+private:
+    bool idle() const;
+    void gather_sent(const T* values);
+    // The device halo's sides: where each neighbour's values are sent from and received into.
+    void point_sends(const T* values);
+    void point_receives(T* into);
+    void start_through_host(const T* values);
+    void finish_through_host(T* values);
+    void scatter_received(T* values);
+
+    std::shared_ptr<const Backend> backend_;
+    HaloPlan plan_;
+    Arrival arrival_;
+    std::vector<std::int64_t> send_offset_, receive_offset_;  // per neighbour, in the buffers
+    std::int64_t sent_ = 0, received_ = 0;
+    bool gathered_ = false;   // some neighbour's values sent are not one run
+    bool scattered_ = false;  // some neighbour's values received are not one run (placed)
+    Array<std::int64_t> send_index_, receive_index_;
+    Array<T> send_buffer_, receive_buffer_;
+    std::unique_ptr<DeviceHalo> device_;
+    std::vector<const void*> device_sends_;
+    std::vector<void*> device_receives_;
+    T* staging_ = nullptr;  // pinned host: the values sent, then those received
+    std::unique_ptr<PendingExchange> pending_;
+};
+
+}  // namespace simrun::solvers
