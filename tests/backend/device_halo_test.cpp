@@ -78,10 +78,18 @@ TEST(DeviceHalo, NeighboursRowsArriveAtEveryExchange) {
             const auto rows = [](bool side, int from, int to) {
                 return side ? rows_between(from, to) : 0;
             };
-            const HaloBytes bytes{
-                rows(before, r, r - 1) * sizeof(double), rows(before, r - 1, r) * sizeof(double),
-                rows(after, r, r + 1) * sizeof(double), rows(after, r + 1, r) * sizeof(double)};
-            std::unique_ptr<DeviceHalo> halo = backend->open_device_halo(bytes);
+            // The rank before and the rank after, where they are: sides 0 and 1 in that order.
+            std::vector<HaloSide> sides;
+            if (before) {
+                sides.push_back({r - 1, rows(before, r, r - 1) * sizeof(double),
+                                 rows(before, r - 1, r) * sizeof(double)});
+            }
+            if (after) {
+                sides.push_back({r + 1, rows(after, r, r + 1) * sizeof(double),
+                                 rows(after, r + 1, r) * sizeof(double)});
+            }
+            const std::size_t before_side = 0, after_side = before ? 1 : 0;
+            std::unique_ptr<DeviceHalo> halo = backend->open_device_halo(sides);
             if (backend->kind() == BackendKind::cpu) {
                 EXPECT_EQ(halo, nullptr);
                 EXPECT_EQ(backend->halo_path().find("GPU"), std::string::npos);
@@ -111,18 +119,24 @@ TEST(DeviceHalo, NeighboursRowsArriveAtEveryExchange) {
             for (int k = 1; k <= 6; ++k) {
                 to_before.copy_from_host(sent(before, r, r - 1, k));
                 to_after.copy_from_host(sent(after, r, r + 1, k));
-                const double* b = before ? to_before.data() : nullptr;
-                const double* a = after ? to_after.data() : nullptr;
-                double* into_b = before ? into_before.data() : nullptr;
-                double* into_a = after ? into_after.data() : nullptr;
+                std::vector<const void*> to(sides.size());
+                std::vector<void*> into(sides.size());
+                if (before) {
+                    to[before_side] = to_before.data();
+                    into[before_side] = into_before.data();
+                }
+                if (after) {
+                    to[after_side] = to_after.data();
+                    into[after_side] = into_after.data();
+                }
                 if (k % 3 == 2) {
-                    halo->exchange(b, a);
+                    halo->exchange_sides(to, std::vector<void*>(sides.size(), nullptr));
                 } else {
                     if (k % 3 == 1) {
-                        halo->send(b, a);
-                        halo->wait(into_b, into_a);
+                        halo->send_sides(to);
+                        halo->wait_sides(into);
                     } else {
-                        halo->exchange(b, a, into_b, into_a);
+                        halo->exchange_sides(to, into);
                     }
                     EXPECT_EQ(into_before.to_host(), sent(before, r - 1, r, k)) << "exchange " << k;
                     EXPECT_EQ(into_after.to_host(), sent(after, r + 1, r, k)) << "exchange " << k;
@@ -137,10 +151,14 @@ TEST(DeviceHalo, NeighboursRowsArriveAtEveryExchange) {
                     }
                     return values;
                 };
-                EXPECT_EQ(received(before, halo->received_before(), r - 1),
+                const auto received_on = [&](bool side, std::size_t index) {
+                    return side ? halo->received(index) : nullptr;
+                };
+                EXPECT_EQ(received(before, received_on(before, before_side), r - 1),
                           sent(before, r - 1, r, k))
                     << "exchange " << k;
-                EXPECT_EQ(received(after, halo->received_after(), r + 1), sent(after, r + 1, r, k))
+                EXPECT_EQ(received(after, received_on(after, after_side), r + 1),
+                          sent(after, r + 1, r, k))
                     << "exchange " << k;
                 // No barrier: a neighbour's next send goes into the other slot, and the one
                 // after waits for this rank's next send, issued once it has read these.
@@ -148,7 +166,9 @@ TEST(DeviceHalo, NeighboursRowsArriveAtEveryExchange) {
             // One exchange counted per send, with the bytes this rank sent.
             const CommunicationCost& cost = communicator->times().halo;
             EXPECT_EQ(cost.count, 6);
-            EXPECT_EQ(cost.bytes_sent, 6.0 * static_cast<double>(bytes.to_before + bytes.to_after));
+            std::size_t bytes = 0;
+            for (const HaloSide& side : sides) bytes += side.to;
+            EXPECT_EQ(cost.bytes_sent, 6.0 * static_cast<double>(bytes));
         });
     }
 }
@@ -277,9 +297,9 @@ TEST(DeviceHalo, BoxesSolveGivesTheBitsOfHostStaging) {
 
 // Two ranks' sides of 8 doubles each way (rank 0 has only a rank after, rank 1 only a rank
 // before).
-HaloBytes two_rank_sides(int rank) {
+std::vector<HaloSide> two_rank_sides(int rank) {
     const std::size_t bytes = 8 * sizeof(double);
-    return rank == 0 ? HaloBytes{0, 0, bytes, bytes} : HaloBytes{bytes, bytes, 0, 0};
+    return {{1 - rank, bytes, bytes}};
 }
 
 // A CUDA rank beside a CPU rank (a host without a GPU among hosts with one): both take the

@@ -87,6 +87,7 @@ std::vector<double> values_on(const Box& layout, const Box& known) {
 }
 
 TEST(HaloExchange, EveryWindowTakesItsNeighboursValues) {
+    SIMRUN_SKIP_WITHOUT_BACKEND(test_backend());
     ThreadRanks ranks(4);
     ranks.run([&](std::shared_ptr<const Communicator> communicator) {
         const auto backend = test_backend(communicator);
@@ -101,6 +102,7 @@ TEST(HaloExchange, EveryWindowTakesItsNeighboursValues) {
 }
 
 TEST(Redistribution, PartsGatheredWholeAndPlanesHandedToFewerRanks) {
+    SIMRUN_SKIP_WITHOUT_BACKEND(test_backend());
     ThreadRanks ranks(4);
     ranks.run([&](std::shared_ptr<const Communicator> communicator) {
         const auto backend = test_backend(communicator);

@@ -17,23 +17,6 @@ RuntimeCompilation Backend::compile_kernels(const std::string&,
     return {{}, "the " + std::string(to_string(kind())) + " back-end runs host code", 0.0};
 }
 
-std::unique_ptr<DeviceHalo> Backend::open_device_halo(const HaloBytes& bytes) const {
-    const int rank = communicator().rank(), count = communicator().size();
-    std::vector<HaloSide> sides;
-    int before = -1, after = -1;
-    if (rank > 0 && (bytes.to_before > 0 || bytes.from_before > 0)) {
-        before = static_cast<int>(sides.size());
-        sides.push_back({rank - 1, bytes.to_before, bytes.from_before});
-    }
-    if (rank + 1 < count && (bytes.to_after > 0 || bytes.from_after > 0)) {
-        after = static_cast<int>(sides.size());
-        sides.push_back({rank + 1, bytes.to_after, bytes.from_after});
-    }
-    std::unique_ptr<DeviceHalo> halo = open_device_halo(sides);
-    if (halo) halo->set_line_sides(before, after);
-    return halo;
-}
-
 std::unique_ptr<DeviceHalo> Backend::open_device_halo(std::span<const HaloSide> sides) const {
     const Communicator& ranks = communicator();
     if (ranks.size() == 1) return nullptr;

@@ -134,9 +134,8 @@ public:
     // memory. The CPU back-end makes none. Throws std::invalid_argument, on every rank, where
     // SIMRUN_HALO is set to something else than auto, host or device on some rank. `sides`: this
     // rank's neighbours (distinct ranks; a side of no bytes either way takes no part), their
-    // order the halo's sides'; with HaloBytes, the rank before and the rank after.
+    // order the halo's sides'.
     std::unique_ptr<DeviceHalo> open_device_halo(std::span<const HaloSide> sides) const;
-    std::unique_ptr<DeviceHalo> open_device_halo(const HaloBytes& bytes) const;
     // How this back-end's halo exchanges travel, for a run's header (e.g. "GPU to GPU: peer
     // copies into the neighbours' memory (CUDA IPC), waited for on the GPU"); what
     // open_device_halo decided once it ran.

@@ -9,10 +9,8 @@
 //
 // A halo is opened with its sides: the neighbours, each with the bytes sent to it and received
 // from it (a grid's slabs have two, the ranks before and after; a box of a process grid up to
-// 26). A halo opened with HaloBytes has the sides of the rank before and the rank after, where
-// they take part, and the calls by side below.
-#include <algorithm>
-#include <array>
+// 26); the distributed product's and every multigrid level's halo exchange take it where the
+// back-end opens one.
 #include <cstddef>
 #include <span>
 
@@ -24,13 +22,6 @@ namespace simrun::solvers {
 struct HaloSide {
     int rank = 0;
     std::size_t to = 0, from = 0;
-};
-
-// The bytes of an exchange with the rank before and the rank after (sides of no rank, or of no
-// bytes either way, take no part): this rank's `to_after` is the next rank's `from_before`.
-struct HaloBytes {
-    std::size_t to_before = 0, from_before = 0;
-    std::size_t to_after = 0, from_after = 0;
 };
 
 class DeviceHalo {
@@ -57,44 +48,6 @@ public:
     // (std::logic_error otherwise); byte counts are multiples of 4 (else no device halo is
     // made).
     virtual const void* received(std::size_t side) const = 0;
-
-    // By side, for a halo opened with HaloBytes: the rank before and the rank after.
-    void send(const void* to_before, const void* to_after) {
-        const auto to = by_side<const void*>(to_before, to_after);
-        send_sides(std::span(to.data(), sides()));
-    }
-    void wait(void* into_before, void* into_after) {
-        const auto into = by_side<void*>(into_before, into_after);
-        wait_sides(std::span(into.data(), sides()));
-    }
-    void wait() { wait(nullptr, nullptr); }
-    void exchange(const void* to_before, const void* to_after, void* into_before,
-                  void* into_after) {
-        const auto to = by_side<const void*>(to_before, to_after);
-        const auto into = by_side<void*>(into_before, into_after);
-        exchange_sides(std::span(to.data(), sides()), std::span(into.data(), sides()));
-    }
-    void exchange(const void* to_before, const void* to_after) {
-        exchange(to_before, to_after, nullptr, nullptr);
-    }
-    const void* received_before() const { return before_ < 0 ? nullptr : received(before_); }
-    const void* received_after() const { return after_ < 0 ? nullptr : received(after_); }
-    // Which sides are the rank before and after (-1: none); set by Backend::open_device_halo.
-    void set_line_sides(int before, int after) {
-        before_ = before;
-        after_ = after;
-    }
-
-private:
-    std::size_t sides() const { return static_cast<std::size_t>(std::max(before_, after_) + 1); }
-    template <typename P>
-    std::array<P, 2> by_side(P before, P after) const {
-        std::array<P, 2> sides{nullptr, nullptr};
-        if (before_ >= 0) sides[static_cast<std::size_t>(before_)] = before;
-        if (after_ >= 0) sides[static_cast<std::size_t>(after_)] = after;
-        return sides;
-    }
-    int before_ = -1, after_ = -1;
 };
 
 }  // namespace simrun::solvers
