@@ -40,12 +40,8 @@ SolverRequest SolverRequest::parse(std::string_view method, std::string_view pre
     } else if (method != "auto") {
         const auto known = method_words();
         if (std::find(known.begin(), known.end(), method) == known.end()) {
-            std::string list;  // "a, b or c", as parse_enum lists a setting's words
-            for (std::size_t i = 0; i < known.size(); ++i) {
-                list += (i == 0 ? "" : i + 1 == known.size() ? " or " : ", ") + known[i];
-            }
             throw std::invalid_argument("unknown solver method '" + std::string(method) +
-                                        "' (expected " + list + ")");
+                                        "' (expected " + word_list(known) + ")");
         }
         request.method = parse_method(std::string(method));
     }

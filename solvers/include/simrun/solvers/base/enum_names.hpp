@@ -44,16 +44,20 @@ std::vector<std::string> enum_name_strings(std::string_view extra = {}) {
     return names;
 }
 
+// The words as a message lists them: "a, b or c".
+inline std::string word_list(const std::vector<std::string>& words) {
+    std::string list;
+    for (std::size_t i = 0; i < words.size(); ++i) {
+        if (i > 0) list += i + 1 == words.size() ? " or " : ", ";
+        list += words[i];
+    }
+    return list;
+}
+
 // "a, b or c", with `extra` first when given.
 template <typename E>
 std::string enum_name_list(std::string_view extra = {}) {
-    const std::vector<std::string> names = enum_name_strings<E>(extra);
-    std::string list;
-    for (std::size_t i = 0; i < names.size(); ++i) {
-        if (i > 0) list += i + 1 == names.size() ? " or " : ", ";
-        list += names[i];
-    }
-    return list;
+    return word_list(enum_name_strings<E>(extra));
 }
 
 // The value named `text`; throws std::invalid_argument("unknown WHAT 'TEXT' (expected ...)"),
