@@ -1,9 +1,9 @@
 #include "run_command.hpp"
 
-#include <chrono>
 #include <cstdio>
 #include <string>
 
+#include "front_end/timing.hpp"
 #include "simrun/framework/distributed/agreement.hpp"
 #include "simrun/framework/problem/run_spec.hpp"
 #include "simrun/framework/run/simulation.hpp"
@@ -15,9 +15,8 @@ namespace {
 
 using namespace simrun::framework;
 
-double seconds_since(std::chrono::steady_clock::time_point start) {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
+using front_end::Clock;
+using front_end::seconds_since;
 
 // The header's solver, format, cycle or preconditioner and data lines.
 void print_solver_lines(const Simulation& simulation) {
@@ -214,7 +213,7 @@ int run_simulation(const InputArguments& arguments) {
     const solvers::Communicator& ranks = *arguments.ranks;
     const RunOptions options = run_options(arguments);
     const bool quiet = arguments.quiet || ranks.rank() != 0;
-    const auto start = std::chrono::steady_clock::now();
+    const auto start = Clock::now();
     RunSpec spec = agreeing(ranks, [&] { return parse_run_spec(load(arguments)); });
     const double input_seconds = seconds_since(start);
     Simulation simulation(std::move(spec), options);

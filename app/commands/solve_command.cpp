@@ -1,7 +1,6 @@
 #include "solve_command.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <nlohmann/json.hpp>
@@ -12,6 +11,7 @@
 #include "command_options.hpp"
 #include "front_end/solver_words.hpp"
 #include "front_end/system_solve.hpp"
+#include "front_end/timing.hpp"
 #include "simrun/framework/config/input_error.hpp"
 #include "simrun/solvers/base/backend.hpp"
 #include "simrun/solvers/matrices/conversions.hpp"
@@ -26,8 +26,6 @@ namespace {
 using framework::InputError;
 using front_end::SettingNames;
 using front_end::SystemSolution;
-
-using Clock = std::chrono::steady_clock;
 
 std::vector<double> read_vector(const std::string& path, std::int32_t n, const char* what) {
     std::vector<double> v = solvers::read_matrix_market_vector(path);
@@ -149,10 +147,10 @@ void print_report(const SolveOptions& o, const SystemSolution& outcome,
 
 // The settings from the options' words, checked before any system is read.
 void complete_settings(SolveOptions& o) {
-    o.settings.request = front_end::parse_solver_request(o.method, o.preconditioner, o.format);
+    o.settings.solver.request =
+        front_end::parse_solver_request(o.method, o.preconditioner, o.format);
     if (!o.grid.empty()) front_end::set_grid(o.settings, o.grid, SettingNames::command_line);
-    front_end::check_settings(o.settings, SettingNames::command_line);
-    front_end::set_restart(o.settings, o.restart, SettingNames::command_line);
+    front_end::check_settings(o.settings, o.restart, SettingNames::command_line);
 }
 
 }  // namespace
@@ -174,12 +172,13 @@ CLI::App* add_solve_command(CLI::App& app, SolveOptions& o) {
     solve->add_option_function<double>(
         "--rtol", [&s](double rtol) { s.set_rtol(rtol); },
         "Relative tolerance ||r||/||b|| (1e-8; 1e-6 in float)");
-    solve->add_option("--atol", s.method.criteria.absolute_tolerance,
+    solve->add_option("--atol", s.solver.method.criteria.absolute_tolerance,
                       "Absolute tolerance ||r|| (0)");
     solve->add_option_function<long long>(
         "--max-iters", [&s](long long limit) { s.set_max_iterations(limit); },
         "Iteration limit (default: 2 n within [1000, 10000])");
-    solve->add_option("--omega", s.method.omega, "Relaxation weight for jacobi/sor/ssor (1)");
+    solve->add_option("--omega", s.solver.method.omega,
+                      "Relaxation weight for jacobi/sor/ssor (1)");
     solve->add_option("--restart-length", o.restart,
                       "GMRES's restart length m: basis vectors per cycle (30; at most 128)");
     add_word_option(*solve, "--precision", s.precision, "Floating-point type");
@@ -189,7 +188,7 @@ CLI::App* add_solve_command(CLI::App& app, SolveOptions& o) {
                      "The rows are the points of this box, x fastest (so multigrid applies)")
         ->option_text("NXxNY[xNZ]");
     solve->add_option("--out", o.out, "Write the solution to x.mtx");
-    solve->add_flag("--compensated", s.method.compensated_dots,
+    solve->add_flag("--compensated", s.solver.method.compensated_dots,
                     "Compensated (Kahan/Neumaier) dot products");
     solve->add_flag("--json", o.json, "Print one JSON object");
     return solve;
@@ -197,9 +196,9 @@ CLI::App* add_solve_command(CLI::App& app, SolveOptions& o) {
 
 int run_solve(SolveOptions o) {
     complete_settings(o);
-    const auto read_start = Clock::now();
+    const auto read_start = front_end::Clock::now();
     const System system = read_system(o);
-    const double read_seconds = std::chrono::duration<double>(Clock::now() - read_start).count();
+    const double read_seconds = front_end::seconds_since(read_start);
 
     SystemSolution outcome = front_end::solve_system(system.a, system.b, system.x0, o.settings);
     std::optional<double> error_vs_ones;

@@ -58,7 +58,7 @@ front_end::SolveSettings settings_of(const py::dict& options) {
     using front_end::SettingNames;
     const auto word = [&](const char* key) { return options[key].cast<std::string>(); };
     front_end::SolveSettings settings;
-    settings.request =
+    settings.solver.request =
         front_end::parse_solver_request(word("method"), word("preconditioner"), word("format"));
     if (const std::string grid = word("grid"); !grid.empty()) {
         front_end::set_grid(settings, grid, SettingNames::keywords);
@@ -66,18 +66,17 @@ front_end::SolveSettings settings_of(const py::dict& options) {
     settings.precision = solvers::parse_enum<solvers::Precision>(word("precision"), "precision");
     settings.backend = solvers::parse_enum<solvers::BackendChoice>(word("backend"), "backend");
     if (const auto rtol = options["rtol"].cast<std::optional<double>>()) settings.set_rtol(*rtol);
-    settings.method.criteria.absolute_tolerance = options["atol"].cast<double>();
+    settings.solver.method.criteria.absolute_tolerance = options["atol"].cast<double>();
     if (const auto limit =
             integer(options, "max_iterations",
                     "in [1, " + std::to_string(std::numeric_limits<std::int64_t>::max()) + "]")) {
         settings.set_max_iterations(*limit);
     }
-    settings.method.omega = options["omega"].cast<double>();
+    settings.solver.method.omega = options["omega"].cast<double>();
     const long long restart =
         *integer(options, "restart", "in [1, " + std::to_string(solvers::max_gmres_restart) + "]");
-    settings.method.compensated_dots = options["compensated"].cast<bool>();
-    front_end::check_settings(settings, SettingNames::keywords);
-    front_end::set_restart(settings, restart, SettingNames::keywords);
+    settings.solver.method.compensated_dots = options["compensated"].cast<bool>();
+    front_end::check_settings(settings, restart, SettingNames::keywords);
     return settings;
 }
 

@@ -8,13 +8,45 @@
 #     their public headers only, and each other through the front end: app/front_end/ includes
 #     nothing of app/ but itself, app/commands/ the front end and the benchmark harness's
 #     entry, app/bench/ the front end, app/'s own sources (main.cpp) the commands, and
-#     python/src/ the front end alone (never app/commands/ or app/bench/).
+#     python/src/ the front end alone (never app/commands/ or app/bench/);
+#   - the front end is built from its folder alone and links nothing of the executable, and its
+#     include root (front_end/include) holds front_end/ alone, so that what links it reaches
+#     nothing else of app/; the Python module builds and links nothing of the executable.
+# Both `#include "..."` and `#include <...>` of the project's paths are checked.
 # cmake -DSOURCE_DIR=<the checkout> -P check_layers.cmake; exits non-zero listing each breach.
 set(ORDER_solvers base system boxes matrices kernels distributed preconditioners methods multigrid
     selection)
 set(ORDER_framework config discretisation distributed problem time output run)
 
 set(breaches "")
+
+# The project includes of `file` (relative to SOURCE_DIR) into `out`: every `#include "..."`,
+# and every `#include <...>` whose path starts with simrun/ or one of `folders` (a system or
+# third-party header is none of them).
+function(project_includes file folders out)
+    file(STRINGS ${SOURCE_DIR}/${file} lines REGEX "^#include [\"<]")
+    set(result "")
+    foreach(line ${lines})
+        string(REGEX REPLACE "^#include [\"<]([^\">]+)[\">].*" "\\1" included "${line}")
+        if(line MATCHES "^#include <")
+            set(project FALSE)
+            if(included MATCHES "^simrun/")
+                set(project TRUE)
+            elseif(included MATCHES "^([^/]+)/")
+                list(FIND folders ${CMAKE_MATCH_1} at)
+                if(NOT at EQUAL -1)
+                    set(project TRUE)
+                endif()
+            endif()
+            if(NOT project)
+                continue()
+            endif()
+        endif()
+        list(APPEND result "${included}")
+    endforeach()
+    set(${out} "${result}" PARENT_SCOPE)
+endfunction()
+
 foreach(library solvers framework)
     set(order ${ORDER_${library}})
     file(GLOB_RECURSE files RELATIVE ${SOURCE_DIR}/${library}
@@ -37,9 +69,8 @@ foreach(library solvers framework)
             list(APPEND breaches "${library}/${file}: folder '${folder}' is not in the order")
             continue()
         endif()
-        file(STRINGS ${SOURCE_DIR}/${library}/${file} includes REGEX "^#include \"")
-        foreach(line ${includes})
-            string(REGEX REPLACE "^#include \"([^\"]+)\".*" "\\1" included "${line}")
+        project_includes(${library}/${file} "${order}" includes)
+        foreach(included ${includes})
             set(target "")
             if(included MATCHES "^simrun/(framework|problems)/")
                 if(library STREQUAL "solvers" OR CMAKE_MATCH_1 STREQUAL "problems")
@@ -71,8 +102,11 @@ foreach(library solvers framework)
 endforeach()
 
 # The folders of app/ that each front-end folder may include from (`#include "FOLDER/..."`);
-# a file always includes beside itself ("name.hpp") and the libraries' public headers.
-set(REACHES_app_front_end front_end)
+# a file always includes beside itself ("name.hpp") and the libraries' public headers. The front
+# end's headers lie in its include root (front_end/include/front_end/), its sources in src/.
+set(APP_FOLDERS app python front_end commands bench solvers framework problems)
+set(REACHES_app_front_end_include_front_end front_end)
+set(REACHES_app_front_end_src front_end)
 set(REACHES_app_commands front_end commands bench)
 set(REACHES_app_bench front_end bench)
 set(REACHES_app commands front_end bench)  # main.cpp and the executable's operator new
@@ -89,9 +123,8 @@ foreach(front app python)
             list(APPEND breaches "${file}: folder '${folder}/' has no place in the front ends")
             continue()
         endif()
-        file(STRINGS ${SOURCE_DIR}/${file} includes REGEX "^#include \"")
-        foreach(line ${includes})
-            string(REGEX REPLACE "^#include \"([^\"]+)\".*" "\\1" included "${line}")
+        project_includes(${file} "${APP_FOLDERS}" includes)
+        foreach(included ${includes})
             if(included STREQUAL "simrun/version.hpp")
                 continue()  # generated
             elseif(included MATCHES "^simrun/(solvers|framework)/")
@@ -101,9 +134,9 @@ foreach(front app python)
             elseif(included MATCHES "^([^/]+)/")
                 list(FIND REACHES_${folder_key} ${CMAKE_MATCH_1} reach)
                 if(reach EQUAL -1)
+                    list(JOIN REACHES_${folder_key} ", " reaches)
                     list(APPEND breaches
-                         "${file}: includes ${included} (${folder}/ may include from: "
-                         "${REACHES_${folder_key}})")
+                         "${file}: includes ${included} (${folder}/ may include from: ${reaches})")
                 endif()
             elseif(NOT EXISTS ${SOURCE_DIR}/${folder}/${included})
                 list(APPEND breaches "${file}: includes ${included}, not beside it")
@@ -111,10 +144,63 @@ foreach(front app python)
         endforeach()
     endforeach()
 endforeach()
-# The Python module builds and links nothing of the executable's commands or benchmark.
-file(STRINGS ${SOURCE_DIR}/python/CMakeLists.txt python_build REGEX "commands/|simrun_bench|bench/")
+
+# The arguments of every call `command(target ...)` in a CMakeLists.txt's text, as one list.
+function(call_arguments text command target out)
+    string(REGEX MATCHALL "${command}\\(${target}[ \t\r\n][^)]*\\)" calls "${text}")
+    set(result "")
+    foreach(call ${calls})
+        string(REGEX REPLACE "^${command}\\(${target}[ \t\r\n]+" "" call "${call}")
+        string(REGEX REPLACE "[ \t\r\n]*\\)$" "" call "${call}")
+        string(REGEX REPLACE "[ \t\r\n]+" ";" call "${call}")
+        list(APPEND result ${call})
+    endforeach()
+    set(${out} "${result}" PARENT_SCOPE)
+endfunction()
+
+# The front end: its sources in front_end/, its include root front_end/include alone, and
+# nothing of the executable linked.
+file(READ ${SOURCE_DIR}/app/CMakeLists.txt app_build)
+set(keywords STATIC SHARED OBJECT PUBLIC PRIVATE INTERFACE SYSTEM BEFORE AFTER)
+call_arguments("${app_build}" add_library simrun_front_end library)
+if(NOT library)
+    list(APPEND breaches "app/CMakeLists.txt: no add_library(simrun_front_end ...)")
+endif()
+call_arguments("${app_build}" target_sources simrun_front_end sources)
+foreach(source ${library} ${sources})
+    list(FIND keywords ${source} keyword)
+    if(keyword EQUAL -1 AND
+       NOT source MATCHES "^(\\$\\{CMAKE_CURRENT_SOURCE_DIR\\}/)?front_end/")
+        list(APPEND breaches
+             "app/CMakeLists.txt: simrun_front_end builds ${source}, outside front_end/")
+    endif()
+endforeach()
+call_arguments("${app_build}" target_include_directories simrun_front_end roots)
+foreach(root ${roots})
+    list(FIND keywords ${root} keyword)
+    if(keyword EQUAL -1 AND NOT root MATCHES "/front_end/include$")
+        list(APPEND breaches
+             "app/CMakeLists.txt: simrun_front_end's include root ${root} is not front_end/include")
+    endif()
+endforeach()
+call_arguments("${app_build}" target_link_libraries simrun_front_end links)
+foreach(link ${links})
+    if(link MATCHES "commands|bench|^simrun$")
+        list(APPEND breaches
+             "app/CMakeLists.txt: simrun_front_end links the executable's ${link}")
+    endif()
+endforeach()
+
+# The Python module builds and links nothing of the executable's commands or benchmark, and
+# puts nothing of app/ but the front end (which it links) on its include path.
+file(STRINGS ${SOURCE_DIR}/python/CMakeLists.txt python_build)
 foreach(line ${python_build})
-    list(APPEND breaches "python/CMakeLists.txt: reaches the executable's code: ${line}")
+    if(line MATCHES "^[ \t]*#")
+        continue()
+    endif()
+    if(line MATCHES "commands|simrun_bench|bench/|(^|[^A-Za-z0-9_])app([^A-Za-z0-9_]|$)")
+        list(APPEND breaches "python/CMakeLists.txt: reaches the executable's code: ${line}")
+    endif()
 endforeach()
 
 if(breaches)

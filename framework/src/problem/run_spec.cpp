@@ -5,6 +5,8 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "simrun/framework/problem/problem_registry.hpp"
@@ -107,16 +109,29 @@ TimeParameters parse_time(const ConfigSection& section, TimeScheme default_schem
     return t;
 }
 
+std::optional<solvers::CriteriaProblem> find_solver_problem(
+    const solvers::StoppingCriteria& criteria, std::int64_t restart, solvers::Precision precision) {
+    if (auto problem = solvers::find_problem(criteria, precision)) return problem;
+    if (auto problem = solvers::find_restart_problem(restart)) {
+        return solvers::CriteriaProblem{"restart", std::move(*problem)};
+    }
+    return std::nullopt;
+}
+
 SolverParameters parse_solver(const ConfigSection& section) {
     SolverParameters s;
-    // The words of every entry point (SolverRequest::parse): cg with no preconditioner unless
-    // one is named, pcg with the one named or chosen.
-    const auto method = section.get<std::string>("method", "auto");
-    require_one_of(section, "method", method, solvers::method_words());
-    const auto preconditioner = section.get<std::string>("preconditioner", "auto");
-    read_word<solvers::PreconditionerKind>(section, "preconditioner", "auto", "auto");
-    const auto format = section.get<std::string>("format", "auto");
-    read_word<solvers::Format>(section, "format", "auto", "auto");
+    // Each word read once and checked against its list, then read as every entry point reads
+    // them (SolverRequest::parse): cg with no preconditioner unless one is named, pcg with the
+    // one named or chosen.
+    const auto word = [&](std::string_view key, const std::vector<std::string>& allowed) {
+        const auto value = section.get<std::string>(key, "auto");
+        require_one_of(section, key, value, allowed);
+        return value;
+    };
+    const auto method = word("method", solvers::method_words());
+    const auto preconditioner =
+        word("preconditioner", solvers::enum_name_strings<solvers::PreconditionerKind>("auto"));
+    const auto format = word("format", solvers::enum_name_strings<solvers::Format>("auto"));
     try {
         s.request = solvers::SolverRequest::parse(method, preconditioner, format);
     } catch (const std::invalid_argument& error) {
@@ -139,19 +154,18 @@ SolverParameters parse_solver(const ConfigSection& section) {
     if (multigrid.has("gather_size")) m.gather_size = multigrid.get<std::int64_t>("gather_size", 0);
     m.precision = read_word<solvers::Precision>(multigrid, "precision", "auto", "auto");
     if (const auto problem = m.problem()) multigrid.fail(problem->key, problem->message);
-    solvers::StoppingCriteria& c = s.criteria;
+    solvers::StoppingCriteria& c = s.method.criteria;
     c.relative_tolerance = section.get<double>("rtol", c.relative_tolerance);
     c.absolute_tolerance = section.get<double>("atol", c.absolute_tolerance);
     c.max_iterations = section.get<std::int64_t>("max_iterations", c.max_iterations);
-    const auto restart = section.get<std::int64_t>("restart", s.restart);
-    if (const auto problem = solvers::find_restart_problem(restart)) {
-        section.fail("restart", "GMRES's restart length " + *problem);
-    }
-    s.restart = static_cast<int>(restart);
+    const auto restart = section.get<std::int64_t>("restart", s.method.restart);
     // The framework solves in double.
-    if (const auto problem = solvers::find_problem(c, solvers::Precision::double_precision)) {
-        section.fail(problem->key, problem->message);
+    if (const auto problem =
+            find_solver_problem(c, restart, solvers::Precision::double_precision)) {
+        section.fail(problem->key, (problem->key == "restart" ? "GMRES's restart length " : "") +
+                                       problem->message);
     }
+    s.method.restart = static_cast<int>(restart);
     return s;
 }
 

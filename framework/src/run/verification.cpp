@@ -126,8 +126,8 @@ VerificationReport verify(const std::function<Config()>& make_config, int levels
         if (scheme != TimeScheme::steady) config.set("time.dt", dt, origin);
         RunSpec spec = parse_run_spec(config);
         // The algebraic error must stay far below the discretisation error.
-        spec.solver.criteria.relative_tolerance = 1e-12;
-        spec.solver.criteria.max_iterations = 100000;
+        spec.solver.method.criteria.relative_tolerance = 1e-12;
+        spec.solver.method.criteria.max_iterations = 100000;
 
         RunOptions options;
         options.backend = backend;

@@ -274,9 +274,7 @@ std::unique_ptr<solvers::LinearSystemSolver<double>> GridIntegrator::make_solver
     const solvers::SolverPlan plan = plan_grid_solver(grid_, properties_, solver, parts_.ranks);
     setup_times_.analysis = seconds_since(analysis_start);
     const auto solver_start = std::chrono::steady_clock::now();
-    solvers::MethodParameters parameters;
-    parameters.criteria = solver.criteria;
-    parameters.restart = solver.restart;
+    const solvers::MethodParameters& parameters = solver.method;
     // Over slabs the owned rows are a block of the grid's matrix with its couplings to the
     // neighbouring ranks' planes; over boxes, the owned box's rows on its window (the assembled
     // box), which the solver layer splits: multigrid over ranks starts from either. (Cut on

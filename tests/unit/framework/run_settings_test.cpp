@@ -58,9 +58,9 @@ TEST(RunSettings, SolverWordsAreReadIntoTheRequestAndTheCriteria) {
             EXPECT_FALSE(solver.request.preconditioner.has_value());  // auto
         }
         EXPECT_EQ(solver.request.format, solvers::Format::ell);
-        EXPECT_EQ(solver.criteria.relative_tolerance, 1e-6);
-        EXPECT_EQ(solver.criteria.absolute_tolerance, 0.0);
-        EXPECT_EQ(solver.criteria.max_iterations, 77);
+        EXPECT_EQ(solver.method.criteria.relative_tolerance, 1e-6);
+        EXPECT_EQ(solver.method.criteria.absolute_tolerance, 0.0);
+        EXPECT_EQ(solver.method.criteria.max_iterations, 77);
     }
     // pcg: CG with the preconditioner named or, as here, chosen; refused with none.
     const SolverParameters pcg = parse_solver(
@@ -76,7 +76,8 @@ TEST(RunSettings, SolverWordsAreReadIntoTheRequestAndTheCriteria) {
         parse_solver(Config::from_string("[solver]\n", "run.toml").section("solver"));
     EXPECT_FALSE(defaults.request.method || defaults.request.preconditioner ||
                  defaults.request.format);
-    EXPECT_EQ(defaults.criteria.relative_tolerance, solvers::StoppingCriteria{}.relative_tolerance);
+    EXPECT_EQ(defaults.method.criteria.relative_tolerance,
+              solvers::StoppingCriteria{}.relative_tolerance);
     EXPECT_THROW(
         parse_solver(Config::from_string("[solver]\npreconditioner = \"ilu\"\n", "run.toml")
                          .section("solver")),

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "simrun/framework/config/config.hpp"
@@ -12,6 +13,8 @@
 #include "simrun/framework/discretisation/grid.hpp"
 #include "simrun/framework/problem/problem.hpp"
 #include "simrun/framework/problem/run_settings.hpp"
+#include "simrun/solvers/base/precision.hpp"
+#include "simrun/solvers/methods/iterative_solver.hpp"
 #include "simrun/solvers/methods/solve_result.hpp"
 #include "simrun/solvers/selection/solver_selection.hpp"
 
@@ -28,13 +31,23 @@ struct TimeParameters {
     bool steady() const { return scheme == TimeScheme::steady; }
 };
 
-// [solver]: what the user asked the solver layer for, in its own types: the method,
-// preconditioner and format (empty parts: auto) and when to stop (rtol, atol, max_iterations).
+// [solver]: what the user asked the solver layer for, in its own types, passed to it as given:
+// the request (method, preconditioner and format, empty parts: auto; the multigrid cycle) and
+// the method's parameters (when to stop: rtol, atol, max_iterations; GMRES's restart length).
+// The input file fills it, and so do `simrun solve`'s options and simrun.solve's keyword
+// arguments (the front end's SolveSettings hold one).
 struct SolverParameters {
     solvers::SolverRequest request;
-    solvers::StoppingCriteria criteria;
-    int restart = 30;  // GMRES's restart length ([solver] restart)
+    solvers::MethodParameters method;
 };
+
+// The first setting of a solve in `precision` that is out of range, by its [solver] key
+// ("rtol", "atol", "max_iterations", "restart"), or nothing: the criteria as
+// solvers::find_problem checks them, then GMRES's restart length (given wide, before it is
+// narrowed into the parameters). Every entry point checks its settings with it and names the key
+// in its own words.
+std::optional<solvers::CriteriaProblem> find_solver_problem(
+    const solvers::StoppingCriteria& criteria, std::int64_t restart, solvers::Precision precision);
 
 // [output]: where and how often results are written.
 struct OutputParameters {

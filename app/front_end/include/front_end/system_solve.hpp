@@ -10,11 +10,11 @@
 #include <string>
 #include <vector>
 
+#include "front_end/solve_settings.hpp"
 #include "simrun/solvers/matrices/csr_data.hpp"
 #include "simrun/solvers/selection/linear_system_solver.hpp"
 #include "simrun/solvers/selection/matrix_properties.hpp"
 #include "simrun/solvers/selection/solver_selection.hpp"
-#include "solve_settings.hpp"
 
 namespace simrun::front_end {
 

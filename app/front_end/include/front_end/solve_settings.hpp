@@ -1,23 +1,22 @@
 #pragma once
-// How to solve a system in memory (`simrun solve`, simrun.solve): one struct, in the solver
-// layer's own types, that the command line's options and Python's keyword arguments fill and
-// that reaches the solver unchanged: the request (method, preconditioner, format, grid, as the
-// input's [solver] gives it), the method's parameters (stopping criteria, omega, GMRES's restart
-// length, compensated dots), the precision and the back-end.
+// How to solve a system in memory (`simrun solve`, simrun.solve): the solver's parameters as the
+// input's [solver] gives them (framework::SolverParameters: the request, with its method,
+// preconditioner, format and grid, and the method's parameters: stopping criteria, omega, GMRES's
+// restart length, compensated dots), which the command line's options and Python's keyword
+// arguments fill and which reach the solver unchanged, and what only a solve of a system in
+// memory chooses: the precision and the back-end.
 #include <cstdint>
 #include <string>
 
+#include "simrun/framework/problem/run_spec.hpp"
 #include "simrun/solvers/base/backend.hpp"
 #include "simrun/solvers/base/precision.hpp"
-#include "simrun/solvers/methods/iterative_solver.hpp"
 #include "simrun/solvers/methods/solve_result.hpp"
-#include "simrun/solvers/selection/solver_selection.hpp"
 
 namespace simrun::front_end {
 
 struct SolveSettings {
-    solvers::SolverRequest request;    // empty parts: auto
-    solvers::MethodParameters method;  // criteria, compensated_dots, omega, restart
+    framework::SolverParameters solver;  // request (empty parts: auto) and method's parameters
     solvers::Precision precision = solvers::Precision::double_precision;
     solvers::BackendChoice backend = solvers::BackendChoice::automatic;
     // Whether the caller gave rtol and max_iterations; those not given take the solve's
@@ -42,14 +41,11 @@ solvers::StoppingCriteria criteria_for(const SolveSettings& settings, std::int64
 // setting for text that is no box.
 void set_grid(SolveSettings& settings, const std::string& text, SettingNames names);
 
-// Throws framework::InputError naming the setting (in `names`' words) where a tolerance or the
-// iteration limit is out of range; before any system is read. The same checks as the input
-// file's [solver].
-void check_settings(const SolveSettings& settings, SettingNames names);
-
-// GMRES's restart length, checked as the input's [solver] restart is (InputError naming the
-// setting where it is out of range), then set.
-void set_restart(SolveSettings& settings, std::int64_t restart, SettingNames names);
+// Checks the tolerances, the iteration limit (those not given at their defaults) and GMRES's
+// restart length `restart` as the input file's [solver] is checked
+// (framework::find_solver_problem), then sets the restart length. Throws framework::InputError
+// naming the first setting out of range in `names`' words; before any system is read.
+void check_settings(SolveSettings& settings, std::int64_t restart, SettingNames names);
 
 // Throws framework::InputError naming the setting (--grid or grid) and both sizes where the
 // request names a box whose points are not the matrix's rows, whatever method is chosen.

@@ -1,5 +1,4 @@
-#include "solver_words.hpp"
-
+#include "front_end/solver_words.hpp"
 
 #include "simrun/solvers/base/enum_names.hpp"
 #include "simrun/solvers/matrices/format.hpp"

@@ -1,7 +1,6 @@
-#include "system_solve.hpp"
+#include "front_end/system_solve.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <limits>
 #include <memory>
@@ -11,6 +10,7 @@
 #include <utility>
 #include <variant>
 
+#include "front_end/timing.hpp"
 #include "simrun/framework/config/input_error.hpp"
 #include "simrun/solvers/base/vector_ops.hpp"
 #include "simrun/solvers/matrices/conversions.hpp"
@@ -22,12 +22,6 @@ namespace simrun::front_end {
 namespace {
 
 using framework::InputError;
-
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point start) {
-    return std::chrono::duration<double>(Clock::now() - start).count();
-}
 
 // b - A x in long double, independent of the solver's kernels.
 double true_relative_residual(const solvers::CsrData<double>& a, const std::vector<double>& b,
@@ -59,7 +53,7 @@ nlohmann::json report_json(const SystemSolution& s, std::int64_t rows, std::int6
     j["device"] = s.backend;
     j["backend_reason"] = s.backend_reason;
     j["precision"] = solvers::name_of(settings.precision);
-    j["compensated_dots"] = settings.method.compensated_dots;
+    j["compensated_dots"] = settings.solver.method.compensated_dots;
     j["reason"] = s.plan.first.reason;
     if (!s.plan.singular.empty()) j["singular"] = s.plan.singular;
     j["format_reason"] = s.plan.format_reason;
@@ -242,7 +236,7 @@ SystemSolver::SystemSolver(solvers::CsrData<double> a, const SolveSettings& sett
     p.backend =
         std::string(solvers::to_string(m.backend->kind())) + " (" + m.backend->description() + ")";
     p.backend_reason = std::move(decision.reason);
-    p.plan = solvers::plan_solver(p.properties, settings.request);
+    p.plan = solvers::plan_solver(p.properties, settings.solver.request);
     m.criteria = criteria_for(settings, a.rows);
     m.row_scale = row_scale_exponent(a, settings.precision);
     if (device_vectors && settings.precision == solvers::Precision::single_precision) {
@@ -250,7 +244,7 @@ SystemSolver::SystemSolver(solvers::CsrData<double> a, const SolveSettings& sett
     }
     // The settings' parameters, with their defaults for this size, atol scaled as the rows
     // are, and the solve's interrupt hook.
-    solvers::MethodParameters parameters = settings.method;
+    solvers::MethodParameters parameters = settings.solver.method;
     parameters.criteria = m.criteria;
     parameters.criteria.absolute_tolerance = std::ldexp(m.criteria.absolute_tolerance, m.row_scale);
     parameters.criteria.interrupted = [&m] { return m.interrupted && (*m.interrupted)(); };
