@@ -1,0 +1,89 @@
+#pragma once
+// The transfer's view of a box operator's entries (level_transfer's files, host): each DIA
+// diagonal's step in the box, a row's nonzero entries with their steps, the axes on which a
+// fine point lies between coarse points, and the coarse points whose weights reach it.
+#include <array>
+#include <cstdint>
+#include <vector>
+
+#include "base/kernel_table.hpp"
+#include "boxes/box_steps.hpp"
+#include "multigrid/level_transfer.hpp"
+#include "simrun/solvers/boxes/box.hpp"
+#include "simrun/solvers/matrices/dia_data.hpp"
+
+namespace simrun::solvers::multigrid {
+
+using Coordinates = std::array<std::int64_t, 3>;
+
+// Each diagonal's step in the box, where every DIA offset is one step and one only (the box
+// has at least 3 points along each axis it uses): the entries' steps are then known without
+// the columns' coordinates. Otherwise (`decoded` false) they are computed entry by entry.
+struct DiagonalSteps {
+    bool decoded = true;
+    std::vector<Coordinates> steps;
+
+    DiagonalSteps(const DiaData<double>& a, const GridBox& box) {
+        for (const int offset : a.offsets) {
+            int found = 0;
+            Coordinates step{};
+            for_each_box_step(box, [&](const Coordinates& s, std::int64_t s_offset) {
+                if (s_offset != offset) return;
+                ++found;
+                step = s;
+            });
+            decoded = decoded && found == 1;
+            steps.push_back(step);
+        }
+    }
+};
+
+// The nonzero entries of row i (at coordinates c) as (column, value, step from i to the
+// column per axis); f is called for each. The matrix must couple only neighbours
+// (check_box_couplings), unless the steps are computed entry by entry.
+template <typename F>
+void for_each_entry(const DiaData<double>& a, const DiagonalSteps& diagonal_steps,
+                    const GridBox& box, std::int64_t i, const Coordinates& c, F&& f) {
+    for (int d = 0; d < a.num_diagonals(); ++d) {
+        const double value = a.at(d, i);
+        if (value == 0.0) continue;
+        const std::int64_t j = i + a.offsets[static_cast<std::size_t>(d)];
+        if (j < 0 || j >= a.n) continue;
+        if (diagonal_steps.decoded) {
+            f(j, value, diagonal_steps.steps[static_cast<std::size_t>(d)]);
+            continue;
+        }
+        const Coordinates cj = box.coordinates(j);
+        f(j, value, Coordinates{cj[0] - c[0], cj[1] - c[1], cj[2] - c[2]});
+    }
+}
+
+// The axes on which point c lies between coarse points (bit a set).
+inline unsigned fine_axes(const Coordinates& c, const BoxCoarsening& coarsening) {
+    unsigned mask = 0;
+    for (std::size_t axis = 0; axis < 3; ++axis) {
+        const AxisCoarsening& ax = coarsening.axes[axis];
+        if (ax.step == 2 && ((c[axis] - ax.first) & 1) != 0) mask |= 1u << axis;
+    }
+    return mask;
+}
+
+// Calls visit(coarse point, its coordinates, slot of c relative to it) for each coarse point
+// whose weights reach fine point c (as the transfer kernels visit them).
+template <typename Visit>
+void visit_coarse_neighbours(const Coordinates& c, const GridBox& fine,
+                             const BoxCoarsening& coarsening, Visit&& visit) {
+    const std::int64_t f[3] = {c[0], c[1], c[2]};
+    const int step[3] = {coarsening.axes[0].step, coarsening.axes[1].step, coarsening.axes[2].step};
+    const int first[3] = {coarsening.axes[0].first, coarsening.axes[1].first,
+                          coarsening.axes[2].first};
+    const GridBox& coarse = coarsening.coarse;
+    const BoxShape shape{fine.dimension, {coarse.points[0], coarse.points[1], coarse.points[2]}};
+    for_each_coarse_neighbour(
+        f, step, first, shape,
+        [&](std::int64_t point, std::int64_t i, std::int64_t j, std::int64_t k, int slot) {
+            visit(point, Coordinates{i, j, k}, slot);
+        });
+}
+
+}  // namespace simrun::solvers::multigrid

@@ -1,0 +1,22 @@
+#pragma once
+// Where the collapsed interpolation follows a weak coupling, at a coefficient jump: the weights
+// of the fine points next to one taken from local bases, small solves per coarse point
+// (local_bases.cpp).
+#include <vector>
+
+#include "multigrid/level_transfer.hpp"
+
+namespace simrun::solvers::multigrid {
+
+// Where the collapsed weights follow a weak coupling: at a coefficient jump along a grid line
+// (a point tied by 1000 to the cell beside it and by 1 to both coarse points on its line gets
+// 1/2 from each, the coarse point of the other material included), the interpolation joins
+// materials the operator keeps apart, and no smoother mends it (two-grid factor 0.93 on an
+// aligned checkerboard of 1000 and 1). A fine point next to a row at a jump (or on one) is
+// given the local bases of its coarse points (local_basis), scaled to the collapsed weights'
+// sum (which keeps the constants and the walls' zeros as they were), where they differ from the
+// collapsed weights. A point's weights read the rows up to basis_reach + 1 points from it.
+void follow_strong_couplings(const DiaData<double>& a, const GridBox& fine,
+                             const BoxCoarsening& coarsening, std::vector<double>& w);
+
+}  // namespace simrun::solvers::multigrid
