@@ -321,8 +321,8 @@ DiaData<double> gathered_rows(const Communicator& ranks, const std::vector<Box>&
 
 }  // namespace
 
-BoxHierarchy plan_box_hierarchy(const Communicator& ranks, const PartRows<double>& rows,
-                                const MultigridParameters& parameters) {
+PartitionedHierarchy plan_box_hierarchy(const Communicator& ranks, const PartRows<double>& rows,
+                                        const MultigridParameters& parameters) {
     const auto rank = static_cast<std::size_t>(ranks.rank());
     const int dimension = rows.box.dimension;
     GridBox level_box = rows.box;
@@ -344,12 +344,24 @@ BoxHierarchy plan_box_hierarchy(const Communicator& ranks, const PartRows<double
         own = on_steps(own, steps, used);
         steps = std::move(used);
     }
-    BoxHierarchy result;
+    PartitionedHierarchy result;
+    Box coarse_window;  // the last split level's (this rank's part of the next grown by a point)
     for (int level = 0;; ++level) {
         const auto gather = [&] {
-            result.gathered_box = level_box;
-            result.gathered = gathered_rows(ranks, parts, own, steps, level_box);
-            result.gathered_parts = parts;
+            GatheredPlan& gathered = result.gathered;
+            gathered.box = level_box;
+            gathered.rows = gathered_rows(ranks, parts, own, steps, level_box);
+            // This rank's part of the gathered level lies in the level above's coarse window,
+            // or on the finest level is the part itself (the others' parts are placed by
+            // their segments, which the gather alone reads).
+            gathered.window = result.levels.empty() ? parts[rank] : coarse_window;
+            for (std::size_t q = 0; q < parts.size(); ++q) {
+                gathered.sources.push_back(
+                    part_runs(level_box, parts[q], q == rank ? *gathered.window : parts[q]));
+            }
+            if (!result.levels.empty()) {
+                result.levels.back().coarse_window_points = coarse_window.size();
+            }
             return std::move(result);
         };
         if (some_part_thin(parts, level_box) ||
@@ -387,14 +399,13 @@ BoxHierarchy plan_box_hierarchy(const Communicator& ranks, const PartRows<double
         DiaData<double> around_coarse;
         std::vector<Box> coarse_parts;
         for (const Box& part : parts) coarse_parts.push_back(coarse_part(part, coarsening));
-        BoxLevel split;
-        split.box = level_box;
-        split.parts = parts;
-        split.own = own.region;
-        split.window = grown(own.region, level_box, 1);
+        PartitionedLevel split;
+        split.partition = Partition(level_box, parts, ranks.rank());
+        split.holders = ranks.size();
+        const Box window = grown(own.region, level_box, 1);
         split.along_axes = along_axes;
         split.split_axes = split_axes_of(parts, level_box);
-        split.coarse_window = grown(coarse_parts[rank], coarsening.coarse, 1);
+        coarse_window = grown(coarse_parts[rank], coarsening.coarse, 1);
         StepRows coarse_own;
         std::vector<Step> coarse_steps = all_steps(dimension);
         all_or_none(ranks, [&] {
@@ -404,20 +415,18 @@ BoxHierarchy plan_box_hierarchy(const Communicator& ranks, const PartRows<double
             around_weights = operator_interpolation(around_rows, around_box, on_around);
             around_coarse = galerkin_operator(around_rows, around_box, on_around, around_weights);
             split.window_operator = without_empty_diagonals(dia_of(
-                StepRows{split.window,
+                StepRows{window,
                          [&] {
-                             StepRows w{
-                                 split.window,
-                                 std::vector<double>(
-                                     steps.size() * static_cast<std::size_t>(split.window.size()))};
-                             copy_rows(ghost, w, split.window, steps.size());
+                             StepRows w{window,
+                                        std::vector<double>(steps.size() * static_cast<std::size_t>(
+                                                                               window.size()))};
+                             copy_rows(ghost, w, window, steps.size());
                              return std::move(w.values);
                          }()},
                 steps, dimension));
-            split.transfer =
-                window_transfer(coarsening, split.window, split.coarse_window, dimension);
+            split.transfer = window_transfer(coarsening, window, coarse_window, dimension);
             // The coarse window's weights, from those around (slot by slot, point by point).
-            if (intersection(split.coarse_window, coarse_around) != split.coarse_window) {
+            if (intersection(coarse_window, coarse_around) != coarse_window) {
                 throw std::logic_error(
                     "multigrid over ranks: a coarse window reaches past the "
                     "ghost layers");
@@ -425,10 +434,10 @@ BoxHierarchy plan_box_hierarchy(const Communicator& ranks, const PartRows<double
             // (The weights' layout is StepRows', a slot for a step.)
             const auto slots = static_cast<std::size_t>(transfer_slots(dimension));
             StepRows window_weights{
-                split.coarse_window,
-                std::vector<double>(slots * static_cast<std::size_t>(split.coarse_window.size()))};
+                coarse_window,
+                std::vector<double>(slots * static_cast<std::size_t>(coarse_window.size()))};
             copy_rows(StepRows{coarse_around, std::move(around_weights)}, window_weights,
-                      split.coarse_window, slots);
+                      coarse_window, slots);
             split.weights = std::move(window_weights.values);
             coarse_own =
                 rows_of(around_coarse, coarse_around, coarse_parts[rank], coarse_steps, dimension);

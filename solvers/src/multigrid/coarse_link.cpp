@@ -4,7 +4,8 @@
 
 #include "base/kernel_table.hpp"
 #include "multigrid/level.hpp"
-#include "multigrid/slab_exchange.hpp"
+#include "multigrid/partitioned_levels.hpp"
+#include "simrun/solvers/base/vector_ops.hpp"
 
 namespace simrun::solvers::multigrid {
 namespace {
@@ -37,24 +38,34 @@ private:
 template <typename T>
 class HandoffLink final : public CoarseLink<T> {
 public:
-    HandoffLink(std::shared_ptr<const Backend> backend, std::unique_ptr<LevelHandoff<T>> handoff)
-        : backend_(std::move(backend)), handoff_(std::move(handoff)) {}
+    HandoffLink(std::shared_ptr<const Backend> backend, const HandoffPlan& handoff)
+        : backend_(std::move(backend)),
+          offset_(static_cast<std::size_t>(handoff.offset)),
+          window_(backend_, static_cast<std::size_t>(handoff.window_points)),
+          down_(backend_, handoff.restricted, handoff.held),
+          up_(backend_, handoff.held, handoff.reached) {
+        // Zero once: the window's points no rank restricts (beyond this rank's own) stay
+        // finite.
+        if (window_.size() > 0) fill(window_, T(0));
+    }
     T* next_b(Level<T>& next) const override { return next.b.data(); }
     T* next_x(Level<T>& next) const override { return next.x.data(); }
-    T* restricted(Level<T>&) const override { return handoff_->window(); }
+    T* restricted(Level<T>&) const override { return window_.data(); }
     void hand_down(Level<T>& next) const override {
-        handoff_->hand_down(next.b.data() + next.spread.own_offset);
+        down_.run(window_.data() + offset_, next.b.data() + next.spread.own_offset);
         zero_x(*backend_, next);
     }
     const T* take_up(Level<T>& next) const override {
-        handoff_->take_up(next.x.data() + next.spread.own_offset);
-        return handoff_->window();
+        up_.run(next.x.data() + next.spread.own_offset, window_.data());
+        return window_.data();
     }
-    std::size_t coarse_points(const Level<T>&) const override { return handoff_->window_points(); }
+    std::size_t coarse_points(const Level<T>&) const override { return window_.size(); }
 
 private:
     std::shared_ptr<const Backend> backend_;
-    std::unique_ptr<LevelHandoff<T>> handoff_;
+    std::size_t offset_;  // where this rank's restricted points start in the window
+    mutable Array<T> window_;
+    mutable Redistribution<T> down_, up_;
 };
 
 template <typename T>
@@ -84,8 +95,8 @@ std::unique_ptr<CoarseLink<T>> offset_link(std::shared_ptr<const Backend> backen
 
 template <typename T>
 std::unique_ptr<CoarseLink<T>> handoff_link(std::shared_ptr<const Backend> backend,
-                                            std::unique_ptr<LevelHandoff<T>> handoff) {
-    return std::make_unique<HandoffLink<T>>(std::move(backend), std::move(handoff));
+                                            const HandoffPlan& handoff) {
+    return std::make_unique<HandoffLink<T>>(std::move(backend), handoff);
 }
 
 template <typename T>
@@ -94,12 +105,12 @@ std::unique_ptr<CoarseLink<T>> window_link(std::shared_ptr<const Backend> backen
     return std::make_unique<WindowLink<T>>(std::move(backend), window_points);
 }
 
-#define SIMRUN_COARSE_LINKS(T)                                                              \
-    template std::unique_ptr<CoarseLink<T>> offset_link(std::shared_ptr<const Backend>,     \
-                                                        std::size_t);                       \
-    template std::unique_ptr<CoarseLink<T>> handoff_link(std::shared_ptr<const Backend>,    \
-                                                         std::unique_ptr<LevelHandoff<T>>); \
-    template std::unique_ptr<CoarseLink<T>> window_link(std::shared_ptr<const Backend>,     \
+#define SIMRUN_COARSE_LINKS(T)                                                           \
+    template std::unique_ptr<CoarseLink<T>> offset_link(std::shared_ptr<const Backend>,  \
+                                                        std::size_t);                    \
+    template std::unique_ptr<CoarseLink<T>> handoff_link(std::shared_ptr<const Backend>, \
+                                                         const HandoffPlan&);            \
+    template std::unique_ptr<CoarseLink<T>> window_link(std::shared_ptr<const Backend>,  \
                                                         std::size_t);
 SIMRUN_COARSE_LINKS(float)
 SIMRUN_COARSE_LINKS(double)

@@ -13,8 +13,7 @@ namespace simrun::solvers::multigrid {
 
 template <typename T>
 struct Level;
-template <typename T>
-class LevelHandoff;
+struct HandoffPlan;
 
 template <typename T>
 class CoarseLink {
@@ -39,11 +38,14 @@ public:
 template <typename T>
 std::unique_ptr<CoarseLink<T>> offset_link(std::shared_ptr<const Backend> backend,
                                            std::size_t offset);
-// The next level split over fewer ranks: the transfer's coarse points in the handoff's window,
-// moved to the next level's own points and back.
+// The next level split over fewer ranks (partitioned_levels.hpp): the level restricts into a
+// window of the coarse points its transfer reaches; hand_down moves the points each rank
+// restricted rightly (its own) to the ranks that hold them now, and take_up brings the coarse
+// corrections back into the window for the interpolation (Redistribution, through the host:
+// the level is small, split anew because its parts got thin).
 template <typename T>
 std::unique_ptr<CoarseLink<T>> handoff_link(std::shared_ptr<const Backend> backend,
-                                            std::unique_ptr<LevelHandoff<T>> handoff);
+                                            const HandoffPlan& handoff);
 // The next level gathered from each rank's window of it (`window_points`): the transfer's
 // coarse points in vectors of that window, which the next level's cycle is given.
 template <typename T>

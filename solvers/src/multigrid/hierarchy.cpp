@@ -26,6 +26,14 @@ bool Hierarchy<T>::split() const {
 }
 
 template <typename T>
+MultigridParameters Hierarchy<T>::planned_parameters() const {
+    parameters_.validate();
+    MultigridParameters planned = parameters_;
+    planned.gather_size = gather_size_on(parameters_, backend_->kind());
+    return planned;
+}
+
+template <typename T>
 void Hierarchy<T>::resolve_cycle(bool jumps_on_this_rank) {
     if (parameters_.cycle != MultigridCycle::automatic) return;
     const bool jumps = split() ? backend_->communicator().max(jumps_on_this_rank ? 1.0 : 0.0) > 0

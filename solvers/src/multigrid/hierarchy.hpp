@@ -1,9 +1,10 @@
 #pragma once
 // The parts of a MultigridHierarchy (multigrid_hierarchy.hpp): its levels (level.hpp), the
 // cycle over them (cycle.hpp), how a caller's b and x reach the finest level (finest_entry.hpp),
-// and the summaries describe() reads. Built by one of three builders, each in its own file:
-// one process (build_whole.cpp), slabs over ranks (build_slabs.cpp) and a process grid's
-// parts (build_boxes.cpp), which make each level with the one routine of level_builder.hpp.
+// and the summaries describe() reads. Built by one of two builders, each in its own file: one
+// process (build_whole.cpp: its cycle recorded whole, the levels' operators made as they are
+// coarsened, with no plan and no halo), and over ranks the one build over a partition's plan
+// (build_partitioned.cpp), both making each level with the one routine of level_builder.hpp.
 #include <cstddef>
 #include <memory>
 #include <optional>
@@ -19,6 +20,8 @@ namespace simrun::solvers::multigrid {
 
 template <typename T>
 class FinestEntry;
+struct PartitionedHierarchy;
+struct PartitionedLevel;
 
 template <typename T>
 class Hierarchy {
@@ -41,9 +44,12 @@ public:
 
     // The builders (see MultigridHierarchy's constructors).
     void build_whole(const DiaData<double>& fine, const GridBox& box, FinestOperator<T> finest);
-    void build_slabs(const DiaData<double>& block, const GridBox& box,
-                     std::optional<DiaStorage> fine_storage);
-    void build_boxes(const PartRows<double>& rows, std::optional<DiaStorage> fine_storage);
+    // Over ranks, from the plan (partitioned_levels.hpp); `size`: this rank's points of the
+    // finest level.
+    void build_partitioned(PartitionedHierarchy plan, std::size_t size,
+                           std::optional<DiaStorage> fine_storage);
+    // The parameters the planner over ranks takes (the back-end's gather size).
+    MultigridParameters planned_parameters() const;
 
     void cycle(const Array<T>& b, Array<T>& x) const;
     void cycle_from_zero(const Array<T>& b, Array<T>& x) const;
@@ -72,6 +78,8 @@ private:
     std::unique_ptr<Level<T>> gathered_level(const DiaData<double>& rows, const GridBox& box,
                                              std::size_t split_levels,
                                              std::unique_ptr<Hierarchy<T>>& rest);
+    void add_partitioned_level(PartitionedLevel& planned, std::size_t index,
+                               FinestOperator<T>& finest);
     void check_sizes(const Array<T>& b, const Array<T>& x) const;
 
     std::shared_ptr<const Backend> backend_;

@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "base/kernel_table.hpp"
+#include "distributed/halo_exchange.hpp"
 #include "multigrid/coarse_link.hpp"
 #include "multigrid/coarsest_solve.hpp"
 #include "multigrid/smoother.hpp"
@@ -25,31 +26,13 @@ struct LevelTransfer {
     Array<T> class_weights;
 };
 
-// The exchange of a level's window halo with the ranks that hold it (any layout's).
-template <typename T>
-class LevelHalo {
-public:
-    virtual ~LevelHalo() = default;
-    virtual void exchange(T* window) const = 0;
-};
-
-template <typename T, typename Halo>
-class HaloOf final : public LevelHalo<T> {
-public:
-    explicit HaloOf(std::unique_ptr<Halo> halo) : halo_(std::move(halo)) {}
-    void exchange(T* window) const override { halo_->exchange(window); }
-
-private:
-    std::unique_ptr<Halo> halo_;
-};
-
 // What a level split over ranks adds: the exchange of its window's halo (none on one process),
 // whether this rank holds points of it (a level split over fewer ranks leaves the last ones
 // none: they only take part in the collectives of the levels below), and where this rank's own
 // points start in the level's vectors.
 template <typename T>
 struct LevelSpread {
-    std::unique_ptr<LevelHalo<T>> halo;
+    std::unique_ptr<HaloExchange<T>> halo;
     bool holds = true;
     std::size_t own_offset = 0;
 };

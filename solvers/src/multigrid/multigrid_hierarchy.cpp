@@ -5,9 +5,12 @@
 #include <type_traits>
 #include <utility>
 
+#include "multigrid/box_levels.hpp"
 #include "multigrid/hierarchy.hpp"
 #include "multigrid/host_values.hpp"
 #include "multigrid/level_transfer.hpp"
+#include "multigrid/partitioned_levels.hpp"
+#include "multigrid/slab_levels.hpp"
 
 namespace simrun::solvers {
 
@@ -63,6 +66,16 @@ void in_double(const DiaData<V>& fine, Build&& build) {
     }
 }
 
+// Over slabs: this rank's block of whole planes.
+template <typename T>
+void build_slabs(multigrid::Hierarchy<T>& parts, const DiaData<double>& block, const GridBox& box,
+                 std::optional<DiaStorage> fine_storage) {
+    const MultigridParameters planned = parts.planned_parameters();
+    parts.build_partitioned(
+        multigrid::plan_slab_hierarchy(parts.backend()->communicator(), block, box, planned),
+        static_cast<std::size_t>(block.n), fine_storage);
+}
+
 }  // namespace
 
 template <typename T>
@@ -75,7 +88,7 @@ MultigridHierarchy<T>::MultigridHierarchy(std::shared_ptr<const Backend> backend
     parts_->resolve_cycle(multigrid::has_coefficient_jumps(fine, multigrid::cycle_jump_ratio));
     in_double(fine, [&](const DiaData<double>& fine_double) {
         if (parts_->split()) {
-            parts_->build_slabs(fine_double, box, storage_of(fine_operator));
+            build_slabs(*parts_, fine_double, box, storage_of(fine_operator));
         } else {
             multigrid::FinestOperator<T> finest;
             finest.given = fine_operator;
@@ -94,7 +107,7 @@ MultigridHierarchy<T>::MultigridHierarchy(std::shared_ptr<const Backend> backend
     parts_->resolve_cycle(multigrid::has_coefficient_jumps(fine, multigrid::cycle_jump_ratio));
     if (parts_->split()) {
         in_double(fine, [&](const DiaData<double>& fine_double) {
-            parts_->build_slabs(fine_double, box, storage_of(fine_operator));
+            build_slabs(*parts_, fine_double, box, storage_of(fine_operator));
         });
         return;
     }
@@ -120,7 +133,10 @@ MultigridHierarchy<T>::MultigridHierarchy(std::shared_ptr<const Backend> backend
         parts_->build_whole(rows.window, rows.box, {});
         return;
     }
-    parts_->build_boxes(rows, storage_of(fine_operator));
+    const MultigridParameters planned = parts_->planned_parameters();
+    parts_->build_partitioned(
+        multigrid::plan_box_hierarchy(parts_->backend()->communicator(), rows, planned),
+        static_cast<std::size_t>(rows.part.size()), storage_of(fine_operator));
 }
 
 template <typename T>

@@ -12,6 +12,24 @@ namespace {
 
 using Index = std::int64_t;
 
+// Planes [first, end) along a level's last axis (the axis its slabs split).
+struct PlaneRange {
+    Index first = 0, end = 0;
+    Index count() const { return end - first; }
+};
+
+// Every rank's planes of a level as runs of `plane` values each (a rank's planes at its
+// position 0).
+VectorLayout plane_layout(const std::vector<PlaneRange>& ranges, Index plane) {
+    VectorLayout layout(ranges.size());
+    for (std::size_t q = 0; q < ranges.size(); ++q) {
+        if (ranges[q].count() > 0) {
+            layout[q].push_back({ranges[q].first * plane, 0, ranges[q].count() * plane});
+        }
+    }
+    return layout;
+}
+
 std::size_t slow_axis(const GridBox& box) { return static_cast<std::size_t>(box.dimension - 1); }
 
 // Points per plane of the box's last axis.
@@ -210,7 +228,11 @@ DiaData<double> moved_rows(const Communicator& ranks, const DiaData<double>& own
     const auto rank = static_cast<std::size_t>(ranks.rank());
     DiaData<double> moved{to[rank].count() * plane, own.offsets, {}};
     std::vector<double> received(static_cast<std::size_t>(moved.n * diagonals));
-    move_planes<double>(ranks, from, to, plane * diagonals, packed, received);
+    const Index values = plane * diagonals;
+    redistribute_on_host<double>(
+        ranks,
+        redistribution_plan(ranks.rank(), plane_layout(from, values), plane_layout(to, values)),
+        std::span<const double>(packed), std::span<double>(received));
     moved.values.resize(received.size());
     for (Index i = 0; i < moved.n; ++i) {
         for (int d = 0; d < diagonals; ++d) {
@@ -222,12 +244,13 @@ DiaData<double> moved_rows(const Communicator& ranks, const DiaData<double>& own
 
 }  // namespace
 
-SlabHierarchy plan_slab_hierarchy(const Communicator& ranks, const DiaData<double>& block,
-                                  const GridBox& box, const MultigridParameters& parameters) {
+PartitionedHierarchy plan_slab_hierarchy(const Communicator& ranks, const DiaData<double>& block,
+                                         const GridBox& box,
+                                         const MultigridParameters& parameters) {
     const int count = ranks.size(), rank = ranks.rank();
     const std::size_t slow = slow_axis(box);
     const auto r = static_cast<std::size_t>(rank);
-    SlabHierarchy result;
+    PartitionedHierarchy result;
     GridBox level_box = box;
     Index plane = plane_of(box);
     // This level's rows: on the finest level the block itself where its diagonals are the used
@@ -262,6 +285,9 @@ SlabHierarchy plan_slab_hierarchy(const Communicator& ranks, const DiaData<doubl
     }
     // Where the last split level's transfer starts in the next level's points (a plane).
     Index pending_coarse_first = 0;
+    // Where the last level was split anew: every rank's first coarse plane its restriction
+    // computes rightly, and the end.
+    std::vector<Index> handoff_restricted;
     int holders = count;  // the ranks that hold planes of the level: the first ones
     for (int level = 0;; ++level) {
         const auto fewest_planes = [&] {
@@ -272,20 +298,26 @@ SlabHierarchy plan_slab_hierarchy(const Communicator& ranks, const DiaData<doubl
             return fewest;
         };
         const auto gather = [&] {
-            result.gathered_box = level_box;
-            result.gathered = gather_rows(ranks, *level_rows, starts, plane);
+            result.gathered.box = level_box;
+            result.gathered.rows = gather_rows(ranks, *level_rows, starts, plane);
             // Each rank's points of the gathered level: where the level above's restriction
             // leaves them right, the coarse planes on its own planes. A level just split anew
             // (whose rows moved) that is gathered after all (it does not coarsen) is restricted
             // into the gathered vector itself: no handoff.
             std::vector<Index> restricted = starts;
             if (!result.levels.empty() && result.levels.back().handoff) {
-                const std::vector<PlaneRange>& ranges = result.levels.back().handoff->restricted;
-                restricted.assign(1, ranges.front().first);
-                for (const PlaneRange& range : ranges) restricted.push_back(range.end);
+                restricted = handoff_restricted;
                 result.levels.back().handoff.reset();
             }
-            for (const Index start : restricted) result.gathered_starts.push_back(start * plane);
+            // In place: each rank's points at their place in the whole.
+            result.gathered.sources.resize(static_cast<std::size_t>(count));
+            for (std::size_t q = 0; q + 1 < restricted.size(); ++q) {
+                const Index points = (restricted[q + 1] - restricted[q]) * plane;
+                if (points > 0) {
+                    result.gathered.sources[q].push_back(
+                        {restricted[q] * plane, restricted[q] * plane, points});
+                }
+            }
             if (!result.levels.empty()) {
                 result.levels.back().coarse_offset = pending_coarse_first * plane;
             }
@@ -308,24 +340,30 @@ SlabHierarchy plan_slab_hierarchy(const Communicator& ranks, const DiaData<doubl
                 const Index b = whole_planes / fewer, e = whole_planes % fewer;
                 held_starts.push_back(q >= fewer ? whole_planes : q * b + std::min<Index>(q, e));
             }
-            SlabLevel& above = result.levels.back();
-            SlabHandoff handoff;
-            handoff.plane = plane;
-            handoff.restricted = plane_ranges(starts);
-            handoff.held = plane_ranges(held_starts);
+            PartitionedLevel& above = result.levels.back();
+            const std::vector<PlaneRange> restricted = plane_ranges(starts),
+                                          held = plane_ranges(held_starts);
             const PlaneRange reached =
                 above.holds()
                     ? PlaneRange{pending_coarse_first,
                                  pending_coarse_first + above.transfer.coarse.points[slow]}
                     : PlaneRange{};
+            std::vector<PlaneRange> all_reached;
             for (const auto& bytes : ranks.all_gather(std::as_bytes(std::span(&reached, 1)))) {
                 PlaneRange theirs;
                 std::memcpy(&theirs, bytes.data(), sizeof theirs);
-                handoff.reached.push_back(theirs);
+                all_reached.push_back(theirs);
             }
-            rows = moved_rows(ranks, *level_rows, handoff.restricted, handoff.held, plane);
+            rows = moved_rows(ranks, *level_rows, restricted, held, plane);
             level_rows = &rows;
+            HandoffPlan handoff;
+            handoff.restricted = plane_layout(restricted, plane);
+            handoff.held = plane_layout(held, plane);
+            handoff.reached = plane_layout(all_reached, plane);
+            handoff.offset = (restricted[r].first - all_reached[r].first) * plane;
+            handoff.window_points = all_reached[r].count() * plane;
             above.handoff = std::move(handoff);
+            handoff_restricted = starts;
             starts = std::move(held_starts);
             holders = fewer;
         }
@@ -374,24 +412,20 @@ SlabHierarchy plan_slab_hierarchy(const Communicator& ranks, const DiaData<doubl
         if (!result.levels.empty() && result.levels.back().holds()) {
             // The previous level's transfer reaches this level's window (or its own, where
             // this level was split anew).
-            SlabLevel& above = result.levels.back();
+            PartitionedLevel& above = result.levels.back();
             above.coarse_offset =
                 above.handoff ? 0 : (pending_coarse_first - (first - (before ? 1 : 0))) * plane;
         }
-        SlabLevel split;
-        split.box = level_box;
-        split.plane = plane;
-        split.first_plane = first;
-        split.planes = planes;
+        PartitionedLevel split;
+        split.partition = Partition::slabs(level_box, starts, rank);
         split.holders = holders;
-        split.halo_before = before;
-        split.halo_after = after;
-        split.window = level_box;
-        split.window.points[slow] = planes + (before ? 1 : 0) + (after ? 1 : 0);
+        split.split_axes = 1u << slow;
         split.along_axes = along_axes;
+        GridBox window = level_box;
+        window.points[slow] = planes + (before ? 1 : 0) + (after ? 1 : 0);
         const Index coarse_plane = plane_of(coarsening.coarse);
         if (holds) {
-            const Index window_rows = split.window.points[slow] * plane;
+            const Index window_rows = window.points[slow] * plane;
             // The slab's rows of the window, in the slab's storage (the slab is not read again).
             split.window_operator = std::move(slab);
             split.window_operator.keep_rows((ghost_before - (before ? 1 : 0)) * plane, window_rows);
@@ -399,8 +433,8 @@ SlabHierarchy plan_slab_hierarchy(const Communicator& ranks, const DiaData<doubl
             if (after) cut_outside(split.window_operator, window_rows - plane, plane);
             split.window_operator = without_empty_diagonals(std::move(split.window_operator));
             Index window_coarse_first = 0;
-            split.transfer = slab_coarsening(coarsening, split.window, split.window_first_plane(),
-                                             window_coarse_first);
+            split.transfer =
+                slab_coarsening(coarsening, window, first - (before ? 1 : 0), window_coarse_first);
             // The window's coarse points' weights, from the slab's (slot by slot, point by
             // point).
             const Index slab_points = on_slab.coarse.size(),

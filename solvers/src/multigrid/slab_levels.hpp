@@ -19,10 +19,10 @@
 #include <vector>
 
 #include "multigrid/level_transfer.hpp"
-#include "multigrid/slab_exchange.hpp"
+#include "multigrid/partitioned_levels.hpp"
 #include "simrun/solvers/base/communicator.hpp"
-#include "simrun/solvers/matrices/dia_data.hpp"
 #include "simrun/solvers/boxes/box.hpp"
+#include "simrun/solvers/matrices/dia_data.hpp"
 #include "simrun/solvers/multigrid/multigrid_parameters.hpp"
 
 namespace simrun::solvers::multigrid {
@@ -33,58 +33,11 @@ namespace simrun::solvers::multigrid {
 // of the coarse points one step away, which reach 2 planes past them in 2D: level_transfer.cpp).
 inline constexpr std::int64_t slab_ghost_planes = 6;
 
-// Where the next level is split over fewer ranks than this one: every rank's coarse planes that
-// lie on its own planes (those its restriction computes rightly), those on its window (those
-// its transfer reaches), and its part of the next level (LevelHandoff moves the planes).
-struct SlabHandoff {
-    std::vector<PlaneRange> restricted, reached, held;
-    std::int64_t plane = 1;  // points per coarse plane
-};
-
-// One level, as one rank holds it (a rank that holds none of it: no planes, an empty window).
-struct SlabLevel {
-    GridBox box;                   // the whole level
-    std::int64_t plane = 1;        // points per plane
-    std::int64_t first_plane = 0;  // this rank's planes: [first_plane, first_plane + planes)
-    std::int64_t planes = 0;
-    // The window: this rank's planes with the plane next to them on each side where there is
-    // one (its halo: what its rows reach).
-    bool halo_before = false, halo_after = false;
-    GridBox window;
-    // The window's rows: this rank's rows whole, the halo rows' entries that reach outside the
-    // window zeroed (the halo's values come from the neighbours; its rows are never used).
-    DiaData<double> window_operator;
-    bool along_axes = true;  // every rank's couplings lie along the axes (two colours suffice)
-    // To the next level: the transfer on the window, whose coarse box is the next level's
-    // points that lie on the window's planes, with their weights (level_transfer.hpp's
-    // layout), and where those points start in the next level's vectors (a window, or the
-    // whole gathered level).
-    BoxCoarsening transfer;
-    std::vector<double> weights;
-    std::int64_t coarse_offset = 0;
-    // Where the next level is split over fewer ranks: the transfer's coarse points are a
-    // window of their own (coarse_offset 0 in it) that the handoff fills and empties.
-    std::optional<SlabHandoff> handoff;
-    int holders = 1;  // the ranks that hold planes of the level (the first ones)
-    bool holds() const { return planes > 0; }
-    // The plane of the window's first point in the whole box (colours are the whole box's).
-    std::int64_t window_first_plane() const { return first_plane - (halo_before ? 1 : 0); }
-};
-
-struct SlabHierarchy {
-    std::vector<SlabLevel> levels;  // split over the ranks (none where the finest is gathered)
-    // The first level that is not: its rows whole, on every rank; where each rank's own
-    // points start in it (size ranks + 1).
-    GridBox gathered_box;
-    DiaData<double> gathered;
-    std::vector<std::int64_t> gathered_starts;
-};
-
 // `block`: this rank's rows of a matrix on the points of `box`, in the block's numbering with
 // the entries that reach the neighbouring ranks' rows kept (distributed_matrix.hpp). Collective.
 // Throws std::invalid_argument, on every rank alike, where a block is not whole planes of the
 // box or the rows couple points that are not neighbours in it (as MultigridHierarchy does).
-SlabHierarchy plan_slab_hierarchy(const Communicator& ranks, const DiaData<double>& block,
-                                  const GridBox& box, const MultigridParameters& parameters);
+PartitionedHierarchy plan_slab_hierarchy(const Communicator& ranks, const DiaData<double>& block,
+                                         const GridBox& box, const MultigridParameters& parameters);
 
 }  // namespace simrun::solvers::multigrid
