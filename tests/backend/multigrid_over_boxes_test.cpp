@@ -149,6 +149,18 @@ DiaData<double> matrix_of(const Case& c) {
     return to_dia(testing::box_diffusion_matrix(c.points, c.dimension, c.h, k, c.sides));
 }
 
+// The values of `whole` (on the points of `box`) at the points of `part`, x fastest, and in
+// `at` where each lies in the box.
+std::vector<double> part_of(const std::vector<double>& whole, const GridBox& box, const Box& part,
+                            std::vector<std::int64_t>& at) {
+    std::vector<double> values;
+    for_each_point(part, [&](std::int64_t i, std::int64_t j, std::int64_t k, std::int64_t) {
+        at.push_back(box.row(i, j, k));
+        values.push_back(whole[static_cast<std::size_t>(at.back())]);
+    });
+    return values;
+}
+
 // The first cycle from zero (as a preconditioner takes it), the second from its result.
 TEST(MultigridOverBoxes, ACycleIsOneProcessCycle) {
     SIMRUN_SKIP_WITHOUT_BACKEND(test_backend());
@@ -193,13 +205,8 @@ TEST(MultigridOverBoxes, ACycleIsOneProcessCycle) {
                         << split.describe();
                 }
                 // This rank's part of b, and of the result.
-                std::vector<double> part_b;
                 std::vector<std::int64_t> at;
-                for_each_point(rows.part,
-                               [&](std::int64_t i, std::int64_t j, std::int64_t k, std::int64_t) {
-                                   at.push_back(box.row(i, j, k));
-                                   part_b.push_back(b[static_cast<std::size_t>(at.back())]);
-                               });
+                const std::vector<double> part_b = part_of(b, box, rows.part, at);
                 const auto bp = Array<double>::from_host(on, part_b);
                 Array<double> x(on, part_b.size());
                 fill(x, std::numeric_limits<double>::quiet_NaN());  // not read: from zero
@@ -217,6 +224,61 @@ TEST(MultigridOverBoxes, ACycleIsOneProcessCycle) {
                 }
             });
         }
+    }
+}
+
+// Parts thinner than the ghost layers along a split axis: the level is split anew over fewer
+// ranks along that axis (the first ones; the others only visit the levels below for their
+// collectives, as often as the cycle does: W), as on slabs, and a cycle is still one
+// process's.
+TEST(MultigridOverBoxes, ThinPartsGoToFewerRanks) {
+    SIMRUN_SKIP_WITHOUT_BACKEND(test_backend());
+    struct Fewer {
+        std::int32_t nx, ny;
+        std::array<int, 3> parts;
+        MultigridCycle cycle;
+        std::string held;  // describe()'s words for the level held by fewer ranks
+    };
+    const auto one = [](double, double, double) { return 1.0; };
+    for (const Fewer& c : {Fewer{97, 25, {2, 2, 1}, MultigridCycle::v, "12x6 on 2, "},
+                           Fewer{97, 97, {4, 1, 1}, MultigridCycle::w, "12x12 on 2, "},
+                           Fewer{60, 61, {3, 2, 1}, MultigridCycle::f, "15x15 on 4, "}}) {
+        SCOPED_TRACE(c.held);
+        const std::array<std::int32_t, 3> points{c.nx, c.ny, 1};
+        const DiaData<double> a = to_dia(testing::box_diffusion_matrix(
+            points, 2, {1.0 / c.nx, 1.0 / c.ny, 1}, one, std::array<Side, 6>{}));
+        const GridBox box{2, {c.nx, c.ny, 1}};
+        MultigridParameters parameters;
+        parameters.gather_size = 0;
+        parameters.coarsest_size = 16;
+        parameters.cycle = c.cycle;
+        const auto backend = test_backend();
+        const MultigridHierarchy<double> whole(backend, a, box, parameters);
+        std::vector<double> b(static_cast<std::size_t>(a.n));
+        for (std::size_t i = 0; i < b.size(); ++i) b[i] = std::cos(0.11 * static_cast<double>(i));
+        Array<double> x1(backend, b.size());
+        whole.cycle_from_zero(Array<double>::from_host(backend, b), x1);
+        const std::vector<double> u1 = x1.to_host();
+        double scale = 0;
+        for (const double v : u1) scale = std::max(scale, std::abs(v));
+        const GridBoxes grid{box.points, c.parts};
+        ThreadRanks ranks(grid.ranks());
+        ranks.run([&](std::shared_ptr<const Communicator> communicator) {
+            const auto on = test_backend(communicator);
+            const PartRows<double> rows = testing::part_rows(a, grid, 2, communicator->rank());
+            const MultigridHierarchy<double> split(on, rows, parameters);
+            EXPECT_NE(split.describe().find(c.held), std::string::npos) << split.describe();
+            std::vector<std::int64_t> at;
+            const std::vector<double> part_b = part_of(b, box, rows.part, at);
+            Array<double> x(on, part_b.size());
+            communicator->barrier();
+            split.cycle_from_zero(Array<double>::from_host(on, part_b), x);
+            const std::vector<double> got = x.to_host();
+            for (std::size_t i = 0; i < got.size(); ++i) {
+                ASSERT_NEAR(got[i], u1[static_cast<std::size_t>(at[i])], 1e-12 * scale)
+                    << "point " << at[i];
+            }
+        });
     }
 }
 

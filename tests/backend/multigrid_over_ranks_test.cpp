@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "multigrid/slab_levels.hpp"
+#include "multigrid/partitioned_levels.hpp"
 #include "simrun/solvers/base/array.hpp"
 #include "simrun/solvers/base/vector_ops.hpp"
 #include "simrun/solvers/matrices/conversions.hpp"
@@ -54,7 +54,7 @@ struct Case {
     std::size_t gathered_by_size = 0;
     // Per rank count of `ranks` (where given): the first level whose slabs would be thinner
     // than the ghost planes. It and the levels after it are held by as many ranks as can hold
-    // slab_ghost_planes planes each, until that is one rank: from there they are gathered.
+    // ghost_layers planes each, until that is one rank: from there they are gathered.
     std::vector<std::size_t> first_thin = {};
 };
 
@@ -243,7 +243,7 @@ TEST(MultigridOverRanks, ACycleIsOneProcessCycle) {
                         const GridBox& level = whole.levels()[l].box;
                         holders =
                             std::min(holders, static_cast<int>(level.points[level.dimension - 1] /
-                                                               multigrid::slab_ghost_planes));
+                                                               multigrid::ghost_layers));
                         if (holders < 2) break;
                         fewer += level.describe() + " on " + std::to_string(holders) + ", ";
                     }

@@ -90,8 +90,16 @@ std::vector<PointRun> part_runs(const GridBox& box, const Box& part, const Box& 
     if (part.empty()) return runs;
     for (std::int64_t k = part.lower[2]; k < part.upper[2]; ++k) {
         for (std::int64_t j = part.lower[1]; j < part.upper[1]; ++j) {
-            runs.push_back(
-                {box.row(part.lower[0], j, k), layout.index(part.lower[0], j, k), part.points(0)});
+            const PointRun row{box.row(part.lower[0], j, k), layout.index(part.lower[0], j, k),
+                               part.points(0)};
+            // A row that goes on from the last in both numberings lengthens it (whole planes of
+            // both: one run).
+            if (!runs.empty() && runs.back().global + runs.back().count == row.global &&
+                runs.back().local + runs.back().count == row.local) {
+                runs.back().count += row.count;
+            } else {
+                runs.push_back(row);
+            }
         }
     }
     return runs;
@@ -188,7 +196,30 @@ Redistribution<T>::Redistribution(std::shared_ptr<const Backend> backend,
         covered = own == points_of(target[q]);
     }
     if (!covered) {
-        plan_ = redistribution_plan(static_cast<int>(rank), source, target);
+        // A target of one run is received at its place; one of several (a part inside its
+        // window) packed, then scattered.
+        VectorLayout packed = target, from = source;
+        if (from[rank].size() == 1) {  // (a source of one run is sent from its place)
+            from_offset_ = from[rank][0].local;
+            from[rank][0].local = 0;
+            held_ = from[rank][0].count;
+        }
+        if (packed[rank].size() == 1) {
+            into_offset_ = packed[rank][0].local;
+            packed[rank][0].local = 0;
+            wanted_ = packed[rank][0].count;
+        } else if (points_of(target[rank]) != wanted_) {
+            std::vector<std::int64_t> places;
+            for (PointRun& run : packed[rank]) {
+                const std::int64_t at = static_cast<std::int64_t>(places.size());
+                for (std::int64_t t = 0; t < run.count; ++t) places.push_back(run.local + t);
+                run.local = at;
+            }
+            wanted_ = static_cast<std::int64_t>(places.size());
+            scatter_index_ = Array<std::int64_t>::from_host(backend_, places);
+            scattered_ = Array<T>(backend_, places.size());
+        }
+        plan_ = redistribution_plan(static_cast<int>(rank), from, packed);
         sent_.resize(static_cast<std::size_t>(held_));
         received_.resize(static_cast<std::size_t>(wanted_));
         return;
@@ -361,13 +392,18 @@ void Redistribution<T>::run_through_host(const T* from, T* into) {
     const Communicator& ranks = backend_->communicator();
     // Traffic: this rank's source to the host, the messages, its target back.
     const std::size_t sending = static_cast<std::size_t>(held_) * sizeof(T);
-    if (held_ > 0) backend_->copy_to_host(sent_.data(), from, sending);
+    if (held_ > 0) backend_->copy_to_host(sent_.data(), from + from_offset_, sending);
     const CommunicationTimer timer(ranks.times().gathers, static_cast<double>(sending));
     redistribute_on_host<T>(ranks, plan_, sent_, received_);
-    if (wanted_ > 0) {
-        backend_->copy_from_host(into, received_.data(),
-                                 static_cast<std::size_t>(wanted_) * sizeof(T));
+    if (wanted_ == 0) return;
+    const std::size_t bytes = static_cast<std::size_t>(wanted_) * sizeof(T);
+    if (scatter_index_.size() == 0) {
+        backend_->copy_from_host(into + into_offset_, received_.data(), bytes);
+        return;
     }
+    backend_->copy_from_host(scattered_.data(), received_.data(), bytes);
+    backend_->kernels<T>().scatter(*backend_, scattered_.size(), scatter_index_.data(),
+                                   scattered_.data(), into);
 }
 
 template <typename T>

@@ -11,7 +11,8 @@
 //     own segment to the host, an all-gather, the whole back).
 //   - local (every rank's target within its own source): one gather on the back-end.
 //   - otherwise point to point through the host (sources disjoint): the source to the host, the
-//     messages, the target back, timed as a gather of the communicator.
+//     messages, the target back (scattered on the back-end where it has gaps: a part inside its
+//     window), timed as a gather of the communicator.
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -38,7 +39,8 @@ using VectorLayout = std::vector<std::vector<PointRun>>;
 // The whole vector of `points` values on each of `ranks` ranks.
 VectorLayout whole_on_every_rank(std::int64_t points, int ranks);
 // The points of `part` (of `box`, global index box.row) on a vector laid out on `layout` (a box
-// holding the part, x fastest): a run per row of the part.
+// holding the part, x fastest): a run per row of the part, rows that follow each other in both
+// the box and the layout joined (a slab's planes: one run).
 std::vector<PointRun> part_runs(const GridBox& box, const Box& part, const Box& layout);
 
 // What this rank sends each rank (itself included, in rank order) of its source (local runs)
@@ -79,7 +81,11 @@ private:
 
     std::shared_ptr<const Backend> backend_;
     Kind kind_ = Kind::through_host;
-    HaloPlan plan_;                       // point to point
+    HaloPlan plan_;                      // point to point
+    std::int64_t from_offset_ = 0;       // a source of one run: where it starts
+    std::int64_t into_offset_ = 0;       // a target of one run: where it starts
+    Array<std::int64_t> scatter_index_;  // a target of several: each value's place in it
+    Array<T> scattered_;
     std::int64_t held_ = 0, wanted_ = 0;  // this rank's source and target values
     std::vector<T> sent_, received_;      // host copies of them
     Array<std::int64_t> index_;           // local: each target value's source position

@@ -90,15 +90,15 @@ void Hierarchy<T>::build_partitioned(PartitionedHierarchy plan, std::size_t size
     auto gathered = gathered_level(whole.rows, whole.box, plan.levels.size(), rest);
     const auto rank = static_cast<std::size_t>(ranks.rank());
     std::unique_ptr<Redistribution<T>> window_of;
-    if (whole.window) {
-        // The window from the whole: each rank's from its own copy of it.
+    // The window from the whole (each rank's from its own copy of it), where the gather reads
+    // a window; agreed on every rank.
+    all_or_none(ranks, [&] {
+        if (!whole.window) return;
         VectorLayout window_points(whole.sources.size());
         window_points[rank] = part_runs(whole.box, *whole.window, *whole.window);
-        all_or_none(ranks, [&] {
-            window_of = std::make_unique<Redistribution<T>>(
-                backend_, whole_on_every_rank(whole.box.size(), ranks.size()), window_points);
-        });
-    }
+        window_of = std::make_unique<Redistribution<T>>(
+            backend_, whole_on_every_rank(whole.box.size(), ranks.size()), window_points);
+    });
     // Collective (the gather opens a device halo along the line of ranks).
     auto gather = std::make_unique<Redistribution<T>>(
         backend_, whole.sources, whole_on_every_rank(whole.box.size(), ranks.size()));

@@ -40,7 +40,6 @@ class HandoffLink final : public CoarseLink<T> {
 public:
     HandoffLink(std::shared_ptr<const Backend> backend, const HandoffPlan& handoff)
         : backend_(std::move(backend)),
-          offset_(static_cast<std::size_t>(handoff.offset)),
           window_(backend_, static_cast<std::size_t>(handoff.window_points)),
           down_(backend_, handoff.restricted, handoff.held),
           up_(backend_, handoff.held, handoff.reached) {
@@ -52,18 +51,17 @@ public:
     T* next_x(Level<T>& next) const override { return next.x.data(); }
     T* restricted(Level<T>&) const override { return window_.data(); }
     void hand_down(Level<T>& next) const override {
-        down_.run(window_.data() + offset_, next.b.data() + next.spread.own_offset);
+        down_.run(window_.data(), next.b.data());
         zero_x(*backend_, next);
     }
     const T* take_up(Level<T>& next) const override {
-        up_.run(next.x.data() + next.spread.own_offset, window_.data());
+        up_.run(next.x.data(), window_.data());
         return window_.data();
     }
     std::size_t coarse_points(const Level<T>&) const override { return window_.size(); }
 
 private:
     std::shared_ptr<const Backend> backend_;
-    std::size_t offset_;  // where this rank's restricted points start in the window
     mutable Array<T> window_;
     mutable Redistribution<T> down_, up_;
 };

@@ -5,12 +5,10 @@
 #include <type_traits>
 #include <utility>
 
-#include "multigrid/box_levels.hpp"
 #include "multigrid/hierarchy.hpp"
 #include "multigrid/host_values.hpp"
 #include "multigrid/level_transfer.hpp"
 #include "multigrid/partitioned_levels.hpp"
-#include "multigrid/slab_levels.hpp"
 
 namespace simrun::solvers {
 
@@ -72,7 +70,7 @@ void build_slabs(multigrid::Hierarchy<T>& parts, const DiaData<double>& block, c
                  std::optional<DiaStorage> fine_storage) {
     const MultigridParameters planned = parts.planned_parameters();
     parts.build_partitioned(
-        multigrid::plan_slab_hierarchy(parts.backend()->communicator(), block, box, planned),
+        multigrid::plan_partitioned_levels(parts.backend()->communicator(), block, box, planned),
         static_cast<std::size_t>(block.n), fine_storage);
 }
 
@@ -135,7 +133,7 @@ MultigridHierarchy<T>::MultigridHierarchy(std::shared_ptr<const Backend> backend
     }
     const MultigridParameters planned = parts_->planned_parameters();
     parts_->build_partitioned(
-        multigrid::plan_box_hierarchy(parts_->backend()->communicator(), rows, planned),
+        multigrid::plan_partitioned_levels(parts_->backend()->communicator(), rows, planned),
         static_cast<std::size_t>(rows.part.size()), storage_of(fine_operator));
 }
 

@@ -18,18 +18,17 @@
 // The cycle runs on the back-end (multigrid kernels of the kernel table) as one recorded unit
 // (a CUDA graph on the GPU); no host round trip.
 //
-// Over several ranks (the back-end's communicator) each rank gives its block of rows (whole
-// planes of the box along its last axis, distributed_matrix.hpp's blocks) and the hierarchy
-// is split in slabs (multigrid/slab_levels.hpp): every level a slab of planes per rank with a
-// plane of halo on each side, exchanged after each sweep's colour, the residual and the
-// interpolation; the colours are the whole box's, so a cycle over ranks is one process's cycle
-// to rounding. Where a rank would hold too few planes, the level is split anew over fewer
-// ranks (the others wait for the levels below), and once that is one rank, or the level is
-// small, it is gathered whole on every rank and the rest of the cycle is one process's,
-// repeated on each. Over a process grid of boxes (PartRows) the levels are split in parts the
-// same way (multigrid/box_levels.hpp), with a point of halo on every side that another rank
-// holds (faces, edges and corners), and gathered once a part gets thinner than 2 points. The
-// cycle is not recorded over ranks.
+// Over several ranks (the back-end's communicator) each rank gives its rows: a block of whole
+// planes of the box along its last axis (distributed_matrix.hpp's blocks: slabs, the process
+// grid 1 x ... x K), or its part of a process grid of boxes with its rows on the part's window
+// (PartRows). Both are one partition of the box (multigrid/partitioned_levels.hpp): every level
+// a part per rank with a point of halo on every side another rank holds (a plane on each side
+// for slabs; faces, edges and corners for boxes), exchanged after each sweep's colour, the
+// residual and the interpolation; the colours are the whole box's, so a cycle over ranks is one
+// process's cycle to rounding. Where some rank's part would be too thin, the level is split
+// anew over fewer ranks (the others wait for the levels below), and once that is one rank, or
+// the level is small, it is gathered whole on every rank and the rest of the cycle is one
+// process's, repeated on each. The cycle is not recorded over ranks.
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -93,8 +92,8 @@ public:
                        const DiaMatrix<OtherValue>* fine_operator = nullptr);
     // Over a process grid (the back-end's communicator): this rank's part of the box and its
     // rows on the part's window (part_rows.hpp); the levels are split as the finest is, in
-    // parts (multigrid/box_levels.hpp), each with a point of halo around it. `fine_operator`,
-    // where given, names the finest level's storage. Collective.
+    // parts (multigrid/partitioned_levels.hpp), each with a point of halo around it.
+    // `fine_operator`, where given, names the finest level's storage. Collective.
     MultigridHierarchy(std::shared_ptr<const Backend> backend, const PartRows<double>& rows,
                        const MultigridParameters& parameters,
                        const DiaMatrix<T>* fine_operator = nullptr);

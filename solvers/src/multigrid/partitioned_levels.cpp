@@ -1,0 +1,516 @@
+#include "multigrid/partitioned_levels.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+#include "boxes/box_steps.hpp"
+#include "multigrid/step_rows.hpp"
+
+namespace simrun::solvers::multigrid {
+namespace {
+
+using Index = std::int64_t;
+
+constexpr Box no_points{{0, 0, 0}, {0, 0, 0}};
+
+// What the planner carries from one level to the next: the level's box, every rank's part of
+// it (empty where the rank holds none), this rank's rows on its part and the steps they use,
+// and how many ranks hold points (the first ones).
+struct LevelState {
+    GridBox box;
+    std::vector<Box> parts;
+    StepRows own;
+    std::vector<Step> steps;
+    int holders = 1;
+    // Where the level was split anew: the parts each rank's restriction computes rightly.
+    std::vector<Box> restricted;
+};
+
+// Whether some rank's part is thinner than ghost_layers points along an axis the level splits:
+// its rows and those of the layers around it then come from further than its neighbours, and
+// its coarse part may hold too few points.
+bool some_part_thin(const std::vector<Box>& parts, const GridBox& box) {
+    return std::any_of(parts.begin(), parts.end(), [&](const Box& part) {
+        for (std::size_t axis = 0; axis < 3; ++axis) {
+            if (!part.empty() && part.points(axis) < box.points[axis] &&
+                part.points(axis) < ghost_layers) {
+                return true;
+            }
+        }
+        return false;
+    });
+}
+
+unsigned split_axes_of(const std::vector<Box>& parts, const GridBox& box) {
+    unsigned axes = 0;
+    for (const Box& part : parts) {
+        for (std::size_t axis = 0; axis < 3; ++axis) {
+            if (!part.empty() && part.points(axis) < box.points[axis]) axes |= 1u << axis;
+        }
+    }
+    return axes;
+}
+
+// The coarse point (in the coarse level's coordinates) of the first fine point at or after
+// fine coordinate f along an axis (the coarse level's size past the last).
+Index coarse_at_or_after(Index f, const AxisCoarsening& axis, Index coarse_points) {
+    if (axis.step == 1) return f;
+    const Index u = f - axis.first;
+    return std::min(u <= 0 ? 0 : (u + 1) / 2, coarse_points);
+}
+
+// The coarse points on the fine points of `part` (the next level's part).
+Box coarse_part(const Box& part, const BoxCoarsening& coarsening) {
+    if (part.empty()) return no_points;
+    Box coarse;
+    for (std::size_t axis = 0; axis < 3; ++axis) {
+        const Index n = coarsening.coarse.points[axis];
+        coarse.lower[axis] = coarse_at_or_after(part.lower[axis], coarsening.axes[axis], n);
+        coarse.upper[axis] = coarse_at_or_after(part.upper[axis], coarsening.axes[axis], n);
+    }
+    return coarse;
+}
+
+// The whole level's coarsening on the points of `window`, onto the coarse points
+// `coarse_window` (in the coarse level's coordinates): those on the window's points
+// (coarse_part), or the next level's window, which may start a fine point before it.
+BoxCoarsening window_transfer(const BoxCoarsening& whole, const Box& window,
+                              const Box& coarse_window, int dimension) {
+    BoxCoarsening on = whole;
+    on.coarse = coarse_window.shape(dimension);
+    for (std::size_t axis = 0; axis < 3; ++axis) {
+        AxisCoarsening& a = on.axes[axis];
+        a.first =
+            static_cast<int>(a.step == 2 ? whole.axes[axis].first + 2 * coarse_window.lower[axis] -
+                                               window.lower[axis]
+                                         : coarse_window.lower[axis] - window.lower[axis]);
+    }
+    return on;
+}
+
+// Whether `part` is one run of `layout`'s points (whole lines of it: one plane, or whole
+// planes).
+bool one_run_of(const Box& part, const Box& layout) {
+    return part.points(0) == layout.points(0) &&
+           (part.points(2) == 1 || part.points(1) == layout.points(1));
+}
+
+// A's lower corner and size in B's coordinates.
+Box relative_to(const Box& a, const Box& b) {
+    Box r = a;
+    for (std::size_t axis = 0; axis < 3; ++axis) {
+        r.lower[axis] -= b.lower[axis];
+        r.upper[axis] -= b.lower[axis];
+    }
+    return r;
+}
+
+// The level split anew over fewer ranks: along each axis on which some part got thin, as many
+// ranks as can hold ghost_layers points each (those of the other axes kept), the parts even,
+// held by the first ranks in x-fastest order; the others hold none. Empty where that is fewer
+// than 2 ranks.
+std::vector<Box> fewer_parts(const std::vector<Box>& parts, const GridBox& box) {
+    std::array<Index, 3> counts{1, 1, 1};
+    for (std::size_t axis = 0; axis < 3; ++axis) {
+        std::vector<Index> cuts;
+        bool thin = false;
+        for (const Box& part : parts) {
+            if (part.empty()) continue;
+            cuts.push_back(part.lower[axis]);
+            thin =
+                thin || (part.points(axis) < box.points[axis] && part.points(axis) < ghost_layers);
+        }
+        std::sort(cuts.begin(), cuts.end());
+        counts[axis] = std::unique(cuts.begin(), cuts.end()) - cuts.begin();
+        if (thin) counts[axis] = std::min(counts[axis], box.points[axis] / ghost_layers);
+    }
+    const Index holders = counts[0] * counts[1] * counts[2];
+    if (holders < 2) return {};
+    std::vector<Box> fewer(parts.size(), no_points);
+    for (Index q = 0; q < holders; ++q) {
+        const std::array<Index, 3> at{q % counts[0], q / counts[0] % counts[1],
+                                      q / (counts[0] * counts[1])};
+        Box& part = fewer[static_cast<std::size_t>(q)];
+        for (std::size_t axis = 0; axis < 3; ++axis) {
+            const Index b = box.points[axis] / counts[axis], e = box.points[axis] % counts[axis];
+            part.lower[axis] = at[axis] * b + std::min(at[axis], e);
+            part.upper[axis] = (at[axis] + 1) * b + std::min(at[axis] + 1, e);
+        }
+    }
+    return fewer;
+}
+
+// Every rank's points of `parts` in the vectors it gives: this rank's in `layout`, the others'
+// at their place in their parts (the gather and redistributions read only their places).
+VectorLayout layout_of(const GridBox& box, const std::vector<Box>& parts, const Box& layout,
+                       int rank) {
+    VectorLayout runs(parts.size());
+    for (std::size_t q = 0; q < parts.size(); ++q) {
+        runs[q] = part_runs(box, parts[q], static_cast<int>(q) == rank ? layout : parts[q]);
+    }
+    return runs;
+}
+
+}  // namespace
+
+namespace {
+
+// The window's rows from the rows around the part (`around_rows` on `around`, its diagonals
+// `steps`' where they are distinct): the rows kept in place where the window is one run of
+// `around` (a slab's planes), else taken point by point; the entries that reach outside the
+// window zeroed.
+DiaData<double> window_rows(DiaData<double> around_rows, const Box& around, const Box& window,
+                            const std::vector<Step>& steps, int dimension) {
+    const GridBox shape = window.shape(dimension);
+    if (distinct_offsets(shape, steps) &&
+        around_rows.offsets == step_offsets(steps, around.shape(dimension)) &&
+        one_run_of(window, around)) {
+        around_rows.keep_rows(around.index(window.lower[0], window.lower[1], window.lower[2]),
+                              window.size());
+        around_rows.offsets = step_offsets(steps, shape);
+        keep_inside(around_rows, steps, shape);
+        return around_rows;
+    }
+    return dia_of(rows_of(around_rows, around, window, steps, dimension), steps, dimension);
+}
+
+// The rows of the coarse points `part` from the coarse rows around it (`coarse` on
+// `coarse_around`, galerkin_operator's): kept in place where they are one run of them.
+StepRows coarse_rows(DiaData<double> coarse, const Box& coarse_around, const Box& part,
+                     const std::vector<Step>& steps, int dimension) {
+    const GridBox shape = coarse_around.shape(dimension);
+    if (distinct_offsets(shape, steps) && coarse.offsets == step_offsets(steps, shape) &&
+        one_run_of(part, coarse_around)) {
+        coarse.keep_rows(coarse_around.index(part.lower[0], part.lower[1], part.lower[2]),
+                         part.size());
+        return StepRows{part, std::move(coarse.values)};
+    }
+    return rows_of(coarse, coarse_around, part, steps, dimension);
+}
+
+// This rank's part of a level that coarsens (`split`, its window and the next level's window
+// set): the transfer from the window to the coarse window, its weights, the window's rows and
+// the next level's rows on the coarse part, from the rows around the part (one process's
+// formulas on them: the rows of the part come out as one process makes them).
+void plan_part(DiaData<double> around_rows, const Box& around, const BoxCoarsening& coarsening,
+               const std::vector<Step>& steps, const Box& window, const Box& coarse_window,
+               const Box& coarse_part_here, PartitionedLevel& split, StepRows& coarse_own) {
+    const int dimension = coarsening.coarse.dimension;
+    const GridBox around_box = around.shape(dimension);
+    const Box coarse_around = coarse_part(around, coarsening);
+    const BoxCoarsening on_around = window_transfer(coarsening, around, coarse_around, dimension);
+    std::vector<double> around_weights = operator_interpolation(around_rows, around_box, on_around);
+    DiaData<double> around_coarse =
+        galerkin_operator(around_rows, around_box, on_around, around_weights);
+    split.transfer = window_transfer(coarsening, window, coarse_window, dimension);
+    // The coarse window's weights, from those around (slot by slot, point by point).
+    if (intersection(coarse_window, coarse_around) != coarse_window) {
+        throw std::logic_error(
+            "multigrid over ranks: a coarse window reaches past the ghost layers");
+    }
+    // (The weights' layout is StepRows', a slot for a step.)
+    const auto slots = static_cast<std::size_t>(transfer_slots(dimension));
+    StepRows window_weights{
+        coarse_window, std::vector<double>(slots * static_cast<std::size_t>(coarse_window.size()))};
+    copy_rows(StepRows{coarse_around, std::move(around_weights)}, window_weights, coarse_window,
+              slots);
+    split.weights = std::move(window_weights.values);
+    split.window_operator = without_empty_diagonals(
+        window_rows(std::move(around_rows), around, window, steps, dimension));
+    coarse_own = coarse_rows(std::move(around_coarse), coarse_around, coarse_part_here,
+                             all_steps(dimension), dimension);
+}
+
+class Planner {
+public:
+    Planner(const Communicator& ranks, const MultigridParameters& parameters, LevelState state)
+        : ranks_(ranks), parameters_(parameters), state_(std::move(state)) {}
+
+    PartitionedHierarchy plan() {
+        for (int level = 0;; ++level) {
+            const Index size = state_.box.size();
+            if (state_.holders == 1 || size <= parameters_.gather_size.value_or(0) ||
+                size <= parameters_.coarsest_size || level + 1 >= parameters_.max_levels) {
+                return gather();
+            }
+            if (some_part_thin(state_.parts, state_.box) && !split_anew()) return gather();
+            if (!add_level()) return gather();
+        }
+    }
+
+private:
+    bool holds() const { return !state_.parts[rank()].empty(); }
+    std::size_t rank() const { return static_cast<std::size_t>(ranks_.rank()); }
+    PartitionedHierarchy gather();
+    bool split_anew();
+    bool add_level();
+
+    const Communicator& ranks_;
+    const MultigridParameters& parameters_;
+    LevelState state_;
+    Box above_window_;  // the level above's transfer's coarse points (this level's window)
+    PartitionedHierarchy result_;
+};
+
+// Each rank's points of the gathered level: where the level above's restriction leaves them
+// right, its own coarse points (a level just split anew, whose rows moved, that is gathered
+// after all is restricted into the gathered vector itself: no handoff). In place where this
+// rank's window of it (or on the finest level its part) is one run of the whole level.
+PartitionedHierarchy Planner::gather() {
+    GatheredPlan& gathered = result_.gathered;
+    const GridBox& box = state_.box;
+    gathered.box = box;
+    gathered.rows = gathered_rows(ranks_, state_.parts, state_.own, state_.steps, box);
+    std::vector<Box> sources = state_.parts;
+    if (!result_.levels.empty() && result_.levels.back().handoff) {
+        sources = state_.restricted;
+        result_.levels.back().handoff.reset();
+    }
+    const Box window = result_.levels.empty() ? sources[rank()] : above_window_;
+    const Box whole = whole_part(box);
+    if (window.empty() || one_run_of(window, whole)) {
+        gathered.sources = layout_of(box, sources, whole, ranks_.rank());
+        if (!result_.levels.empty() && !window.empty()) {
+            result_.levels.back().coarse_offset =
+                whole.index(window.lower[0], window.lower[1], window.lower[2]);
+        }
+    } else {
+        gathered.sources = layout_of(box, sources, window, ranks_.rank());
+        gathered.window = window;
+        if (!result_.levels.empty()) result_.levels.back().coarse_window_points = window.size();
+    }
+    return std::move(result_);
+}
+
+// Thin parts: the level split anew over fewer ranks (fewer_parts), the rows each rank computed
+// moved to them, and the level above hands its restriction down to them; the finest level
+// (split by the caller) and a level that one rank would hold are gathered instead (false).
+bool Planner::split_anew() {
+    const GridBox& box = state_.box;
+    std::vector<Box> fewer = fewer_parts(state_.parts, box);
+    if (result_.levels.empty() || fewer.empty()) return false;
+    const auto window_of = [&](const Box& part) {
+        return part.empty() ? no_points : grown(part, box, 1);
+    };
+    HandoffPlan handoff;
+    handoff.restricted = layout_of(box, state_.parts, above_window_, ranks_.rank());
+    handoff.held = layout_of(box, fewer, window_of(fewer[rank()]), ranks_.rank());
+    for (const Box& part : state_.parts) {
+        handoff.reached.push_back(part_runs(box, window_of(part), window_of(part)));
+    }
+    handoff.window_points = above_window_.size();
+    result_.levels.back().handoff = std::move(handoff);
+    state_.own = moved_rows(ranks_, box, state_.own, state_.parts, fewer, state_.steps.size());
+    state_.restricted = std::move(state_.parts);
+    state_.parts = std::move(fewer);
+    state_.holders = static_cast<int>(std::count_if(state_.parts.begin(), state_.parts.end(),
+                                                    [](const Box& p) { return !p.empty(); }));
+    return true;
+}
+
+// The level split over the ranks as it is, each rank's part of the next level planned from its
+// rows and ghost_layers layers of the others' around them; false where it does not coarsen.
+bool Planner::add_level() {
+    const GridBox& box = state_.box;
+    const int dimension = box.dimension;
+    const bool here = holds();
+    // A rank that holds none of the level takes part in its collectives only.
+    StepRows ghost;
+    if (here) {
+        ghost = with_ghost_layers(ranks_, state_.parts, state_.own, state_.steps.size(), box,
+                                  ghost_layers);
+    }
+    const Box around = ghost.region;
+    DiaData<double> around_rows;
+    bool along_axes = true;
+    CoarseningMeasures measures;
+    all_or_none(ranks_, [&] {
+        if (!here) return;
+        around_rows = dia_of(std::move(ghost), state_.steps, dimension);
+        along_axes = check_box_couplings(around_rows, around.shape(dimension));
+        measures = measure_coarsening(around_rows, around.shape(dimension),
+                                      relative_to(state_.own.region, around), around.lower, box);
+    });
+    ranks_.sum(measures.values);
+    along_axes = ranks_.min(along_axes ? 1.0 : 0.0) > 0;
+    const BoxCoarsening coarsening = decide_coarsening(measures, box);
+    if (!coarsening.coarsens()) return false;
+
+    std::vector<Box> coarse_parts;
+    for (const Box& part : state_.parts) coarse_parts.push_back(coarse_part(part, coarsening));
+    PartitionedLevel split;
+    split.partition = Partition(box, state_.parts, ranks_.rank());
+    split.holders = state_.holders;
+    split.along_axes = along_axes;
+    split.split_axes = split_axes_of(state_.parts, box);
+    const Box coarse_window = here ? grown(coarse_parts[rank()], coarsening.coarse, 1) : no_points;
+    StepRows coarse_own{no_points, {}};
+    all_or_none(ranks_, [&] {
+        if (!here) return;
+        plan_part(std::move(around_rows), around, coarsening, state_.steps, split.window(),
+                  coarse_window, coarse_parts[rank()], split, coarse_own);
+    });
+    result_.levels.push_back(std::move(split));
+    const std::vector<Step> coarse_steps = all_steps(dimension);
+    std::vector<Step> used = used_steps(ranks_, coarse_own, coarse_steps);
+    state_.own = on_steps(std::move(coarse_own), coarse_steps, used);
+    state_.steps = std::move(used);
+    state_.parts = std::move(coarse_parts);
+    state_.box = coarsening.coarse;
+    above_window_ = coarse_window;
+    return true;
+}
+
+// `steps` and `own` (on all of them) narrowed to the steps some rank's rows use. Collective.
+void keep_used_steps(const Communicator& ranks, LevelState& state) {
+    std::vector<Step> used = used_steps(ranks, state.own, state.steps);
+    state.own = on_steps(std::move(state.own), state.steps, used);
+    state.steps = std::move(used);
+}
+
+int holders_of(const std::vector<Box>& parts) {
+    return static_cast<int>(
+        std::count_if(parts.begin(), parts.end(), [](const Box& p) { return !p.empty(); }));
+}
+
+}  // namespace
+
+PartitionedHierarchy plan_partitioned_levels(const Communicator& ranks,
+                                             const PartRows<double>& rows,
+                                             const MultigridParameters& parameters) {
+    const auto rank = static_cast<std::size_t>(ranks.rank());
+    const int dimension = rows.box.dimension;
+    LevelState state;
+    state.box = rows.box;
+    state.parts = all_parts(ranks, rows.part);
+    state.steps = all_steps(dimension);
+    state.own = all_or_none(ranks, [&] {
+        check_parts_tile(state.parts, state.box);
+        const Box window = rows.window_part();
+        if (rows.window.n != window.size()) {
+            throw std::invalid_argument("multigrid over ranks: rank " + std::to_string(rank) +
+                                        " gave " + std::to_string(rows.window.n) +
+                                        " rows for its window of " + std::to_string(window.size()) +
+                                        " points");
+        }
+        return rows_of(rows.window, window, rows.part, state.steps, dimension);
+    });
+    keep_used_steps(ranks, state);
+    state.holders = holders_of(state.parts);
+    return Planner(ranks, parameters, std::move(state)).plan();
+}
+
+namespace {
+
+// Whether diagonal d of `a` has a nonzero entry.
+bool has_nonzero(const DiaData<double>& a, int d) {
+    const auto begin = a.values.begin() + d * a.n;
+    return std::any_of(begin, begin + a.n, [](double v) { return v != 0.0; });
+}
+
+// Throws where a diagonal of `a` with a nonzero entry is not among `offsets` (a coupling to a
+// point that is no neighbour in the box).
+void check_neighbour_diagonals(const DiaData<double>& a, const std::vector<int>& offsets,
+                               const GridBox& box) {
+    for (int d = 0; d < a.num_diagonals(); ++d) {
+        const int offset = a.offsets[static_cast<std::size_t>(d)];
+        if (std::find(offsets.begin(), offsets.end(), offset) != offsets.end()) continue;
+        if (has_nonzero(a, d)) {
+            throw std::invalid_argument(
+                "multigrid: the rows couple points " + std::to_string(offset) +
+                " apart, which is no step to a neighbour in the " + box.describe() +
+                " box: the rows are not the box's points, x fastest");
+        }
+    }
+}
+
+// The box's neighbour diagonals that are nonzero in some rank's `rows`, the main one kept, in
+// neighbour_offsets' order: every rank's rows take one shape on them, and the set-up reads no
+// empty diagonals. Throws, on every rank alike, where a rank's rows couple points that are no
+// neighbours in the box. Collective.
+std::vector<int> used_neighbour_offsets(const Communicator& ranks, const DiaData<double>& rows,
+                                        const GridBox& box) {
+    const std::vector<int> offsets = neighbour_offsets(box);
+    std::vector<double> used(offsets.size(), 0.0);
+    all_or_none(ranks, [&] {
+        check_neighbour_diagonals(rows, offsets, box);
+        for (int d = 0; d < rows.num_diagonals(); ++d) {
+            const int offset = rows.offsets[static_cast<std::size_t>(d)];
+            const auto at = std::find(offsets.begin(), offsets.end(), offset);
+            if (at != offsets.end() && (offset == 0 || has_nonzero(rows, d))) {
+                used[static_cast<std::size_t>(at - offsets.begin())] = 1.0;
+            }
+        }
+    });
+    ranks.sum(used);
+    std::vector<int> kept;
+    for (std::size_t i = 0; i < offsets.size(); ++i) {
+        if (used[i] > 0 || offsets[i] == 0) kept.push_back(offsets[i]);
+    }
+    return kept;
+}
+
+// Points per plane of the box's last axis.
+Index plane_of(const GridBox& box) {
+    return box.dimension == 1   ? 1
+           : box.dimension == 2 ? box.points[0]
+                                : box.points[0] * box.points[1];
+}
+
+// Every rank's first plane and the end, from every rank's number of planes. Collective.
+std::vector<Index> plane_starts(const Communicator& ranks, Index own_planes) {
+    std::vector<Index> starts{0};
+    for (const auto& bytes : ranks.all_gather(std::as_bytes(std::span(&own_planes, 1)))) {
+        Index planes;
+        std::memcpy(&planes, bytes.data(), sizeof planes);
+        starts.push_back(starts.back() + planes);
+    }
+    return starts;
+}
+
+}  // namespace
+
+PartitionedHierarchy plan_partitioned_levels(const Communicator& ranks,
+                                             const DiaData<double>& block, const GridBox& box,
+                                             const MultigridParameters& parameters) {
+    const Index plane = plane_of(box);
+    all_or_none(ranks, [&] {
+        if (block.n % plane != 0) {
+            throw std::invalid_argument(
+                "multigrid over ranks: rank " + std::to_string(ranks.rank()) + " holds " +
+                std::to_string(block.n) + " rows, not whole planes of " + std::to_string(plane) +
+                " points of the " + box.describe() + " box");
+        }
+    });
+    const std::vector<int> kept = used_neighbour_offsets(ranks, block, box);
+    const std::vector<Index> starts = plane_starts(ranks, block.n / plane);
+    const auto slow = static_cast<std::size_t>(box.dimension - 1);
+    if (starts.back() != box.points[slow]) {
+        throw std::invalid_argument("multigrid over ranks: the ranks hold " +
+                                    std::to_string(starts.back()) + " planes of the " +
+                                    box.describe() + " box, which has " +
+                                    std::to_string(box.points[slow]));
+    }
+    LevelState state;
+    state.box = box;
+    state.parts = Partition::slabs(box, starts, ranks.rank()).parts();
+    // The used diagonals' steps, where each offset is one step in the box (the block then
+    // taken as it lies where they are its diagonals); else every step, narrowed after.
+    for (const int offset : kept) {
+        if (const auto step = offset_step(offset, box)) state.steps.push_back(*step);
+    }
+    const bool distinct =
+        distinct_offsets(box, state.steps) && step_offsets(state.steps, box) == kept;
+    if (!distinct) state.steps = all_steps(box.dimension);
+    state.own =
+        block_rows(block, box, state.parts[static_cast<std::size_t>(ranks.rank())], state.steps);
+    if (!distinct) keep_used_steps(ranks, state);
+    state.holders = holders_of(state.parts);
+    return Planner(ranks, parameters, std::move(state)).plan();
+}
+
+}  // namespace simrun::solvers::multigrid
