@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <stdexcept>
 #include <vector>
 
 #include "distributed/halo_exchange.hpp"
@@ -78,26 +79,131 @@ TEST(HaloPlan, ABoxFaceAcrossRowsIsARunPerRow) {
 // The value of the whole box's point (i, j).
 double value_at(std::int64_t i, std::int64_t j) { return 1.5 + static_cast<double>(i + 7 * j); }
 
-std::vector<double> values_on(const Box& layout, const Box& known) {
+// The points of `layout` (x fastest): the values of those of `known` (times `scale`), -1
+// elsewhere.
+std::vector<double> values_on(const Box& layout, const Box& known, double scale = 1.0) {
     std::vector<double> values(static_cast<std::size_t>(layout.size()), -1.0);
     for_each_point(known, [&](std::int64_t i, std::int64_t j, std::int64_t k, std::int64_t) {
-        values[static_cast<std::size_t>(layout.index(i, j, k))] = value_at(i, j);
+        values[static_cast<std::size_t>(layout.index(i, j, k))] = scale * value_at(i, j);
     });
     return values;
 }
 
-TEST(HaloExchange, EveryWindowTakesItsNeighboursValues) {
-    SIMRUN_SKIP_WITHOUT_BACKEND(test_backend());
+// Runs `body(backend, partition, communicator)` on 4 thread ranks, each with its part of
+// 4 x 4 points over a 2 x 2 process grid.
+template <typename Body>
+void on_two_by_two(Body body) {
     ThreadRanks ranks(4);
     ranks.run([&](std::shared_ptr<const Communicator> communicator) {
-        const auto backend = test_backend(communicator);
         const Partition p({2, {4, 4, 1}}, two_by_two(), communicator->rank());
+        body(test_backend(communicator), p, *communicator);
+    });
+}
+
+TEST(HaloExchange, EveryWindowTakesItsNeighboursValues) {
+    SIMRUN_SKIP_WITHOUT_BACKEND(test_backend());
+    on_two_by_two([](const std::shared_ptr<const Backend>& backend, const Partition& p,
+                     const Communicator& communicator) {
         HaloExchange<double> halo(backend, halo_plan(p, p.window()));
         Array<double> window = Array<double>::from_host(backend, values_on(p.window(), p.part()));
         halo.begin(window.data());
         halo.end(window.data());
         EXPECT_EQ(window.to_host(), values_on(p.window(), p.window()));
-        EXPECT_EQ(communicator->times().halo.count, 1);
+        EXPECT_EQ(communicator.times().halo.count, 1);
+    });
+}
+
+TEST(HaloExchange, ASecondExchangeCarriesTheChangedValues) {
+    SIMRUN_SKIP_WITHOUT_BACKEND(test_backend());
+    on_two_by_two([](const std::shared_ptr<const Backend>& backend, const Partition& p,
+                     const Communicator& communicator) {
+        HaloExchange<double> halo(backend, halo_plan(p, p.window()));
+        Array<double> window = Array<double>::from_host(backend, values_on(p.window(), p.part()));
+        halo.exchange(window.data());
+        window.copy_from_host(values_on(p.window(), p.part(), 2.0));
+        halo.begin(window.data());
+        halo.end(window.data());
+        EXPECT_EQ(window.to_host(), values_on(p.window(), p.window(), 2.0));
+        EXPECT_EQ(communicator.times().halo.count, 2);
+    });
+}
+
+TEST(HaloExchange, AKeptExchangeIsReadThroughReceived) {
+    SIMRUN_SKIP_WITHOUT_BACKEND(test_backend());
+    on_two_by_two(
+        [](const std::shared_ptr<const Backend>& backend, const Partition& p, const Communicator&) {
+            HaloExchange<double> halo(backend, halo_plan(p, p.window()),
+                                      HaloExchange<double>::Arrival::kept);
+            const Array<double> window =
+                Array<double>::from_host(backend, values_on(p.window(), p.part()));
+            halo.begin(window.data());
+            halo.end(nullptr);
+            ASSERT_EQ(halo.plan().neighbours.size(), p.sides().size());
+            for (std::size_t n = 0; n < p.sides().size(); ++n) {
+                // The neighbour's points in this rank's window, in their order (x fastest).
+                const Box& from = p.sides()[n].received;
+                std::vector<double> received(static_cast<std::size_t>(from.size()));
+                backend->copy_to_host(received.data(), halo.received(n),
+                                      received.size() * sizeof(double));
+                EXPECT_EQ(received, values_on(from, from)) << "neighbour " << n;
+            }
+        });
+}
+
+TEST(Redistribution, PartsOfSeveralRunsHandedToFewerRanksInTheirWindows) {
+    SIMRUN_SKIP_WITHOUT_BACKEND(test_backend());
+    on_two_by_two([](const std::shared_ptr<const Backend>& backend, const Partition& p,
+                     const Communicator& communicator) {
+        const int r = communicator.rank();
+        const GridBox& box = p.box();
+        const Partition& from = p;
+        // A box handoff: the 2 x 2 parts to the left and right halves on ranks 0 and 1, each
+        // half in its window (a column of halo on the inner side): a run per row each way.
+        const Partition to(box, {box_of(0, 2, 0, 4), box_of(2, 4, 0, 4), no_points, no_points}, r);
+        VectorLayout held(4), wanted(4);
+        for (int q = 0; q < 4; ++q) {
+            const auto at = static_cast<std::size_t>(q);
+            held[at] = part_runs(box, from.part(q), q == r ? from.window() : from.part(q));
+            if (!to.part(q).empty()) {
+                wanted[at] = part_runs(box, to.part(q), q == r ? to.window() : to.part(q));
+            }
+        }
+        EXPECT_GT(held[static_cast<std::size_t>(r)].size(), 1u);
+        const auto handoff = Redistribution<double>::point_to_point(backend, held, wanted);
+        const Array<double> source =
+            Array<double>::from_host(backend, values_on(from.window(), from.part()));
+        Array<double> target = Array<double>::from_host(backend, values_on(to.window(), no_points));
+        handoff->run(source.data(), target.data());
+        EXPECT_EQ(target.to_host(), values_on(to.window(), to.part()));
+    });
+}
+
+TEST(Redistribution, AWindowTakenFromTheWholeIsLocal) {
+    SIMRUN_SKIP_WITHOUT_BACKEND(test_backend());
+    on_two_by_two([](const std::shared_ptr<const Backend>& backend, const Partition& p,
+                     const Communicator& communicator) {
+        const int r = communicator.rank();
+        const GridBox& box = p.box();
+        const VectorLayout whole = whole_on_every_rank(box.size(), 4);
+        // The parts gathered whole on every rank are a collective gather, which point_to_point
+        // refuses.
+        VectorLayout parts(4);
+        for (int q = 0; q < 4; ++q) {
+            parts[static_cast<std::size_t>(q)] = part_runs(box, p.part(q), p.part(q));
+        }
+        EXPECT_THROW(Redistribution<double>::point_to_point(backend, parts, whole),
+                     std::logic_error);
+        VectorLayout window_points(4);
+        window_points[static_cast<std::size_t>(r)] = part_runs(box, p.window(), p.window());
+        const auto window_of =
+            Redistribution<double>::point_to_point(backend, whole, window_points);
+        const Array<double> all =
+            Array<double>::from_host(backend, values_on(whole_part(box), whole_part(box)));
+        Array<double> window(backend, static_cast<std::size_t>(p.window().size()));
+        window_of->run(all.data(), window.data());
+        EXPECT_EQ(window.to_host(), values_on(p.window(), p.window()));
+        // Local work: no message, nothing counted.
+        EXPECT_EQ(communicator.times().gathers.count, 0);
     });
 }
 
@@ -114,21 +220,21 @@ TEST(Redistribution, PartsGatheredWholeAndPlanesHandedToFewerRanks) {
             parts[static_cast<std::size_t>(q)] =
                 part_runs(box, p.part(q), q == r ? p.window() : p.part(q));
         }
-        Redistribution<double> gather(backend, parts, whole_on_every_rank(box.size(), 4));
+        const auto gather = Redistribution<double>::gather_on_every_rank(backend, parts);
         const Array<double> window =
             Array<double>::from_host(backend, values_on(p.window(), p.part()));
         Array<double> whole(backend, static_cast<std::size_t>(box.size()));
-        gather.run(window.data(), whole.data());
+        gather->run(window.data(), whole.data());
         EXPECT_EQ(whole.to_host(), values_on(whole_part(box), whole_part(box)));
         // Rows of 4 points: ranks 0-3 hold one each, ranks 0 and 1 want two each.
         VectorLayout held(4), wanted(4);
         for (int q = 0; q < 4; ++q) held[static_cast<std::size_t>(q)] = {{4 * q, 0, 4}};
         for (int q = 0; q < 2; ++q) wanted[static_cast<std::size_t>(q)] = {{8 * q, 0, 8}};
-        Redistribution<double> handoff(backend, held, wanted);
+        const auto handoff = Redistribution<double>::point_to_point(backend, held, wanted);
         const Array<double> row = Array<double>::from_host(
             backend, values_on(box_of(0, 4, r, r + 1), box_of(0, 4, r, r + 1)));
         Array<double> rows(backend, r < 2 ? 8 : 0);
-        handoff.run(row.data(), rows.data());
+        handoff->run(row.data(), rows.data());
         if (r < 2) {
             const Box two_rows = box_of(0, 4, 2 * r, 2 * r + 2);
             EXPECT_EQ(rows.to_host(), values_on(two_rows, two_rows));

@@ -60,7 +60,7 @@ HaloExchange<T>::HaloExchange(std::shared_ptr<const Backend> backend, HaloPlan p
             receive_buffer_ = Array<T>(backend_, static_cast<std::size_t>(received_));
         }
         if (!device_ && sent_ + received_ > 0) {
-            staging_ = static_cast<T*>(backend_->allocate_host(bytes_of<T>(sent_ + received_)));
+            staging_ = HostStaging<T>(backend_, static_cast<std::size_t>(sent_ + received_));
         }
     });
     device_sends_.resize(plan_.neighbours.size());
@@ -68,9 +68,7 @@ HaloExchange<T>::HaloExchange(std::shared_ptr<const Backend> backend, HaloPlan p
 }
 
 template <typename T>
-HaloExchange<T>::~HaloExchange() {
-    if (staging_ != nullptr) backend_->release_host(staging_);
-}
+HaloExchange<T>::~HaloExchange() = default;
 
 template <typename T>
 void HaloExchange<T>::gather_sent(const T* values) {
@@ -108,12 +106,13 @@ void HaloExchange<T>::start_through_host(const T* values) {
     // values received last time, whose copy it waits for.
     if (gathered_) {
         if (sent_ > 0)
-            backend.copy_to_host_async(staging_, send_buffer_.data(), bytes_of<T>(sent_));
+            backend.copy_to_host_async(staging_.data(), send_buffer_.data(), bytes_of<T>(sent_));
     } else {
         for (std::size_t i = 0; i < plan_.neighbours.size(); ++i) {
             const std::vector<IndexRun>& runs = plan_.neighbours[i].sent;
             if (runs.empty()) continue;
-            backend.copy_to_host_async(staging_ + send_offset_[i], values + runs.front().first,
+            backend.copy_to_host_async(staging_.data() + send_offset_[i],
+                                       values + runs.front().first,
                                        bytes_of<T>(runs.front().count));
         }
     }
@@ -124,10 +123,10 @@ void HaloExchange<T>::start_through_host(const T* values) {
     for (std::size_t i = 0; i < plan_.neighbours.size(); ++i) {
         const HaloPlan::Neighbour& n = plan_.neighbours[i];
         const std::int64_t to = run_points(n.sent), from = run_points(n.received);
-        if (to > 0) sends.push_back({n.rank, message_bytes(staging_ + send_offset_[i], to)});
+        if (to > 0) sends.push_back({n.rank, message_bytes(staging_.data() + send_offset_[i], to)});
         if (from > 0) {
             receives.push_back(
-                {n.rank, message_bytes(staging_ + sent_ + receive_offset_[i], from)});
+                {n.rank, message_bytes(staging_.data() + sent_ + receive_offset_[i], from)});
         }
     }
     pending_ = ranks.start_exchange(sends, receives);
@@ -143,7 +142,7 @@ void HaloExchange<T>::finish_through_host(T* values) {
     // one copy into the buffer, else a copy per run into the vector.
     if (scattered_ || arrival_ == Arrival::kept) {
         if (received_ > 0) {
-            backend.copy_from_host_async(receive_buffer_.data(), staging_ + sent_,
+            backend.copy_from_host_async(receive_buffer_.data(), staging_.data() + sent_,
                                          bytes_of<T>(received_));
         }
         return;
@@ -152,7 +151,7 @@ void HaloExchange<T>::finish_through_host(T* values) {
         const std::vector<IndexRun>& runs = plan_.neighbours[i].received;
         if (runs.empty()) continue;
         backend.copy_from_host_async(values + runs.front().first,
-                                     staging_ + sent_ + receive_offset_[i],
+                                     staging_.data() + sent_ + receive_offset_[i],
                                      bytes_of<T>(runs.front().count));
     }
 }

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "distributed/halo_plan.hpp"
+#include "distributed/host_staging.hpp"
 #include "simrun/solvers/base/array.hpp"
 #include "simrun/solvers/base/backend.hpp"
 #include "simrun/solvers/base/communicator.hpp"
@@ -75,7 +76,9 @@ private:
     std::unique_ptr<DeviceHalo> device_;
     std::vector<const void*> device_sends_;
     std::vector<void*> device_receives_;
-    T* staging_ = nullptr;  // pinned host: the values sent, then those received
+    // Pinned host: the values sent, then those received; declared before the messages into
+    // it, which die first.
+    HostStaging<T> staging_;
     std::unique_ptr<PendingExchange> pending_;
 };
 

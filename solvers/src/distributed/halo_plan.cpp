@@ -2,19 +2,15 @@
 
 namespace simrun::solvers {
 
-void add_index(std::vector<IndexRun>& runs, std::int64_t index) {
-    if (!runs.empty() && runs.back().first + runs.back().count == index) {
-        ++runs.back().count;
+void add_run(std::vector<IndexRun>& runs, std::int64_t first, std::int64_t count) {
+    if (!runs.empty() && runs.back().first + runs.back().count == first) {
+        runs.back().count += count;
     } else {
-        runs.push_back({index, 1});
+        runs.push_back({first, count});
     }
 }
 
-std::int64_t run_points(const std::vector<IndexRun>& runs) {
-    std::int64_t points = 0;
-    for (const IndexRun& run : runs) points += run.count;
-    return points;
-}
+void add_index(std::vector<IndexRun>& runs, std::int64_t index) { add_run(runs, index, 1); }
 
 std::vector<std::int64_t> run_indices(const std::vector<IndexRun>& runs) {
     std::vector<std::int64_t> indices;

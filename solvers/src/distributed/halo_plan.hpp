@@ -17,10 +17,18 @@ struct IndexRun {
     bool operator==(const IndexRun&) const = default;
 };
 
+// Appends `count` indices from `first` on to `runs`, lengthening the last run where they
+// follow it.
+void add_run(std::vector<IndexRun>& runs, std::int64_t first, std::int64_t count);
 // Appends `index` to `runs`, lengthening the last run where it follows it.
 void add_index(std::vector<IndexRun>& runs, std::int64_t index);
-// The indices the runs hold.
-std::int64_t run_points(const std::vector<IndexRun>& runs);
+// The indices (or points) the runs hold: their counts summed (IndexRun, PointRun).
+template <typename Run>
+std::int64_t run_points(const std::vector<Run>& runs) {
+    std::int64_t points = 0;
+    for (const Run& run : runs) points += run.count;
+    return points;
+}
 // The runs' indices one by one, in order.
 std::vector<std::int64_t> run_indices(const std::vector<IndexRun>& runs);
 

@@ -8,12 +8,6 @@
 
 namespace simrun::solvers {
 
-namespace {
-
-constexpr Box no_points{{0, 0, 0}, {0, 0, 0}};
-
-}  // namespace
-
 Partition::Partition(GridBox box, std::vector<Box> parts, int rank, std::int64_t halo)
     : box_(box), parts_(std::move(parts)), rank_(rank), halo_(halo) {
     if (rank_ < 0 || rank_ >= ranks()) {

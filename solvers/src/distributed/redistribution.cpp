@@ -14,12 +14,6 @@ namespace simrun::solvers {
 
 namespace {
 
-std::int64_t points_of(const std::vector<PointRun>& runs) {
-    std::int64_t points = 0;
-    for (const PointRun& run : runs) points += run.count;
-    return points;
-}
-
 // The local positions past the last one the runs hold.
 std::int64_t extent_of(const std::vector<PointRun>& runs) {
     std::int64_t extent = 0;
@@ -51,14 +45,6 @@ std::vector<Shared> shared_points(std::vector<PointRun> a, std::vector<PointRun>
         }
     }
     return shared;
-}
-
-void add_run(std::vector<IndexRun>& runs, std::int64_t first, std::int64_t count) {
-    if (!runs.empty() && runs.back().first + runs.back().count == first) {
-        runs.back().count += count;
-    } else {
-        runs.push_back({first, count});
-    }
 }
 
 template <typename V>
@@ -172,28 +158,49 @@ void redistribute_on_host(const Communicator& ranks, const HaloPlan& plan, std::
 }
 
 template <typename T>
-Redistribution<T>::Redistribution(std::shared_ptr<const Backend> backend,
-                                  const VectorLayout& source, const VectorLayout& target)
-    : backend_(std::move(backend)) {
-    const auto rank = static_cast<std::size_t>(backend_->communicator().rank());
+Redistribution<T>::Redistribution(std::shared_ptr<const Backend> backend)
+    : backend_(std::move(backend)) {}
+
+template <typename T>
+std::unique_ptr<Redistribution<T>> Redistribution<T>::gather_on_every_rank(
+    std::shared_ptr<const Backend> backend, const VectorLayout& source) {
+    std::unique_ptr<Redistribution> made(new Redistribution(std::move(backend)));
+    made->kind_ = Kind::gathered;
+    made->make_gathered(source);
+    return made;
+}
+
+template <typename T>
+std::unique_ptr<Redistribution<T>> Redistribution<T>::point_to_point(
+    std::shared_ptr<const Backend> backend, const VectorLayout& source,
+    const VectorLayout& target) {
     std::int64_t whole = 0;
-    for (const auto& runs : source) whole += points_of(runs);
+    for (const auto& runs : source) whole += run_points(runs);
     const bool all_whole = std::all_of(target.begin(), target.end(), [&](const auto& runs) {
         return runs.size() == 1 && runs[0].global == 0 && runs[0].local == 0 &&
                runs[0].count == whole;
     });
     if (all_whole) {
-        kind_ = Kind::gathered;
-        make_gathered(source);
-        return;
+        throw std::logic_error(
+            "redistribution: every target is the whole vector (a collective gather: "
+            "gather_on_every_rank)");
     }
+    std::unique_ptr<Redistribution> made(new Redistribution(std::move(backend)));
+    made->make_point_to_point(source, target);
+    return made;
+}
+
+template <typename T>
+void Redistribution<T>::make_point_to_point(const VectorLayout& source,
+                                            const VectorLayout& target) {
+    const auto rank = static_cast<std::size_t>(backend_->communicator().rank());
     held_ = extent_of(source[rank]);
     wanted_ = extent_of(target[rank]);
     bool covered = true;
     for (std::size_t q = 0; q < target.size() && covered; ++q) {
         std::int64_t own = 0;
         for (const Shared& s : shared_points(source[q], target[q])) own += s.count;
-        covered = own == points_of(target[q]);
+        covered = own == run_points(target[q]);
     }
     if (!covered) {
         // A target of one run is received at its place; one of several (a part inside its
@@ -208,7 +215,7 @@ Redistribution<T>::Redistribution(std::shared_ptr<const Backend> backend,
             into_offset_ = packed[rank][0].local;
             packed[rank][0].local = 0;
             wanted_ = packed[rank][0].count;
-        } else if (points_of(target[rank]) != wanted_) {
+        } else if (run_points(target[rank]) != wanted_) {
             std::vector<std::int64_t> places;
             for (PointRun& run : packed[rank]) {
                 const std::int64_t at = static_cast<std::int64_t>(places.size());
@@ -245,46 +252,44 @@ void Redistribution<T>::make_gathered(const VectorLayout& source) {
     const Communicator& ranks = backend_->communicator();
     const int rank = ranks.rank(), count = ranks.size();
     starts_ = {0};
-    for (const auto& runs : source) starts_.push_back(starts_.back() + points_of(runs));
+    for (const auto& runs : source) starts_.push_back(starts_.back() + run_points(runs));
     for (std::size_t q = 0; q + 1 < starts_.size(); ++q) {
         slot_ = std::max(slot_, starts_[q + 1] - starts_[q]);
     }
     const std::vector<PointRun>& own = source[static_cast<std::size_t>(rank)];
     own_local_ = own.empty() ? 0 : own.front().local;
     // The segments in the whole's order where each run starts where those before it end.
-    bool ordered = true, packs = false;
+    bool ordered = true;
     std::int64_t at = 0;
     for (const auto& runs : source) {
-        packs = packs || runs.size() > 1;
         for (const PointRun& run : runs) {
             ordered = ordered && run.global == at;
             at += run.count;
         }
     }
-    if (packs || !ordered) {
-        // Every rank learns whether another's memory ran out.
-        all_or_none(ranks, [&] {
-            if (own.size() > 1) {
-                std::vector<std::int64_t> locals;
-                for (const PointRun& run : own) {
-                    for (std::int64_t t = 0; t < run.count; ++t) locals.push_back(run.local + t);
-                }
-                pack_index_ = Array<std::int64_t>::from_host(backend_, locals);
+    // Every rank learns whether another's memory ran out (entered on every rank: whether this
+    // rank's source packs is its own to know).
+    all_or_none(ranks, [&] {
+        if (own.size() > 1) {
+            std::vector<std::int64_t> locals;
+            for (const PointRun& run : own) {
+                for (std::int64_t t = 0; t < run.count; ++t) locals.push_back(run.local + t);
             }
-            if (ordered) return;
-            std::vector<std::int64_t> places(static_cast<std::size_t>(at));
-            std::int64_t place = 0;
-            for (const auto& runs : source) {
-                for (const PointRun& run : runs) {
-                    for (std::int64_t t = 0; t < run.count; ++t) {
-                        places[static_cast<std::size_t>(run.global + t)] = place++;
-                    }
+            pack_index_ = Array<std::int64_t>::from_host(backend_, locals);
+        }
+        if (ordered) return;
+        std::vector<std::int64_t> places(static_cast<std::size_t>(at));
+        std::int64_t place = 0;
+        for (const auto& runs : source) {
+            for (const PointRun& run : runs) {
+                for (std::int64_t t = 0; t < run.count; ++t) {
+                    places[static_cast<std::size_t>(run.global + t)] = place++;
                 }
             }
-            unpack_index_ = Array<std::int64_t>::from_host(backend_, places);
-            segments_ = Array<T>(backend_, static_cast<std::size_t>(at));
-        });
-    }
+        }
+        unpack_index_ = Array<std::int64_t>::from_host(backend_, places);
+        segments_ = Array<T>(backend_, static_cast<std::size_t>(at));
+    });
     // The rank before and after, a slot each way (sides of no bytes take no part).
     const auto bytes = static_cast<std::size_t>(slot_) * sizeof(T);
     std::vector<HaloSide> sides;

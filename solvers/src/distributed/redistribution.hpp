@@ -59,10 +59,18 @@ void redistribute_on_host(const Communicator& ranks, const HaloPlan& plan, std::
 template <typename T>
 class Redistribution {
 public:
-    // `source`, `target`: every rank's, in rank order. Collective where every target is the
-    // whole (a device halo is opened along the line of ranks), local work otherwise.
-    Redistribution(std::shared_ptr<const Backend> backend, const VectorLayout& source,
-                   const VectorLayout& target);
+    // The whole vector gathered on every rank from `source` (every rank's, in rank order).
+    // Collective: every rank makes it at the same point (a device halo is opened along the
+    // line of ranks, and the ranks agree on the memory it takes).
+    static std::unique_ptr<Redistribution> gather_on_every_rank(
+        std::shared_ptr<const Backend> backend, const VectorLayout& source);
+    // `source` to `target` (every rank's, in rank order): local work where every rank's target
+    // lies in its own source, else messages with the ranks that share points (when run, not
+    // when made). Not collective: may be made inside all_or_none. Throws std::logic_error
+    // where every target is the whole (gather_on_every_rank's).
+    static std::unique_ptr<Redistribution> point_to_point(std::shared_ptr<const Backend> backend,
+                                                          const VectorLayout& source,
+                                                          const VectorLayout& target);
     ~Redistribution();
     Redistribution(const Redistribution&) = delete;
     Redistribution& operator=(const Redistribution&) = delete;
@@ -73,7 +81,9 @@ public:
 
 private:
     enum class Kind { gathered, local, through_host };
+    explicit Redistribution(std::shared_ptr<const Backend> backend);
     void make_gathered(const VectorLayout& source);
+    void make_point_to_point(const VectorLayout& source, const VectorLayout& target);
     void pack(const T* from, T* at);
     void gather_along_line(T* packed);
     void gather_through_host(T* packed);

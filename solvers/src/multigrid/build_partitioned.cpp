@@ -13,26 +13,6 @@
 namespace simrun::solvers::multigrid {
 namespace {
 
-// This rank's part in its window's coordinates.
-Box own_in_window(const PartitionedLevel& planned) {
-    const Box window = planned.window();
-    Box own = planned.partition.part();
-    for (std::size_t axis = 0; axis < 3; ++axis) {
-        own.lower[axis] -= window.lower[axis];
-        own.upper[axis] -= window.lower[axis];
-    }
-    return own;
-}
-
-// Whether this rank's part is one run of its window's points (whole planes of it, as a slab's
-// is): b and x then enter the finest level by one copy.
-bool part_is_one_run(const PartitionedLevel& planned) {
-    const Box window = planned.window();
-    const Box& part = planned.partition.part();
-    return part.points(0) == window.points(0) &&
-           (part.points(2) == 1 || part.points(1) == window.points(1));
-}
-
 // What the smoother takes of a part: colour c of the whole box is the window's c with the
 // parity of the window's first point flipped in ((i + j + k) mod 2 with 2 colours, each axis's
 // parity bit with more); the axes split; this rank's part in the window.
@@ -45,7 +25,7 @@ SmootherSetup part_setup(const PartitionedLevel& planned, int dimension) {
         if ((window.lower[axis] & 1) == 0) continue;
         setup.colour_flip ^= setup.colours == 2 ? 1 : 1 << axis;
     }
-    setup.own = own_in_window(planned);
+    setup.own = relative_to(planned.partition.part(), window);
     setup.zeroed = true;
     return setup;
 }
@@ -96,12 +76,11 @@ void Hierarchy<T>::build_partitioned(PartitionedHierarchy plan, std::size_t size
         if (!whole.window) return;
         VectorLayout window_points(whole.sources.size());
         window_points[rank] = part_runs(whole.box, *whole.window, *whole.window);
-        window_of = std::make_unique<Redistribution<T>>(
+        window_of = Redistribution<T>::point_to_point(
             backend_, whole_on_every_rank(whole.box.size(), ranks.size()), window_points);
     });
     // Collective (the gather opens a device halo along the line of ranks).
-    auto gather = std::make_unique<Redistribution<T>>(
-        backend_, whole.sources, whole_on_every_rank(whole.box.size(), ranks.size()));
+    auto gather = Redistribution<T>::gather_on_every_rank(backend_, whole.sources);
     if (plan.levels.empty() && !whole.window && !whole.sources[rank].empty()) {
         // The finest level gathered in place: this rank's points in it.
         gathered->spread.own_offset = static_cast<std::size_t>(whole.sources[rank].front().local);
@@ -109,7 +88,11 @@ void Hierarchy<T>::build_partitioned(PartitionedHierarchy plan, std::size_t size
     gathered->coarsest = gathered_solve(std::move(rest), std::move(gather), std::move(window_of));
     levels_.push_back(std::move(gathered));
     const bool finest_gathered = plan.levels.empty();
-    if (finest_gathered ? !whole.window : part_is_one_run(plan.levels.front())) {
+    // Where this rank's part is one run of its window's points (whole planes of it, as a
+    // slab's is), b and x enter the finest level by one copy.
+    if (finest_gathered
+            ? !whole.window
+            : one_run_of(plan.levels.front().partition.part(), plan.levels.front().window())) {
         entry_ = offset_entry(backend_, cycle_, parameters_, *levels_.front(), size_);
     } else {
         entry_ = scatter_entry(

@@ -41,8 +41,8 @@ public:
     HandoffLink(std::shared_ptr<const Backend> backend, const HandoffPlan& handoff)
         : backend_(std::move(backend)),
           window_(backend_, static_cast<std::size_t>(handoff.window_points)),
-          down_(backend_, handoff.restricted, handoff.held),
-          up_(backend_, handoff.held, handoff.reached) {
+          down_(Redistribution<T>::point_to_point(backend_, handoff.restricted, handoff.held)),
+          up_(Redistribution<T>::point_to_point(backend_, handoff.held, handoff.reached)) {
         // Zero once: the window's points no rank restricts (beyond this rank's own) stay
         // finite.
         if (window_.size() > 0) fill(window_, T(0));
@@ -51,11 +51,11 @@ public:
     T* next_x(Level<T>& next) const override { return next.x.data(); }
     T* restricted(Level<T>&) const override { return window_.data(); }
     void hand_down(Level<T>& next) const override {
-        down_.run(window_.data(), next.b.data());
+        down_->run(window_.data(), next.b.data());
         zero_x(*backend_, next);
     }
     const T* take_up(Level<T>& next) const override {
-        up_.run(next.x.data(), window_.data());
+        up_->run(next.x.data(), window_.data());
         return window_.data();
     }
     std::size_t coarse_points(const Level<T>&) const override { return window_.size(); }
@@ -63,7 +63,7 @@ public:
 private:
     std::shared_ptr<const Backend> backend_;
     mutable Array<T> window_;
-    mutable Redistribution<T> down_, up_;
+    std::unique_ptr<Redistribution<T>> down_, up_;
 };
 
 template <typename T>

@@ -11,11 +11,24 @@
 #include "multigrid/step_rows.hpp"
 
 namespace simrun::solvers::multigrid {
+
+bool one_run_of(const Box& part, const Box& layout) {
+    return part.points(0) == layout.points(0) &&
+           (part.points(2) == 1 || part.points(1) == layout.points(1));
+}
+
+Box relative_to(const Box& a, const Box& b) {
+    Box r = a;
+    for (std::size_t axis = 0; axis < 3; ++axis) {
+        r.lower[axis] -= b.lower[axis];
+        r.upper[axis] -= b.lower[axis];
+    }
+    return r;
+}
+
 namespace {
 
 using Index = std::int64_t;
-
-constexpr Box no_points{{0, 0, 0}, {0, 0, 0}};
 
 // What the planner carries from one level to the next: the level's box, every rank's part of
 // it (empty where the rank holds none), this rank's rows on its part and the steps they use,
@@ -92,21 +105,9 @@ BoxCoarsening window_transfer(const BoxCoarsening& whole, const Box& window,
     return on;
 }
 
-// Whether `part` is one run of `layout`'s points (whole lines of it: one plane, or whole
-// planes).
-bool one_run_of(const Box& part, const Box& layout) {
-    return part.points(0) == layout.points(0) &&
-           (part.points(2) == 1 || part.points(1) == layout.points(1));
-}
-
-// A's lower corner and size in B's coordinates.
-Box relative_to(const Box& a, const Box& b) {
-    Box r = a;
-    for (std::size_t axis = 0; axis < 3; ++axis) {
-        r.lower[axis] -= b.lower[axis];
-        r.upper[axis] -= b.lower[axis];
-    }
-    return r;
+int holders_of(const std::vector<Box>& parts) {
+    return static_cast<int>(
+        std::count_if(parts.begin(), parts.end(), [](const Box& p) { return !p.empty(); }));
 }
 
 // The level split anew over fewer ranks: along each axis on which some part got thin, as many
@@ -307,8 +308,7 @@ bool Planner::split_anew() {
     state_.own = moved_rows(ranks_, box, state_.own, state_.parts, fewer, state_.steps.size());
     state_.restricted = std::move(state_.parts);
     state_.parts = std::move(fewer);
-    state_.holders = static_cast<int>(std::count_if(state_.parts.begin(), state_.parts.end(),
-                                                    [](const Box& p) { return !p.empty(); }));
+    state_.holders = holders_of(state_.parts);
     return true;
 }
 
@@ -370,11 +370,6 @@ void keep_used_steps(const Communicator& ranks, LevelState& state) {
     std::vector<Step> used = used_steps(ranks, state.own, state.steps);
     state.own = on_steps(std::move(state.own), state.steps, used);
     state.steps = std::move(used);
-}
-
-int holders_of(const std::vector<Box>& parts) {
-    return static_cast<int>(
-        std::count_if(parts.begin(), parts.end(), [](const Box& p) { return !p.empty(); }));
 }
 
 }  // namespace

@@ -43,6 +43,12 @@ namespace simrun::solvers::multigrid {
 // them in 2D: level_transfer.hpp). Also the fewest points a part has along a split axis.
 inline constexpr std::int64_t ghost_layers = 6;
 
+// Whether `part` is one run of `layout`'s points (whole lines of it: one plane, or whole
+// planes, as a slab's part of its window is).
+bool one_run_of(const Box& part, const Box& layout);
+// A's lower corner and size in B's coordinates.
+Box relative_to(const Box& a, const Box& b);
+
 // Where the next level is split over fewer ranks than this one: the transfer's coarse points
 // are a window of their own (`window_points`: the next level's points this rank's window
 // reaches), in which each rank restricts rightly the points `restricted` (its own coarse

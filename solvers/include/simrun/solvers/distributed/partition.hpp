@@ -14,6 +14,9 @@
 
 namespace simrun::solvers {
 
+// The empty part (of a rank that holds none), as every part and side without points is given.
+inline constexpr Box no_points{{0, 0, 0}, {0, 0, 0}};
+
 class Partition {
 public:
     // What this rank exchanges with a neighbour (boxes of the whole box's points; both sides of
