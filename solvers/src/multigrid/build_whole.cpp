@@ -64,7 +64,7 @@ void Hierarchy<T>::build_whole(const DiaData<double>& fine, const GridBox& box,
             levels_.push_back(std::move(level));
             break;
         }
-        LevelRows rows{a, coarsening, {}};
+        LevelRows rows{a, coarsening, std::nullopt};
         SmootherSetup setup;
         setup.colours = colours;
         make_level(backend_, smoother_, *level, rows, index, finest, setup, index > 0);
@@ -72,7 +72,7 @@ void Hierarchy<T>::build_whole(const DiaData<double>& fine, const GridBox& box,
         summaries_.push_back(
             {level_box, level->a->view().num_diagonals, colours, level->a->storage()});
         levels_.push_back(std::move(level));
-        owned = galerkin_operator(a, level_box, coarsening, rows.weights);
+        owned = galerkin_operator(a, level_box, coarsening, *rows.weights);
         level_matrix = &*owned;
         level_box = coarsening.coarse;
     }
