@@ -10,7 +10,9 @@ namespace simrun::solvers::multigrid {
 
 template <typename T>
 void FinestEntry<T>::run_own_b_from_zero() const {
-    throw std::logic_error("multigrid: cycle_own_b_from_zero without a slab's window");
+    throw std::logic_error(
+        "multigrid: cycle_own_b_from_zero where this rank's part is not one run "
+        "of its window");
 }
 
 namespace {
@@ -51,9 +53,9 @@ private:
 // gathered through the host. (A recording in parts, the gathers between them, the exchanges
 // counted on the device, was measured no faster on four GPUs: docs/benchmarks.md.)
 
-// Over slabs: b and x into the finest level's vectors (a window, or the level gathered whole)
-// at this rank's offset, x's halo from the neighbours (or, from zero, the window zeroed);
-// after the cycle x back from them.
+// A part that is one run of its window (whole planes of it, as a slab's is): b and x into the
+// finest level's vectors (a window, or the level gathered whole) at this rank's offset, x's
+// halo from the neighbours (or, from zero, the window zeroed); after the cycle x back from them.
 template <typename T>
 class OffsetEntry final : public FinestEntry<T> {
 public:

@@ -1,10 +1,10 @@
 #pragma once
 // How a caller's b and x (this rank's points of the finest level) reach the finest level's
 // vectors and come back around a cycle: on one process they are its vectors (the cycle
-// recorded once per pair); over slabs they are copied into and out of the finest window (or
-// the level gathered whole) at this rank's offset; over a process grid they are scattered into
-// the finest window and gathered back (or, where the finest level is gathered, are the window
-// the gather reads).
+// recorded once per pair); where this rank's part is one run of its finest window (whole
+// planes of it, as a slab's is) they are copied into and out of the finest window (or the level
+// gathered whole) at this rank's offset; otherwise they are scattered into the finest window
+// and gathered back (or, where the finest level is gathered, are the window the gather reads).
 #include <memory>
 #include <vector>
 
@@ -21,8 +21,8 @@ public:
     // where `seconds` is given.
     virtual void run(const Array<T>& b, Array<T>& x, bool from_zero,
                      std::vector<double>* seconds) const = 0;
-    // Over slabs this rank's part of the finest level's b and x (null elsewhere), and a cycle
-    // from x = 0 on the b written there.
+    // Where this rank's part is one run of its window, its part of the finest level's b and x
+    // (null elsewhere), and a cycle from x = 0 on the b written there.
     virtual T* own_b() const { return nullptr; }
     virtual const T* own_x() const { return nullptr; }
     virtual void run_own_b_from_zero() const;

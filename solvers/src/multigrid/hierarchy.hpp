@@ -59,9 +59,9 @@ public:
     // The cycle over the levels (a gathered level's sub-hierarchy runs it at other kinds).
     const Cycle<T>& runner() const { return cycle_; }
 
-    // Over slabs, the finest level's own vectors (MultigridPreconditioner, through
-    // hierarchy_access.hpp): this rank's part of b (null otherwise) and of x, and a cycle from
-    // x = 0 on the b written there.
+    // Where this rank's part is one run of its window, the finest level's own vectors
+    // (MultigridPreconditioner, through hierarchy_access.hpp): this rank's part of b (null
+    // otherwise) and of x, and a cycle from x = 0 on the b written there.
     T* own_b() const;
     const T* own_x() const;
     void cycle_own_b_from_zero() const;

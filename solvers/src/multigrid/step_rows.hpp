@@ -69,8 +69,8 @@ std::vector<Step> used_steps(const Communicator& ranks, const StepRows& rows,
 StepRows on_steps(StepRows rows, const std::vector<Step>& from, const std::vector<Step>& steps);
 
 // This rank's rows with `layers` layers of the other ranks' rows around its part (as far as
-// the box goes), each rank sending the rows of its points that another's layers cover.
-// Collective.
+// the box goes), each rank sending the rows of its points that another's layers cover. Point
+// to point with the ranks whose parts are near (called by the ranks that hold points only).
 StepRows with_ghost_layers(const Communicator& ranks, const std::vector<Box>& parts,
                            const StepRows& own, std::size_t steps, const GridBox& box,
                            std::int64_t layers);

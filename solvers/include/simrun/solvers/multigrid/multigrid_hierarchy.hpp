@@ -21,11 +21,13 @@
 // Over several ranks (the back-end's communicator) each rank gives its rows: a block of whole
 // planes of the box along its last axis (distributed_matrix.hpp's blocks: slabs, the process
 // grid 1 x ... x K), or its part of a process grid of boxes with its rows on the part's window
-// (PartRows). Both are one partition of the box (multigrid/partitioned_levels.hpp): every level
-// a part per rank with a point of halo on every side another rank holds (a plane on each side
-// for slabs; faces, edges and corners for boxes), exchanged after each sweep's colour, the
-// residual and the interpolation; the colours are the whole box's, so a cycle over ranks is one
-// process's cycle to rounding. Where some rank's part would be too thin, the level is split
+// (PartRows). Both are one partition of the box: every level a part per rank with a point of
+// halo on every side another rank holds (a plane on each side for slabs; faces, edges and
+// corners for boxes), exchanged within each sweep where a colour reads what the colours before
+// it wrote across the ranks (after each half of the colours where only one axis is split, as on
+// slabs; after each colour where every axis is), after each sweep, the residual and the
+// interpolation; the colours are the whole box's, so a cycle over ranks is one process's cycle
+// to rounding. Where some rank's part would be too thin, the level is split
 // anew over fewer ranks (the others wait for the levels below), and once that is one rank, or
 // the level is small, it is gathered whole on every rank and the rest of the cycle is one
 // process's, repeated on each. The cycle is not recorded over ranks.
@@ -92,7 +94,7 @@ public:
                        const DiaMatrix<OtherValue>* fine_operator = nullptr);
     // Over a process grid (the back-end's communicator): this rank's part of the box and its
     // rows on the part's window (part_rows.hpp); the levels are split as the finest is, in
-    // parts (multigrid/partitioned_levels.hpp), each with a point of halo around it.
+    // parts, each with a point of halo around it.
     // `fine_operator`, where given, names the finest level's storage. Collective.
     MultigridHierarchy(std::shared_ptr<const Backend> backend, const PartRows<double>& rows,
                        const MultigridParameters& parameters,
