@@ -295,6 +295,72 @@ TEST(DeviceHalo, BoxesSolveGivesTheBitsOfHostStaging) {
     }
 }
 
+// Sides read and placed by index (a box's face strided in a vector), of floats and of doubles
+// (a value one word or two), beside a side in order: each value sent from its place arrives at
+// the place its index names, and the other places keep their values.
+template <typename V>
+void indexed_sides_arrive() {
+    const HaloMode mode("device");
+    ThreadRanks ranks(2);
+    ranks.run([&](std::shared_ptr<const Communicator> communicator) {
+        const int r = communicator->rank();
+        const auto backend = test_backend(communicator);
+        // A vector of 40 values; 7 sent from every fourth place, placed at every fourth in
+        // reverse order two places on (apart from those sent, as a halo is from a part).
+        const std::size_t n = 40, count = 7;
+        std::vector<std::int64_t> sent_at, placed_at;
+        for (std::size_t k = 0; k < count; ++k) {
+            sent_at.push_back(static_cast<std::int64_t>(4 * k));
+            placed_at.push_back(static_cast<std::int64_t>(38 - 4 * k));
+        }
+        const std::vector<HaloSide> sides{{1 - r, count * sizeof(V), count * sizeof(V), sizeof(V)}};
+        std::unique_ptr<DeviceHalo> halo = backend->open_device_halo(sides);
+        if (backend->kind() == BackendKind::cpu) {
+            EXPECT_EQ(halo, nullptr);
+            return;
+        }
+        ASSERT_NE(halo, nullptr);
+        const auto value = [](int rank, int k, std::size_t i) {
+            return static_cast<V>(100 * rank + 10 * k) + static_cast<V>(i) / 64;
+        };
+        const auto sent_index = Array<std::int64_t>::from_host(backend, sent_at);
+        const auto placed_index = Array<std::int64_t>::from_host(backend, placed_at);
+        Array<V> x(backend, n);
+        communicator->barrier();
+        for (int k = 1; k <= 4; ++k) {
+            std::vector<V> mine(n);
+            for (std::size_t i = 0; i < n; ++i) mine[i] = value(r, k, i);
+            x.copy_from_host(mine);
+            const std::vector<SentValues> to{{x.data(), sent_index.data()}};
+            const std::vector<PlacedValues> into{{x.data(), placed_index.data()}};
+            if (k % 2 == 1) {
+                halo->exchange_sides(to, into);
+            } else {
+                halo->send_sides(to);
+                halo->wait_sides(into);
+            }
+            std::vector<V> expected = mine;
+            for (std::size_t j = 0; j < count; ++j) {
+                expected[static_cast<std::size_t>(placed_at[j])] =
+                    value(1 - r, k, static_cast<std::size_t>(sent_at[j]));
+            }
+            EXPECT_EQ(x.to_host(), expected) << "exchange " << k;
+            // Every rank has read its values before its neighbour's next send writes them.
+            communicator->barrier();
+        }
+    });
+}
+
+TEST(DeviceHalo, IndexedSidesOfFloatsArrive) {
+    SIMRUN_SKIP_WITHOUT_BACKEND(test_backend());
+    indexed_sides_arrive<float>();
+}
+
+TEST(DeviceHalo, IndexedSidesOfDoublesArrive) {
+    SIMRUN_SKIP_WITHOUT_BACKEND(test_backend());
+    indexed_sides_arrive<double>();
+}
+
 // Two ranks' sides of 8 doubles each way (rank 0 has only a rank after, rank 1 only a rank
 // before).
 std::vector<HaloSide> two_rank_sides(int rank) {

@@ -44,19 +44,20 @@ HaloExchange<T>::HaloExchange(std::shared_ptr<const Backend> backend, HaloPlan p
         received_ += from;
         gathered_ = gathered_ || n.sent.size() > 1;
         scattered_ = scattered_ || (arrival_ == Arrival::placed && n.received.size() > 1);
-        sides.push_back({n.rank, bytes_of<T>(to), bytes_of<T>(from)});
+        sides.push_back({n.rank, bytes_of<T>(to), bytes_of<T>(from), sizeof(T)});
     }
     device_ = backend_->open_device_halo(sides);
     // Every rank learns whether another's memory ran out (its exchanges would wait for it).
+    // On the device path the halo's kernels read and place by index: no buffers.
     all_or_none(backend_->communicator(), [&] {
         if (gathered_) {
             send_index_ = Array<std::int64_t>::from_host(backend_, all_indices(plan_, true));
-            send_buffer_ = Array<T>(backend_, static_cast<std::size_t>(sent_));
+            if (!device_) send_buffer_ = Array<T>(backend_, static_cast<std::size_t>(sent_));
         }
         if (scattered_) {
             receive_index_ = Array<std::int64_t>::from_host(backend_, all_indices(plan_, false));
         }
-        if (scattered_ || (arrival_ == Arrival::kept && !device_)) {
+        if (!device_ && (scattered_ || arrival_ == Arrival::kept)) {
             receive_buffer_ = Array<T>(backend_, static_cast<std::size_t>(received_));
         }
         if (!device_ && sent_ + received_ > 0) {
@@ -73,7 +74,7 @@ HaloExchange<T>::~HaloExchange() = default;
 template <typename T>
 void HaloExchange<T>::gather_sent(const T* values) {
     // Traffic: an index and a value read, a value written per value sent.
-    if (!gathered_ || sent_ == 0) return;
+    if (!gathered_ || sent_ == 0 || device_) return;
     backend_->kernels<T>().gather(*backend_, static_cast<std::size_t>(sent_), send_index_.data(),
                                   values, send_buffer_.data());
 }
@@ -82,9 +83,13 @@ template <typename T>
 void HaloExchange<T>::point_sends(const T* values) {
     for (std::size_t i = 0; i < plan_.neighbours.size(); ++i) {
         const HaloPlan::Neighbour& n = plan_.neighbours[i];
-        device_sends_[i] = n.sent.empty() ? nullptr
-                           : gathered_    ? send_buffer_.data() + send_offset_[i]
-                                          : values + n.sent.front().first;
+        if (n.sent.empty()) {
+            device_sends_[i] = {};
+        } else if (n.sent.size() == 1) {
+            device_sends_[i] = {values + n.sent.front().first, nullptr};
+        } else {
+            device_sends_[i] = {values, send_index_.data() + send_offset_[i]};
+        }
     }
 }
 
@@ -92,9 +97,13 @@ template <typename T>
 void HaloExchange<T>::point_receives(T* into) {
     for (std::size_t i = 0; i < plan_.neighbours.size(); ++i) {
         const HaloPlan::Neighbour& n = plan_.neighbours[i];
-        device_receives_[i] = n.received.empty() || arrival_ == Arrival::kept ? nullptr
-                              : scattered_ ? receive_buffer_.data() + receive_offset_[i]
-                                           : into + n.received.front().first;
+        if (n.received.empty() || arrival_ == Arrival::kept) {
+            device_receives_[i] = {};
+        } else if (n.received.size() == 1) {
+            device_receives_[i] = {into + n.received.front().first, nullptr};
+        } else {
+            device_receives_[i] = {into, receive_index_.data() + receive_offset_[i]};
+        }
     }
 }
 
@@ -159,7 +168,7 @@ void HaloExchange<T>::finish_through_host(T* values) {
 template <typename T>
 void HaloExchange<T>::scatter_received(T* values) {
     // Traffic: an index and a value read, a value written per value received.
-    if (!scattered_ || received_ == 0) return;
+    if (!scattered_ || received_ == 0 || device_) return;
     backend_->kernels<T>().scatter(*backend_, static_cast<std::size_t>(received_),
                                    receive_index_.data(), receive_buffer_.data(), values);
 }

@@ -4,14 +4,16 @@
 // and Ginkgo's RowGatherer are: the distributed product and every multigrid level use it.
 //
 // The values sent to a neighbour are copied straight from the vector where they are one run of
-// it (a slab's plane), else gathered by one kernel into a buffer (an index and a value read and
-// a value written each); the values received go straight into their run of the vector, else into
-// a buffer scattered by one kernel. On the GPUs, where Backend::open_device_halo gives a device
-// halo (a side per neighbour), the values travel into the neighbours' memory with no host wait;
-// else through pinned host memory: the values sent to the host (one wait for the back-end, which
-// also frees the staging of the values received last time), the messages, the values received
-// back onto the back-end in order with the work after, the time from that wait on counted in the
-// communicator's halo cost (Communicator::times), one exchange per begin.
+// it (a slab's plane), else read by index (a box's face strided in the vector); the values
+// received go straight into their run of the vector, else are placed by index. On the GPUs,
+// where Backend::open_device_halo gives a device halo (a side per neighbour), the values travel
+// into the neighbours' memory with no host wait, each neighbour's read or placed by index (or
+// not) by the halo's own kernels; else through pinned host memory, gathered into a buffer and
+// scattered from one by a kernel each where some neighbour's values are not one run: the values
+// sent to the host (one wait for the back-end, which also frees the staging of the values received
+// last time), the messages, the values received back onto the back-end in order with the work
+// after, the time from that wait on counted in the communicator's halo cost (Communicator::times),
+// one exchange per begin.
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -57,7 +59,8 @@ public:
 private:
     bool idle() const;
     void gather_sent(const T* values);
-    // The device halo's sides: where each neighbour's values are sent from and received into.
+    // The device halo's sides: where each neighbour's values are sent from and received into
+    // (by index where they are not one run).
     void point_sends(const T* values);
     void point_receives(T* into);
     void start_through_host(const T* values);
@@ -71,11 +74,13 @@ private:
     std::int64_t sent_ = 0, received_ = 0;
     bool gathered_ = false;   // some neighbour's values sent are not one run
     bool scattered_ = false;  // some neighbour's values received are not one run (placed)
+    // Every neighbour's indices, at its offset (where some neighbour's are not one run); the
+    // buffers gathered into and scattered from on the host path.
     Array<std::int64_t> send_index_, receive_index_;
     Array<T> send_buffer_, receive_buffer_;
     std::unique_ptr<DeviceHalo> device_;
-    std::vector<const void*> device_sends_;
-    std::vector<void*> device_receives_;
+    std::vector<SentValues> device_sends_;
+    std::vector<PlacedValues> device_receives_;
     // Pinned host: the values sent, then those received; declared before the messages into
     // it, which die first.
     HostStaging<T> staging_;

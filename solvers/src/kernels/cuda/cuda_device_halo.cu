@@ -1,9 +1,10 @@
 // Halo exchanges that stay on the GPUs (device_halo.hpp): each rank exports one buffer of its
 // device memory through CUDA IPC and maps its neighbours'. A send is one kernel whose threads
 // write the rows each neighbour reads straight into its buffer (over NVLink between GPUs of one
-// host) and whose last block then raises the neighbours' flags for that exchange; a wait is one
-// kernel that polls this rank's flags on the GPU and copies the rows on to where the caller
-// reads them. Both run in the stream's order: the host never waits, and nothing passes through
+// host; gathered by index where they are strided in the vector) and whose last block then
+// raises the neighbours' flags for that exchange; a wait is one kernel that polls this rank's
+// flags on the GPU and copies the rows on to where the caller reads them (scattered by index
+// where asked). Both run in the stream's order: the host never waits, and nothing passes through
 // host memory.
 //
 // A buffer: a flag per side (the exchange number last received from that neighbour) and the
@@ -87,18 +88,35 @@ struct Card {
 using SystemFlag = ::cuda::atomic_ref<Flag, ::cuda::thread_scope_system>;
 
 // The halo's rows move as 4-byte words (floats and doubles alike); a side of a launch is
-// blockIdx.y.
+// blockIdx.y. A side's values may be read or written through an index of values (a box's face
+// strided in a vector), `value_words` words a value.
 struct WordCopy {
     const unsigned* from = nullptr;
     unsigned* to = nullptr;
     std::size_t words = 0;
+    const std::int64_t* from_index = nullptr;
+    const std::int64_t* to_index = nullptr;
+    unsigned value_words = 1;
 };
 
+// Bytes: the words read and written once, and 8 per value an index gives (read by each of the
+// value's words' threads, through the cache).
 __device__ void copy_words(const WordCopy& c) {
     const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+    const bool indexed = c.from_index != nullptr || c.to_index != nullptr;
     for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
          i < c.words; i += stride) {
-        c.to[i] = c.from[i];
+        std::size_t from = i, to = i;
+        if (indexed) {
+            const std::size_t value = i / c.value_words, word = i - value * c.value_words;
+            if (c.from_index != nullptr) {
+                from = static_cast<std::size_t>(c.from_index[value]) * c.value_words + word;
+            }
+            if (c.to_index != nullptr) {
+                to = static_cast<std::size_t>(c.to_index[value]) * c.value_words + word;
+            }
+        }
+        c.to[to] = c.from[from];
     }
 }
 
@@ -289,7 +307,7 @@ public:
     }
 
     // One kernel: the rows into the neighbours' memory, then their flags (put_rows).
-    void send_sides(std::span<const void* const> to) override {
+    void send_sides(std::span<const SentValues> to) override {
         const Put put = start_send(to);
         put_rows<<<dim3(copy_blocks(put.words(), most_blocks()), launch_sides()), copy_threads, 0,
                    backend_.stream()>>>(put);
@@ -297,12 +315,13 @@ public:
     }
     // One kernel: the wait on the GPU, and the rows received copied on where asked
     // (wait_for_rows).
-    void wait_sides(std::span<void* const> into) override {
+    void wait_sides(std::span<const PlacedValues> into) override {
         const Arrival arrival = start_wait(into);
         const std::size_t words = arrival.words();
         const dim3 grid(words > 0 ? copy_blocks(words, most_blocks()) : 1,
                         words > 0 ? launch_sides() : 1);
-        wait_for_rows<<<grid, words > 0 ? copy_threads : 32, 0, backend_.stream()>>>(arrival);
+        const unsigned threads = words > 0 ? copy_threads : 32;
+        wait_for_rows<<<grid, threads, 0, backend_.stream()>>>(arrival);
         SIMRUN_CUDA_CHECK(cudaGetLastError());
     }
     // Both in one kernel (exchange_rows), between GPUs. Where a neighbour shares this GPU (a
@@ -311,7 +330,8 @@ public:
     // alone passed). The likely cause is a kernel's first launch waiting for a neighbour's
     // waiting kernel (lazy loading: load_halo_kernels); the two kernels stay on a shared GPU
     // until a GPU run shows the merged one passes there too.
-    void exchange_sides(std::span<const void* const> to, std::span<void* const> into) override {
+    void exchange_sides(std::span<const SentValues> to,
+                        std::span<const PlacedValues> into) override {
         // Every block resident at once (exchange_rows): at most what the GPU holds.
         const std::size_t most = std::min(most_copy_blocks, resident_blocks_ / launch_sides());
         if (shared_gpu_ || most < 1) {
@@ -348,16 +368,19 @@ private:
         return shared_gpu_ ? std::max<std::size_t>(1, 2 * shared_gpu_blocks / launch_sides())
                            : most_copy_blocks;
     }
+    unsigned value_words(std::size_t side) const {
+        return static_cast<unsigned>(std::max<std::size_t>(1, sides_[side].value_bytes / 4));
+    }
     unsigned launch_sides() const {
         return static_cast<unsigned>(std::max<std::size_t>(1, sides_.size()));
     }
 
     // A send's checks, its exchange number and slot, and its rows' copies.
-    Put start_send(std::span<const void* const> to) {
+    Put start_send(std::span<const SentValues> to) {
         if (sent_unwaited_)
             throw std::logic_error("device halo: a send before the last one's wait");
         for (std::size_t i = 0; i < sides_.size(); ++i) {
-            if (sides_[i].to > 0 && (i >= to.size() || to[i] == nullptr)) {
+            if (sides_[i].to > 0 && (i >= to.size() || to[i].at == nullptr)) {
                 throw std::logic_error(
                     "device halo: no rows to send to a neighbour that reads some");
             }
@@ -376,10 +399,13 @@ private:
         for (std::size_t i = 0; i < sides_.size(); ++i) {
             const Peer& peer = peers_[i];
             if (peer.buffer == nullptr) continue;  // a side taking no part
-            put.side[i] = {static_cast<const unsigned*>(sides_[i].to > 0 ? to[i] : nullptr),
+            put.side[i] = {static_cast<const unsigned*>(sides_[i].to > 0 ? to[i].at : nullptr),
                            reinterpret_cast<unsigned*>(peer.buffer + flags_bytes +
                                                        slot * peer.slot_bytes + peer.segment),
-                           sides_[i].to / 4};
+                           sides_[i].to / 4,
+                           sides_[i].to > 0 ? to[i].index : nullptr,
+                           nullptr,
+                           value_words(i)};
             put.peer_flag[i] = reinterpret_cast<Flag*>(peer.buffer) + peer.flag;
             if (sides_[i].from > 0) received_[i] = own_ + layout_.rows(slot, i);
         }
@@ -387,7 +413,7 @@ private:
     }
 
     // A wait's checks, its flags, and the copies on of the rows received.
-    Arrival start_wait(std::span<void* const> into) {
+    Arrival start_wait(std::span<const PlacedValues> into) {
         if (!sent_unwaited_) throw std::logic_error("device halo: a wait without a send");
         sent_unwaited_ = false;
         Arrival arrival;
@@ -397,9 +423,13 @@ private:
         Flag* own_flags = reinterpret_cast<Flag*>(own_);
         for (std::size_t i = 0; i < sides_.size(); ++i) {
             if (peers_[i].buffer != nullptr) arrival.flag[i] = own_flags + i;
-            if (i < into.size() && into[i] != nullptr && received_[i] != nullptr) {
+            if (i < into.size() && into[i].at != nullptr && received_[i] != nullptr) {
                 arrival.side[i] = {reinterpret_cast<const unsigned*>(received_[i]),
-                                   static_cast<unsigned*>(into[i]), sides_[i].from / 4};
+                                   static_cast<unsigned*>(into[i].at),
+                                   sides_[i].from / 4,
+                                   nullptr,
+                                   into[i].index,
+                                   value_words(i)};
             }
         }
         return arrival;
@@ -524,17 +554,19 @@ std::unique_ptr<DeviceHalo> CudaBackend::make_device_halo(std::span<const HaloSi
         if (active(i)) named.push_back(sides[i].rank);
     }
     std::sort(named.begin(), named.end());
-    const bool distinct =
-        std::adjacent_find(named.begin(), named.end()) == named.end() &&
-        std::none_of(named.begin(), named.end(), [&](int q) {
-            return q == ranks.rank() || q < 0 || q >= ranks.size();
-        });
+    const bool distinct = std::adjacent_find(named.begin(), named.end()) == named.end() &&
+                          std::none_of(named.begin(), named.end(), [&](int q) {
+                              return q == ranks.rank() || q < 0 || q >= ranks.size();
+                          });
     if (ranks.min(distinct ? 1.0 : 0.0) < 0.5) {
         device_halos_ = 0;
         return nullptr;
     }
     bool wanted = sides.size() <= static_cast<std::size_t>(most_sides);
-    for (const HaloSide& side : sides) wanted = wanted && side.to % 4 == 0 && side.from % 4 == 0;
+    for (const HaloSide& side : sides) {
+        wanted = wanted && side.to % 4 == 0 && side.from % 4 == 0 && side.value_bytes % 4 == 0 &&
+                 side.value_bytes > 0;
+    }
     if (wanted && halo_waited_ns_ == nullptr) {
         if (cudaMalloc(&halo_waited_ns_, sizeof(Flag)) != cudaSuccess ||
             cudaMemsetAsync(halo_waited_ns_, 0, sizeof(Flag), stream_) != cudaSuccess) {
