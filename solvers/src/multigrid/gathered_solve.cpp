@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "multigrid/hierarchy.hpp"
+#include "multigrid/whole_levels.hpp"
 #include "simrun/solvers/base/communicator.hpp"
 
 namespace simrun::solvers::multigrid {
@@ -58,7 +59,8 @@ std::unique_ptr<Level<T>> Hierarchy<T>::gathered_level(const DiaData<double>& ro
     parameters.max_levels = parameters_.max_levels - static_cast<int>(split_levels);
     all_or_none(backend_->communicator(), [&] {
         rest = std::make_unique<Hierarchy<T>>(backend_, parameters, true);
-        rest->build_whole(rows, box, {});
+        WholeLevels plan(rows, box, parameters);
+        rest->build(plan, static_cast<std::size_t>(box.size()), {});
         const auto n = static_cast<std::size_t>(box.size());
         gathered->b = Array<T>(backend_, n);
         gathered->x = Array<T>(backend_, n);

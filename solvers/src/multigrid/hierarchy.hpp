@@ -1,10 +1,10 @@
 #pragma once
 // The parts of a MultigridHierarchy (multigrid_hierarchy.hpp): its levels (level.hpp), the
 // cycle over them (cycle.hpp), how a caller's b and x reach the finest level (finest_entry.hpp),
-// and the summaries describe() reads. Built by one of two builders, each in its own file: one
-// process (build_whole.cpp: its cycle recorded whole, the levels' operators made as they are
-// coarsened, with no plan and no halo), and over ranks the one build over a partition's plan
-// (build_partitioned.cpp), both making each level with the one routine of level_builder.hpp.
+// and the summaries describe() reads. Built by one path (build_partitioned.cpp) from a plan over
+// a partition of each level's box (level_plan.hpp): over ranks the planner's
+// (partitioned_levels.hpp), on one process the partition of one part (whole_levels.hpp), each
+// level made by the one routine of level_builder.hpp.
 #include <cstddef>
 #include <memory>
 #include <optional>
@@ -20,8 +20,9 @@ namespace simrun::solvers::multigrid {
 
 template <typename T>
 class FinestEntry;
-struct PartitionedHierarchy;
+class LevelPlan;
 struct PartitionedLevel;
+struct GatheredPlan;
 
 template <typename T>
 class Hierarchy {
@@ -42,12 +43,10 @@ public:
     // jump on some rank; collective over ranks.
     void resolve_cycle(bool jumps_on_this_rank);
 
-    // The builders (see MultigridHierarchy's constructors).
-    void build_whole(const DiaData<double>& fine, const GridBox& box, FinestOperator<T> finest);
-    // Over ranks, from the plan (partitioned_levels.hpp); `size`: this rank's points of the
-    // finest level.
-    void build_partitioned(PartitionedHierarchy plan, std::size_t size,
-                           std::optional<DiaStorage> fine_storage);
+    // Makes the levels `plan` gives, finest first, and how b and x enter the finest (one
+    // process's: the whole cycle recorded). `size`: this rank's points of the finest level;
+    // `finest`: its operator where the caller has one.
+    void build(LevelPlan& plan, std::size_t size, FinestOperator<T> finest);
     // The parameters the planner over ranks takes (the back-end's gather size).
     MultigridParameters planned_parameters() const;
 
@@ -72,14 +71,23 @@ public:
     std::size_t size() const { return size_; }
 
 private:
-    // The first level gathered whole on every rank (after `split_levels` split ones): its
-    // whole b and x and one process's hierarchy of the rest on each rank, its levels added to
-    // the summaries. Its solve is made by the builder, with the gather.
+    // A level that coarsens (number `index`), its link to the next; where it is split, with its
+    // halo exchange and agreed over the ranks.
+    void add_level(PartitionedLevel& planned, std::size_t index, FinestOperator<T>& finest);
+    // One process's coarsest level: its dense inverse (MultigridSetupError where it has more
+    // than 4096 points).
+    void add_coarsest_level(const PartitionedLevel& planned, std::size_t index);
+    // Over ranks, after `split_levels` split ones: the first level gathered whole on every rank,
+    // with its solve (gathered_level) and the gather.
+    void add_gathered_level(GatheredPlan& whole, std::size_t split_levels);
+    // The first level gathered whole on every rank: its whole b and x and one process's
+    // hierarchy of the rest on each rank, its levels added to the summaries. Its solve is made
+    // by the builder, with the gather.
     std::unique_ptr<Level<T>> gathered_level(const DiaData<double>& rows, const GridBox& box,
                                              std::size_t split_levels,
                                              std::unique_ptr<Hierarchy<T>>& rest);
-    void add_partitioned_level(PartitionedLevel& planned, std::size_t index,
-                               FinestOperator<T>& finest);
+    // How b and x reach the finest level `planned`, once it is made.
+    void enter_finest(const PartitionedLevel& planned);
     void check_sizes(const Array<T>& b, const Array<T>& x) const;
 
     std::shared_ptr<const Backend> backend_;

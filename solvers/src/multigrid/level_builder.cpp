@@ -134,10 +134,7 @@ void make_level(const std::shared_ptr<const Backend>& backend, const SmootherKin
         for (Array<T>* v : {&level.r, &level.b, &level.x}) fill(*v, T(0));
     }
     level.smoother = smoother.make(backend, level, inverse_diagonal, setup);
-    if (!rows.weights) {
-        rows.weights = operator_interpolation(rows.rows, level.box, rows.coarsening);
-    }
-    set_transfer(backend, level, *rows.weights, rows.coarsening);
+    set_transfer(backend, level, rows.weights, rows.coarsening);
 }
 
 template <typename T>

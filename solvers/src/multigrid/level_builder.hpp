@@ -1,7 +1,7 @@
 #pragma once
-// The one routine that makes a multigrid level from its window's rows (host, double), for
-// both builders (build_whole.cpp, build_partitioned.cpp): its operator on the back-end, its
-// smoother, its work vectors and its transfer to the next level.
+// The one routine that makes a multigrid level from its window's rows (host, double), for the
+// one build (build_partitioned.cpp), on one process as over ranks: its operator on the
+// back-end, its smoother, its work vectors and its transfer to the next level.
 #include <cstddef>
 #include <memory>
 #include <optional>
@@ -28,13 +28,11 @@ struct FinestOperator {
 };
 
 // A level's rows on its window, and its transfer to the next level: `coarsening` and its
-// weights (level_transfer.hpp's layout): the planner's over ranks, given; on one process none
-// (std::nullopt), computed from the rows after the level's other parts and left here for the
-// next level's operator.
+// weights (level_transfer.hpp's layout), as the plan gives them (coarse_step.hpp).
 struct LevelRows {
     const DiaData<double>& rows;
     const BoxCoarsening& coarsening;
-    std::optional<std::vector<double>> weights;
+    std::vector<double> weights;
 };
 
 // Makes level number `index` (`level.box` and `level.shape` set: the window's): checks its

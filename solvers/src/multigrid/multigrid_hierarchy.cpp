@@ -9,6 +9,7 @@
 #include "multigrid/host_values.hpp"
 #include "multigrid/level_transfer.hpp"
 #include "multigrid/partitioned_levels.hpp"
+#include "multigrid/whole_levels.hpp"
 
 namespace simrun::solvers {
 
@@ -64,14 +65,32 @@ void in_double(const DiaData<V>& fine, Build&& build) {
     }
 }
 
+// Over ranks, from the planner's plan; `size`: this rank's points of the finest level.
+template <typename T>
+void build_over_ranks(multigrid::Hierarchy<T>& parts, multigrid::PartitionedHierarchy plan,
+                      std::size_t size, std::optional<DiaStorage> fine_storage) {
+    multigrid::FinestOperator<T> finest;
+    finest.storage = fine_storage;
+    parts.build(plan, size, std::move(finest));
+}
+
 // Over slabs: this rank's block of whole planes.
 template <typename T>
 void build_slabs(multigrid::Hierarchy<T>& parts, const DiaData<double>& block, const GridBox& box,
                  std::optional<DiaStorage> fine_storage) {
     const MultigridParameters planned = parts.planned_parameters();
-    parts.build_partitioned(
+    build_over_ranks(
+        parts,
         multigrid::plan_partitioned_levels(parts.backend()->communicator(), block, box, planned),
         static_cast<std::size_t>(block.n), fine_storage);
+}
+
+// One process: the partition of one part, `fine` on the whole box.
+template <typename T>
+void build_one_process(multigrid::Hierarchy<T>& parts, const DiaData<double>& fine,
+                       const GridBox& box, multigrid::FinestOperator<T> finest) {
+    multigrid::WholeLevels plan(fine, box, parts.parameters());
+    parts.build(plan, static_cast<std::size_t>(box.size()), std::move(finest));
 }
 
 }  // namespace
@@ -90,7 +109,7 @@ MultigridHierarchy<T>::MultigridHierarchy(std::shared_ptr<const Backend> backend
         } else {
             multigrid::FinestOperator<T> finest;
             finest.given = fine_operator;
-            parts_->build_whole(fine_double, box, std::move(finest));
+            build_one_process(*parts_, fine_double, box, std::move(finest));
         }
     });
 }
@@ -114,7 +133,7 @@ MultigridHierarchy<T>::MultigridHierarchy(std::shared_ptr<const Backend> backend
     multigrid::FinestOperator<T> finest;
     finest.owned = std::move(converted);
     in_double(fine, [&](const DiaData<double>& fine_double) {
-        parts_->build_whole(fine_double, box, std::move(finest));
+        build_one_process(*parts_, fine_double, box, std::move(finest));
     });
 }
 
@@ -128,11 +147,12 @@ MultigridHierarchy<T>::MultigridHierarchy(std::shared_ptr<const Backend> backend
         multigrid::has_coefficient_jumps(rows.window, multigrid::cycle_jump_ratio));
     if (!parts_->split()) {
         // One process: its part is the whole box, and the window the part.
-        parts_->build_whole(rows.window, rows.box, {});
+        build_one_process(*parts_, rows.window, rows.box, {});
         return;
     }
     const MultigridParameters planned = parts_->planned_parameters();
-    parts_->build_partitioned(
+    build_over_ranks(
+        *parts_,
         multigrid::plan_partitioned_levels(parts_->backend()->communicator(), rows, planned),
         static_cast<std::size_t>(rows.part.size()), storage_of(fine_operator));
 }

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "boxes/box_steps.hpp"
+#include "multigrid/coarse_step.hpp"
 #include "multigrid/step_rows.hpp"
 
 namespace simrun::solvers::multigrid {
@@ -66,43 +67,6 @@ unsigned split_axes_of(const std::vector<Box>& parts, const GridBox& box) {
         }
     }
     return axes;
-}
-
-// The coarse point (in the coarse level's coordinates) of the first fine point at or after
-// fine coordinate f along an axis (the coarse level's size past the last).
-Index coarse_at_or_after(Index f, const AxisCoarsening& axis, Index coarse_points) {
-    if (axis.step == 1) return f;
-    const Index u = f - axis.first;
-    return std::min(u <= 0 ? 0 : (u + 1) / 2, coarse_points);
-}
-
-// The coarse points on the fine points of `part` (the next level's part).
-Box coarse_part(const Box& part, const BoxCoarsening& coarsening) {
-    if (part.empty()) return no_points;
-    Box coarse;
-    for (std::size_t axis = 0; axis < 3; ++axis) {
-        const Index n = coarsening.coarse.points[axis];
-        coarse.lower[axis] = coarse_at_or_after(part.lower[axis], coarsening.axes[axis], n);
-        coarse.upper[axis] = coarse_at_or_after(part.upper[axis], coarsening.axes[axis], n);
-    }
-    return coarse;
-}
-
-// The whole level's coarsening on the points of `window`, onto the coarse points
-// `coarse_window` (in the coarse level's coordinates): those on the window's points
-// (coarse_part), or the next level's window, which may start a fine point before it.
-BoxCoarsening window_transfer(const BoxCoarsening& whole, const Box& window,
-                              const Box& coarse_window, int dimension) {
-    BoxCoarsening on = whole;
-    on.coarse = coarse_window.shape(dimension);
-    for (std::size_t axis = 0; axis < 3; ++axis) {
-        AxisCoarsening& a = on.axes[axis];
-        a.first =
-            static_cast<int>(a.step == 2 ? whole.axes[axis].first + 2 * coarse_window.lower[axis] -
-                                               window.lower[axis]
-                                         : coarse_window.lower[axis] - window.lower[axis]);
-    }
-    return on;
 }
 
 int holders_of(const std::vector<Box>& parts) {
@@ -195,18 +159,15 @@ StepRows coarse_rows(DiaData<double> coarse, const Box& coarse_around, const Box
 
 // This rank's part of a level that coarsens (`split`, its window and the next level's window
 // set): the transfer from the window to the coarse window, its weights, the window's rows and
-// the next level's rows on the coarse part, from the rows around the part (one process's
-// formulas on them: the rows of the part come out as one process makes them).
+// the next level's rows on the coarse part, from the step on the rows around the part
+// (coarse_step, one process's on the whole box: the rows of the part come out as one process
+// makes them).
 void plan_part(DiaData<double> around_rows, const Box& around, const BoxCoarsening& coarsening,
                const std::vector<Step>& steps, const Box& window, const Box& coarse_window,
                const Box& coarse_part_here, PartitionedLevel& split, StepRows& coarse_own) {
     const int dimension = coarsening.coarse.dimension;
-    const GridBox around_box = around.shape(dimension);
-    const Box coarse_around = coarse_part(around, coarsening);
-    const BoxCoarsening on_around = window_transfer(coarsening, around, coarse_around, dimension);
-    std::vector<double> around_weights = operator_interpolation(around_rows, around_box, on_around);
-    DiaData<double> around_coarse =
-        galerkin_operator(around_rows, around_box, on_around, around_weights);
+    CoarseStep step = coarse_step(around_rows, around, coarsening);
+    const Box& coarse_around = step.coarse_region;
     split.transfer = window_transfer(coarsening, window, coarse_window, dimension);
     // The coarse window's weights, from those around (slot by slot, point by point).
     if (intersection(coarse_window, coarse_around) != coarse_window) {
@@ -217,12 +178,12 @@ void plan_part(DiaData<double> around_rows, const Box& around, const BoxCoarseni
     const auto slots = static_cast<std::size_t>(transfer_slots(dimension));
     StepRows window_weights{
         coarse_window, std::vector<double>(slots * static_cast<std::size_t>(coarse_window.size()))};
-    copy_rows(StepRows{coarse_around, std::move(around_weights)}, window_weights, coarse_window,
+    copy_rows(StepRows{coarse_around, std::move(step.weights)}, window_weights, coarse_window,
               slots);
     split.weights = std::move(window_weights.values);
     split.window_operator = without_empty_diagonals(
         window_rows(std::move(around_rows), around, window, steps, dimension));
-    coarse_own = coarse_rows(std::move(around_coarse), coarse_around, coarse_part_here,
+    coarse_own = coarse_rows(std::move(step.coarse), coarse_around, coarse_part_here,
                              all_steps(dimension), dimension);
 }
 
@@ -235,7 +196,7 @@ public:
         for (int level = 0;; ++level) {
             const Index size = state_.box.size();
             if (state_.holders == 1 || size <= parameters_.gather_size.value_or(0) ||
-                size <= parameters_.coarsest_size || level + 1 >= parameters_.max_levels) {
+                last_level(parameters_, size, level)) {
                 return gather();
             }
             if (some_part_thin(state_.parts, state_.box) && !split_anew()) return gather();

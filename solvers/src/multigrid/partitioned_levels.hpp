@@ -1,14 +1,15 @@
 #pragma once
 // The levels of a multigrid hierarchy whose rows are split over ranks (host, double), planned
-// once over a partition of the box (slabs are its 1 x ... x K case) and made by the one build
-// (build_partitioned.cpp): every level's Partition (each rank's part, empty where the level is
-// held by fewer ranks, its window the part grown by a point), this rank's rows on its window,
-// its transfer to the next level and where that transfer's coarse points lie in the next
-// level's vectors; then the first level gathered whole on every rank.
+// once over a partition of the box (slabs are its 1 x ... x K case) into the plan the one build
+// makes them from (level_plan.hpp, build_partitioned.cpp): every level's Partition (each
+// rank's part, empty where the level is held by fewer ranks, its window the part grown by a
+// point), this rank's rows on its window, its transfer to the next level and where that
+// transfer's coarse points lie in the next level's vectors; then the first level gathered whole
+// on every rank.
 //   A rank computes its part of each next level itself, from its rows and `ghost_layers` layers
-// of the other ranks' rows around its part (the same formulas as one process,
-// level_transfer.hpp, on its part with those layers around it: the rows of its part come out
-// as one process makes them; rows move as runs of values where the parts are whole planes).
+// of the other ranks' rows around its part (the same step as one process's, coarse_step.hpp,
+// on its part with those layers around it: the rows of its part come out as one process makes
+// them; rows move as runs of values where the parts are whole planes).
 // The coarsening is decided once from every rank's measures, so all ranks coarsen alike. A
 // rank's part of a coarse level is the coarse points that lie on its fine points; the transfer
 // reaches the next level's window (its part grown by a point). Where some rank's part would be
@@ -19,14 +20,13 @@
 // that is a single rank, or the level has at most MultigridParameters::gather_size points
 // (none: 0; the hierarchy passes the back-end's choice, gather_size_on), or is small enough to
 // stop, the level is gathered whole on every rank, and the rest of the hierarchy is one
-// process's, repeated on each rank. (The finest level, whose split is the caller's, is
-// gathered where its parts are too thin.)
+// process's (whole_levels.hpp), repeated on each rank. (The finest level, whose split is the
+// caller's, is gathered where its parts are too thin.)
 #include <cstdint>
 #include <optional>
 #include <vector>
 
-#include "distributed/redistribution.hpp"
-#include "multigrid/level_transfer.hpp"
+#include "multigrid/level_plan.hpp"
 #include "simrun/solvers/base/communicator.hpp"
 #include "simrun/solvers/boxes/box.hpp"
 #include "simrun/solvers/distributed/part_rows.hpp"
@@ -48,58 +48,6 @@ inline constexpr std::int64_t ghost_layers = 6;
 bool one_run_of(const Box& part, const Box& layout);
 // A's lower corner and size in B's coordinates.
 Box relative_to(const Box& a, const Box& b);
-
-// Where the next level is split over fewer ranks than this one: the transfer's coarse points
-// are a window of their own (`window_points`: the next level's points this rank's window
-// reaches), in which each rank restricts rightly the points `restricted` (its own coarse
-// points); `held` is every rank's part of the next level (this rank's at its place in its
-// window of it) and `reached` every rank's window of the transfer. Global: the next level's
-// numbering.
-struct HandoffPlan {
-    VectorLayout restricted, held, reached;
-    std::int64_t window_points = 0;
-};
-
-// One level, as one rank holds it (a rank that holds none of it: an empty part and window).
-struct PartitionedLevel {
-    Partition partition = Partition::whole(GridBox{1, {1, 1, 1}});
-    // The window's rows: the part's rows whole, the halo rows' entries that reach outside the
-    // window zeroed (the halo's values come from the other ranks; its rows are never used).
-    DiaData<double> window_operator;
-    bool along_axes = true;   // every rank's couplings lie along the axes (two colours suffice)
-    unsigned split_axes = 0;  // bit a: the level is split along axis a
-    int holders = 1;          // the ranks that hold points of the level
-    // The transfer on the window (level_transfer.hpp's layout) and its weights.
-    BoxCoarsening transfer;
-    std::vector<double> weights;
-    // Where the transfer's coarse points lie: in the next level's vectors from `coarse_offset`
-    // on (its window, or the whole gathered level); in vectors of their own of
-    // `coarse_window_points` (> 0) that the next level, gathered, is gathered from; or in the
-    // handoff's window.
-    std::int64_t coarse_offset = 0;
-    std::int64_t coarse_window_points = 0;
-    std::optional<HandoffPlan> handoff;
-
-    const GridBox& box() const { return partition.box(); }
-    Box window() const { return partition.window(); }
-    bool holds() const { return !partition.part().empty(); }
-};
-
-// The first level that is not split: its rows whole, on every rank, and every rank's points of
-// it in the vector it gives the gather (local: positions in that vector), which is the level's
-// own whole vector (each rank's points at their place: gathered in place), or, where `window`
-// is given, a window of the level whose values the gather gives back.
-struct GatheredPlan {
-    GridBox box;
-    DiaData<double> rows;
-    VectorLayout sources;
-    std::optional<Box> window;
-};
-
-struct PartitionedHierarchy {
-    std::vector<PartitionedLevel> levels;  // split over the ranks (none: the finest gathered)
-    GatheredPlan gathered;
-};
 
 // Over a process grid: this rank's part and its rows on the part's window (part_rows.hpp).
 // Collective. Throws std::invalid_argument, on every rank alike, where the parts do not tile
