@@ -53,6 +53,16 @@ bool slabs(const GridBoxes& grid, int dimension) {
     return true;
 }
 
+// The axes `grid` splits (bit a: axis a): by default the colours take the parity across them
+// slowest (MultigridParameters::slow_colour_axes), where the finest level is split.
+unsigned split_axes_of(const GridBoxes& grid) {
+    unsigned axes = 0;
+    for (std::size_t axis = 0; axis < 3; ++axis) {
+        if (grid.parts[axis] > 1) axes |= 1u << axis;
+    }
+    return axes;
+}
+
 // The ways a rank may be given its rows over `grid`: both over slabs.
 std::vector<Entry> entries_of(const GridBoxes& grid, int dimension) {
     if (slabs(grid, dimension)) return {Entry::part_rows, Entry::block_of_planes};
@@ -239,11 +249,12 @@ std::vector<Case> cases() {
     add("3D jump on x + 0.7 y + 0.3 z = 0.55", cube, p.f_small,
         {{.parts = {2, 1, 2}}, {.parts = {2, 2, 2}}, {.parts = {1, 3, 1}}, {.parts = {1, 1, 2}}});
     // Two points along an axis: a DIA offset names several steps there (the rows read point by
-    // point), in 2D across and along the split, in 3D beside a split axis.
+    // point), in 2D across and along the split, in 3D beside a split axis (over 2x1x2 the
+    // parts are 5 points across x, too thin: every level gathered).
     add("2D two points across", {{2, 40, 1}, 2, {0.3, 0.025, 1}, {d, n, d, d, d, d}, plane},
         p.split, {{.parts = {1, 4, 1}}, {.parts = {1, 3, 1}}});
     add("3D two points across", {{10, 2, 12}, 3, {0.1, 0.3, 0.08}, {d, d, n, d, d, d}, none},
-        p.f_small, {{.parts = {2, 1, 2}}, {.parts = {1, 2, 2}}});
+        p.f_small, {{.parts = {2, 1, 2}, .finest_gathered = true}, {.parts = {1, 2, 2}}});
     // Fewer points per part than the ghost layers: the finest level is gathered (slabs of 5
     // planes; parts of one point across).
     add("2D thin slabs", {{21, 20, 1}, 2, {0.05, 0.05, 1}, dirichlet, none}, p.split,
@@ -319,6 +330,26 @@ void check_levels(const MultigridHierarchy<double>& split, const MultigridHierar
     }
 }
 
+// One process's two cycles of `a` on b from zero, the same whether the first is cycle() from
+// x = 0 or cycle_from_zero() from x = NaN.
+std::vector<double> two_cycles(const MultigridParameters& parameters, const DiaData<double>& a,
+                               const GridBox& box, const std::vector<double>& b) {
+    const auto backend = test_backend();
+    const MultigridHierarchy<double> whole(backend, a, box, parameters);
+    const auto n = b.size();
+    Array<double> x1(backend, n);
+    fill(x1, 0.0);
+    whole.cycle(Array<double>::from_host(backend, b), x1);
+    whole.cycle(Array<double>::from_host(backend, b), x1);
+    const std::vector<double> u1 = x1.to_host();
+    Array<double> x0(backend, n);
+    fill(x0, std::numeric_limits<double>::quiet_NaN());
+    whole.cycle_from_zero(Array<double>::from_host(backend, b), x0);
+    whole.cycle(Array<double>::from_host(backend, b), x0);
+    EXPECT_EQ(x0.to_host(), u1);
+    return u1;
+}
+
 // The first cycle from zero (as a preconditioner takes it, x not read), the second from its
 // result; one process's two cycles from zero the same whether the first is cycle() from x = 0
 // or cycle_from_zero() from x = NaN.
@@ -341,20 +372,14 @@ TEST(MultigridOverPartitions, ACycleIsOneProcessCycle) {
             ASSERT_GT(whole.levels().size(), c.gathered_by_size);
             parameters.gather_size = whole.levels()[c.gathered_by_size].box.size();
         }
-        Array<double> x1(backend, n);
-        fill(x1, 0.0);
-        whole.cycle(Array<double>::from_host(backend, b), x1);
-        whole.cycle(Array<double>::from_host(backend, b), x1);
-        const std::vector<double> u1 = x1.to_host();
-        Array<double> x0(backend, n);
-        fill(x0, std::numeric_limits<double>::quiet_NaN());
-        whole.cycle_from_zero(Array<double>::from_host(backend, b), x0);
-        whole.cycle(Array<double>::from_host(backend, b), x0);
-        EXPECT_EQ(x0.to_host(), u1);
-        double scale = 0;
-        for (const double v : u1) scale = std::max(scale, std::abs(v));
         for (const ProcessGrid& g : c.grids) {
             const GridBoxes grid{box.points, g.parts};
+            // One process's two cycles, its colours in the order the grid's take them.
+            MultigridParameters one = c.parameters;
+            one.slow_colour_axes = g.finest_gathered ? 0u : split_axes_of(grid);
+            const std::vector<double> u1 = two_cycles(one, a, box, b);
+            double scale = 0;
+            for (const double v : u1) scale = std::max(scale, std::abs(v));
             for (const Entry entry : entries_of(grid, dimension)) {
                 SCOPED_TRACE(words_of(grid, entry));
                 cycle_over_grid({a, dimension, grid, entry}, parameters, b, 2, u1, 1e-12 * scale,
@@ -390,8 +415,12 @@ TEST(MultigridOverPartitions, ThinPartsGoToFewerRanks) {
         parameters.gather_size = 0;
         parameters.coarsest_size = 16;
         parameters.cycle = c.cycle;
+        const GridBoxes grid{box.points, c.parts};
+        // One process's cycle, its colours in the order the grid's take them.
+        MultigridParameters in_grid_order = parameters;
+        in_grid_order.slow_colour_axes = split_axes_of(grid);
         const auto backend = test_backend();
-        const MultigridHierarchy<double> whole(backend, a, box, parameters);
+        const MultigridHierarchy<double> whole(backend, a, box, in_grid_order);
         std::vector<double> b(static_cast<std::size_t>(a.n));
         for (std::size_t i = 0; i < b.size(); ++i) b[i] = std::cos(0.11 * static_cast<double>(i));
         Array<double> x1(backend, b.size());
@@ -399,7 +428,6 @@ TEST(MultigridOverPartitions, ThinPartsGoToFewerRanks) {
         const std::vector<double> u1 = x1.to_host();
         double scale = 0;
         for (const double v : u1) scale = std::max(scale, std::abs(v));
-        const GridBoxes grid{box.points, c.parts};
         for (const Entry entry : entries_of(grid, 2)) {
             SCOPED_TRACE(words_of(grid, entry));
             cycle_over_grid({a, 2, grid, entry}, parameters, b, 1, u1, 1e-12 * scale,
@@ -409,6 +437,50 @@ TEST(MultigridOverPartitions, ThinPartsGoToFewerRanks) {
                             });
         }
     }
+}
+
+// The halo exchanges of one cycle on each rank of `grid`.
+std::vector<std::int64_t> exchanges_of_a_cycle(const DiaData<double>& a, const GridBoxes& grid,
+                                               const MultigridParameters& parameters) {
+    std::vector<std::int64_t> counts(static_cast<std::size_t>(grid.ranks()));
+    ThreadRanks ranks(grid.ranks());
+    ranks.run([&](std::shared_ptr<const Communicator> communicator) {
+        const int r = communicator->rank();
+        const auto on = test_backend(communicator);
+        const PartRows<double> rows = testing::part_rows(a, grid, 2, r);
+        const MultigridHierarchy<double> split(on, rows, parameters);
+        const auto b = Array<double>::from_host(
+            on, std::vector<double>(static_cast<std::size_t>(rows.part.size()), 1.0));
+        Array<double> x(on, b.size());
+        communicator->barrier();
+        const std::int64_t before = communicator->times().halo.count;
+        split.cycle_from_zero(b, x);
+        counts[static_cast<std::size_t>(r)] = communicator->times().halo.count - before;
+    });
+    return counts;
+}
+
+// A square's Galerkin levels (9 points: 4 colours) split across x exchange their halo as often
+// as split across y, once per half of the colours, the colours taking the parity across the
+// split slowest; in x's order (the parity along x fastest) split across x they exchange after
+// each colour.
+TEST(MultigridOverPartitions, ASplitAcrossAnyAxisExchangesOncePerHalfOfTheColours) {
+    SIMRUN_SKIP_WITHOUT_BACKEND(test_backend());
+    const auto one = [](double, double, double) { return 1.0; };
+    const DiaData<double> a = to_dia(testing::box_diffusion_matrix(
+        {65, 65, 1}, 2, {1.0 / 66, 1.0 / 66, 1}, one, std::array<Side, 6>{}));
+    const GridBox box{2, {65, 65, 1}};
+    MultigridParameters parameters;
+    parameters.gather_size = 0;
+    parameters.cycle = MultigridCycle::v;
+    const auto across_y = exchanges_of_a_cycle(a, GridBoxes{box.points, {1, 2, 1}}, parameters);
+    const auto across_x = exchanges_of_a_cycle(a, GridBoxes{box.points, {2, 1, 1}}, parameters);
+    EXPECT_EQ(across_x, across_y);
+    MultigridParameters x_fastest = parameters;
+    x_fastest.slow_colour_axes = 0;
+    const auto in_order = exchanges_of_a_cycle(a, GridBoxes{box.points, {2, 1, 1}}, x_fastest);
+    // Each sweep of each Galerkin level split over both ranks: 2 exchanges more.
+    EXPECT_GT(in_order[0], across_x[0] + 2);
 }
 
 // A coarse level too thin for every rank, split anew over fewer ranks, that then does not

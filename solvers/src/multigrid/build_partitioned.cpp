@@ -25,12 +25,14 @@ namespace {
 
 // What the smoother takes of a part: colour c of the whole box is the window's c with the
 // parity of the window's first point flipped in ((i + j + k) mod 2 with 2 colours, each axis's
-// parity bit with more); the axes split; where the level is split, this rank's part in the
-// window (the points next to the halo) and vectors zeroed once.
-SmootherSetup part_setup(const PartitionedLevel& planned, int dimension) {
+// parity bit with more); the axes split, and those whose parity the colours take slowest;
+// where the level is split, this rank's part in the window (the points next to the halo) and
+// vectors zeroed once.
+SmootherSetup part_setup(const PartitionedLevel& planned, int dimension, unsigned slow_axes) {
     SmootherSetup setup;
     setup.colours = planned.along_axes ? 2 : 1 << dimension;
     setup.split_axes = planned.split_axes;
+    setup.slow_axes = slow_axes;
     const Box window = planned.window();
     for (std::size_t axis = 0; axis < 3; ++axis) {
         if ((window.lower[axis] & 1) == 0) continue;
@@ -73,6 +75,11 @@ void Hierarchy<T>::build(LevelPlan& plan, std::size_t size, FinestOperator<T> fi
     size_ = size;
     std::size_t l = 0;
     for (; PartitionedLevel* planned = plan.next_level(); ++l) {
+        // By default the colours take the parity across the finest level's split slowest, on
+        // every level (the rest below a gathered level too: it takes these parameters).
+        if (l == 0 && !parameters_.slow_colour_axes) {
+            parameters_.slow_colour_axes = planned->split() ? planned->split_axes : 0u;
+        }
         if (planned->coarsest) {
             add_coarsest_level(*planned, l);
         } else {
@@ -107,7 +114,8 @@ void Hierarchy<T>::add_level(PartitionedLevel& planned, std::size_t l, FinestOpe
     const Box window = planned.window();
     level->box = window.shape(dimension);
     level->shape = shape_of(level->box);
-    const SmootherSetup setup = part_setup(planned, dimension);
+    const SmootherSetup setup =
+        part_setup(planned, dimension, parameters_.slow_colour_axes.value_or(0u));
     level->spread.holds = planned.holds();
     const auto make = [&] {
         if (!planned.holds()) return;

@@ -26,6 +26,9 @@ std::optional<MultigridParameters::Problem> MultigridParameters::problem() const
     if (gather_size && (*gather_size < 0 || *gather_size > (std::int64_t{1} << 24))) {
         return Problem{"gather_size", "must be in [0, 16777216] (points gathered on every rank)"};
     }
+    if (slow_colour_axes && *slow_colour_axes > 7) {
+        return Problem{"slow_colour_axes", "must be in [0, 7] (a bit per axis)"};
+    }
     return std::nullopt;
 }
 

@@ -1,6 +1,8 @@
 // Red-black Gauss-Seidel: 2 colours where the couplings lie along the axes, 2^dimension (the
 // parity of each coordinate) where they do not, so that each colour's points are uncoupled.
 // The colours are the whole box's, so over ranks a sweep is one process's to rounding.
+#include <algorithm>
+#include <numeric>
 #include <utility>
 #include <vector>
 
@@ -37,12 +39,28 @@ std::vector<BoxRange> boundary_ranges(const Box& own, const GridBox& window) {
     return ranges;
 }
 
+// The colours of the whole box in the order a forward sweep takes them: with 2^dimension
+// colours, those of even parity along `slow_axes` first, each group in order (x's parity
+// fastest); red and black in order.
+std::vector<int> colour_order(int colours, unsigned slow_axes) {
+    std::vector<int> order(static_cast<std::size_t>(colours));
+    std::iota(order.begin(), order.end(), 0);
+    if (colours == 2) return order;
+    const auto key = [slow_axes](int colour) {
+        const auto bits = static_cast<unsigned>(colour);
+        return ((bits & slow_axes) << 3) | (bits & ~slow_axes);
+    };
+    std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return key(a) < key(b); });
+    return order;
+}
+
 template <typename T>
 class RedBlackSmoother final : public Smoother<T> {
 public:
     RedBlackSmoother(std::shared_ptr<const Backend> backend, const SmootherSetup& setup)
         : backend_(std::move(backend)),
           colours_(setup.colours),
+          order_(colour_order(setup.colours, setup.slow_axes)),
           colour_flip_(setup.colour_flip),
           split_axes_(setup.split_axes) {}
 
@@ -114,7 +132,8 @@ private:
             bool pending = false;
             unsigned pending_bits = 0;
             for (int c = 0; c < colours_; ++c) {
-                const int colour = (forward ? c : colours_ - 1 - c) ^ colour_flip_;
+                const int colour =
+                    order_[static_cast<std::size_t>(forward ? c : colours_ - 1 - c)] ^ colour_flip_;
                 const unsigned bits = static_cast<unsigned>(colour) & split_bits;
                 if (pending && bits != pending_bits) level.exchange(x);
                 kernels.box_colour_sweep(*backend_, a, level.main, level.shape, colours_, colour, b,
@@ -129,6 +148,7 @@ private:
 
     std::shared_ptr<const Backend> backend_;
     int colours_;
+    std::vector<int> order_;  // the whole box's colours, as a forward sweep takes them
     int colour_flip_;
     unsigned split_axes_;
     mutable Array<T> swept_;

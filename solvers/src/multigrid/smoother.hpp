@@ -37,12 +37,14 @@ public:
 // What a level's smoother takes of the level's layout: its colours (2, or 2^dimension where
 // couplings are not along the axes), what turns a colour of the whole box into the window's
 // (the parity bits of the window's first point), the axes the level is split along over ranks,
-// this rank's points in the window (over ranks, in its coordinates), and whether its vectors
-// are zeroed once (over ranks: halo points are read before any kernel writes them).
+// the axes whose parity the colours take slowest (MultigridParameters::slow_colour_axes,
+// resolved), this rank's points in the window (over ranks, in its coordinates), and whether
+// its vectors are zeroed once (over ranks: halo points are read before any kernel writes them).
 struct SmootherSetup {
     int colours = 2;
     int colour_flip = 0;
     unsigned split_axes = 0;
+    unsigned slow_axes = 0;
     std::optional<Box> own;
     bool zeroed = false;
 };

@@ -57,10 +57,18 @@ struct MultigridParameters {
     // does not show in the iterations), the solve's own on the CPU (where float gained
     // nothing measurable and its conversions cost set-up time).
     std::optional<Precision> precision;
+    // Multicolour Gauss-Seidel (2^dimension colours, where couplings are not along the axes)
+    // sweeps the colours of even parity along these axes (bit a: axis a) before the others, so
+    // that a level split over ranks along them exchanges its halo once per half of the colours
+    // instead of after each. None: the axes the finest level is split along (on one process,
+    // none: the colours in order, x's parity fastest, as also where the split axes are the
+    // slowest ones: slabs). Any order smooths alike; over ranks a cycle is, to rounding, that of
+    // one process sweeping in the same order. At most 7.
+    std::optional<unsigned> slow_colour_axes;
 
     struct Problem {
-        const char* key;  // "pre_sweeps", "post_sweeps", "coarsest_size", "max_levels" or
-                          // "gather_size"
+        const char* key;  // "pre_sweeps", "post_sweeps", "coarsest_size", "max_levels",
+                          // "gather_size" or "slow_colour_axes"
         std::string message;
     };
     // The first value out of range, or nothing.
