@@ -10,7 +10,9 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <memory>
 #include <optional>
@@ -247,6 +249,36 @@ TEST(DeviceHalo, EverySidesRowsArriveAtEveryExchange) {
     });
 }
 
+// A solve over `grid` (rank r given block_of_rank(r)) with its halos through the host and on
+// the device (on the GPU): the same iterations, the same bits, the same halo exchanges.
+template <typename BlockOfRank>
+void expect_device_halo_bits(const testing::GridBoxes& grid, BlockOfRank&& block_of_rank,
+                             const std::vector<double>& b, const SolverPlan& plan,
+                             const MethodParameters& parameters) {
+    std::vector<std::vector<testing::RankSolve>> runs;
+    for (const char* path : {"host", "device"}) {
+        const HaloMode mode(path);
+        auto& into = runs.emplace_back(static_cast<std::size_t>(grid.ranks()));
+        testing::solve_blocks_over_ranks(block_of_rank, b, grid.firsts(), plan, parameters,
+                                         [&](const testing::RankSolve& rank) {
+                                             into[static_cast<std::size_t>(rank.rank)] = rank;
+                                         });
+    }
+    const bool gpu = test_backend()->kind() == BackendKind::cuda;
+    for (int r = 0; r < grid.ranks(); ++r) {
+        const auto& host = runs[0][static_cast<std::size_t>(r)];
+        const auto& device = runs[1][static_cast<std::size_t>(r)];
+        EXPECT_EQ(device.halo_path.find("GPU to GPU") != std::string::npos, gpu)
+            << device.halo_path;
+        ASSERT_TRUE(host.report.converged());
+        EXPECT_EQ(device.report.total_iterations(), host.report.total_iterations());
+        EXPECT_EQ(device.x, host.x) << "rank " << r;
+        EXPECT_EQ(device.report.communication.halo.count, host.report.communication.halo.count);
+        EXPECT_EQ(device.report.communication.halo.bytes_sent,
+                  host.report.communication.halo.bytes_sent);
+    }
+}
+
 // CG + Jacobi over a 2x2 and a 2x1x2 process grid of boxes (every rank's neighbours beside it
 // and at its corners, the rows sent gathered): its halo on the device gives the bits of its
 // halo through the host, in the same iterations.
@@ -269,35 +301,15 @@ TEST(DeviceHalo, BoxesSolveGivesTheBitsOfHostStaging) {
         const SolverPlan plan = plan_solver(analyze(a), request);
         MethodParameters parameters;
         parameters.criteria.relative_tolerance = 1e-10;
-        std::vector<std::vector<testing::RankSolve>> runs;
-        for (const char* path : {"host", "device"}) {
-            const HaloMode mode(path);
-            auto& into = runs.emplace_back(static_cast<std::size_t>(grid.ranks()));
-            testing::solve_blocks_over_ranks(
-                [&](int r) { return testing::box_block(a, grid, steps, r); }, b, grid.firsts(),
-                plan, parameters,
-                [&](const testing::RankSolve& rank) {
-                    into[static_cast<std::size_t>(rank.rank)] = rank;
-                });
-        }
-        const bool gpu = test_backend()->kind() == BackendKind::cuda;
-        for (int r = 0; r < grid.ranks(); ++r) {
-            const auto& host = runs[0][static_cast<std::size_t>(r)];
-            const auto& device = runs[1][static_cast<std::size_t>(r)];
-            EXPECT_EQ(device.halo_path.find("GPU to GPU") != std::string::npos, gpu)
-                << device.halo_path;
-            ASSERT_TRUE(host.report.converged());
-            EXPECT_EQ(device.report.total_iterations(), host.report.total_iterations());
-            EXPECT_EQ(device.x, host.x) << "rank " << r;
-            EXPECT_EQ(device.report.communication.halo.bytes_sent,
-                      host.report.communication.halo.bytes_sent);
-        }
+        expect_device_halo_bits(
+            grid, [&](int r) { return testing::box_block(a, grid, steps, r); }, b, plan,
+            parameters);
     }
 }
 
-// Sides read and placed by index (a box's face strided in a vector), of floats and of doubles
-// (a value one word or two), beside a side in order: each value sent from its place arrives at
-// the place its index names, and the other places keep their values.
+// A side read and placed by index (a box's face strided in a vector), of floats and of doubles
+// (a value one word or two): each value sent from its place arrives at the place its index
+// names, and the other places keep their values.
 template <typename V>
 void indexed_sides_arrive() {
     const HaloMode mode("device");
@@ -453,6 +465,38 @@ TEST(DeviceHalo, MultigridCgGivesTheBitsOfHostStaging) {
                 EXPECT_GT(device.report.communication.gathers.count, 0);
             }
         }
+    }
+}
+
+// CG with multigrid over boxes split along x (faces strided: sent and placed by index) and
+// along both axes (faces, edges and corners), every level split: its halos on the device give
+// the bits of its halos through the host, in the same iterations and exchanges.
+TEST(DeviceHalo, MultigridOverBoxesGivesTheBitsOfHostStaging) {
+    SIMRUN_SKIP_WITHOUT_BACKEND(test_backend());
+    const auto one = [](double, double, double) { return 1.0; };
+    for (const testing::GridBoxes& grid :
+         {testing::GridBoxes{{63, 61, 1}, {2, 1, 1}}, testing::GridBoxes{{63, 61, 1}, {2, 2, 1}},
+          testing::GridBoxes{{24, 22, 26}, {2, 1, 2}}}) {
+        const int dimension = grid.points[2] > 1 ? 3 : 2;
+        SCOPED_TRACE(std::to_string(grid.parts[0]) + "x" + std::to_string(grid.parts[1]) + "x" +
+                     std::to_string(grid.parts[2]));
+        const std::array<std::int32_t, 3> points{static_cast<std::int32_t>(grid.points[0]),
+                                                 static_cast<std::int32_t>(grid.points[1]),
+                                                 static_cast<std::int32_t>(grid.points[2])};
+        const DiaData<double> a = to_dia(testing::box_diffusion_matrix(
+            points, dimension, {0.05, 0.05, 0.04}, one, std::array<testing::Side, 6>{}));
+        std::vector<double> b(static_cast<std::size_t>(a.n));
+        for (std::size_t i = 0; i < b.size(); ++i) b[i] = std::cos(0.21 * static_cast<double>(i));
+        SolverRequest request = SolverRequest::parse("pcg", "multigrid", "dia");
+        request.grid = GridBox{dimension, {points[0], points[1], points[2]}};
+        request.multigrid.gather_size = 0;
+        request.ranks = grid.ranks();
+        const SolverPlan plan = plan_solver(analyze(a), request);
+        MethodParameters parameters;
+        parameters.criteria.relative_tolerance = 1e-10;
+        expect_device_halo_bits(
+            grid, [&](int r) { return testing::part_rows(a, grid, dimension, r); }, b, plan,
+            parameters);
     }
 }
 

@@ -295,11 +295,11 @@ void Redistribution<T>::make_gathered(const VectorLayout& source) {
     std::vector<HaloSide> sides;
     if (rank > 0 && bytes > 0) {
         before_ = static_cast<int>(sides.size());
-        sides.push_back({rank - 1, bytes, bytes});
+        sides.push_back({rank - 1, bytes, bytes, sizeof(T)});
     }
     if (rank + 1 < count && bytes > 0) {
         after_ = static_cast<int>(sides.size());
-        sides.push_back({rank + 1, bytes, bytes});
+        sides.push_back({rank + 1, bytes, bytes, sizeof(T)});
     }
     device_ = backend_->open_device_halo(sides);
     if (device_) {

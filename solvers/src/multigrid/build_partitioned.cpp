@@ -86,6 +86,7 @@ void Hierarchy<T>::build(LevelPlan& plan, std::size_t size, FinestOperator<T> fi
             add_level(*planned, l, finest);
         }
         if (l == 0) enter_finest(*planned);
+        plan.made(*planned);
     }
     if (GatheredPlan* gathered = plan.gathered_end()) add_gathered_level(*gathered, l);
 }
@@ -96,14 +97,20 @@ void Hierarchy<T>::enter_finest(const PartitionedLevel& planned) {
         // One process's hierarchy: the caller's vectors are the finest level's, and the whole
         // cycle is recorded once (on CUDA a graph).
         entry_ = whole_entry(backend_, cycle_, parameters_);
-    } else if (one_run_of(planned.partition.part(), planned.window())) {
-        // This rank's part is one run of its window's points (whole planes of it, as a slab's
-        // is): b and x enter by one copy.
-        entry_ = offset_entry(backend_, cycle_, parameters_, *levels_.front(), size_);
-    } else {
-        entry_ = scatter_entry(backend_, cycle_, parameters_, *levels_.front(),
-                               own_index(backend_, planned), false);
+        return;
     }
+    // Agreed over the ranks: the levels below have collectives to reach (an upload may fail
+    // on one rank alone).
+    all_or_none(backend_->communicator(), [&] {
+        if (one_run_of(planned.partition.part(), planned.window())) {
+            // This rank's part is one run of its window's points (whole planes of it, as a
+            // slab's is): b and x enter by one copy.
+            entry_ = offset_entry(backend_, cycle_, parameters_, *levels_.front(), size_);
+        } else {
+            entry_ = scatter_entry(backend_, cycle_, parameters_, *levels_.front(),
+                                   own_index(backend_, planned), false);
+        }
+    });
 }
 
 template <typename T>
@@ -119,7 +126,7 @@ void Hierarchy<T>::add_level(PartitionedLevel& planned, std::size_t l, FinestOpe
     level->spread.holds = planned.holds();
     const auto make = [&] {
         if (!planned.holds()) return;
-        LevelRows rows{planned.rows(), planned.transfer, std::move(planned.weights)};
+        LevelRows rows{planned.rows(), planned.transfer, planned.weights};
         make_level(backend_, smoother_, *level, rows, l, finest, setup, planned.split() || l > 0);
         const Box& part = planned.partition.part();
         level->spread.own_offset =
@@ -145,8 +152,6 @@ void Hierarchy<T>::add_level(PartitionedLevel& planned, std::size_t l, FinestOpe
                       level->a->storage()}
             : Summary{planned.box(), planned.rows().num_diagonals(), setup.colours});
     levels_.push_back(std::move(level));
-    // The level is on the back-end: its host rows go before the next's are made.
-    planned.window_operator = {};
 }
 
 template <typename T>

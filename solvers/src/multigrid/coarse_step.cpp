@@ -45,16 +45,28 @@ BoxCoarsening window_transfer(const BoxCoarsening& whole, const Box& window,
     return on;
 }
 
-CoarseStep coarse_step(const DiaData<double>& rows, const Box& region,
-                       const BoxCoarsening& coarsening) {
+CoarseStep coarse_transfer(const DiaData<double>& rows, const Box& region,
+                           const BoxCoarsening& coarsening) {
     const int dimension = coarsening.coarse.dimension;
-    const GridBox shape = region.shape(dimension);
     CoarseStep step;
     step.coarse_region = coarse_part(region, coarsening);
     step.transfer = window_transfer(coarsening, region, step.coarse_region, dimension);
-    // P by the operator's weights, then P^T A P point by point.
-    step.weights = operator_interpolation(rows, shape, step.transfer);
-    step.coarse = galerkin_operator(rows, shape, step.transfer, step.weights);
+    // P by the operator's weights.
+    step.weights = operator_interpolation(rows, region.shape(dimension), step.transfer);
+    return step;
+}
+
+DiaData<double> coarse_rows(const DiaData<double>& rows, const Box& region,
+                            const CoarseStep& step) {
+    // P^T A P point by point.
+    return galerkin_operator(rows, region.shape(step.transfer.coarse.dimension), step.transfer,
+                             step.weights);
+}
+
+CoarseStep coarse_step(const DiaData<double>& rows, const Box& region,
+                       const BoxCoarsening& coarsening) {
+    CoarseStep step = coarse_transfer(rows, region, coarsening);
+    step.coarse = coarse_rows(rows, region, step);
     return step;
 }
 

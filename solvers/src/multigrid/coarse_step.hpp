@@ -34,5 +34,10 @@ struct CoarseStep {
 // `coarsening`. On the whole box the transfer is `coarsening` itself.
 CoarseStep coarse_step(const DiaData<double>& rows, const Box& region,
                        const BoxCoarsening& coarsening);
+// The same without its coarse rows (`coarse` empty), which coarse_rows then gives from the
+// same rows: one process makes a level between the two.
+CoarseStep coarse_transfer(const DiaData<double>& rows, const Box& region,
+                           const BoxCoarsening& coarsening);
+DiaData<double> coarse_rows(const DiaData<double>& rows, const Box& region, const CoarseStep& step);
 
 }  // namespace simrun::solvers::multigrid

@@ -32,7 +32,7 @@ struct FinestOperator {
 struct LevelRows {
     const DiaData<double>& rows;
     const BoxCoarsening& coarsening;
-    std::vector<double> weights;
+    const std::vector<double>& weights;
 };
 
 // Makes level number `index` (`level.box` and `level.shape` set: the window's): checks its

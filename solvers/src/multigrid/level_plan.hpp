@@ -81,9 +81,15 @@ struct GatheredPlan {
 class LevelPlan {
 public:
     virtual ~LevelPlan() = default;
-    // The next level, or null after the last. The builder makes each level before it asks for
-    // the next, and may release its rows and weights meanwhile.
+    // The next level, or null after the last. The builder makes each level, then tells made(),
+    // before it asks for the next.
     virtual PartitionedLevel* next_level() = 0;
+    // `level` is on the back-end: its host rows and weights go (one process's plan first takes
+    // the next level's rows from them: one level's rows and the next's at once, at most).
+    virtual void made(PartitionedLevel& level) {
+        level.window_operator = {};
+        level.weights = {};
+    }
     // After the last level, over ranks: the level gathered whole on every rank that follows
     // them; null where the last was a coarsest level (one process's hierarchy).
     virtual GatheredPlan* gathered_end() = 0;

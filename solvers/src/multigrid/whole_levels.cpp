@@ -38,15 +38,23 @@ PartitionedLevel* WholeLevels::next_level() {
         done_ = true;
         return &level_;
     }
-    // The step on the whole box: its transfer is the coarsening, its coarse rows the next
-    // level's as they lie.
-    CoarseStep step = coarse_step(rows, whole_part(box_), coarsening);
-    level_.transfer = step.transfer;
-    level_.weights = std::move(step.weights);
-    coarse_rows_ = std::move(step.coarse);
-    box_ = coarsening.coarse;
-    ++index_;
+    // The step on the whole box: its transfer is the coarsening; its coarse rows, the next
+    // level's as they lie, once this level is made (made()).
+    step_ = coarse_transfer(rows, whole_part(box_), coarsening);
+    level_.transfer = step_.transfer;
+    level_.weights = std::move(step_.weights);
     return &level_;
+}
+
+void WholeLevels::made(PartitionedLevel& level) {
+    if (!level.coarsest) {
+        step_.weights = std::move(level.weights);
+        coarse_rows_ = coarse_rows(level.rows(), whole_part(box_), step_);
+        box_ = step_.transfer.coarse;
+        ++index_;
+    }
+    step_ = {};
+    LevelPlan::made(level);
 }
 
 }  // namespace simrun::solvers::multigrid

@@ -2,12 +2,14 @@
 // One process's levels: the plan (level_plan.hpp) over the partition of one part, made as the
 // builder asks for each level. A level's rows are taken as they lie (the caller's on the finest
 // level, read in place; below, the Galerkin product of the level above, as coarse_step.hpp makes
-// it on the whole box), its coarsening chosen from them, until a level is the last
+// it on the whole box, once the level above is made: made()), its coarsening chosen from them,
+// until a level is the last
 // (last_level) or does not coarsen: the coarsest, solved by its dense inverse. Also the rest of a
 // hierarchy over ranks below the level gathered whole on every rank, on each rank alone: no
 // collective (the builder makes it inside all_or_none's local work).
 #include <cstdint>
 
+#include "multigrid/coarse_step.hpp"
 #include "multigrid/level_plan.hpp"
 #include "simrun/solvers/boxes/box.hpp"
 #include "simrun/solvers/matrices/dia_data.hpp"
@@ -26,6 +28,8 @@ public:
     // Checks the level's couplings (std::invalid_argument naming the first entry that couples
     // no neighbour) and plans it.
     PartitionedLevel* next_level() override;
+    // The next level's rows from `level`'s, then `level`'s rows and weights released.
+    void made(PartitionedLevel& level) override;
     GatheredPlan* gathered_end() override { return nullptr; }
 
 private:
@@ -34,6 +38,7 @@ private:
     const DiaData<double>* finest_;
     DiaData<double> coarse_rows_;  // the next level's rows below the finest
     PartitionedLevel level_;       // the level given last
+    CoarseStep step_;              // its step to the next level, without the coarse rows
     int index_ = 0;
     bool done_ = false;
 };

@@ -40,7 +40,7 @@ using Flag = unsigned long long;
 
 constexpr std::size_t alignment = 256;
 // The sides a halo may have: a box of a 3D process grid and its 26 neighbours.
-constexpr int most_sides = 26;
+constexpr int most_sides = static_cast<int>(DeviceHalo::most_sides);
 constexpr std::size_t flags_bytes = alignment;  // a flag a side and the count, padded
 static_assert((most_sides + 1) * sizeof(Flag) <= flags_bytes);
 // A wait that lasts this long is taken for a neighbour that stopped (its process failed before
@@ -490,6 +490,37 @@ const std::vector<std::optional<Uuid>>& device_uuids() {
     return uuids;
 }
 
+// Copies the UUID of this process's device `device` into `uuid`; false where it has none.
+bool uuid_of(int device, char (&uuid)[16]) {
+    const auto& uuids = device_uuids();
+    const auto d = static_cast<std::size_t>(device);
+    if (d >= uuids.size() || !uuids[d]) return false;
+    std::memcpy(uuid, uuids[d]->data(), sizeof uuid);
+    return true;
+}
+
+// Whether the sides that take part (some bytes either way) name distinct ranks other than this
+// one, among `ranks`.
+bool names_distinct_others(std::span<const HaloSide> sides, const Communicator& ranks) {
+    std::vector<int> named;
+    for (const HaloSide& side : sides) {
+        if (side.to > 0 || side.from > 0) named.push_back(side.rank);
+    }
+    std::sort(named.begin(), named.end());
+    return std::adjacent_find(named.begin(), named.end()) == named.end() &&
+           std::none_of(named.begin(), named.end(),
+                        [&](int q) { return q == ranks.rank() || q < 0 || q >= ranks.size(); });
+}
+
+// Whether a device halo can take `sides`: at most most_sides, each in whole 4-byte words.
+bool fits_device_halo(std::span<const HaloSide> sides) {
+    if (sides.size() > static_cast<std::size_t>(most_sides)) return false;
+    return std::all_of(sides.begin(), sides.end(), [](const HaloSide& side) {
+        return side.to % 4 == 0 && side.from % 4 == 0 && side.value_bytes % 4 == 0 &&
+               side.value_bytes > 0;
+    });
+}
+
 // This process's ordinal of the device with `uuid`, or -1 where it does not see it.
 int device_with_uuid(const char (&uuid)[16]) {
     const auto& uuids = device_uuids();
@@ -549,24 +580,11 @@ std::unique_ptr<DeviceHalo> CudaBackend::make_device_halo(std::span<const HaloSi
     const HaloMode mode = halo_mode();  // valid: open_device_halo agreed on it
     // The sides taking part name distinct other ranks, on every rank, before any card goes
     // out (a card to a rank that expects none would never be received).
-    std::vector<int> named;
-    for (std::size_t i = 0; i < sides.size(); ++i) {
-        if (active(i)) named.push_back(sides[i].rank);
-    }
-    std::sort(named.begin(), named.end());
-    const bool distinct = std::adjacent_find(named.begin(), named.end()) == named.end() &&
-                          std::none_of(named.begin(), named.end(), [&](int q) {
-                              return q == ranks.rank() || q < 0 || q >= ranks.size();
-                          });
-    if (ranks.min(distinct ? 1.0 : 0.0) < 0.5) {
+    if (ranks.min(names_distinct_others(sides, ranks) ? 1.0 : 0.0) < 0.5) {
         device_halos_ = 0;
         return nullptr;
     }
-    bool wanted = sides.size() <= static_cast<std::size_t>(most_sides);
-    for (const HaloSide& side : sides) {
-        wanted = wanted && side.to % 4 == 0 && side.from % 4 == 0 && side.value_bytes % 4 == 0 &&
-                 side.value_bytes > 0;
-    }
+    bool wanted = fits_device_halo(sides);
     if (wanted && halo_waited_ns_ == nullptr) {
         if (cudaMalloc(&halo_waited_ns_, sizeof(Flag)) != cudaSuccess ||
             cudaMemsetAsync(halo_waited_ns_, 0, sizeof(Flag), stream_) != cudaSuccess) {
@@ -580,13 +598,7 @@ std::unique_ptr<DeviceHalo> CudaBackend::make_device_halo(std::span<const HaloSi
     halo->set_resident_blocks(resident);
     int exported = taking_part > 0 && wanted && halo->allocate() ? 1 : 0;
     char uuid[16]{};
-    const auto& uuids = device_uuids();
-    if (static_cast<std::size_t>(device_) < uuids.size() &&
-        uuids[static_cast<std::size_t>(device_)]) {
-        std::memcpy(uuid, uuids[static_cast<std::size_t>(device_)]->data(), sizeof uuid);
-    } else {
-        exported = 0;
-    }
+    if (!uuid_of(device_, uuid)) exported = 0;
     // A card to each neighbour that takes part, and one from each.
     std::vector<Card> mine(sides.size()), theirs(sides.size());
     {

@@ -11,10 +11,11 @@
 // from it (a grid's slabs have two, the ranks before and after; a box of a process grid up to
 // 26); the distributed product's and every multigrid level's halo exchange take it where the
 // back-end opens one.
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <span>
-#include <vector>
+#include <stdexcept>
 
 namespace simrun::solvers {
 
@@ -60,11 +61,21 @@ public:
         wait_sides(into);
     }
     // The same with each side's bytes in order from its pointer (null: none).
-    void send_sides(std::span<const void* const> to) { send_sides(in_order(to)); }
-    void wait_sides(std::span<void* const> into) { wait_sides(in_order(into)); }
-    void exchange_sides(std::span<const void* const> to, std::span<void* const> into) {
-        exchange_sides(in_order(to), in_order(into));
+    void send_sides(std::span<const void* const> to) {
+        std::array<SentValues, most_sides> values;
+        send_sides(in_order(to, values));
     }
+    void wait_sides(std::span<void* const> into) {
+        std::array<PlacedValues, most_sides> values;
+        wait_sides(in_order(into, values));
+    }
+    void exchange_sides(std::span<const void* const> to, std::span<void* const> into) {
+        std::array<SentValues, most_sides> sent;
+        std::array<PlacedValues, most_sides> placed;
+        exchange_sides(in_order(to, sent), in_order(into, placed));
+    }
+    // The most sides a halo has: a box of a 3D process grid and its 26 neighbours.
+    static constexpr std::size_t most_sides = 26;
     // The bytes the last send's neighbour on `side` sent (device memory; null for a side that
     // receives none), there for the work issued before the next send: two buffers a side, so
     // that a neighbour one exchange ahead writes into the other. Sends and waits alternate
@@ -74,10 +85,11 @@ public:
 
 private:
     template <typename Pointer>
-    static std::vector<SideValues<Pointer>> in_order(std::span<Pointer const> at) {
-        std::vector<SideValues<Pointer>> values;
-        for (Pointer p : at) values.push_back({p, nullptr});
-        return values;
+    static std::span<const SideValues<Pointer>> in_order(
+        std::span<Pointer const> at, std::array<SideValues<Pointer>, most_sides>& values) {
+        if (at.size() > most_sides) throw std::logic_error("device halo: more than 26 sides");
+        for (std::size_t i = 0; i < at.size(); ++i) values[i] = {at[i], nullptr};
+        return std::span<const SideValues<Pointer>>(values.data(), at.size());
     }
 };
 
