@@ -114,6 +114,52 @@ TYPED_TEST(CudaVersusCpu, HaloScatter) {
     EXPECT_EQ(on_cpu, expected);
 }
 
+// A part's points between a vector of them alone and their places in a window's vector, in
+// the other precision, on random data: a 2D part inside its window and a 3D one touching two of
+// its sides; the window's other values untouched.
+TYPED_TEST(CudaVersusCpu, PartCopiedIntoAndOutOfItsWindow) {
+    using T = TypeParam;
+    using Other = OtherPrecision<T>;
+    SIMRUN_REQUIRE_GPU(this->gpu);
+    for (const auto& [window, part] :
+         {std::pair{BoxShape{2, {301, 257, 1}}, BoxRange{{1, 0, 0}, {300, 256, 1}}},
+          std::pair{BoxShape{3, {65, 34, 40}}, BoxRange{{0, 1, 3}, {64, 34, 39}}}}) {
+        const auto n = static_cast<std::size_t>(part.size());
+        const auto size = static_cast<std::size_t>(window.size());
+        const auto packed = random_vector<T>(n, 31);
+        const auto in_window = random_vector<T>(size, 32);
+        const auto background = random_vector<Other>(size, 33);
+        auto run = [&](const std::shared_ptr<const Backend>& b) {
+            const auto from_packed = Array<T>::from_host(b, packed);
+            const auto from_window = Array<T>::from_host(b, in_window);
+            auto into_window = Array<Other>::from_host(b, background);
+            Array<Other> out(b, n);
+            const KernelTable<T>& kernels = b->template kernels<T>();
+            kernels.copy_part_to_other(*b, window, part, true, from_packed.data(),
+                                       into_window.data());
+            kernels.copy_part_to_other(*b, window, part, false, from_window.data(), out.data());
+            return std::pair{into_window.to_host(), out.to_host()};
+        };
+        std::vector<Other> expected_window = background, expected_out;
+        std::size_t p = 0;
+        for (std::int64_t k = part.lower[2]; k < part.upper[2]; ++k) {
+            for (std::int64_t j = part.lower[1]; j < part.upper[1]; ++j) {
+                for (std::int64_t i = part.lower[0]; i < part.upper[0]; ++i, ++p) {
+                    const auto w =
+                        static_cast<std::size_t>(i + window.points[0] * (j + window.points[1] * k));
+                    expected_window[w] = static_cast<Other>(packed[p]);
+                    expected_out.push_back(static_cast<Other>(in_window[w]));
+                }
+            }
+        }
+        for (const auto& b : {this->gpu, this->cpu}) {
+            const auto [got_window, got_out] = run(b);
+            EXPECT_EQ(got_window, expected_window);
+            EXPECT_EQ(got_out, expected_out);
+        }
+    }
+}
+
 // The halo's kernels on random data: the rows gathered for a neighbour (in any order, some
 // twice), and a neighbour's couplings added to their rows (rows in any order, up to 5 entries
 // each, slots repeating).

@@ -57,6 +57,17 @@ Array<std::int64_t> own_index(const std::shared_ptr<const Backend>& backend,
     return Array<std::int64_t>::from_host(backend, own);
 }
 
+// The same as a range of the finest window, in its coordinates.
+BoxRange own_range(const PartitionedLevel& finest) {
+    const Box own = relative_to(finest.partition.part(), finest.window());
+    BoxRange range{};
+    for (std::size_t axis = 0; axis < 3; ++axis) {
+        range.lower[axis] = own.lower[axis];
+        range.upper[axis] = own.upper[axis];
+    }
+    return range;
+}
+
 // The link to the next level (this rank holding the level).
 template <typename T>
 std::unique_ptr<CoarseLink<T>> link_of(const std::shared_ptr<const Backend>& backend,
@@ -108,7 +119,7 @@ void Hierarchy<T>::enter_finest(const PartitionedLevel& planned) {
             entry_ = offset_entry(backend_, cycle_, parameters_, *levels_.front(), size_);
         } else {
             entry_ = scatter_entry(backend_, cycle_, parameters_, *levels_.front(),
-                                   own_index(backend_, planned), false);
+                                   own_index(backend_, planned), own_range(planned), false);
         }
     });
 }
@@ -206,7 +217,7 @@ void Hierarchy<T>::add_gathered_level(GatheredPlan& whole, std::size_t split_lev
         entry_ = offset_entry(backend_, cycle_, parameters_, *levels_.front(), size_);
     } else {
         entry_ = scatter_entry(backend_, cycle_, parameters_, *levels_.front(),
-                               Array<std::int64_t>(), true);
+                               Array<std::int64_t>(), BoxRange{}, true);
     }
 }
 

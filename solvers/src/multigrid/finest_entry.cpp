@@ -9,10 +9,10 @@
 namespace simrun::solvers::multigrid {
 
 template <typename T>
-void FinestEntry<T>::run_own_b_from_zero() const {
+void FinestEntry<T>::run_other_from_zero(const OtherPrecision<T>*, OtherPrecision<T>*) const {
     throw std::logic_error(
-        "multigrid: cycle_own_b_from_zero where this rank's part is not one run "
-        "of its window");
+        "multigrid: a cycle entered from the other precision where this rank's points are not "
+        "in the finest window");
 }
 
 namespace {
@@ -67,8 +67,7 @@ public:
           finest_(finest),
           size_(size) {}
 
-    T* own_b() const override { return finest_.b.data() + finest_.spread.own_offset; }
-    const T* own_x() const override { return finest_.x.data() + finest_.spread.own_offset; }
+    bool enters_other() const override { return true; }
 
     void run(const Array<T>& b, Array<T>& x, bool from_zero,
              std::vector<double>* seconds) const override {
@@ -84,14 +83,19 @@ public:
         backend_->copy(x.data(), own_x(), bytes);
     }
 
-    void run_own_b_from_zero() const override {
+    void run_other_from_zero(const OtherPrecision<T>* r, OtherPrecision<T>* z) const override {
         // The window zeroed: n + 2 planes written instead of n read and written and a halo
         // exchanged.
+        backend_->kernels<OtherPrecision<T>>().copy_to_other(*backend_, size_, r, own_b());
         fill(finest_.x, T(0));
         cycle_.run(0, finest_.b.data(), finest_.x.data(), parameters_.cycle, nullptr, true);
+        backend_->kernels<T>().copy_to_other(*backend_, size_, own_x(), z);
     }
 
 private:
+    T* own_b() const { return finest_.b.data() + finest_.spread.own_offset; }
+    const T* own_x() const { return finest_.x.data() + finest_.spread.own_offset; }
+
     std::shared_ptr<const Backend> backend_;
     const Cycle<T>& cycle_;
     const MultigridParameters& parameters_;
@@ -106,13 +110,27 @@ class ScatterEntry final : public FinestEntry<T> {
 public:
     ScatterEntry(std::shared_ptr<const Backend> backend, const Cycle<T>& cycle,
                  const MultigridParameters& parameters, Level<T>& finest,
-                 Array<std::int64_t> own_index, bool finest_gathered)
+                 Array<std::int64_t> own_index, BoxRange own, bool finest_gathered)
         : backend_(std::move(backend)),
           cycle_(cycle),
           parameters_(parameters),
           finest_(finest),
           own_index_(std::move(own_index)),
+          own_(own),
           finest_gathered_(finest_gathered) {}
+
+    bool enters_other() const override { return !finest_gathered_; }
+
+    void run_other_from_zero(const OtherPrecision<T>* r, OtherPrecision<T>* z) const override {
+        // Traffic: r read and the finest b's own points written, the window's x zeroed, its
+        // own points read and z written: as a part that is one run of its window moves.
+        backend_->kernels<OtherPrecision<T>>().copy_part_to_other(*backend_, finest_.shape, own_,
+                                                                  true, r, finest_.b.data());
+        fill(finest_.x, T(0));
+        cycle_.run(0, finest_.b.data(), finest_.x.data(), parameters_.cycle, nullptr, true);
+        backend_->kernels<T>().copy_part_to_other(*backend_, finest_.shape, own_, false,
+                                                  finest_.x.data(), z);
+    }
 
     void run(const Array<T>& b, Array<T>& x, bool from_zero,
              std::vector<double>* seconds) const override {
@@ -138,6 +156,7 @@ private:
     const MultigridParameters& parameters_;
     Level<T>& finest_;
     Array<std::int64_t> own_index_;
+    BoxRange own_;
     bool finest_gathered_;
 };
 
@@ -163,9 +182,9 @@ std::unique_ptr<FinestEntry<T>> scatter_entry(std::shared_ptr<const Backend> bac
                                               const Cycle<T>& cycle,
                                               const MultigridParameters& parameters,
                                               Level<T>& finest, Array<std::int64_t> own_index,
-                                              bool finest_gathered) {
+                                              BoxRange own, bool finest_gathered) {
     return std::make_unique<ScatterEntry<T>>(std::move(backend), cycle, parameters, finest,
-                                             std::move(own_index), finest_gathered);
+                                             std::move(own_index), own, finest_gathered);
 }
 
 #define SIMRUN_FINEST_ENTRIES(T)                                                                \
@@ -177,7 +196,7 @@ std::unique_ptr<FinestEntry<T>> scatter_entry(std::shared_ptr<const Backend> bac
         std::size_t);                                                                           \
     template std::unique_ptr<FinestEntry<T>> scatter_entry(                                     \
         std::shared_ptr<const Backend>, const Cycle<T>&, const MultigridParameters&, Level<T>&, \
-        Array<std::int64_t>, bool);
+        Array<std::int64_t>, BoxRange, bool);
 SIMRUN_FINEST_ENTRIES(float)
 SIMRUN_FINEST_ENTRIES(double)
 #undef SIMRUN_FINEST_ENTRIES

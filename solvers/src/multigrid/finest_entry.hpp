@@ -8,6 +8,7 @@
 #include <memory>
 #include <vector>
 
+#include "base/kernel_table.hpp"
 #include "multigrid/cycle.hpp"
 #include "simrun/solvers/base/array.hpp"
 
@@ -21,11 +22,13 @@ public:
     // where `seconds` is given.
     virtual void run(const Array<T>& b, Array<T>& x, bool from_zero,
                      std::vector<double>* seconds) const = 0;
-    // Where this rank's part is one run of its window, its part of the finest level's b and x
-    // (null elsewhere), and a cycle from x = 0 on the b written there.
-    virtual T* own_b() const { return nullptr; }
-    virtual const T* own_x() const { return nullptr; }
-    virtual void run_own_b_from_zero() const;
+    // Whether run_other_from_zero serves: over ranks, where this rank's points lie in the
+    // finest window (not where the finest level is gathered).
+    virtual bool enters_other() const { return false; }
+    // z = one cycle from zero on r, both in the other precision: r rounded straight into this
+    // rank's points of the finest level's b, z widened straight out of its x (no vectors of
+    // this precision between). Where enters_other().
+    virtual void run_other_from_zero(const OtherPrecision<T>* r, OtherPrecision<T>* z) const;
 };
 
 // `parameters`, `cycle` and `finest` are the hierarchy's, which outlives the entry.
@@ -38,13 +41,13 @@ std::unique_ptr<FinestEntry<T>> offset_entry(std::shared_ptr<const Backend> back
                                              const Cycle<T>& cycle,
                                              const MultigridParameters& parameters,
                                              Level<T>& finest, std::size_t size);
-// `own_index`: where this rank's points lie in the finest window (empty where the finest level
-// is gathered).
+// `own_index`: where this rank's points lie in the finest window, `own` the same as a range of
+// it (empty where the finest level is gathered).
 template <typename T>
 std::unique_ptr<FinestEntry<T>> scatter_entry(std::shared_ptr<const Backend> backend,
                                               const Cycle<T>& cycle,
                                               const MultigridParameters& parameters,
                                               Level<T>& finest, Array<std::int64_t> own_index,
-                                              bool finest_gathered);
+                                              BoxRange own, bool finest_gathered);
 
 }  // namespace simrun::solvers::multigrid

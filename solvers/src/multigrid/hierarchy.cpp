@@ -102,18 +102,13 @@ std::vector<double> Hierarchy<T>::time_levels(const Array<T>& b, Array<T>& x, in
 }
 
 template <typename T>
-T* Hierarchy<T>::own_b() const {
-    return entry_->own_b();
+bool Hierarchy<T>::enters_other() const {
+    return entry_->enters_other();
 }
 
 template <typename T>
-const T* Hierarchy<T>::own_x() const {
-    return entry_->own_x();
-}
-
-template <typename T>
-void Hierarchy<T>::cycle_own_b_from_zero() const {
-    entry_->run_own_b_from_zero();
+void Hierarchy<T>::cycle_other_from_zero(const OtherPrecision<T>* r, OtherPrecision<T>* z) const {
+    entry_->run_other_from_zero(r, z);
 }
 
 template class Hierarchy<float>;

@@ -58,12 +58,12 @@ public:
     // The cycle over the levels (a gathered level's sub-hierarchy runs it at other kinds).
     const Cycle<T>& runner() const { return cycle_; }
 
-    // Where this rank's part is one run of its window, the finest level's own vectors
-    // (MultigridPreconditioner, through hierarchy_access.hpp): this rank's part of b (null
-    // otherwise) and of x, and a cycle from x = 0 on the b written there.
-    T* own_b() const;
-    const T* own_x() const;
-    void cycle_own_b_from_zero() const;
+    // Over ranks, where this rank's points lie in the finest window (MultigridPreconditioner,
+    // through hierarchy_access.hpp): z = a cycle from zero on r, both in the other precision,
+    // r rounded straight into the finest level's b and z widened straight out of its x
+    // (FinestEntry::run_other_from_zero). enters_other(): whether it serves.
+    bool enters_other() const;
+    void cycle_other_from_zero(const OtherPrecision<T>* r, OtherPrecision<T>* z) const;
 
     const MultigridParameters& parameters() const { return parameters_; }
     const std::shared_ptr<const Backend>& backend() const { return backend_; }

@@ -31,8 +31,8 @@ MultigridPreconditioner<T>::MultigridPreconditioner(
     std::shared_ptr<const MultigridHierarchy<Other>> hierarchy)
     : other_(std::move(hierarchy)),
       // Over ranks r and z go straight into and out of the finest level's window.
-      r_other_(other_->backend(), parts_of(*other_).own_b() != nullptr ? 0 : other_->size()),
-      z_other_(other_->backend(), parts_of(*other_).own_b() != nullptr ? 0 : other_->size()) {}
+      r_other_(other_->backend(), parts_of(*other_).enters_other() ? 0 : other_->size()),
+      z_other_(other_->backend(), parts_of(*other_).enters_other() ? 0 : other_->size()) {}
 
 template <typename T>
 MultigridPreconditioner<T>::~MultigridPreconditioner() = default;
@@ -54,10 +54,8 @@ void MultigridPreconditioner<T>::apply(const Array<T>& r, Array<T>& z) const {
                                 std::to_string(n) + " and z " + std::to_string(z.size()));
     }
     const multigrid::Hierarchy<Other>& parts = parts_of(*other_);
-    if (Other* window_b = parts.own_b()) {
-        backend.kernels<T>().copy_to_other(backend, n, r.data(), window_b);
-        parts.cycle_own_b_from_zero();
-        backend.kernels<Other>().copy_to_other(backend, n, parts.own_x(), z.data());
+    if (parts.enters_other()) {
+        parts.cycle_other_from_zero(r.data(), z.data());
         return;
     }
     backend.kernels<T>().copy_to_other(backend, n, r.data(), r_other_.data());

@@ -25,6 +25,33 @@ void copy_to_other(const Backend& backend, std::size_t n, const T* x, OtherPreci
 }
 
 template <typename T>
+void copy_part_to_other(const Backend& backend, BoxShape window, BoxRange part, bool into_window,
+                        const T* from, OtherPrecision<T>* to) {
+    if (part.size() == 0) return;
+    if (part.size() > std::int64_t{0xffffffff}) {
+        throw std::invalid_argument("copy_part_to_other: a part of " + std::to_string(part.size()) +
+                                    " points, over 2^32");
+    }
+    // 32-bit arithmetic for a point's coordinates in the part (a part of at most 2^32 points).
+    const auto nx = static_cast<std::uint32_t>(part.upper[0] - part.lower[0]);
+    const auto ny = static_cast<std::uint32_t>(part.upper[1] - part.lower[1]);
+    const std::int64_t wx = window.points[0], wy = window.points[1];
+    const std::int64_t first = part.lower[0] + wx * (part.lower[1] + wy * part.lower[2]);
+    parallel_for(backend, static_cast<std::size_t>(part.size()),
+                 [=] SIMRUN_HOST_DEVICE(std::size_t p) {
+                     const auto q = static_cast<std::uint32_t>(p);
+                     const std::uint32_t line = q / nx, i = q - line * nx;
+                     const std::uint32_t k = line / ny, j = line - k * ny;
+                     const std::int64_t w = first + i + wx * (j + wy * std::int64_t{k});
+                     if (into_window) {
+                         to[w] = static_cast<OtherPrecision<T>>(from[p]);
+                     } else {
+                         to[p] = static_cast<OtherPrecision<T>>(from[w]);
+                     }
+                 });
+}
+
+template <typename T>
 void axpy(const Backend& backend, std::size_t n, T alpha, const T* x, T* y) {
     parallel_for(backend, n, [=] SIMRUN_HOST_DEVICE(std::size_t i) { y[i] += alpha * x[i]; });
 }

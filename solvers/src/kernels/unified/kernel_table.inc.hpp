@@ -8,6 +8,7 @@ const KernelTable<T>& kernel_table() {
         .fill = &fill<T>,
         .dia_diagonal = &dia_diagonal<T>,
         .copy_to_other = &copy_to_other<T>,
+        .copy_part_to_other = &copy_part_to_other<T>,
         .axpy = &axpy<T>,
         .xpby = &xpby<T>,
         .multiply = &multiply<T>,
