@@ -70,7 +70,8 @@ private:
     std::shared_ptr<const Backend> backend_;
     HaloPlan plan_;
     Arrival arrival_;
-    std::vector<std::int64_t> send_offset_, receive_offset_;  // per neighbour, in the buffers
+    // Per neighbour: where its values start in the buffers and in the index arrays.
+    std::vector<std::int64_t> send_offset_, receive_offset_;
     std::int64_t sent_ = 0, received_ = 0;
     bool gathered_ = false;   // some neighbour's values sent are not one run
     bool scattered_ = false;  // some neighbour's values received are not one run (placed)

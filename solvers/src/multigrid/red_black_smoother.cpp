@@ -1,6 +1,7 @@
 // Red-black Gauss-Seidel: 2 colours where the couplings lie along the axes, 2^dimension (the
 // parity of each coordinate) where they do not, so that each colour's points are uncoupled.
-// The colours are the whole box's, so over ranks a sweep is one process's to rounding.
+// The colours are the whole box's, so over ranks a sweep is, to rounding, that of one process
+// taking the colours in the same order (colour_order).
 #include <algorithm>
 #include <numeric>
 #include <utility>

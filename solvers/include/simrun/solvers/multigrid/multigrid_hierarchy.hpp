@@ -24,10 +24,12 @@
 // (PartRows). Both are one partition of the box: every level a part per rank with a point of
 // halo on every side another rank holds (a plane on each side for slabs; faces, edges and
 // corners for boxes), exchanged within each sweep where a colour reads what the colours before
-// it wrote across the ranks (after each half of the colours where only one axis is split, as on
-// slabs; after each colour where every axis is), after each sweep, the residual and the
-// interpolation; the colours are the whole box's, so a cycle over ranks is one process's cycle
-// to rounding. Where some rank's part would be too thin, the level is split
+// it wrote across the ranks (the colours of even parity across the split axes first,
+// MultigridParameters::slow_colour_axes: after each half of the colours where one axis is split,
+// each quarter where two are, each colour where three are), after each sweep, the residual and
+// the interpolation; the colours are the whole box's, so a cycle over ranks is, to rounding, the
+// cycle of one process sweeping them in the same order (one process's own where the split axes
+// are the slowest: slabs). Where some rank's part would be too thin, the level is split
 // anew over fewer ranks (the others wait for the levels below), and once that is one rank, or
 // the level is small, it is gathered whole on every rank and the rest of the cycle is one
 // process's, repeated on each. The cycle is not recorded over ranks.
