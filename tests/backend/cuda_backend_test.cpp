@@ -115,15 +115,17 @@ TYPED_TEST(CudaVersusCpu, HaloScatter) {
 }
 
 // A part's points between a vector of them alone and their places in a window's vector, in
-// the other precision, on random data: a 2D part inside its window and a 3D one touching two of
-// its sides; the window's other values untouched.
+// the other precision, on random data: a 2D part inside its window, a 3D one touching two of
+// its sides, a run of a line and an empty part; the window's other values untouched.
 TYPED_TEST(CudaVersusCpu, PartCopiedIntoAndOutOfItsWindow) {
     using T = TypeParam;
     using Other = OtherPrecision<T>;
     SIMRUN_REQUIRE_GPU(this->gpu);
     for (const auto& [window, part] :
          {std::pair{BoxShape{2, {301, 257, 1}}, BoxRange{{1, 0, 0}, {300, 256, 1}}},
-          std::pair{BoxShape{3, {65, 34, 40}}, BoxRange{{0, 1, 3}, {64, 34, 39}}}}) {
+          std::pair{BoxShape{3, {65, 34, 40}}, BoxRange{{0, 1, 3}, {64, 34, 39}}},
+          std::pair{BoxShape{1, {1000, 1, 1}}, BoxRange{{17, 0, 0}, {990, 1, 1}}},
+          std::pair{BoxShape{2, {30, 20, 1}}, BoxRange{{5, 4, 0}, {5, 9, 1}}}}) {
         const auto n = static_cast<std::size_t>(part.size());
         const auto size = static_cast<std::size_t>(window.size());
         const auto packed = random_vector<T>(n, 31);

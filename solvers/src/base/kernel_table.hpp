@@ -163,7 +163,7 @@ struct KernelTable {
     // The points of `part` (a range of a box whose vectors are laid out as `window`, x fastest)
     // between a vector of them alone (in order, x fastest) and their places in a vector of the
     // window, rounded (or widened) to the other precision: into the window's places where
-    // `into_window`, else out of them. At most 2^32 points. Traffic: n reads, n writes (of the
+    // `into_window`, else out of them. Fewer than 2^32 points. Traffic: n reads, n writes (of the
     // other precision's size), the window's in runs of the part's rows.
     void (*copy_part_to_other)(const Backend&, BoxShape window, BoxRange part, bool into_window,
                                const T* from, OtherPrecision<T>* to);

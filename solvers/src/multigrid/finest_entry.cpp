@@ -122,6 +122,7 @@ public:
     bool enters_other() const override { return !finest_gathered_; }
 
     void run_other_from_zero(const OtherPrecision<T>* r, OtherPrecision<T>* z) const override {
+        if (finest_gathered_) FinestEntry<T>::run_other_from_zero(r, z);  // (throws)
         // Traffic: r read and the finest b's own points written, the window's x zeroed, its
         // own points read and z written: as a part that is one run of its window moves.
         backend_->kernels<OtherPrecision<T>>().copy_part_to_other(*backend_, finest_.shape, own_,

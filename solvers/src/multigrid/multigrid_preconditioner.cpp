@@ -12,8 +12,8 @@
 namespace simrun::solvers {
 namespace {
 
-// The hierarchy's parts: the finest level's own b and x where this rank's part is one run of
-// its window (multigrid/hierarchy.hpp).
+// The hierarchy's parts: whether r and z enter the finest window straight, and the cycle that
+// takes them there (enters_other, cycle_other_from_zero: multigrid/hierarchy.hpp).
 template <typename V>
 const multigrid::Hierarchy<V>& parts_of(const MultigridHierarchy<V>& hierarchy) {
     return multigrid::HierarchyAccess<V>::parts(hierarchy);

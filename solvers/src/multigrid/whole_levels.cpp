@@ -21,7 +21,7 @@ WholeLevels::WholeLevels(const DiaData<double>& rows, const GridBox& box,
 
 PartitionedLevel* WholeLevels::next_level() {
     if (done_) return nullptr;
-    // The level given last is made: its rows and weights go.
+    // The level given last is made and released (made()): the next one afresh.
     level_ = PartitionedLevel{};
     level_.partition = Partition::whole(box_);
     if (index_ == 0) {

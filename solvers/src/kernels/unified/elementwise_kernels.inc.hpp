@@ -30,9 +30,9 @@ void copy_part_to_other(const Backend& backend, BoxShape window, BoxRange part, 
     if (part.size() == 0) return;
     if (part.size() > std::int64_t{0xffffffff}) {
         throw std::invalid_argument("copy_part_to_other: a part of " + std::to_string(part.size()) +
-                                    " points, over 2^32");
+                                    " points, 2^32 or more");
     }
-    // 32-bit arithmetic for a point's coordinates in the part (a part of at most 2^32 points).
+    // 32-bit arithmetic for a point's coordinates in the part (fewer than 2^32 points).
     const auto nx = static_cast<std::uint32_t>(part.upper[0] - part.lower[0]);
     const auto ny = static_cast<std::uint32_t>(part.upper[1] - part.lower[1]);
     const std::int64_t wx = window.points[0], wy = window.points[1];
