@@ -249,12 +249,17 @@ TEST(DeviceHalo, EverySidesRowsArriveAtEveryExchange) {
     });
 }
 
-// A solve over `grid` (rank r given block_of_rank(r)) with its halos through the host and on
-// the device (on the GPU): the same iterations, the same bits, the same halo exchanges.
+// A solve of `a` x = b to 1e-10 as `request` asks over `grid` (rank r given block_of_rank(r))
+// with its halos through the host and on the device (on the GPU): the same iterations, the same
+// bits, the same halo exchanges.
 template <typename BlockOfRank>
 void expect_device_halo_bits(const testing::GridBoxes& grid, BlockOfRank&& block_of_rank,
-                             const std::vector<double>& b, const SolverPlan& plan,
-                             const MethodParameters& parameters) {
+                             const DiaData<double>& a, const std::vector<double>& b,
+                             SolverRequest request) {
+    request.ranks = grid.ranks();
+    const SolverPlan plan = plan_solver(analyze(a), request);
+    MethodParameters parameters;
+    parameters.criteria.relative_tolerance = 1e-10;
     std::vector<std::vector<testing::RankSolve>> runs;
     for (const char* path : {"host", "device"}) {
         const HaloMode mode(path);
@@ -296,14 +301,9 @@ TEST(DeviceHalo, BoxesSolveGivesTheBitsOfHostStaging) {
         });
         std::vector<double> b(static_cast<std::size_t>(a.n));
         for (std::size_t i = 0; i < b.size(); ++i) b[i] = std::cos(0.3 * static_cast<double>(i));
-        SolverRequest request = SolverRequest::parse("cg", "jacobi", "dia");
-        request.ranks = grid.ranks();
-        const SolverPlan plan = plan_solver(analyze(a), request);
-        MethodParameters parameters;
-        parameters.criteria.relative_tolerance = 1e-10;
         expect_device_halo_bits(
-            grid, [&](int r) { return testing::box_block(a, grid, steps, r); }, b, plan,
-            parameters);
+            grid, [&](int r) { return testing::box_block(a, grid, steps, r); }, a, b,
+            SolverRequest::parse("cg", "jacobi", "dia"));
     }
 }
 
@@ -490,13 +490,8 @@ TEST(DeviceHalo, MultigridOverBoxesGivesTheBitsOfHostStaging) {
         SolverRequest request = SolverRequest::parse("pcg", "multigrid", "dia");
         request.grid = GridBox{dimension, {points[0], points[1], points[2]}};
         request.multigrid.gather_size = 0;
-        request.ranks = grid.ranks();
-        const SolverPlan plan = plan_solver(analyze(a), request);
-        MethodParameters parameters;
-        parameters.criteria.relative_tolerance = 1e-10;
         expect_device_halo_bits(
-            grid, [&](int r) { return testing::part_rows(a, grid, dimension, r); }, b, plan,
-            parameters);
+            grid, [&](int r) { return testing::part_rows(a, grid, dimension, r); }, a, b, request);
     }
 }
 
