@@ -1,7 +1,8 @@
 // CudaBackend::compile_kernels: source text compiled by NVRTC into a cubin for the device's
 // architecture, loaded as a CUDA library (context-independent: every device of the process can
-// launch it) and kept for the process, by the source's text and the architecture. NVRTC is
-// opened with dlopen, not linked, so that a machine without it still runs (its caller's host
+// launch it) and kept for the process, by the source's text and the architecture, and on disk
+// between runs (system/program_cache: a second run of the same input compiles nothing). NVRTC
+// is opened with dlopen, not linked, so that a machine without it still runs (its caller's host
 // path) instead of failing to start.
 #include <dlfcn.h>
 #include <nvrtc.h>
@@ -11,12 +12,14 @@
 #include <cstdlib>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "cuda_backend.hpp"
 #include "cuda_check.hpp"
+#include "system/program_cache.hpp"
 
 namespace simrun::solvers::cuda {
 namespace {
@@ -113,19 +116,29 @@ LoadedLibraries& loaded_libraries() {
     return libraries;
 }
 
-// The cubin of `source` for `architecture` ("sm_90"), or the reason it could not be made.
-std::pair<std::vector<char>, std::string> compile_cubin(const Nvrtc& api, const std::string& source,
-                                                        const std::string& architecture) {
+// What the cubin of `source` for `architecture` ("sm_90") depends on: its compile options
+// and the compiler's version too.
+ProgramKey program_key(const Nvrtc& api, const std::string& source,
+                       const std::string& architecture) {
+    // No contraction of a * b + c into one rounding: the values follow the host's operations.
+    return {source,
+            {"--gpu-architecture=" + architecture, "--fmad=false", "--std=c++17"},
+            architecture,
+            api.name};
+}
+
+// The cubin of `key`, or the reason it could not be made.
+std::pair<std::vector<char>, std::string> compile_cubin(const Nvrtc& api, const ProgramKey& key) {
     nvrtcProgram program = nullptr;
     if (const nvrtcResult status =
-            api.create(&program, source.c_str(), "simrun_runtime.cu", 0, nullptr, nullptr);
+            api.create(&program, key.source.c_str(), "simrun_runtime.cu", 0, nullptr, nullptr);
         status != NVRTC_SUCCESS) {
         return {{}, api.name + " could not take the source: " + api.error_string(status)};
     }
-    // No contraction of a * b + c into one rounding: the values follow the host's operations.
-    const std::string arch_option = "--gpu-architecture=" + architecture;
-    const char* options[] = {arch_option.c_str(), "--fmad=false", "--std=c++17"};
-    const nvrtcResult status = api.compile(program, 3, options);
+    std::vector<const char*> options;
+    for (const std::string& option : key.options) options.push_back(option.c_str());
+    const nvrtcResult status =
+        api.compile(program, static_cast<int>(options.size()), options.data());
     std::vector<char> cubin;
     std::string failure;
     if (status == NVRTC_SUCCESS) {
@@ -140,11 +153,60 @@ std::pair<std::vector<char>, std::string> compile_cubin(const Nvrtc& api, const 
         api.log(program, log.data());
         // The first line of the log names the first error.
         const std::size_t end = log.find('\n');
-        failure = api.name + " refused the source for " + architecture + ": " +
+        failure = api.name + " refused the source for " + key.architecture + ": " +
                   api.error_string(status) + (log.empty() ? "" : " (" + log.substr(0, end) + ")");
     }
     api.destroy(&program);
     return {std::move(cubin), std::move(failure)};
+}
+
+// The cache of this process's runs, where the environment puts it (SIMRUN_CACHE_DIR, else
+// $XDG_CACHE_HOME/simrun, else ~/.cache/simrun); off where it cannot be written.
+const ProgramCache& program_cache() {
+    static const ProgramCache cache(program_cache_directory());
+    return cache;
+}
+
+// Loads `cubin` into `library`; the driver's reason where it cannot.
+std::string load_cubin(const std::vector<char>& cubin, cudaLibrary_t& library) {
+    if (const cudaError_t status =
+            cudaLibraryLoadData(&library, cubin.data(), nullptr, nullptr, 0, nullptr, nullptr, 0);
+        status != cudaSuccess) {
+        cudaGetLastError();
+        return cudaGetErrorString(status);
+    }
+    return {};
+}
+
+// A loaded library of `key`'s program, whether its cubin came from the disk cache, or why
+// there is none.
+struct LoadedProgram {
+    cudaLibrary_t library = nullptr;
+    bool cached = false;
+    std::string failure;
+};
+
+// The cubin cached on disk where it validates and the driver takes it; else compiled by NVRTC,
+// loaded, and stored for the next run (a cache that cannot be written is passed over).
+LoadedProgram load_program(const Nvrtc& api, const ProgramKey& key) {
+    LoadedProgram loaded;
+    const ProgramCache& cache = program_cache();
+    if (const std::optional<std::vector<char>> cubin = cache.load(key)) {
+        if (load_cubin(*cubin, loaded.library).empty()) {
+            loaded.cached = true;
+            return loaded;
+        }
+    }
+    auto [cubin, failure] = compile_cubin(api, key);
+    if (!failure.empty()) {
+        loaded.failure = std::move(failure);
+    } else if (std::string refused = load_cubin(cubin, loaded.library); !refused.empty()) {
+        loaded.failure =
+            "the CUDA driver could not load the cubin " + api.name + " made: " + refused;
+    } else {
+        cache.store(key, cubin);
+    }
+    return loaded;
 }
 
 }  // namespace
@@ -153,30 +215,23 @@ RuntimeCompilation CudaBackend::compile_kernels(const std::string& source,
                                                 const std::vector<std::string>& names) const {
     const Nvrtc& api = nvrtc();
     if (!api.missing.empty()) return {{}, api.missing, 0.0};
-    cudaDeviceProp properties{};
-    SIMRUN_CUDA_CHECK(cudaGetDeviceProperties(&properties, device_));
-    const std::string architecture =
-        "sm_" + std::to_string(properties.major) + std::to_string(properties.minor);
+    int major = 0, minor = 0;
+    SIMRUN_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device_));
+    SIMRUN_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device_));
+    const std::string architecture = "sm_" + std::to_string(major) + std::to_string(minor);
     RuntimeCompilation result;
+    bool cached = false;
     LoadedLibraries& libraries = loaded_libraries();
     const std::lock_guard lock(libraries.mutex);
     const auto key = std::make_pair(architecture, source);
     auto found = libraries.by_source.find(key);
     if (found == libraries.by_source.end()) {
         const auto start = std::chrono::steady_clock::now();
-        auto [cubin, failure] = compile_cubin(api, source, architecture);
-        if (!failure.empty()) return {{}, failure, 0.0};
-        cudaLibrary_t library = nullptr;
-        if (const cudaError_t status = cudaLibraryLoadData(&library, cubin.data(), nullptr, nullptr,
-                                                           0, nullptr, nullptr, 0);
-            status != cudaSuccess) {
-            cudaGetLastError();
-            return {{},
-                    "the CUDA driver could not load the cubin " + api.name +
-                        " made: " + cudaGetErrorString(status),
-                    0.0};
-        }
-        found = libraries.by_source.emplace(key, library).first;
+        const LoadedProgram loaded = load_program(api, program_key(api, source, architecture));
+        if (!loaded.failure.empty()) return {{}, loaded.failure, 0.0};
+        cached = loaded.cached;
+        found = libraries.by_source.emplace(key, loaded.library).first;
+        // Above zero for a cubin read from the disk cache too (zero says "compiled before").
         result.seconds =
             std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     }
@@ -190,8 +245,8 @@ RuntimeCompilation CudaBackend::compile_kernels(const std::string& source,
         result.kernels.push_back(std::make_shared<LibraryKernel>(kernel, *this));
     }
     char text[128];
-    std::snprintf(text, sizeof text, "compiled by %s for %s", api.name.c_str(),
-                  architecture.c_str());
+    std::snprintf(text, sizeof text, "compiled by %s for %s%s", api.name.c_str(),
+                  architecture.c_str(), cached ? ", read from the cache" : "");
     result.note = text;
     return result;
 }
