@@ -1,31 +1,40 @@
-// The benchmark's CUDA support: the cusparse/cuBLAS CG baseline (baseline_cg.hpp) and the
-// cudaEvent clock of DeviceTimer (device_timer.hpp), both compiled into the benchmark's own target
-// (app/CMakeLists.txt), the only one that links cuSPARSE and cuBLAS; they reach the back-end's
-// stream and memory through the solver layer's public interop (cuda_interop.hpp).
+// The baseline module (libsimrun_bench_baseline.so): CG as users write it with the vendor
+// libraries, behind the C table of baseline_module_abi.hpp. The only code of simrun that links
+// cuSPARSE and cuBLAS; it links nothing of simrun and works on the caller's stream, so it runs
+// in order with the CUDA back-end whose stream the benchmark passes (baseline_cg.hpp says what
+// is computed and its traffic).
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 #include <cusparse.h>
 
 #include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <exception>
+#include <new>
 #include <stdexcept>
 #include <string>
 
-#include "baseline_cg.hpp"
-#include "device_timer.hpp"
-#include "simrun/solvers/base/array.hpp"
-#include "simrun/solvers/base/cuda_interop.hpp"
-#include "simrun/solvers/base/errors.hpp"
+#include "baseline_module_abi.hpp"
 
-// SIMRUN_LIBRARY_CHECK(call, status type, success, message of a status): throws CudaError naming
-// the call, the place and the library's message where `call` does not return `success`.
-#define SIMRUN_LIBRARY_CHECK(call, Status, success, message)                                   \
-    do {                                                                                       \
-        const Status simrun_library_status = (call);                                           \
-        if (simrun_library_status != (success)) {                                              \
-            throw ::simrun::solvers::CudaError(std::string(#call) + " failed at " + __FILE__ + \
-                                               ":" + std::to_string(__LINE__) + ": " +         \
-                                               message(simrun_library_status));                \
-        }                                                                                      \
+namespace {
+
+// A failed library call: its text and place, and the library's message.
+struct LibraryFailure : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+// SIMRUN_LIBRARY_CHECK(call, status type, success, message of a status): throws LibraryFailure
+// naming the call, the place and the library's message where `call` does not return `success`.
+#define SIMRUN_LIBRARY_CHECK(call, Status, success, message)                           \
+    do {                                                                               \
+        const Status simrun_library_status = (call);                                   \
+        if (simrun_library_status != (success)) {                                      \
+            throw LibraryFailure(std::string(#call) + " failed at " + __FILE__ + ":" + \
+                                 std::to_string(__LINE__) + ": " +                     \
+                                 message(simrun_library_status));                      \
+        }                                                                              \
     } while (0)
 #define SIMRUN_CUDART_CHECK(call) \
     SIMRUN_LIBRARY_CHECK(call, cudaError_t, cudaSuccess, cudaGetErrorString)
@@ -33,67 +42,6 @@
     SIMRUN_LIBRARY_CHECK(call, cusparseStatus_t, CUSPARSE_STATUS_SUCCESS, cusparseGetErrorString)
 #define SIMRUN_CUBLAS_CHECK(call) \
     SIMRUN_LIBRARY_CHECK(call, cublasStatus_t, CUBLAS_STATUS_SUCCESS, cublasGetStatusString)
-
-namespace simrun::solvers {
-
-// ---- DeviceTimer's CUDA clock ----
-namespace {
-
-class CudaEventClock final : public DeviceTimer::Clock {
-public:
-    explicit CudaEventClock(const Backend& backend) : stream_(cuda_stream(backend)) {
-        SIMRUN_CUDART_CHECK(cudaEventCreate(&begin_));
-        SIMRUN_CUDART_CHECK(cudaEventCreate(&end_));
-    }
-    ~CudaEventClock() override {
-        // Errors at teardown cannot be reported.
-        cudaEventDestroy(end_);
-        cudaEventDestroy(begin_);
-    }
-    CudaEventClock(const CudaEventClock&) = delete;
-    CudaEventClock& operator=(const CudaEventClock&) = delete;
-
-    void start() override { SIMRUN_CUDART_CHECK(cudaEventRecord(begin_, stream_)); }
-    double stop_seconds() override {
-        SIMRUN_CUDART_CHECK(cudaEventRecord(end_, stream_));
-        SIMRUN_CUDART_CHECK(cudaEventSynchronize(end_));
-        float milliseconds = 0.0f;
-        SIMRUN_CUDART_CHECK(cudaEventElapsedTime(&milliseconds, begin_, end_));
-        return 1e-3 * static_cast<double>(milliseconds);
-    }
-
-private:
-    cudaStream_t stream_;
-    cudaEvent_t begin_ = nullptr;
-    cudaEvent_t end_ = nullptr;
-};
-
-}  // namespace
-
-namespace detail {
-
-std::unique_ptr<DeviceTimer::Clock> make_cuda_event_clock(const Backend& backend) {
-    if (backend.kind() != BackendKind::cuda) {
-        throw std::invalid_argument("make_cuda_event_clock: the back-end is not CUDA");
-    }
-    return std::make_unique<CudaEventClock>(backend);
-}
-
-}  // namespace detail
-
-// ---- the cuSPARSE/cuBLAS baseline ----
-namespace {
-
-template <typename T>
-constexpr cudaDataType value_type();
-template <>
-constexpr cudaDataType value_type<double>() {
-    return CUDA_R_64F;
-}
-template <>
-constexpr cudaDataType value_type<float>() {
-    return CUDA_R_32F;
-}
 
 // The cuBLAS level-1 calls of each precision, as a user picks them by hand. Every scalar
 // result comes back to host memory (CUBLAS_POINTER_MODE_HOST): the call waits for the stream.
@@ -126,162 +74,247 @@ cublasStatus_t blas_scal(cublasHandle_t h, int n, float alpha, float* x) {
     return cublasSscal(h, n, &alpha, x, 1);
 }
 
-}  // namespace
+// The device memory of one system, freed in the destructor.
+class DeviceBuffers {
+public:
+    DeviceBuffers() = default;
+    ~DeviceBuffers() {
+        for (void* p : pointers_) cudaFree(p);  // errors at teardown cannot be reported
+    }
+    DeviceBuffers(const DeviceBuffers&) = delete;
+    DeviceBuffers& operator=(const DeviceBuffers&) = delete;
 
-template <typename T>
-struct CusparseCg<T>::State {
-    std::shared_ptr<const Backend> backend;
-    cudaStream_t stream = nullptr;
-    int n = 0;
-    Array<std::int32_t> row_ptr, col;
-    Array<T> values, b, x, r, p, q;
-    Array<unsigned char> spmv_buffer;
-    cusparseHandle_t sparse = nullptr;
-    cublasHandle_t blas = nullptr;
-    cusparseSpMatDescr_t matrix = nullptr;
-    cusparseDnVecDescr_t x_vector = nullptr, p_vector = nullptr, q_vector = nullptr;
-    std::unique_ptr<DeviceTimer> timer;
-
-    ~State() {
-        // Errors at teardown cannot be reported; the arrays free themselves after this.
-        if (q_vector != nullptr) cusparseDestroyDnVec(q_vector);
-        if (p_vector != nullptr) cusparseDestroyDnVec(p_vector);
-        if (x_vector != nullptr) cusparseDestroyDnVec(x_vector);
-        if (matrix != nullptr) cusparseDestroySpMat(matrix);
-        if (blas != nullptr) cublasDestroy(blas);
-        if (sparse != nullptr) cusparseDestroy(sparse);
+    template <typename T>
+    T* allocate(std::size_t count) {
+        void* p = nullptr;
+        SIMRUN_CUDART_CHECK(cudaMalloc(&p, count > 0 ? count * sizeof(T) : 1));
+        pointers_[used_++] = p;
+        return static_cast<T*>(p);
     }
 
+private:
+    void* pointers_[12] = {};
+    int used_ = 0;
+};
+
+// The untyped system the C table hands out; Cg<T> below is its one implementation per value type.
+class AnySystem {
+public:
+    virtual ~AnySystem() = default;
+    virtual SimrunBaselineOutcome solve(std::int64_t iterations, double rtol) = 0;
+};
+
+template <typename T>
+constexpr cudaDataType value_type() {
+    return sizeof(T) == 8 ? CUDA_R_64F : CUDA_R_32F;
+}
+
+template <typename T>
+class Cg final : public AnySystem {
+public:
+    Cg(cudaStream_t stream, int n, const std::int32_t* row_ptr, const std::int32_t* col,
+       const T* values, const T* b);
+    ~Cg() override;
+    Cg(const Cg&) = delete;
+    Cg& operator=(const Cg&) = delete;
+    SimrunBaselineOutcome solve(std::int64_t iterations, double rtol) override;
+
+private:
     // y = A v through the generic API. Traffic: nnz (s + 4) + 4 (n + 1) + v (n s, gathered)
     // + y (n s writes).
     void spmv(cusparseDnVecDescr_t v, cusparseDnVecDescr_t y) {
         const T one = 1, zero = 0;
-        SIMRUN_CUSPARSE_CHECK(cusparseSpMV(sparse, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, matrix,
+        SIMRUN_CUSPARSE_CHECK(cusparseSpMV(sparse_, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, matrix_,
                                            v, &zero, y, value_type<T>(), CUSPARSE_SPMV_ALG_DEFAULT,
-                                           spmv_buffer.data()));
+                                           spmv_buffer_));
     }
+    void upload(void* to, const void* from, std::size_t bytes) {
+        SIMRUN_CUDART_CHECK(cudaMemcpyAsync(to, from, bytes, cudaMemcpyHostToDevice, stream_));
+    }
+
+    cudaStream_t stream_;
+    int n_;
+    DeviceBuffers memory_;
+    T *b_ = nullptr, *x_ = nullptr, *r_ = nullptr, *p_ = nullptr, *q_ = nullptr;
+    void* spmv_buffer_ = nullptr;
+    cusparseHandle_t sparse_ = nullptr;
+    cublasHandle_t blas_ = nullptr;
+    cusparseSpMatDescr_t matrix_ = nullptr;
+    cusparseDnVecDescr_t x_vector_ = nullptr, p_vector_ = nullptr, q_vector_ = nullptr;
+    cudaEvent_t begin_ = nullptr, end_ = nullptr;
 };
 
 template <typename T>
-CusparseCg<T>::CusparseCg(std::shared_ptr<const Backend> backend, const CsrData<T>& a,
-                          std::span<const T> b)
-    : state_(std::make_unique<State>()) {
-    if (!backend || backend->kind() != BackendKind::cuda) {
-        throw std::invalid_argument("the cuSPARSE CG baseline needs a CUDA back-end");
-    }
-    if (a.rows != a.cols || static_cast<std::size_t>(a.rows) != b.size()) {
-        throw std::invalid_argument("cuSPARSE CG baseline: the matrix is " +
-                                    std::to_string(a.rows) + " x " + std::to_string(a.cols) +
-                                    ", the right-hand side has " + std::to_string(b.size()) +
-                                    " entries");
-    }
-    State& s = *state_;
-    s.backend = std::move(backend);
-    s.stream = cuda_stream(*s.backend);
-    s.n = a.rows;
-    const auto n = static_cast<std::size_t>(a.rows);
-    s.row_ptr = Array<std::int32_t>::from_host(s.backend, a.row_ptr);
-    s.col = Array<std::int32_t>::from_host(s.backend, a.col);
-    s.values = Array<T>::from_host(s.backend, a.values);
-    s.b = Array<T>::from_host(s.backend, b);
-    for (Array<T>* v : {&s.x, &s.r, &s.p, &s.q}) *v = Array<T>(s.backend, n);
+Cg<T>::Cg(cudaStream_t stream, int n, const std::int32_t* row_ptr, const std::int32_t* col,
+          const T* values, const T* b)
+    : stream_(stream), n_(n) {
+    const auto rows = static_cast<std::size_t>(n);
+    const auto nnz = static_cast<std::size_t>(row_ptr[n]);
+    auto* device_row_ptr = memory_.allocate<std::int32_t>(rows + 1);
+    auto* device_col = memory_.allocate<std::int32_t>(nnz);
+    auto* device_values = memory_.allocate<T>(nnz);
+    upload(device_row_ptr, row_ptr, (rows + 1) * sizeof(std::int32_t));
+    upload(device_col, col, nnz * sizeof(std::int32_t));
+    upload(device_values, values, nnz * sizeof(T));
+    b_ = memory_.allocate<T>(rows);
+    upload(b_, b, rows * sizeof(T));
+    for (T** v : {&x_, &r_, &p_, &q_}) *v = memory_.allocate<T>(rows);
 
-    SIMRUN_CUSPARSE_CHECK(cusparseCreate(&s.sparse));
-    SIMRUN_CUSPARSE_CHECK(cusparseSetStream(s.sparse, s.stream));
-    SIMRUN_CUBLAS_CHECK(cublasCreate(&s.blas));
-    SIMRUN_CUBLAS_CHECK(cublasSetStream(s.blas, s.stream));
-    SIMRUN_CUBLAS_CHECK(cublasSetPointerMode(s.blas, CUBLAS_POINTER_MODE_HOST));
-    SIMRUN_CUSPARSE_CHECK(
-        cusparseCreateCsr(&s.matrix, a.rows, a.cols, a.nnz(), cuda_pointer(s.row_ptr),
-                          cuda_pointer(s.col), cuda_pointer(s.values), CUSPARSE_INDEX_32I,
-                          CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, value_type<T>()));
-    SIMRUN_CUSPARSE_CHECK(
-        cusparseCreateDnVec(&s.x_vector, s.n, cuda_pointer(s.x), value_type<T>()));
-    SIMRUN_CUSPARSE_CHECK(
-        cusparseCreateDnVec(&s.p_vector, s.n, cuda_pointer(s.p), value_type<T>()));
-    SIMRUN_CUSPARSE_CHECK(
-        cusparseCreateDnVec(&s.q_vector, s.n, cuda_pointer(s.q), value_type<T>()));
+    SIMRUN_CUSPARSE_CHECK(cusparseCreate(&sparse_));
+    SIMRUN_CUSPARSE_CHECK(cusparseSetStream(sparse_, stream_));
+    SIMRUN_CUBLAS_CHECK(cublasCreate(&blas_));
+    SIMRUN_CUBLAS_CHECK(cublasSetStream(blas_, stream_));
+    SIMRUN_CUBLAS_CHECK(cublasSetPointerMode(blas_, CUBLAS_POINTER_MODE_HOST));
+    SIMRUN_CUSPARSE_CHECK(cusparseCreateCsr(
+        &matrix_, n, n, static_cast<std::int64_t>(nnz), device_row_ptr, device_col, device_values,
+        CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, value_type<T>()));
+    SIMRUN_CUSPARSE_CHECK(cusparseCreateDnVec(&x_vector_, n, x_, value_type<T>()));
+    SIMRUN_CUSPARSE_CHECK(cusparseCreateDnVec(&p_vector_, n, p_, value_type<T>()));
+    SIMRUN_CUSPARSE_CHECK(cusparseCreateDnVec(&q_vector_, n, q_, value_type<T>()));
     // One buffer serves every product (same matrix, same vector shapes).
     const T one = 1, zero = 0;
     std::size_t buffer_bytes = 0;
     SIMRUN_CUSPARSE_CHECK(cusparseSpMV_bufferSize(
-        s.sparse, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, s.matrix, s.p_vector, &zero, s.q_vector,
+        sparse_, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, matrix_, p_vector_, &zero, q_vector_,
         value_type<T>(), CUSPARSE_SPMV_ALG_DEFAULT, &buffer_bytes));
-    s.spmv_buffer = Array<unsigned char>(s.backend, buffer_bytes > 0 ? buffer_bytes : 1);
-    s.timer = std::make_unique<DeviceTimer>(*s.backend);
-    s.backend->synchronize();
+    spmv_buffer_ = memory_.allocate<unsigned char>(buffer_bytes);
+    // DeviceTimer's clock on CUDA: two events on the stream.
+    SIMRUN_CUDART_CHECK(cudaEventCreate(&begin_));
+    SIMRUN_CUDART_CHECK(cudaEventCreate(&end_));
+    SIMRUN_CUDART_CHECK(cudaStreamSynchronize(stream_));
 }
 
 template <typename T>
-CusparseCg<T>::~CusparseCg() = default;
+Cg<T>::~Cg() {
+    // Errors at teardown cannot be reported; the device memory frees itself after this.
+    if (end_ != nullptr) cudaEventDestroy(end_);
+    if (begin_ != nullptr) cudaEventDestroy(begin_);
+    if (q_vector_ != nullptr) cusparseDestroyDnVec(q_vector_);
+    if (p_vector_ != nullptr) cusparseDestroyDnVec(p_vector_);
+    if (x_vector_ != nullptr) cusparseDestroyDnVec(x_vector_);
+    if (matrix_ != nullptr) cusparseDestroySpMat(matrix_);
+    if (blas_ != nullptr) cublasDestroy(blas_);
+    if (sparse_ != nullptr) cusparseDestroy(sparse_);
+    cudaStreamSynchronize(stream_);  // no work of this system outlives its memory
+}
 
 template <typename T>
-BaselineResult CusparseCg<T>::solve(std::int64_t iterations, double rtol) const {
-    State& s = *state_;  // the vectors are scratch: solving changes no observable state
-    const int n = s.n;
+SimrunBaselineOutcome Cg<T>::solve(std::int64_t iterations, double rtol) {
+    const int n = n_;
     const auto bytes = static_cast<std::size_t>(n) * sizeof(T);
-    const T* b = cuda_pointer(s.b);
-    T* x = cuda_pointer(s.x);
-    T* r = cuda_pointer(s.r);
-    T* p = cuda_pointer(s.p);
-    T* q = cuda_pointer(s.q);
     // x = 0 before the clock starts (simrun's harness resets its x the same way). Traffic: n s.
-    SIMRUN_CUDART_CHECK(cudaMemsetAsync(x, 0, bytes, s.stream));
+    SIMRUN_CUDART_CHECK(cudaMemsetAsync(x_, 0, bytes, stream_));
 
-    BaselineResult result;
-    s.timer->start();
+    SimrunBaselineOutcome result{0, 0.0, 0.0};
+    SIMRUN_CUDART_CHECK(cudaEventRecord(begin_, stream_));
     // ||b||. Traffic: n s.
     T b_norm = 0;
-    SIMRUN_CUBLAS_CHECK(blas_nrm2(s.blas, n, b, &b_norm));
+    SIMRUN_CUBLAS_CHECK(blas_nrm2(blas_, n, b_, &b_norm));
     // r = b - A x: copy (2 n s), SpMV, axpy (3 n s).
-    SIMRUN_CUDART_CHECK(cudaMemcpyAsync(r, b, bytes, cudaMemcpyDeviceToDevice, s.stream));
-    s.spmv(s.x_vector, s.q_vector);
-    SIMRUN_CUBLAS_CHECK(blas_axpy(s.blas, n, T(-1), q, r));
+    SIMRUN_CUDART_CHECK(cudaMemcpyAsync(r_, b_, bytes, cudaMemcpyDeviceToDevice, stream_));
+    spmv(x_vector_, q_vector_);
+    SIMRUN_CUBLAS_CHECK(blas_axpy(blas_, n, T(-1), q_, r_));
     // p = r (2 n s); rr = r'r (2 n s).
-    SIMRUN_CUDART_CHECK(cudaMemcpyAsync(p, r, bytes, cudaMemcpyDeviceToDevice, s.stream));
+    SIMRUN_CUDART_CHECK(cudaMemcpyAsync(p_, r_, bytes, cudaMemcpyDeviceToDevice, stream_));
     T rr = 0;
-    SIMRUN_CUBLAS_CHECK(blas_dot(s.blas, n, r, r, &rr));
+    SIMRUN_CUBLAS_CHECK(blas_dot(blas_, n, r_, r_, &rr));
     const double target = rtol * static_cast<double>(b_norm);
     bool converged = std::sqrt(static_cast<double>(rr)) <= target;
     while (!converged && result.iterations < iterations) {
         // q = A p; alpha = r'r / p'q (2 n s)
-        s.spmv(s.p_vector, s.q_vector);
+        spmv(p_vector_, q_vector_);
         T pq = 0;
-        SIMRUN_CUBLAS_CHECK(blas_dot(s.blas, n, p, q, &pq));
+        SIMRUN_CUBLAS_CHECK(blas_dot(blas_, n, p_, q_, &pq));
         const T alpha = rr / pq;
         // x = x + alpha p (3 n s); r = r - alpha q (3 n s); r'r (2 n s)
-        SIMRUN_CUBLAS_CHECK(blas_axpy(s.blas, n, alpha, p, x));
-        SIMRUN_CUBLAS_CHECK(blas_axpy(s.blas, n, -alpha, q, r));
+        SIMRUN_CUBLAS_CHECK(blas_axpy(blas_, n, alpha, p_, x_));
+        SIMRUN_CUBLAS_CHECK(blas_axpy(blas_, n, -alpha, q_, r_));
         T rr_next = 0;
-        SIMRUN_CUBLAS_CHECK(blas_dot(s.blas, n, r, r, &rr_next));
+        SIMRUN_CUBLAS_CHECK(blas_dot(blas_, n, r_, r_, &rr_next));
         ++result.iterations;
         converged = std::sqrt(static_cast<double>(rr_next)) <= target;
         if (!converged) {
             // p = r + beta p as scal (2 n s) then axpy (3 n s), beta = r'r (new) / r'r (old)
-            SIMRUN_CUBLAS_CHECK(blas_scal(s.blas, n, rr_next / rr, p));
-            SIMRUN_CUBLAS_CHECK(blas_axpy(s.blas, n, T(1), r, p));
+            SIMRUN_CUBLAS_CHECK(blas_scal(blas_, n, rr_next / rr, p_));
+            SIMRUN_CUBLAS_CHECK(blas_axpy(blas_, n, T(1), r_, p_));
         }
         rr = rr_next;
     }
-    result.seconds = s.timer->stop_seconds();
+    SIMRUN_CUDART_CHECK(cudaEventRecord(end_, stream_));
+    SIMRUN_CUDART_CHECK(cudaEventSynchronize(end_));
+    float milliseconds = 0.0f;
+    SIMRUN_CUDART_CHECK(cudaEventElapsedTime(&milliseconds, begin_, end_));
+    result.seconds = 1e-3 * static_cast<double>(milliseconds);
     SIMRUN_CUDART_CHECK(cudaGetLastError());
     const double r_norm = std::sqrt(static_cast<double>(rr));
     result.relative_residual = b_norm > 0 ? r_norm / static_cast<double>(b_norm) : r_norm;
     return result;
 }
 
-template <typename T>
-BaselineResult run_cusparse_cg(const CsrData<T>& a, std::span<const T> b, std::int64_t iterations,
-                               double rtol) {
-    const CusparseCg<T> cg(make_cuda_backend(0), a, b);
-    return cg.solve(iterations, rtol);
+// Runs `work`, turning any exception into a non-zero return and its message into `error`: no
+// exception crosses the C interface.
+template <typename Work>
+int guarded(char* error, std::size_t error_size, Work work) {
+    try {
+        work();
+        return 0;
+    } catch (const std::bad_alloc&) {
+        std::snprintf(error, error_size, "out of host memory");
+    } catch (const std::exception& e) {
+        std::snprintf(error, error_size, "%s", e.what());
+    }
+    return 1;
 }
 
-template class CusparseCg<float>;
-template class CusparseCg<double>;
-template BaselineResult run_cusparse_cg(const CsrData<float>&, std::span<const float>, std::int64_t,
-                                        double);
-template BaselineResult run_cusparse_cg(const CsrData<double>&, std::span<const double>,
-                                        std::int64_t, double);
+int create(void* stream, int value_size, std::int32_t rows, const std::int32_t* row_ptr,
+           const std::int32_t* col, const void* values, const void* b,
+           SimrunBaselineSystem** system, char* error, std::size_t error_size) {
+    return guarded(error, error_size, [&] {
+        if (value_size != 4 && value_size != 8) {
+            throw std::invalid_argument("values of " + std::to_string(value_size) +
+                                        " bytes (4 or 8 expected)");
+        }
+        const auto s = static_cast<cudaStream_t>(stream);
+        AnySystem* made =
+            value_size == 8
+                ? static_cast<AnySystem*>(new Cg<double>(s, rows, row_ptr, col,
+                                                         static_cast<const double*>(values),
+                                                         static_cast<const double*>(b)))
+                : new Cg<float>(s, rows, row_ptr, col, static_cast<const float*>(values),
+                                static_cast<const float*>(b));
+        *system = reinterpret_cast<SimrunBaselineSystem*>(made);
+    });
+}
 
-}  // namespace simrun::solvers
+int solve(SimrunBaselineSystem* system, std::int64_t iterations, double rtol,
+          SimrunBaselineOutcome* outcome, char* error, std::size_t error_size) {
+    return guarded(error, error_size, [&] {
+        *outcome = reinterpret_cast<AnySystem*>(system)->solve(iterations, rtol);
+    });
+}
+
+void destroy(SimrunBaselineSystem* system) { delete reinterpret_cast<AnySystem*>(system); }
+
+// "cuSPARSE M.m.p, cuBLAS M.m.p" of the libraries the module loaded.
+std::string library_versions() {
+    int v[6] = {};
+    const libraryPropertyType parts[3] = {MAJOR_VERSION, MINOR_VERSION, PATCH_LEVEL};
+    for (int i = 0; i < 3; ++i) {
+        cusparseGetProperty(parts[i], &v[i]);
+        cublasGetProperty(parts[i], &v[3 + i]);
+    }
+    char text[96];
+    std::snprintf(text, sizeof text, "cuSPARSE %d.%d.%d, cuBLAS %d.%d.%d", v[0], v[1], v[2], v[3],
+                  v[4], v[5]);
+    return text;
+}
+
+}  // namespace
+
+extern "C" __attribute__((visibility("default"))) const SimrunBaselineTable*
+simrun_bench_baseline_table() {
+    static const std::string description = library_versions();
+    static const SimrunBaselineTable table{SIMRUN_BASELINE_ABI_VERSION, description.c_str(), create,
+                                           solve, destroy};
+    return &table;
+}

@@ -2,7 +2,9 @@
 // The benchmark's baseline: unpreconditioned CG as users write it with the vendor libraries
 // (cuSPARSE's generic cusparseSpMV on CSR; cuBLAS dot, axpy and scal; every scalar returned to
 // the host), on the same matrix, right-hand side, tolerance and iteration count as simrun's
-// solver, and timed the same way (DeviceTimer on the CUDA back-end's stream).
+// solver, and timed the same way (two cudaEvents on the CUDA back-end's stream, as DeviceTimer's
+// CUDA clock). It runs in the baseline module (baseline_module.hpp), loaded at the first use, so
+// that only the benchmark loads cuSPARSE and cuBLAS.
 //
 // Per iteration (CSR, n rows, nnz entries, s = sizeof(T)):
 //   q = A p            SpMV: nnz (s + 4) + 4 (n + 1) + p (n s, gathered) + q (n s)
@@ -34,9 +36,9 @@ template <typename T>
 class CusparseCg {
 public:
     // Copies A (square CSR) and b to the device of `backend`, whose stream the libraries then
-    // use. Throws NotCompiled in a build without CUDA, std::invalid_argument when the back-end
-    // is not CUDA or the sizes do not match, CudaError naming the failing CUDA, cuSPARSE or
-    // cuBLAS call.
+    // use. Throws std::invalid_argument when the back-end is not CUDA or the sizes do not
+    // match, app::BaselineUnavailable when the module cannot be loaded, CudaError naming the
+    // failing CUDA, cuSPARSE or cuBLAS call.
     CusparseCg(std::shared_ptr<const Backend> backend, const CsrData<T>& a, std::span<const T> b);
     ~CusparseCg();
     CusparseCg(const CusparseCg&) = delete;

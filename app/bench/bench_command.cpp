@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "baseline_cg.hpp"
+#include "baseline_module.hpp"
 #include "benchmark_cases.hpp"
 #include "device_timer.hpp"
 #include "simrun/framework/config/config.hpp"
@@ -103,7 +104,32 @@ struct Context {
     std::shared_ptr<const solvers::Backend> backend;
     int repeats = 5;
     double bandwidth_gbps = 0.0;
+    bool baseline = false;  // time the cuSPARSE/cuBLAS baseline beside CG (on CUDA)
 };
+
+// Whether this run times the baseline (BenchOptions::baseline), loading its module where it
+// may; `notes` gains where it came from, or why a wanted baseline is left out. Throws
+// BaselineUnavailable or InputError where "on" cannot be honoured.
+bool use_baseline(const std::string& choice, solvers::BackendKind kind,
+                  std::vector<std::string>& notes) {
+    const bool cuda = kind == solvers::BackendKind::cuda;
+    if (choice == "off" || (choice == "auto" && !cuda)) return false;
+    try {
+        const BaselineModule& module = baseline_module();
+        if (!cuda) {
+            throw InputError("--baseline on: the cuSPARSE/cuBLAS baseline (" + module.path +
+                             ") runs on the CUDA back-end only, and this run's back-end is " +
+                             std::string(solvers::to_string(kind)));
+        }
+        notes.push_back("baseline: " + std::string(module.table->description) + ", from " +
+                        module.path);
+        return true;
+    } catch (const BaselineUnavailable& e) {
+        if (choice == "on") throw;
+        notes.push_back(std::string("no baseline columns: ") + e.what());
+        return false;
+    }
+}
 
 // One matrix of the plan, built and analysed once for all its cases.
 struct MatrixUnderTest {
@@ -274,7 +300,7 @@ json run_case(const Context& context, const MatrixUnderTest& matrix, solvers::Me
                          : multigrid_cycle<double>(backend, a, *matrix.grid, b, context.repeats,
                                                    context.bandwidth_gbps);
     }
-    const bool cuda_cg = backend->kind() == solvers::BackendKind::cuda &&
+    const bool cuda_cg = context.baseline && backend->kind() == solvers::BackendKind::cuda &&
                          method == solvers::Method::cg && iterations > 0;
     // Past 4M rows plain CG to 1e-8 takes too long for a benchmark run: no baseline there.
     if (cuda_cg && preconditioned && a.rows <= (std::int32_t{1} << 22)) {
@@ -569,9 +595,11 @@ int run_bench(const BenchOptions& options) {
     const auto choice = options.backend;
     const auto backend = solvers::make_backend(choice);
     const bench::BenchPlan plan = bench::make_plan(options, backend->kind());
+    std::vector<std::string> notes = plan.notes;
 
     Context context;
     context.backend = backend;
+    context.baseline = use_baseline(options.baseline, backend->kind(), notes);
     context.repeats = plan.repeats;
     context.bandwidth_gbps = copy_bandwidth_gbps(backend, plan.bandwidth_bytes, bandwidth_repeats);
 
@@ -594,14 +622,14 @@ int run_bench(const BenchOptions& options) {
     results["cases"] = json::array();
     results["skipped"] = json::array();
     results["failed"] = json::array();
-    results["notes"] = plan.notes;
+    results["notes"] = notes;
 
     std::printf(
         "simrun bench: %s (%s), copy bandwidth %.1f GB/s (%zu MiB), %d timed runs per "
         "case after one warm-up\n",
         results["backend"].get<std::string>().c_str(), backend->description().c_str(),
         context.bandwidth_gbps, plan.bandwidth_bytes >> 20, plan.repeats);
-    for (const std::string& note : plan.notes) std::printf("note: %s\n", note.c_str());
+    for (const std::string& note : notes) std::printf("note: %s\n", note.c_str());
     std::printf("%s\n", table_header().c_str());
     std::fflush(stdout);
 

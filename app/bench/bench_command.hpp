@@ -24,6 +24,11 @@ struct BenchOptions {
     // relative path is taken from the working directory; a directory that does not exist
     // skips the real-matrix cases with a note.
     std::string matrices = "tests/data/matrices";
+    // The cuSPARSE/cuBLAS baseline (its module, baseline_module.hpp): "auto" times it on CUDA
+    // where the module loads and says why not where it does not; "on" requires it (the run
+    // stops with the reason where it cannot be had, or where the back-end is not CUDA); "off"
+    // never loads it.
+    std::string baseline = "auto";
     std::string json;    // write the results as JSON here (empty: no JSON file)
     std::string report;  // write a markdown report here (empty: none)
 };

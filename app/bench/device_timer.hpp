@@ -5,9 +5,9 @@
 // back-end's stream, so the time is the device's, not the host's launch loop. On the CPU: the
 // host's steady clock, after the back-end has finished earlier work (synchronize()).
 //
-// Placement: the CPU clock is header-only (below); the CUDA clock is defined beside the
-// cuSPARSE baseline in baseline_cg.cu, and a build without CUDA gets the stub in
-// baseline_cg_stub.cpp (unreachable: such a build cannot make a CUDA back-end).
+// Placement: the CPU clock is header-only (below); the CUDA clock is in device_timer_cuda.cpp,
+// and a build without CUDA gets the stub in device_timer_stub.cpp (unreachable: such a build
+// cannot make a CUDA back-end).
 #include <chrono>
 #include <memory>
 
@@ -58,7 +58,7 @@ private:
     std::chrono::steady_clock::time_point start_;
 };
 
-// cudaEvents on the CUDA back-end's stream (baseline_cg.cu). Throws NotCompiled in a
+// cudaEvents on the CUDA back-end's stream (device_timer_cuda.cpp). Throws NotCompiled in a
 // build without CUDA.
 std::unique_ptr<DeviceTimer::Clock> make_cuda_event_clock(const Backend& backend);
 

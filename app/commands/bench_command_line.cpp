@@ -14,6 +14,11 @@ CLI::App* add_bench_command(CLI::App& app, BenchOptions& options) {
     bench->add_option("--sizes", options.sizes, "Edge lengths m of the m x m 2D grids");
     bench->add_option("--matrices", options.matrices,
                       "Directory of Matrix Market files to time (tests/data/matrices)");
+    bench
+        ->add_option("--baseline", options.baseline,
+                     "The cuSPARSE/cuBLAS baseline: auto (on CUDA where its module loads), on "
+                     "(required), off")
+        ->check(CLI::IsMember({"auto", "on", "off"}));
     bench->add_option("--json", options.json, "Write the results as JSON to this file");
     bench->add_option("--report", options.report, "Write a markdown report to this file");
     return bench;
