@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <type_traits>
+#include <vector>
 
 #include "base/bicgstab_device_state.hpp"
 #include "base/cg_device_state.hpp"
@@ -46,6 +47,9 @@ struct BoxRange {
 // byte per coarse point instead of 3^dimension values.
 inline constexpr int max_transfer_slots = 27;
 
+// The most classes a set of points is kept as (a byte names each point's).
+inline constexpr int max_value_classes = 256;
+
 template <typename T>
 struct BoxTransferView {
     BoxShape fine;
@@ -65,6 +69,36 @@ SIMRUN_HOST_DEVICE inline T transfer_weight(const BoxTransferView<T>& t, int slo
                ? t.class_weights[t.weight_class[point] * max_transfer_slots + slot]
                : t.weights[slot * nc + point];
 }
+
+// Each DIA diagonal's step in the box (dx, dy, dz), where every offset is one step and one only
+// (`decoded`: the box has at least 3 points along each axis it uses); otherwise the steps are
+// computed entry by entry from the columns' coordinates.
+struct BoxDiagonalSteps {
+    bool decoded = true;
+    int step[max_dia_diagonals][3] = {};
+};
+
+// Where the terms of a Galerkin row go for a coarse point inside the box (at least one point from
+// each end of every axis with room): for fine point p of the coarse point's weights (its slot and
+// row offset from the coarse point's fine point) and diagonal d, the reaches [begin[p D + d],
+// begin[p D + d + 1]) as (coarse stencil step, column offset J - I, P's slot of the entry's
+// column at J). Made on the host (multigrid/galerkin_operator.cpp), read by every back-end.
+struct GalerkinTableView {
+    int fine_points = 0;
+    const int* fine_slot = nullptr;
+    const std::int64_t* fine_offset = nullptr;
+    const std::int64_t* begin = nullptr;
+    const int* reach_step = nullptr;
+    const std::int64_t* reach_column = nullptr;
+    const int* reach_slot = nullptr;
+};
+
+// The coarse operator's layout: per coarse stencil step (dx + 1) + 3 (dy + 1) + 9 (dz + 1) its
+// diagonal (-1 where the coarse box has no room for it), and the number of diagonals.
+struct GalerkinLayout {
+    int step_diagonal[27];
+    int diagonals;
+};
 
 // The slot of offset (sx, sy, sz) in a transfer's weights.
 SIMRUN_HOST_DEVICE inline int transfer_slot(int dimension, int sx, int sy, int sz) {
@@ -307,6 +341,33 @@ struct KernelTable {
     // gathered (each read by up to 3^dimension fine points, through the cache).
     void (*box_interpolate_add)(const Backend&, const BoxTransferView<T>& t, const T* coarse,
                                 T* fine);
+    // ---- a multigrid level's set-up on a box (multigrid/, double: box_setup_points.hpp) ----
+    // The collapsed (black-box) interpolation weights of transfer t from the fine rows a
+    // (t.weights unread): `weights` (t's layout, on the back-end) made whole. Traffic: the
+    // weights written and then added to once, the fine rows read once per class of points (fine
+    // on 1, ..., dimension axes), 2^k weights gathered per point fine on k axes.
+    void (*box_collapsed_weights)(const Backend&, const DiaView<double>& a,
+                                  const BoxDiagonalSteps& steps, const BoxTransferView<double>& t,
+                                  double* weights);
+    // P^T A P on t's coarse box into `coarse` (DIA in `layout`, every entry written), from the
+    // fine rows a and t's weights; `table` on the back-end. Traffic: per coarse point its
+    // 3^dimension weights and the fine rows they reach (shared through the cache), its row
+    // written.
+    void (*box_galerkin)(const Backend&, const DiaView<double>& a, const BoxDiagonalSteps& steps,
+                         const BoxTransferView<double>& t, const GalerkinTableView& table,
+                         const GalerkinLayout& layout, double* coarse);
+    // out_i = 1 / a_ii (a_ii the entry of diagonal `main`, rounded to T once). Traffic: the main
+    // diagonal (or a mask or class per row) read, n values written.
+    void (*dia_inverse_diagonal)(const Backend&, const DiaView<double>& a, int main, T* out);
+    // Classifies `points` points of `slots` values each (slot s of point i at values[s * points +
+    // i]) by their sets of values (compared with ==): of_point[i] (on the back-end) names point
+    // i's class, `table` (host) gets class c's values at c * slots + s. Returns false, leaving
+    // both undefined, where they take more than max_value_classes sets. The classes are numbered
+    // as the back-end finds them (the CPU in order of first appearance). Traffic: the values
+    // read twice, a byte per point written.
+    bool (*classify_points)(const Backend&, const T* values, std::int64_t points, int slots,
+                            std::uint8_t* of_point, std::vector<T>& table);
+
     // One step of the Chebyshev smoother: d = c_d d + c_r inv_diag .* r, x = x + d.
     // Traffic: 4n reads, 2n writes.
     void (*chebyshev_step)(const Backend&, std::size_t n, T c_d, T c_r, const T* inv_diag,

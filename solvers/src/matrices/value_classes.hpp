@@ -11,9 +11,9 @@
 #include <optional>
 #include <vector>
 
-namespace simrun::solvers {
+#include "base/kernel_table.hpp"  // max_value_classes
 
-inline constexpr int max_value_classes = 256;
+namespace simrun::solvers {
 
 template <typename V>
 struct ValueClasses {

@@ -2,8 +2,11 @@
 // The transfer's view of a box operator's entries (level_transfer's files, host): each DIA
 // diagonal's step in the box, a row's nonzero entries with their steps, the axes on which a
 // fine point lies between coarse points, and the coarse points whose weights reach it.
+#include <algorithm>
 #include <array>
 #include <cstdint>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "base/kernel_table.hpp"
@@ -36,7 +39,54 @@ struct DiagonalSteps {
             steps.push_back(step);
         }
     }
+    // As the set-up's point functions read them (box_setup_points.hpp). Throws
+    // std::invalid_argument beyond max_dia_diagonals.
+    BoxDiagonalSteps view() const {
+        if (steps.size() > static_cast<std::size_t>(max_dia_diagonals)) {
+            throw std::invalid_argument("multigrid: more than " +
+                                        std::to_string(max_dia_diagonals) + " diagonals");
+        }
+        BoxDiagonalSteps view;
+        view.decoded = decoded;
+        for (std::size_t d = 0; d < steps.size(); ++d) {
+            for (std::size_t axis = 0; axis < 3; ++axis) {
+                view.step[d][axis] = static_cast<int>(steps[d][axis]);
+            }
+        }
+        return view;
+    }
 };
+
+// Host rows as the set-up's point functions read them: general storage over a's values. Throws
+// std::invalid_argument beyond max_dia_diagonals.
+inline DiaView<double> rows_view(const DiaData<double>& a) {
+    if (a.num_diagonals() > max_dia_diagonals) {
+        throw std::invalid_argument("multigrid: more than " + std::to_string(max_dia_diagonals) +
+                                    " diagonals");
+    }
+    DiaView<double> view{};
+    view.n = a.n;
+    view.num_diagonals = a.num_diagonals();
+    std::copy(a.offsets.begin(), a.offsets.end(), view.offsets);
+    view.values = a.values.data();
+    return view;
+}
+
+// The transfer of `coarsening` from `fine` with `weights` (in t's layout; on the host or the
+// back-end) as the transfer kernels and the set-up's point functions read it.
+inline BoxTransferView<double> transfer_view(const GridBox& fine, const BoxCoarsening& coarsening,
+                                             const double* weights) {
+    BoxTransferView<double> t{};
+    const GridBox& coarse = coarsening.coarse;
+    t.fine = {fine.dimension, {fine.points[0], fine.points[1], fine.points[2]}};
+    t.coarse = {fine.dimension, {coarse.points[0], coarse.points[1], coarse.points[2]}};
+    for (std::size_t axis = 0; axis < 3; ++axis) {
+        t.step[axis] = coarsening.axes[axis].step;
+        t.first[axis] = coarsening.axes[axis].first;
+    }
+    t.weights = weights;
+    return t;
+}
 
 // The nonzero entries of row i (at coordinates c) as (column, value, step from i to the
 // column per axis); f is called for each. The matrix must couple only neighbours

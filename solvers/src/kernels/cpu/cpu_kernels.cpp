@@ -6,13 +6,16 @@
 #include <cstddef>
 #include <cstdint>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
+#include "kernels/unified/box_setup_points.hpp"
 #include "kernels/unified/cg_scalar_steps.hpp"
 #include "kernels/unified/cg_sweeps_in_block.hpp"
 #include "kernels/unified/device_math.hpp"
 #include "kernels/unified/fused_steps.hpp"
 #include "kernels/unified/row_products.hpp"
+#include "matrices/value_classes.hpp"
 #include "simrun/solvers/base/backend.hpp"
 #include "simrun/solvers/base/host_device.hpp"
 
@@ -28,6 +31,20 @@ void parallel_for(const Backend&, std::size_t n, F f) {
 
 #include "kernels/unified/elementwise_kernels.inc.hpp"
 #include "kernels/unified/multigrid_kernels.inc.hpp"
+#include "kernels/unified/multigrid_setup_kernels.inc.hpp"
+
+// The reference: the host's classification (value_classes.hpp), in order of first appearance.
+template <typename T>
+bool classify_points(const Backend&, const T* values, std::int64_t points, int slots,
+                     std::uint8_t* of_point, std::vector<T>& table) {
+    auto classes = classify_values<T>(points, slots, slots, [&](int s, std::int64_t i) {
+        return values[static_cast<std::int64_t>(s) * points + i];
+    });
+    if (!classes) return false;
+    std::copy(classes->of_point.begin(), classes->of_point.end(), of_point);
+    table = std::move(classes->table);
+    return true;
+}
 
 // The reference: a pass per colour.
 template <typename T>

@@ -12,6 +12,7 @@
 #include "cuda_backend.hpp"
 #include "cuda_check.hpp"
 #include "cuda_sparse_kernels.cuh"
+#include "kernels/unified/box_setup_points.hpp"
 #include "kernels/unified/cg_scalar_steps.hpp"
 #include "kernels/unified/device_math.hpp"
 #include "kernels/unified/fused_steps.hpp"
@@ -44,6 +45,7 @@ void parallel_for(const Backend& backend, std::size_t n, F f) {
 
 #include "kernels/unified/elementwise_kernels.inc.hpp"
 #include "kernels/unified/multigrid_kernels.inc.hpp"
+#include "kernels/unified/multigrid_setup_kernels.inc.hpp"
 
 // ---- Red-black Gauss-Seidel, both colours in one pass (2D boxes) ----
 // A block owns a tile of sweep_tile_x x sweep_tile_y points and loads x over the tile and a

@@ -1,10 +1,11 @@
 #pragma once
-// The CUDA back-end's sparse kernels and compensated dot product (cuda_sparse_kernels.cu, where
-// they are instantiated for float and double), declared here for the kernel table that
+// The CUDA back-end's sparse kernels, compensated dot product and classification (their .cu files,
+// where they are instantiated for float and double), declared here for the kernel table that
 // cuda_kernels.cu fills. Their contracts are those of KernelTable (kernel_table.hpp); every sum
 // runs in an order fixed by the sizes alone, so each result is the same bits on every run.
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "base/kernel_table.hpp"
 #include "simrun/solvers/base/backend.hpp"
@@ -34,6 +35,12 @@ std::size_t coo_workspace_bytes(std::int32_t rows, std::int64_t nnz);
 
 template <typename T>
 void dense_spmv(const Backend& backend, const DenseView<T>& a, const T* x, T* y);
+
+// Points classified by their sets of values (cuda_value_classes.cu): hashed, sorted and made
+// unique, each point checked against its class.
+template <typename T>
+bool classify_points(const Backend& backend, const T* values, std::int64_t points, int slots,
+                     std::uint8_t* of_point, std::vector<T>& table);
 
 template <typename T>
 void sor_colour_sweep(const Backend& backend, const MulticolourSweepsView<T>& m, std::int32_t begin,
