@@ -1,12 +1,14 @@
-// The cuSPARSE/cuBLAS baseline lives in a module that `simrun bench` loads only when it needs it:
-// the executable and the Python module link neither library, the module is found beside the
-// executable, and a missing, broken or foreign module is named in a clear message (exit 1),
+// What the executable loads at start-up, and the benchmark's baseline module that it loads only
+// when `simrun bench` needs it: the executable and the Python module link neither cuSPARSE nor
+// cuBLAS, their run paths send the loader to no working directory, the module is found beside
+// the executable, and a missing, broken or foreign module is named in a clear message (exit 1),
 // never a crash.
 #include <gtest/gtest.h>
 
 #include <cstdio>
 #include <filesystem>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -23,24 +25,32 @@ const std::string baseline_module = SIMRUN_TEST_BASELINE_MODULE;
 const std::string python_module = SIMRUN_TEST_PYTHON_MODULE;
 const std::string foreign_module = SIMRUN_TEST_FOREIGN_BASELINE_MODULE;
 
-// The NEEDED entries of an ELF file, from `readelf -d`; nullopt-like empty plus `ok` false
-// where readelf cannot be run.
-std::vector<std::string> needed_libraries(const std::string& file, bool& ok) {
-    std::vector<std::string> needed;
+// The values of the dynamic entries of kind `tag` ("Shared library" for NEEDED, "Library
+// runpath" for RUNPATH, "Library rpath") of an ELF file, from `readelf -d`. `ran` is false
+// where readelf cannot be run or lists no NEEDED entry (every dynamic file needs libc).
+std::vector<std::string> dynamic_entries(const std::string& file, const std::string& tag,
+                                         bool& ran) {
+    std::vector<std::string> values;
     const std::string command = "readelf -d '" + file + "' 2>/dev/null";
     std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(command.c_str(), "r"), pclose);
-    ok = pipe != nullptr;
-    if (!ok) return needed;
-    char line[1024];
+    ran = false;
+    if (pipe == nullptr) return values;
+    char line[4096];
     while (std::fgets(line, sizeof line, pipe.get()) != nullptr) {
         const std::string text = line;
-        const auto open = text.find("Shared library: [");
+        ran = ran || text.find("Shared library: [") != std::string::npos;
+        const auto open = text.find(tag + ": [");
         if (open == std::string::npos) continue;
-        const auto start = open + 17;
-        needed.push_back(text.substr(start, text.find(']', start) - start));
+        const auto start = open + tag.size() + 3;
+        values.push_back(text.substr(start, text.find(']', start) - start));
     }
-    ok = !needed.empty();  // every dynamic executable needs libc at least
-    return needed;
+    return values;
+}
+
+std::vector<std::string> executable_and_python_module() {
+    std::vector<std::string> files = {SIMRUN_EXECUTABLE};
+    if (!python_module.empty()) files.push_back(python_module);
+    return files;
 }
 
 bool names_vendor_library(const std::string& library) {
@@ -48,24 +58,45 @@ bool names_vendor_library(const std::string& library) {
            library.find("cublas") != std::string::npos;
 }
 
-TEST(BenchBaselineModule, ExecutableAndPythonModuleLinkNeitherCusparseNorCublas) {
-    std::vector<std::string> files = {SIMRUN_EXECUTABLE};
-    if (!python_module.empty()) files.push_back(python_module);
-    for (const std::string& file : files) {
+TEST(ExecutableLoading, ExecutableAndPythonModuleLinkNeitherCusparseNorCublas) {
+    for (const std::string& file : executable_and_python_module()) {
         SCOPED_TRACE(file);
-        bool ok = false;
-        const auto needed = needed_libraries(file, ok);
-        if (!ok) GTEST_SKIP() << "readelf -d gave no NEEDED entries for " << file;
+        bool ran = false;
+        const auto needed = dynamic_entries(file, "Shared library", ran);
+        if (!ran) GTEST_SKIP() << "readelf -d gave no NEEDED entries for " << file;
         for (const std::string& library : needed) EXPECT_FALSE(names_vendor_library(library));
     }
     if (baseline_module.empty()) return;
     // The check above sees the libraries where they are linked: the module has both.
-    bool ok = false;
-    const auto needed = needed_libraries(baseline_module, ok);
-    ASSERT_TRUE(ok) << baseline_module;
+    bool ran = false;
+    const auto needed = dynamic_entries(baseline_module, "Shared library", ran);
+    ASSERT_TRUE(ran) << baseline_module;
     int vendor = 0;
     for (const std::string& library : needed) vendor += names_vendor_library(library) ? 1 : 0;
     EXPECT_EQ(vendor, 2) << "libcusparse and libcublas expected among the module's NEEDED";
+}
+
+// An empty or relative run-path entry makes the loader look in the working directory for every
+// library at every start (slower, and a library planted there would be loaded).
+TEST(ExecutableLoading, RunPathsNameNoWorkingDirectory) {
+    std::vector<std::string> files = {SIMRUN_EXECUTABLE};
+    if (!baseline_module.empty()) files.push_back(baseline_module);
+    for (const std::string& file : files) {
+        SCOPED_TRACE(file);
+        bool ran = false;
+        for (const char* tag : {"Library runpath", "Library rpath"}) {
+            for (const std::string& path : dynamic_entries(file, tag, ran)) {
+                std::stringstream entries(path);
+                std::string entry;
+                while (std::getline(entries, entry, ':')) {
+                    EXPECT_TRUE(!entry.empty() && (entry[0] == '/' || entry[0] == '$'))
+                        << tag << " [" << path << "] has the entry '" << entry << "'";
+                }
+                if (!path.empty() && path.back() == ':') ADD_FAILURE() << "empty last entry";
+            }
+        }
+        if (!ran) GTEST_SKIP() << "readelf -d gave no NEEDED entries for " << file;
+    }
 }
 
 // `simrun bench --baseline on` with SIMRUN_BENCH_BASELINE naming `module`: exit 1 before any
