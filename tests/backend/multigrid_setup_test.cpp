@@ -1,0 +1,270 @@
+// A multigrid level's set-up run by the back-end (the kernel table's box_collapsed_weights,
+// box_galerkin, dia_inverse_diagonal and classify_points) against the host's (level_transfer.hpp's
+// operator_interpolation and galerkin_operator), on random coefficients, 2D and 3D, Dirichlet and
+// Neumann sides, 5/7-point rows and the 9/27-point rows of a Galerkin level, with the fine rows
+// in each storage. The CPU back-end runs the host's arithmetic, so it gives its bits; the GPU
+// contracts products and sums into FMAs, so it agrees to a few units in the last place of each
+// row's largest entry. One source built per back-end (SIMRUN_TEST_ON_CUDA: the GPU).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "base/kernel_table.hpp"
+#include "multigrid/box_entries.hpp"
+#include "multigrid/galerkin_table.hpp"
+#include "multigrid/level_transfer.hpp"
+#include "simrun/solvers/base/array.hpp"
+#include "simrun/solvers/matrices/conversions.hpp"
+#include "simrun/solvers/matrices/dia_matrix.hpp"
+#include "support/test_backend.hpp"
+#include "support/test_matrices.hpp"
+
+namespace simrun::solvers {
+namespace {
+
+using testing::Side;
+using testing::test_backend;
+
+#ifdef SIMRUN_TEST_ON_CUDA
+constexpr double ulps = 8.0;  // FMAs: a few units of each row's largest entry
+#else
+constexpr double ulps = 0.0;  // the host's own arithmetic
+#endif
+
+// Expects device[slot * n + i] within `ulps` of host's, in units of the largest magnitude of
+// point i's values over the slots.
+void expect_close_by_point(const std::vector<double>& device, const std::vector<double>& host,
+                           std::int64_t n, const std::string& what) {
+    ASSERT_EQ(device.size(), host.size()) << what;
+    const std::int64_t slots = n > 0 ? static_cast<std::int64_t>(host.size()) / n : 0;
+    int failures = 0;
+    for (std::int64_t i = 0; i < n && failures < 5; ++i) {
+        double scale = 0;
+        for (std::int64_t s = 0; s < slots; ++s) {
+            scale = std::max(scale, std::abs(host[static_cast<std::size_t>(s * n + i)]));
+        }
+        const double tolerance = ulps * std::numeric_limits<double>::epsilon() * scale;
+        for (std::int64_t s = 0; s < slots; ++s) {
+            const auto k = static_cast<std::size_t>(s * n + i);
+            if (std::abs(device[k] - host[k]) <= tolerance) continue;
+            ADD_FAILURE() << what << ": point " << i << " slot " << s << ": " << device[k]
+                          << " against the host's " << host[k];
+            ++failures;
+        }
+    }
+}
+
+// -div(k grad u) with k in [1, 2] varying from face to face (no jumps: the interpolation is the
+// collapsed one).
+DiaData<double> random_diffusion(std::array<std::int32_t, 3> points, int dimension,
+                                 std::array<Side, 6> sides, std::uint32_t seed) {
+    const double phase = seed;
+    const auto k = [phase](double x, double y, double z) {
+        return 1.5 + 0.5 * std::sin(1013.0 * x + 1731.0 * y + 2903.0 * z + phase);
+    };
+    const std::array<double, 3> h = {1.0 / (points[0] + 1), 1.0 / (points[1] + 1),
+                                     1.0 / (points[2] + 1)};
+    return to_dia(testing::box_diffusion_matrix(points, dimension, h, k, sides));
+}
+
+struct SetupCase {
+    std::array<std::int32_t, 3> points;
+    int dimension;
+    std::array<Side, 6> sides;
+};
+
+std::vector<SetupCase> setup_cases() {
+    const auto d = Side::dirichlet, n = Side::neumann;
+    return {{{9, 7, 1}, 2, {d, d, d, d, d, d}}, {{10, 9, 1}, 2, {n, d, d, n, d, d}},
+            {{8, 8, 1}, 2, {n, n, n, n, n, n}}, {{9, 2, 1}, 2, {d, d, n, n, d, d}},
+            {{7, 6, 5}, 3, {d, d, d, d, d, d}}, {{6, 7, 8}, 3, {n, d, n, d, n, d}},
+            {{5, 5, 2}, 3, {d, n, d, n, d, n}}};
+}
+
+// The back-end's weights and Galerkin rows for `a` on `fine`, read from `stored` (a's rows on
+// the back-end in some storage), against the host's.
+void expect_setup_like_host(const std::shared_ptr<const Backend>& backend, const DiaData<double>& a,
+                            const DiaMatrix<double>& stored, const GridBox& fine,
+                            const std::string& what) {
+    using namespace multigrid;
+    const BoxCoarsening coarsening = choose_coarsening(a, fine);
+    ASSERT_TRUE(coarsening.coarsens()) << what;
+    const std::vector<double> host_weights = operator_interpolation(a, fine, coarsening);
+    const DiaData<double> host_coarse = galerkin_operator(a, fine, coarsening, host_weights);
+    const KernelTable<double>& kernels = backend->kernels<double>();
+    const DiagonalSteps steps(a, fine);
+    const std::int64_t nc = coarsening.coarse.size();
+
+    // The collapsed weights, which are the host's where no coupling jumps (else local bases
+    // correct them there, on the host).
+    if (!has_coefficient_jumps(a, cycle_jump_ratio)) {
+        Array<double> weights(backend, host_weights.size());
+        kernels.box_collapsed_weights(*backend, stored.view(), steps.view(),
+                                      transfer_view(fine, coarsening, nullptr), weights.data());
+        expect_close_by_point(weights.to_host(), host_weights, nc, what + " weights");
+    }
+
+    // The Galerkin rows from the host's weights, so each check stands alone.
+    const Array<double> given = Array<double>::from_host(backend, host_weights);
+    const GalerkinTable table(steps, fine, coarsening);
+    const Array<int> fine_slot = Array<int>::from_host(backend, table.fine_slot);
+    const auto fine_offset = Array<std::int64_t>::from_host(backend, table.fine_offset);
+    const auto begin = Array<std::int64_t>::from_host(backend, table.begin);
+    const Array<int> reach_step = Array<int>::from_host(backend, table.reach_step);
+    const auto reach_column = Array<std::int64_t>::from_host(backend, table.reach_column);
+    const Array<int> reach_slot = Array<int>::from_host(backend, table.reach_slot);
+    const GalerkinTableView on_backend{static_cast<int>(table.fine_slot.size()),
+                                       fine_slot.data(),
+                                       fine_offset.data(),
+                                       begin.data(),
+                                       reach_step.data(),
+                                       reach_column.data(),
+                                       reach_slot.data()};
+    GalerkinLayout layout{};
+    const std::vector<int> offsets = galerkin_layout(coarsening.coarse, layout);
+    ASSERT_EQ(offsets, host_coarse.offsets) << what;
+    Array<double> coarse(backend, host_coarse.values.size());
+    kernels.box_galerkin(*backend, stored.view(), steps.view(),
+                         transfer_view(fine, coarsening, given.data()), on_backend, layout,
+                         coarse.data());
+    expect_close_by_point(coarse.to_host(), host_coarse.values, nc, what + " Galerkin rows");
+
+    // 1 / a_ii, rounded to float once.
+    const int main = a.find_diagonal(0);
+    Array<float> inverse(backend, static_cast<std::size_t>(a.n));
+    backend->kernels<float>().dia_inverse_diagonal(*backend, stored.view(), main, inverse.data());
+    const std::vector<float> inverse_host = inverse.to_host();
+    for (std::int64_t i = 0; i < a.n; ++i) {
+        ASSERT_EQ(inverse_host[static_cast<std::size_t>(i)],
+                  static_cast<float>(1.0 / a.at(main, i)))
+            << what << " row " << i;
+    }
+}
+
+TEST(MultigridSetupKernels, WeightsAndGalerkinRowsAreTheHostsOnRandomCoefficients) {
+    const auto backend = test_backend();
+    SIMRUN_SKIP_WITHOUT_BACKEND(backend);
+    std::uint32_t seed = 41;
+    for (const SetupCase& c : setup_cases()) {
+        const GridBox fine{c.dimension, {c.points[0], c.points[1], c.points[2]}};
+        const std::string name = fine.describe() + " seed " + std::to_string(seed);
+        const DiaData<double> a = random_diffusion(c.points, c.dimension, c.sides, seed++);
+        const DiaMatrix<double> general(backend, a, DiaStorage::general);
+        expect_setup_like_host(backend, a, general, fine, name + " (general rows)");
+        // The rows of its Galerkin level couple along the diagonals too (9 or 27 points).
+        const auto coarsening = multigrid::choose_coarsening(a, fine);
+        const DiaData<double> coarse =
+            multigrid::without_empty_diagonals(multigrid::galerkin_operator(
+                a, fine, coarsening, multigrid::operator_interpolation(a, fine, coarsening)));
+        if (!multigrid::choose_coarsening(coarse, coarsening.coarse).coarsens()) continue;
+        const DiaMatrix<double> coarse_stored(backend, coarse, DiaStorage::general);
+        expect_setup_like_host(backend, coarse, coarse_stored, coarsening.coarse,
+                               name + " (its Galerkin level)");
+    }
+}
+
+// A constant stencil inside the box and identity rows on its faces (eliminated Dirichlet nodes,
+// as the framework assembles them): the rows the stencil and row-class storages hold.
+DiaData<double> stencil_with_identity_faces(const GridBox& box) {
+    DiaData<double> a;
+    a.n = box.size();
+    a.offsets = {0};
+    std::int64_t stride = 1;
+    for (int axis = 0; axis < box.dimension; ++axis) {
+        a.offsets.push_back(static_cast<int>(-stride));
+        a.offsets.push_back(static_cast<int>(stride));
+        stride *= box.points[static_cast<std::size_t>(axis)];
+    }
+    std::sort(a.offsets.begin(), a.offsets.end());
+    a.values.assign(a.offsets.size() * static_cast<std::size_t>(a.n), 0.0);
+    const int main = a.find_diagonal(0);
+    for (std::int64_t i = 0; i < a.n; ++i) {
+        const auto c = box.coordinates(i);
+        bool face = false;
+        for (int axis = 0; axis < box.dimension; ++axis) {
+            const auto at = static_cast<std::size_t>(axis);
+            face = face || c[at] == 0 || c[at] == box.points[at] - 1;
+        }
+        if (face) {
+            a.at(main, i) = 1.0;
+            continue;
+        }
+        for (int d = 0; d < a.num_diagonals(); ++d)
+            a.at(d, i) = d == main ? 2.0 * box.dimension : -1.0;
+    }
+    return a;
+}
+
+TEST(MultigridSetupKernels, RowsInStencilOrClassStorageGiveTheSameSetUp) {
+    const auto backend = test_backend();
+    SIMRUN_SKIP_WITHOUT_BACKEND(backend);
+    for (const GridBox& fine :
+         {GridBox{2, {11, 9, 1}}, GridBox{2, {12, 12, 1}}, GridBox{3, {9, 8, 7}}}) {
+        const DiaData<double> a = stencil_with_identity_faces(fine);
+        for (const DiaStorage storage : {DiaStorage::stencil, DiaStorage::classes}) {
+            const DiaMatrix<double> stored(backend, a, storage);
+            ASSERT_EQ(stored.storage(), storage);
+            expect_setup_like_host(
+                backend, a, stored, fine,
+                fine.describe() + " (storage " + std::to_string(static_cast<int>(storage)) + ")");
+        }
+    }
+}
+
+TEST(MultigridSetupKernels, ClassifyPointsFindsEachPointsSet) {
+    const auto backend = test_backend();
+    SIMRUN_SKIP_WITHOUT_BACKEND(backend);
+    std::mt19937 generator(7);
+    const int slots = 9;
+    for (const int kinds : {1, 3, 200, max_value_classes}) {
+        // Random sets, each point one of them, some with zeros of either sign.
+        std::uniform_real_distribution<double> value(-1.0, 1.0);
+        std::vector<double> sets(static_cast<std::size_t>(kinds * slots));
+        for (double& v : sets) v = value(generator) < -0.6 ? 0.0 : value(generator);
+        const std::int64_t points = 5000;
+        std::uniform_int_distribution<int> pick(0, kinds - 1);
+        std::vector<double> values(static_cast<std::size_t>(points * slots));
+        std::vector<int> set_of(static_cast<std::size_t>(points));
+        for (std::int64_t i = 0; i < points; ++i) {
+            // Every set used at least once.
+            set_of[static_cast<std::size_t>(i)] = i < kinds ? static_cast<int>(i) : pick(generator);
+            for (int s = 0; s < slots; ++s) {
+                values[static_cast<std::size_t>(s * points + i)] =
+                    sets[static_cast<std::size_t>(set_of[static_cast<std::size_t>(i)] * slots + s)];
+            }
+        }
+        const Array<double> on_backend = Array<double>::from_host(backend, values);
+        Array<std::uint8_t> of_point(backend, static_cast<std::size_t>(points));
+        std::vector<double> table;
+        ASSERT_TRUE(backend->kernels<double>().classify_points(*backend, on_backend.data(), points,
+                                                               slots, of_point.data(), table))
+            << kinds << " sets";
+        ASSERT_EQ(table.size(), static_cast<std::size_t>(kinds * slots)) << kinds << " sets";
+        const std::vector<std::uint8_t> classes = of_point.to_host();
+        for (std::int64_t i = 0; i < points; ++i) {
+            for (int s = 0; s < slots; ++s) {
+                ASSERT_EQ(table[classes[static_cast<std::size_t>(i)] * slots + s],
+                          values[static_cast<std::size_t>(s * points + i)])
+                    << "point " << i << " slot " << s << " of " << kinds << " sets";
+            }
+        }
+    }
+    // One set more than a byte names: no classes.
+    std::vector<double> distinct(static_cast<std::size_t>((max_value_classes + 1) * 2));
+    for (std::size_t i = 0; i < distinct.size(); ++i) distinct[i] = static_cast<double>(i % 300);
+    const Array<double> too_many = Array<double>::from_host(backend, distinct);
+    Array<std::uint8_t> of_point(backend, max_value_classes + 1);
+    std::vector<double> table;
+    EXPECT_FALSE(backend->kernels<double>().classify_points(
+        *backend, too_many.data(), max_value_classes + 1, 2, of_point.data(), table));
+}
+
+}  // namespace
+}  // namespace simrun::solvers
