@@ -1,22 +1,22 @@
 #include "run_command.hpp"
 
+#include <chrono>
 #include <cstdio>
+#include <memory>
 #include <string>
 
-#include "front_end/timing.hpp"
 #include "simrun/framework/distributed/agreement.hpp"
 #include "simrun/framework/problem/run_spec.hpp"
+#include "simrun/framework/run/setup_phases.hpp"
 #include "simrun/framework/run/simulation.hpp"
 #include "simrun/framework/run/stop_signals.hpp"
+#include "simrun/solvers/base/backend_preparation.hpp"
 #include "simrun/solvers/selection/solver_selection.hpp"
 
 namespace simrun::app {
 namespace {
 
 using namespace simrun::framework;
-
-using front_end::Clock;
-using front_end::seconds_since;
 
 // The header's solver, format, cycle or preconditioner and data lines.
 void print_solver_lines(const Simulation& simulation) {
@@ -37,8 +37,7 @@ void print_solver_lines(const Simulation& simulation) {
     }
 }
 
-void print_header(const Simulation& simulation, const std::string* restart, double setup_seconds,
-                  double input_seconds) {
+void print_header(const Simulation& simulation, const std::string* restart) {
     const Grid& grid = simulation.grid();
     const RunSpec& spec = simulation.spec();
     std::string size = std::to_string(grid.points(0)) + " x " + std::to_string(grid.points(1));
@@ -63,11 +62,7 @@ void print_header(const Simulation& simulation, const std::string* restart, doub
     }
     print_solver_lines(simulation);
     for (const auto& note : spec.problem->notes(grid)) std::printf("  note     %s\n", note.c_str());
-    const SetupTimes times = simulation.integrator().setup_times();
-    std::printf(
-        "  set-up   %.3f s: input %.3f s, assembly %.3f s, matrix analysis %.3f s, solver "
-        "set-up %.3f s\n",
-        setup_seconds, input_seconds, times.assembly, times.analysis, times.solver);
+    std::printf("  set-up   %s\n", describe_setup(simulation.setup_phases()).c_str());
     if (restart) {
         std::printf("  restart  from step %lld (t = %.6g) of %s\n",
                     static_cast<long long>(simulation.integrator().step()), simulation.time(),
@@ -211,16 +206,16 @@ void add_run_options(CLI::App& app, InputArguments& arguments) {
 // every failure is agreed (distributed/agreement.hpp), so that each rank ends alike.
 int run_simulation(const InputArguments& arguments) {
     const solvers::Communicator& ranks = *arguments.ranks;
-    const RunOptions options = run_options(arguments);
+    RunOptions options = run_options(arguments);
     const bool quiet = arguments.quiet || ranks.rank() != 0;
-    const auto start = Clock::now();
+    // The CUDA context is made on a thread of its own while the input is read and checked.
+    options.setup_start = std::chrono::steady_clock::now();
+    options.backend_preparation =
+        std::make_shared<solvers::BackendPreparation>(options.backend, ranks.host_rank());
     RunSpec spec = agreeing(ranks, [&] { return parse_run_spec(load(arguments)); });
-    const double input_seconds = seconds_since(start);
     Simulation simulation(std::move(spec), options);
-    const double setup_seconds = seconds_since(start);
     if (!quiet) {
-        print_header(simulation, arguments.restart.empty() ? nullptr : &arguments.restart,
-                     setup_seconds, input_seconds);
+        print_header(simulation, arguments.restart.empty() ? nullptr : &arguments.restart);
     }
     const RunSummary summary = agreeing(ranks, [&] { return simulation.run(); });
     const std::string communication = communication_summary(ranks, summary);

@@ -72,6 +72,20 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
+// Rank 0's phases on every rank (collective): each rank's values are summed with zeros from
+// the others, which leaves rank 0's bits.
+SetupPhases rank_zero_phases(const solvers::Communicator& ranks, const SetupPhases& mine) {
+    if (ranks.size() == 1) return mine;
+    const bool first = ranks.rank() == 0;
+    std::array<double, 8> values{
+        mine.input,    mine.context,  mine.compilation, mine.compilation_cached ? 1.0 : 0.0,
+        mine.assembly, mine.analysis, mine.solver,      mine.total};
+    if (!first) values.fill(0.0);
+    ranks.sum(values);
+    return {values[0], values[1], values[2], values[3] > 0.5,
+            values[4], values[5], values[6], values[7]};
+}
+
 StepStatistics initial_statistics() { return {0, 0.0, "initial", "none", {}}; }
 
 StepStatistics statistics_of(const std::optional<solvers::SolveReport>& report) {
@@ -83,7 +97,8 @@ StepStatistics statistics_of(const std::optional<solvers::SolveReport>& report) 
 }
 
 std::string decisions_text(const TimeIntegrator& integrator, const solvers::Backend& backend,
-                           const RunSpec& spec, const Decomposition& parts) {
+                           const RunSpec& spec, const Decomposition& parts,
+                           const SetupPhases& setup) {
     std::string text = "backend = " + std::string(solvers::to_string(backend.kind())) + " (" +
                        backend.description() + ")\n";
     if (parts.distributed()) {
@@ -95,6 +110,7 @@ std::string decisions_text(const TimeIntegrator& integrator, const solvers::Back
     if (const std::string data = integrator.data_details(); !data.empty()) {
         text += "data = " + data + "\n";
     }
+    text += setup_decisions(setup);
     const solvers::SolverPlan* plan_pointer = integrator.plan();
     if (plan_pointer == nullptr) return text + "solver = none (explicit scheme)\n";
     const solvers::SolverPlan& plan = *plan_pointer;
@@ -292,6 +308,9 @@ IntegratorCheck check_simulation(const RunSpec& spec) {
 
 Simulation::Simulation(RunSpec spec, const RunOptions& options)
     : spec_(std::move(spec)), options_(options) {
+    const auto constructed = std::chrono::steady_clock::now();
+    const auto started = options_.setup_start.value_or(constructed);
+    setup_.input = std::chrono::duration<double>(constructed - started).count();
     const solvers::Communicator& ranks = *options_.ranks;
     const Grid& grid = *spec_.grid;
     if (options_.output_directory) spec_.output.directory = *options_.output_directory;
@@ -308,10 +327,7 @@ Simulation::Simulation(RunSpec spec, const RunOptions& options)
             // Each rank reads its own box of the stored field (any rank count continues).
             restart_ = read_restart_state(*options_.restart_file, grid, spec_.time, parts_.owned);
         }
-        solvers::BackendDecision decision =
-            solvers::choose_backend(options_.backend, options_.ranks);
-        backend_ = std::move(decision.backend);
-        backend_reason_ = std::move(decision.reason);
+        make_backend();
     });
     agreeing(ranks, [&] {
         placing_input_errors(spec_, [&] { spec_.problem->check_stencil(grid, parts_.owned); });
@@ -331,6 +347,7 @@ Simulation::Simulation(RunSpec spec, const RunOptions& options)
     if (restart_) {
         set_state(restart_->u, restart_->step);
         restart_->u = {};
+        finish_setup(started);
         return;
     }
     std::vector<double> u(static_cast<std::size_t>(parts_.num_points()), 0.0);
@@ -341,9 +358,32 @@ Simulation::Simulation(RunSpec spec, const RunOptions& options)
         });
     }
     set_state(u, 0);
+    finish_setup(started);
 }
 
 Simulation::~Simulation() = default;
+
+// The back-end (solvers::choose_backend), once the context being made for it is there
+// (RunOptions::backend_preparation): a CUDA back-end's wait and making are the set-up's context.
+void Simulation::make_backend() {
+    const double waited = options_.backend_preparation ? options_.backend_preparation->join() : 0.0;
+    const auto start = std::chrono::steady_clock::now();
+    solvers::BackendDecision decision = solvers::choose_backend(options_.backend, options_.ranks);
+    if (decision.backend->kind() == solvers::BackendKind::cuda) {
+        setup_.context = waited + seconds_since(start);
+    }
+    backend_ = std::move(decision.backend);
+    backend_reason_ = std::move(decision.reason);
+}
+
+// The integrator's phases, and the set-up's whole time from `started`.
+void Simulation::finish_setup(std::chrono::steady_clock::time_point started) {
+    const SetupTimes times = integrator_->setup_times();
+    setup_.assembly = times.assembly;
+    setup_.analysis = times.analysis;
+    setup_.solver = times.solver;
+    setup_.total = seconds_since(started);
+}
 
 std::vector<double> Simulation::owned_field() const {
     std::vector<double> u(static_cast<std::size_t>(parts_.num_points()));
@@ -361,7 +401,7 @@ std::vector<double> Simulation::field() const {
 // Over several ranks every rank opens the outputs with its share: its piece of each VTK step,
 // its box of the run file's fields (collective, on communicators of the writers' own);
 // rank 0 alone holds the output directory's lock and writes the indexes.
-Simulation::Outputs Simulation::open_outputs() {
+Simulation::Outputs Simulation::open_outputs(const SetupPhases& written) {
     Outputs outputs;
     const OutputParameters& output = spec_.output;
     if (!options_.write_output || (!output.vtk && !output.hdf5)) return outputs;
@@ -406,7 +446,7 @@ Simulation::Outputs Simulation::open_outputs() {
     if (output.hdf5) {
         hdf5 = std::make_unique<Hdf5RunWriter>(
             h5_file, *spec_.grid, spec_.effective_input,
-            decisions_text(*integrator_, *backend_, spec_, parts_),
+            decisions_text(*integrator_, *backend_, spec_, parts_, written),
             append ? Hdf5OpenMode::append : Hdf5OpenMode::create, hdf5_ranks);
         outputs.first_hdf5 = !append;
         h5_path_ = h5_file;
@@ -461,8 +501,7 @@ void Simulation::copy_output_piece(std::span<double> piece) const {
             const auto [i, j, k] = sent.node(n);
             to[r].push_back(owned[static_cast<std::size_t>(own.index(i, j, k))]);
         }
-        from[r].resize(
-            static_cast<std::size_t>(intersection(mine, parts_.box_of(grid, q)).size()));
+        from[r].resize(static_cast<std::size_t>(intersection(mine, parts_.box_of(grid, q)).size()));
         if (!to[r].empty()) sends.push_back({q, bytes(to[r])});
         if (!from[r].empty()) receives.push_back({q, bytes(from[r])});
     }
@@ -483,8 +522,11 @@ RunSummary Simulation::run() {
     RunSummary summary;
     const auto start = std::chrono::steady_clock::now();
     const double data_seconds_before = integrator_->data_seconds();
+    // The run file's set-up phases are rank 0's, on every rank (its header's; the writers'
+    // collective writes take the same text from each).
+    const SetupPhases written = rank_zero_phases(*options_.ranks, setup_);
     // Rank 0 alone opens the outputs: the others learn here whether it could.
-    Outputs outputs = agreeing(*options_.ranks, [&] { return open_outputs(); });
+    Outputs outputs = agreeing(*options_.ranks, [&] { return open_outputs(written); });
     // Called where a failure ends the run: one of this rank's alone (not agreed) leaves the
     // writers as they are, never closed: closing them is collective, and the other ranks may be
     // waiting in the solver's collectives; the program ends every rank once it is reported

@@ -230,6 +230,7 @@ RuntimeCompilation CudaBackend::compile_kernels(const std::string& source,
         const LoadedProgram loaded = load_program(api, program_key(api, source, architecture));
         if (!loaded.failure.empty()) return {{}, loaded.failure, 0.0};
         cached = loaded.cached;
+        result.cached = cached;
         found = libraries.by_source.emplace(key, loaded.library).first;
         // Above zero for a cubin read from the disk cache too (zero says "compiled before").
         result.seconds =

@@ -3,6 +3,7 @@
 // stored by an earlier run), loops over the steps with progress, hands the output cadence to
 // writer threads (VTK series, HDF5/XDMF), and summarises.
 #include <array>
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -15,8 +16,10 @@
 #include "simrun/framework/distributed/decomposition.hpp"
 #include "simrun/framework/output/restart_state.hpp"
 #include "simrun/framework/problem/run_spec.hpp"
+#include "simrun/framework/run/setup_phases.hpp"
 #include "simrun/framework/time/time_integrator.hpp"
 #include "simrun/solvers/base/backend.hpp"
+#include "simrun/solvers/base/backend_preparation.hpp"
 
 namespace simrun::framework {
 
@@ -57,6 +60,12 @@ struct RunOptions {
     // step written (StopSignals; RunSummary::stopped_by says so) instead of wherever they find
     // it. Off by default: a program embedding the framework keeps its own handlers.
     bool stop_on_signals = false;
+    // When the run began reading its input: the set-up's phases are timed from it
+    // (Simulation::setup_phases); the constructor's start where none is given.
+    std::optional<std::chrono::steady_clock::time_point> setup_start;
+    // A CUDA context being made while the input was read (solvers::BackendPreparation, for
+    // `backend`): joined before the back-end is made. None: the back-end makes its own.
+    std::shared_ptr<solvers::BackendPreparation> backend_preparation;
 };
 
 struct RunSummary {
@@ -125,6 +134,9 @@ public:
     // Why this back-end (solvers::choose_backend).
     const std::string& backend_reason() const { return backend_reason_; }
     const TimeIntegrator& integrator() const { return *integrator_; }
+    // Where the set-up went (this rank's times), from RunOptions::setup_start to the end of the
+    // constructor.
+    const SetupPhases& setup_phases() const { return setup_; }
     double time() const { return integrator_->time(); }
     // The whole field (over several ranks: gathered on rank 0, empty on the others;
     // collective).
@@ -139,7 +151,9 @@ public:
 
 private:
     struct Outputs;
-    Outputs open_outputs();
+    void make_backend();
+    void finish_setup(std::chrono::steady_clock::time_point started);
+    Outputs open_outputs(const SetupPhases& written);
     std::int64_t output_piece_size() const;
     void copy_output_piece(std::span<double> piece) const;
 
@@ -149,6 +163,7 @@ private:
     std::shared_ptr<const solvers::Backend> backend_;
     std::string backend_reason_;
     std::unique_ptr<TimeIntegrator> integrator_;
+    SetupPhases setup_;
     std::optional<RestartState> restart_;  // its field released once set in the integrator
     std::filesystem::path pvd_path_, h5_path_;
 };

@@ -34,6 +34,7 @@ struct RuntimeCompilation {
     // Why it failed, or how it was compiled ("compiled by NVRTC 13.0 for sm_90").
     std::string note;
     double seconds = 0.0;  // spent compiling (0 when the source was compiled before)
+    bool cached = false;   // the program was read from the disk cache, not compiled
     bool compiled() const { return !kernels.empty(); }
 };
 
