@@ -382,6 +382,8 @@ void Simulation::finish_setup(std::chrono::steady_clock::time_point started) {
     setup_.assembly = times.assembly;
     setup_.analysis = times.analysis;
     setup_.solver = times.solver;
+    setup_.compilation = times.compilation;
+    setup_.compilation_cached = times.compilation_cached;
     setup_.total = seconds_since(started);
 }
 

@@ -110,7 +110,7 @@ struct DeviceDataTerm::Kernels {
 std::unique_ptr<DeviceDataTerm> DeviceDataTerm::make(
     const Grid& grid, const Problem& problem, const BoundaryConditions& boundary,
     const SpatialOperator& op, std::shared_ptr<const solvers::Backend> backend, double theta,
-    double dt, bool scaled, std::string& note) {
+    double dt, bool scaled, std::string& note, SetupTimes& setup) {
     if (backend->kernel_dialect() != solvers::KernelDialect::cuda_cpp) {
         note = "on the host (the " + upper_case(solvers::to_string(backend->kind())) + " back-end)";
         return nullptr;
@@ -127,6 +127,8 @@ std::unique_ptr<DeviceDataTerm> DeviceDataTerm::make(
     const std::string text = expression_functions(*source, boundary) + device_data_term_kernels;
     const auto start = std::chrono::steady_clock::now();
     const solvers::RuntimeCompilation compilation = backend->compile_kernels(text, kernel_names);
+    setup.compilation = compilation.seconds;
+    setup.compilation_cached = compilation.cached;
     if (!compilation.compiled()) {
         note = "on the host: " + compilation.note;
         return nullptr;

@@ -25,13 +25,14 @@ public:
     // back-end cannot compile kernels (the CPU, no NVRTC), the problem's source is not one
     // expression, an expression is not compiled, or the device's values of an expression differ
     // from muParser's by more than 4 units in the last place at Expression::agreement_points.
-    // On success `note` says how it was compiled and how long that took.
+    // On success `note` says how it was compiled and how long that took. The compilation's
+    // seconds (zero where nothing was compiled) go to setup.compilation.
     static std::unique_ptr<DeviceDataTerm> make(const Grid& grid, const Problem& problem,
                                                 const BoundaryConditions& boundary,
                                                 const SpatialOperator& op,
                                                 std::shared_ptr<const solvers::Backend> backend,
                                                 double theta, double dt, bool scaled,
-                                                std::string& note);
+                                                std::string& note, SetupTimes& setup);
 
     // Issues the formation of rhs for the step from t_now to t_next (asynchronous); lu = L u^n,
     // or nullptr when theta = 1. The finiteness records of the step are fetched on the way.

@@ -24,7 +24,7 @@ public:
         device_data_ = parts_.distributed()
                            ? nullptr
                            : DeviceDataTerm::make(grid_, setup.problem, boundary_, op_, backend_,
-                                                  0.0, dt_, false, data_details_);
+                                                  0.0, dt_, false, data_details_, setup_times_);
         if (parts_.distributed()) data_details_ = distributed_data_details;
         if (device_data_) {
             next_ = solvers::Array<double>(backend_, u_.size());

@@ -25,7 +25,7 @@ public:
         device_data_ = parts_.distributed()
                            ? nullptr
                            : DeviceDataTerm::make(grid_, setup.problem, boundary_, op_, backend_,
-                                                  theta_, dt_, true, data_details_);
+                                                  theta_, dt_, true, data_details_, setup_times_);
         if (parts_.distributed()) data_details_ = distributed_data_details;
         if (!device_data_) {
             data_term_ = solvers::Array<double>(backend_, n);

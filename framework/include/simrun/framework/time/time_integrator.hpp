@@ -26,11 +26,14 @@
 namespace simrun::framework {
 
 // Where the set-up of an integrator went, in seconds: assembling the operator (and the
-// system matrix), analysing it, and building the solver (uploads, a multigrid hierarchy).
+// system matrix), analysing it, building the solver (uploads, a multigrid hierarchy), and
+// compiling the data term's kernels (NVRTC; compilation_cached: read from the disk cache).
 struct SetupTimes {
     double assembly = 0.0;
     double analysis = 0.0;
     double solver = 0.0;
+    double compilation = 0.0;
+    bool compilation_cached = false;
 };
 
 class TimeIntegrator {
