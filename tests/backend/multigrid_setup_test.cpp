@@ -89,10 +89,10 @@ std::vector<SetupCase> setup_cases() {
 }
 
 // The back-end's weights and Galerkin rows for `a` on `fine`, read from `stored` (a's rows on
-// the back-end in some storage), against the host's.
+// the back-end in some storage), against the host's; counts the weights compared in `compared`.
 void expect_setup_like_host(const std::shared_ptr<const Backend>& backend, const DiaData<double>& a,
                             const DiaMatrix<double>& stored, const GridBox& fine,
-                            const std::string& what) {
+                            const std::string& what, int& compared) {
     using namespace multigrid;
     const BoxCoarsening coarsening = choose_coarsening(a, fine);
     ASSERT_TRUE(coarsening.coarsens()) << what;
@@ -109,6 +109,7 @@ void expect_setup_like_host(const std::shared_ptr<const Backend>& backend, const
         kernels.box_collapsed_weights(*backend, stored.view(), steps.view(),
                                       transfer_view(fine, coarsening, nullptr), weights.data());
         expect_close_by_point(weights.to_host(), host_weights, nc, what + " weights");
+        ++compared;
     }
 
     // The Galerkin rows from the host's weights, so each check stands alone.
@@ -152,12 +153,15 @@ TEST(MultigridSetupKernels, WeightsAndGalerkinRowsAreTheHostsOnRandomCoefficient
     const auto backend = test_backend();
     SIMRUN_SKIP_WITHOUT_BACKEND(backend);
     std::uint32_t seed = 41;
+    int compared = 0;
     for (const SetupCase& c : setup_cases()) {
         const GridBox fine{c.dimension, {c.points[0], c.points[1], c.points[2]}};
         const std::string name = fine.describe() + " seed " + std::to_string(seed);
         const DiaData<double> a = random_diffusion(c.points, c.dimension, c.sides, seed++);
         const DiaMatrix<double> general(backend, a, DiaStorage::general);
-        expect_setup_like_host(backend, a, general, fine, name + " (general rows)");
+        const int before = compared;
+        expect_setup_like_host(backend, a, general, fine, name + " (general rows)", compared);
+        EXPECT_EQ(compared, before + 1) << name << ": k in [1, 2] jumps nowhere";
         // The rows of its Galerkin level couple along the diagonals too (9 or 27 points).
         const auto coarsening = multigrid::choose_coarsening(a, fine);
         const DiaData<double> coarse =
@@ -166,7 +170,7 @@ TEST(MultigridSetupKernels, WeightsAndGalerkinRowsAreTheHostsOnRandomCoefficient
         if (!multigrid::choose_coarsening(coarse, coarsening.coarse).coarsens()) continue;
         const DiaMatrix<double> coarse_stored(backend, coarse, DiaStorage::general);
         expect_setup_like_host(backend, coarse, coarse_stored, coarsening.coarse,
-                               name + " (its Galerkin level)");
+                               name + " (its Galerkin level)", compared);
     }
 }
 
@@ -211,9 +215,12 @@ TEST(MultigridSetupKernels, RowsInStencilOrClassStorageGiveTheSameSetUp) {
         for (const DiaStorage storage : {DiaStorage::stencil, DiaStorage::classes}) {
             const DiaMatrix<double> stored(backend, a, storage);
             ASSERT_EQ(stored.storage(), storage);
+            int compared = 0;
             expect_setup_like_host(
                 backend, a, stored, fine,
-                fine.describe() + " (storage " + std::to_string(static_cast<int>(storage)) + ")");
+                fine.describe() + " (storage " + std::to_string(static_cast<int>(storage)) + ")",
+                compared);
+            EXPECT_EQ(compared, 1) << "constant coefficients jump nowhere";
         }
     }
 }
@@ -227,7 +234,10 @@ TEST(MultigridSetupKernels, ClassifyPointsFindsEachPointsSet) {
         // Random sets, each point one of them, some with zeros of either sign.
         std::uniform_real_distribution<double> value(-1.0, 1.0);
         std::vector<double> sets(static_cast<std::size_t>(kinds * slots));
-        for (double& v : sets) v = value(generator) < -0.6 ? 0.0 : value(generator);
+        for (double& v : sets) {
+            const double draw = value(generator);
+            v = draw < -0.6 ? 0.0 : draw < -0.4 ? -0.0 : value(generator);
+        }
         const std::int64_t points = 5000;
         std::uniform_int_distribution<int> pick(0, kinds - 1);
         std::vector<double> values(static_cast<std::size_t>(points * slots));
@@ -264,6 +274,36 @@ TEST(MultigridSetupKernels, ClassifyPointsFindsEachPointsSet) {
     std::vector<double> table;
     EXPECT_FALSE(backend->kernels<double>().classify_points(
         *backend, too_many.data(), max_value_classes + 1, 2, of_point.data(), table));
+}
+
+TEST(MultigridSetupKernels, ClassifyPointsTakesFloatsAndNoPoints) {
+    const auto backend = test_backend();
+    SIMRUN_SKIP_WITHOUT_BACKEND(backend);
+    // Two sets of floats, alternating; 1 + 2^-23 is a set of its own.
+    const std::int64_t points = 1000;
+    std::vector<float> values(static_cast<std::size_t>(2 * points));
+    for (std::int64_t i = 0; i < points; ++i) {
+        values[static_cast<std::size_t>(i)] = i % 2 == 0 ? 1.0f : 1.0f + 0x1p-23f;
+        values[static_cast<std::size_t>(points + i)] = -0.25f;
+    }
+    const Array<float> on_backend = Array<float>::from_host(backend, values);
+    Array<std::uint8_t> of_point(backend, static_cast<std::size_t>(points));
+    std::vector<float> table;
+    ASSERT_TRUE(backend->kernels<float>().classify_points(*backend, on_backend.data(), points, 2,
+                                                          of_point.data(), table));
+    ASSERT_EQ(table.size(), 4u);
+    const std::vector<std::uint8_t> classes = of_point.to_host();
+    EXPECT_NE(classes[0], classes[1]);
+    for (std::int64_t i = 0; i < points; ++i) {
+        const std::uint8_t c = classes[static_cast<std::size_t>(i)];
+        EXPECT_EQ(table[c * 2u], values[static_cast<std::size_t>(i)]);
+        EXPECT_EQ(table[c * 2u + 1], -0.25f);
+    }
+    // No points: no classes, and nothing read.
+    std::vector<float> none = {1.0f};
+    EXPECT_TRUE(backend->kernels<float>().classify_points(*backend, on_backend.data(), 0, 2,
+                                                          of_point.data(), none));
+    EXPECT_TRUE(none.empty());
 }
 
 }  // namespace

@@ -96,8 +96,8 @@ struct GalerkinTableView {
 // The coarse operator's layout: per coarse stencil step (dx + 1) + 3 (dy + 1) + 9 (dz + 1) its
 // diagonal (-1 where the coarse box has no room for it), and the number of diagonals.
 struct GalerkinLayout {
-    int step_diagonal[27];
-    int diagonals;
+    int step_diagonal[27] = {};
+    int diagonals = 0;
 };
 
 // The slot of offset (sx, sy, sz) in a transfer's weights.
@@ -343,14 +343,16 @@ struct KernelTable {
                                 T* fine);
     // ---- a multigrid level's set-up on a box (multigrid/, double: box_setup_points.hpp) ----
     // The collapsed (black-box) interpolation weights of transfer t from the fine rows a
-    // (t.weights unread): `weights` (t's layout, on the back-end) made whole. Traffic: the
-    // weights written and then added to once, the fine rows read once per class of points (fine
-    // on 1, ..., dimension axes), 2^k weights gathered per point fine on k axes.
+    // (t.weights unread): `weights` (t's general layout, on the back-end) made whole. Traffic:
+    // the weights written and then added to once, the fine rows read once per class of points
+    // (fine on 1, ..., dimension axes) and twice more for the points of the class, 2^k weights
+    // gathered per point fine on k axes.
     void (*box_collapsed_weights)(const Backend&, const DiaView<double>& a,
                                   const BoxDiagonalSteps& steps, const BoxTransferView<double>& t,
                                   double* weights);
     // P^T A P on t's coarse box into `coarse` (DIA in `layout`, every entry written), from the
-    // fine rows a and t's weights; `table` on the back-end. Traffic: per coarse point its
+    // fine rows a and t's weights in the general layout (t.weights; std::invalid_argument where
+    // t holds classes); `table` on the back-end. Traffic: per coarse point its
     // 3^dimension weights and the fine rows they reach (shared through the cache), its row
     // written.
     void (*box_galerkin)(const Backend&, const DiaView<double>& a, const BoxDiagonalSteps& steps,
@@ -363,8 +365,8 @@ struct KernelTable {
     // i]) by their sets of values (compared with ==): of_point[i] (on the back-end) names point
     // i's class, `table` (host) gets class c's values at c * slots + s. Returns false, leaving
     // both undefined, where they take more than max_value_classes sets. The classes are numbered
-    // as the back-end finds them (the CPU in order of first appearance). Traffic: the values
-    // read twice, a byte per point written.
+    // as the back-end finds them (the CPU in order of first appearance). A set holding a NaN may
+    // be refused (NaN equals nothing). Traffic: the values read twice, a byte per point written.
     bool (*classify_points)(const Backend&, const T* values, std::int64_t points, int slots,
                             std::uint8_t* of_point, std::vector<T>& table);
 

@@ -117,6 +117,10 @@ bool classify_points(const Backend& backend, const T* values, std::int64_t point
     table.clear();
     if (points == 0) return true;
     const cudaStream_t stream = as_cuda(backend).stream();
+    if (slots == 0) {  // every point's set is the empty one: one class, as on the CPU
+        SIMRUN_CUDA_CHECK(cudaMemsetAsync(of_point, 0, static_cast<std::size_t>(points), stream));
+        return true;
+    }
     const auto n = static_cast<std::size_t>(points);
     Scratch<std::uint64_t> hash(backend, n), sorted(backend, n), distinct(backend, n);
     Scratch<std::int64_t> count_on_device(backend, 1);

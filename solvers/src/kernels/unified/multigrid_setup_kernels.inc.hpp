@@ -10,7 +10,9 @@ struct CentreWeights {
     int slots;
     int centre;
     SIMRUN_HOST_DEVICE void operator()(std::size_t i) const {
-        for (int s = 0; s < slots; ++s) w[s * nc + static_cast<std::int64_t>(i)] = s == centre;
+        for (int s = 0; s < slots; ++s) {
+            w[s * nc + static_cast<std::int64_t>(i)] = s == centre ? 1.0 : 0.0;
+        }
     }
 };
 
@@ -32,8 +34,9 @@ struct CollapsedWeightsPoints {
 };
 
 // Traffic: the weights written twice (set, then added to by the fine points), the fine rows read
-// (D values, a mask or a class per row) once per class of points, 2^k weights read per fine point
-// between coarse points on k axes.
+// (D values, a mask or a class per row) once per class of points and twice more for its points
+// (the terms are counted, then followed), 2^k weights read per fine point between coarse points
+// on k axes.
 inline void box_collapsed_weights(const Backend& backend, const DiaView<double>& a,
                                   const BoxDiagonalSteps& steps, const BoxTransferView<double>& t,
                                   double* weights) {
@@ -67,6 +70,10 @@ inline void box_galerkin(const Backend& backend, const DiaView<double>& a,
                          const BoxDiagonalSteps& steps, const BoxTransferView<double>& t,
                          const GalerkinTableView& table, const GalerkinLayout& layout,
                          double* coarse) {
+    if (t.weights == nullptr || t.weight_class != nullptr) {
+        throw std::invalid_argument("box_galerkin: the transfer's weights must be in the general "
+                                    "layout (not classes)");
+    }
     parallel_for(backend, static_cast<std::size_t>(t.coarse.size()),
                  GalerkinPoints{a, steps, t, table, layout, coarse});
 }
