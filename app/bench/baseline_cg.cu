@@ -74,18 +74,25 @@ cublasStatus_t blas_scal(cublasHandle_t h, int n, float alpha, float* x) {
     return cublasSscal(h, n, &alpha, x, 1);
 }
 
-// The device memory of one system, freed in the destructor.
+// The device memory of one system, freed in the destructor once the stream has done the work
+// that uses it.
 class DeviceBuffers {
 public:
-    DeviceBuffers() = default;
+    explicit DeviceBuffers(cudaStream_t stream) : stream_(stream) {}
     ~DeviceBuffers() {
-        for (void* p : pointers_) cudaFree(p);  // errors at teardown cannot be reported
+        // Errors at teardown cannot be reported.
+        if (used_ > 0) cudaStreamSynchronize(stream_);
+        for (int i = 0; i < used_; ++i) cudaFree(pointers_[i]);
     }
     DeviceBuffers(const DeviceBuffers&) = delete;
     DeviceBuffers& operator=(const DeviceBuffers&) = delete;
 
     template <typename T>
     T* allocate(std::size_t count) {
+        if (used_ == capacity) {
+            throw std::logic_error("more than " + std::to_string(capacity) +
+                                   " device buffers asked of one system");
+        }
         void* p = nullptr;
         SIMRUN_CUDART_CHECK(cudaMalloc(&p, count > 0 ? count * sizeof(T) : 1));
         pointers_[used_++] = p;
@@ -93,8 +100,35 @@ public:
     }
 
 private:
-    void* pointers_[12] = {};
+    static constexpr int capacity = 12;
+    cudaStream_t stream_;
+    void* pointers_[capacity] = {};
     int used_ = 0;
+};
+
+// The library objects of one system (handles, descriptors, events), each destroyed where it
+// was made: a constructor that throws half-way leaves none behind.
+struct LibraryObjects {
+    LibraryObjects() = default;
+    ~LibraryObjects() {
+        // Errors at teardown cannot be reported.
+        if (end != nullptr) cudaEventDestroy(end);
+        if (begin != nullptr) cudaEventDestroy(begin);
+        if (q_vector != nullptr) cusparseDestroyDnVec(q_vector);
+        if (p_vector != nullptr) cusparseDestroyDnVec(p_vector);
+        if (x_vector != nullptr) cusparseDestroyDnVec(x_vector);
+        if (matrix != nullptr) cusparseDestroySpMat(matrix);
+        if (blas != nullptr) cublasDestroy(blas);
+        if (sparse != nullptr) cusparseDestroy(sparse);
+    }
+    LibraryObjects(const LibraryObjects&) = delete;
+    LibraryObjects& operator=(const LibraryObjects&) = delete;
+
+    cusparseHandle_t sparse = nullptr;
+    cublasHandle_t blas = nullptr;
+    cusparseSpMatDescr_t matrix = nullptr;
+    cusparseDnVecDescr_t x_vector = nullptr, p_vector = nullptr, q_vector = nullptr;
+    cudaEvent_t begin = nullptr, end = nullptr;
 };
 
 // The untyped system the C table hands out; Cg<T> below is its one implementation per value type.
@@ -114,7 +148,6 @@ class Cg final : public AnySystem {
 public:
     Cg(cudaStream_t stream, int n, const std::int32_t* row_ptr, const std::int32_t* col,
        const T* values, const T* b);
-    ~Cg() override;
     Cg(const Cg&) = delete;
     Cg& operator=(const Cg&) = delete;
     SimrunBaselineOutcome solve(std::int64_t iterations, double rtol) override;
@@ -124,9 +157,9 @@ private:
     // + y (n s writes).
     void spmv(cusparseDnVecDescr_t v, cusparseDnVecDescr_t y) {
         const T one = 1, zero = 0;
-        SIMRUN_CUSPARSE_CHECK(cusparseSpMV(sparse_, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, matrix_,
-                                           v, &zero, y, value_type<T>(), CUSPARSE_SPMV_ALG_DEFAULT,
-                                           spmv_buffer_));
+        SIMRUN_CUSPARSE_CHECK(cusparseSpMV(objects_.sparse, CUSPARSE_OPERATION_NON_TRANSPOSE, &one,
+                                           objects_.matrix, v, &zero, y, value_type<T>(),
+                                           CUSPARSE_SPMV_ALG_DEFAULT, spmv_buffer_));
     }
     void upload(void* to, const void* from, std::size_t bytes) {
         SIMRUN_CUDART_CHECK(cudaMemcpyAsync(to, from, bytes, cudaMemcpyHostToDevice, stream_));
@@ -134,20 +167,17 @@ private:
 
     cudaStream_t stream_;
     int n_;
+    // Declared in this order so that the library objects go first, then the memory they use.
     DeviceBuffers memory_;
+    LibraryObjects objects_;
     T *b_ = nullptr, *x_ = nullptr, *r_ = nullptr, *p_ = nullptr, *q_ = nullptr;
     void* spmv_buffer_ = nullptr;
-    cusparseHandle_t sparse_ = nullptr;
-    cublasHandle_t blas_ = nullptr;
-    cusparseSpMatDescr_t matrix_ = nullptr;
-    cusparseDnVecDescr_t x_vector_ = nullptr, p_vector_ = nullptr, q_vector_ = nullptr;
-    cudaEvent_t begin_ = nullptr, end_ = nullptr;
 };
 
 template <typename T>
 Cg<T>::Cg(cudaStream_t stream, int n, const std::int32_t* row_ptr, const std::int32_t* col,
           const T* values, const T* b)
-    : stream_(stream), n_(n) {
+    : stream_(stream), n_(n), memory_(stream) {
     const auto rows = static_cast<std::size_t>(n);
     const auto nnz = static_cast<std::size_t>(row_ptr[n]);
     auto* device_row_ptr = memory_.allocate<std::int32_t>(rows + 1);
@@ -160,42 +190,29 @@ Cg<T>::Cg(cudaStream_t stream, int n, const std::int32_t* row_ptr, const std::in
     upload(b_, b, rows * sizeof(T));
     for (T** v : {&x_, &r_, &p_, &q_}) *v = memory_.allocate<T>(rows);
 
-    SIMRUN_CUSPARSE_CHECK(cusparseCreate(&sparse_));
-    SIMRUN_CUSPARSE_CHECK(cusparseSetStream(sparse_, stream_));
-    SIMRUN_CUBLAS_CHECK(cublasCreate(&blas_));
-    SIMRUN_CUBLAS_CHECK(cublasSetStream(blas_, stream_));
-    SIMRUN_CUBLAS_CHECK(cublasSetPointerMode(blas_, CUBLAS_POINTER_MODE_HOST));
-    SIMRUN_CUSPARSE_CHECK(cusparseCreateCsr(
-        &matrix_, n, n, static_cast<std::int64_t>(nnz), device_row_ptr, device_col, device_values,
-        CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, value_type<T>()));
-    SIMRUN_CUSPARSE_CHECK(cusparseCreateDnVec(&x_vector_, n, x_, value_type<T>()));
-    SIMRUN_CUSPARSE_CHECK(cusparseCreateDnVec(&p_vector_, n, p_, value_type<T>()));
-    SIMRUN_CUSPARSE_CHECK(cusparseCreateDnVec(&q_vector_, n, q_, value_type<T>()));
+    SIMRUN_CUSPARSE_CHECK(cusparseCreate(&objects_.sparse));
+    SIMRUN_CUSPARSE_CHECK(cusparseSetStream(objects_.sparse, stream_));
+    SIMRUN_CUBLAS_CHECK(cublasCreate(&objects_.blas));
+    SIMRUN_CUBLAS_CHECK(cublasSetStream(objects_.blas, stream_));
+    SIMRUN_CUBLAS_CHECK(cublasSetPointerMode(objects_.blas, CUBLAS_POINTER_MODE_HOST));
+    SIMRUN_CUSPARSE_CHECK(cusparseCreateCsr(&objects_.matrix, n, n, static_cast<std::int64_t>(nnz),
+                                            device_row_ptr, device_col, device_values,
+                                            CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I,
+                                            CUSPARSE_INDEX_BASE_ZERO, value_type<T>()));
+    SIMRUN_CUSPARSE_CHECK(cusparseCreateDnVec(&objects_.x_vector, n, x_, value_type<T>()));
+    SIMRUN_CUSPARSE_CHECK(cusparseCreateDnVec(&objects_.p_vector, n, p_, value_type<T>()));
+    SIMRUN_CUSPARSE_CHECK(cusparseCreateDnVec(&objects_.q_vector, n, q_, value_type<T>()));
     // One buffer serves every product (same matrix, same vector shapes).
     const T one = 1, zero = 0;
     std::size_t buffer_bytes = 0;
     SIMRUN_CUSPARSE_CHECK(cusparseSpMV_bufferSize(
-        sparse_, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, matrix_, p_vector_, &zero, q_vector_,
-        value_type<T>(), CUSPARSE_SPMV_ALG_DEFAULT, &buffer_bytes));
+        objects_.sparse, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, objects_.matrix, objects_.p_vector,
+        &zero, objects_.q_vector, value_type<T>(), CUSPARSE_SPMV_ALG_DEFAULT, &buffer_bytes));
     spmv_buffer_ = memory_.allocate<unsigned char>(buffer_bytes);
     // DeviceTimer's clock on CUDA: two events on the stream.
-    SIMRUN_CUDART_CHECK(cudaEventCreate(&begin_));
-    SIMRUN_CUDART_CHECK(cudaEventCreate(&end_));
+    SIMRUN_CUDART_CHECK(cudaEventCreate(&objects_.begin));
+    SIMRUN_CUDART_CHECK(cudaEventCreate(&objects_.end));
     SIMRUN_CUDART_CHECK(cudaStreamSynchronize(stream_));
-}
-
-template <typename T>
-Cg<T>::~Cg() {
-    // Errors at teardown cannot be reported; the device memory frees itself after this.
-    if (end_ != nullptr) cudaEventDestroy(end_);
-    if (begin_ != nullptr) cudaEventDestroy(begin_);
-    if (q_vector_ != nullptr) cusparseDestroyDnVec(q_vector_);
-    if (p_vector_ != nullptr) cusparseDestroyDnVec(p_vector_);
-    if (x_vector_ != nullptr) cusparseDestroyDnVec(x_vector_);
-    if (matrix_ != nullptr) cusparseDestroySpMat(matrix_);
-    if (blas_ != nullptr) cublasDestroy(blas_);
-    if (sparse_ != nullptr) cusparseDestroy(sparse_);
-    cudaStreamSynchronize(stream_);  // no work of this system outlives its memory
 }
 
 template <typename T>
@@ -206,44 +223,44 @@ SimrunBaselineOutcome Cg<T>::solve(std::int64_t iterations, double rtol) {
     SIMRUN_CUDART_CHECK(cudaMemsetAsync(x_, 0, bytes, stream_));
 
     SimrunBaselineOutcome result{0, 0.0, 0.0};
-    SIMRUN_CUDART_CHECK(cudaEventRecord(begin_, stream_));
+    SIMRUN_CUDART_CHECK(cudaEventRecord(objects_.begin, stream_));
     // ||b||. Traffic: n s.
     T b_norm = 0;
-    SIMRUN_CUBLAS_CHECK(blas_nrm2(blas_, n, b_, &b_norm));
+    SIMRUN_CUBLAS_CHECK(blas_nrm2(objects_.blas, n, b_, &b_norm));
     // r = b - A x: copy (2 n s), SpMV, axpy (3 n s).
     SIMRUN_CUDART_CHECK(cudaMemcpyAsync(r_, b_, bytes, cudaMemcpyDeviceToDevice, stream_));
-    spmv(x_vector_, q_vector_);
-    SIMRUN_CUBLAS_CHECK(blas_axpy(blas_, n, T(-1), q_, r_));
+    spmv(objects_.x_vector, objects_.q_vector);
+    SIMRUN_CUBLAS_CHECK(blas_axpy(objects_.blas, n, T(-1), q_, r_));
     // p = r (2 n s); rr = r'r (2 n s).
     SIMRUN_CUDART_CHECK(cudaMemcpyAsync(p_, r_, bytes, cudaMemcpyDeviceToDevice, stream_));
     T rr = 0;
-    SIMRUN_CUBLAS_CHECK(blas_dot(blas_, n, r_, r_, &rr));
+    SIMRUN_CUBLAS_CHECK(blas_dot(objects_.blas, n, r_, r_, &rr));
     const double target = rtol * static_cast<double>(b_norm);
     bool converged = std::sqrt(static_cast<double>(rr)) <= target;
     while (!converged && result.iterations < iterations) {
         // q = A p; alpha = r'r / p'q (2 n s)
-        spmv(p_vector_, q_vector_);
+        spmv(objects_.p_vector, objects_.q_vector);
         T pq = 0;
-        SIMRUN_CUBLAS_CHECK(blas_dot(blas_, n, p_, q_, &pq));
+        SIMRUN_CUBLAS_CHECK(blas_dot(objects_.blas, n, p_, q_, &pq));
         const T alpha = rr / pq;
         // x = x + alpha p (3 n s); r = r - alpha q (3 n s); r'r (2 n s)
-        SIMRUN_CUBLAS_CHECK(blas_axpy(blas_, n, alpha, p_, x_));
-        SIMRUN_CUBLAS_CHECK(blas_axpy(blas_, n, -alpha, q_, r_));
+        SIMRUN_CUBLAS_CHECK(blas_axpy(objects_.blas, n, alpha, p_, x_));
+        SIMRUN_CUBLAS_CHECK(blas_axpy(objects_.blas, n, -alpha, q_, r_));
         T rr_next = 0;
-        SIMRUN_CUBLAS_CHECK(blas_dot(blas_, n, r_, r_, &rr_next));
+        SIMRUN_CUBLAS_CHECK(blas_dot(objects_.blas, n, r_, r_, &rr_next));
         ++result.iterations;
         converged = std::sqrt(static_cast<double>(rr_next)) <= target;
         if (!converged) {
             // p = r + beta p as scal (2 n s) then axpy (3 n s), beta = r'r (new) / r'r (old)
-            SIMRUN_CUBLAS_CHECK(blas_scal(blas_, n, rr_next / rr, p_));
-            SIMRUN_CUBLAS_CHECK(blas_axpy(blas_, n, T(1), r_, p_));
+            SIMRUN_CUBLAS_CHECK(blas_scal(objects_.blas, n, rr_next / rr, p_));
+            SIMRUN_CUBLAS_CHECK(blas_axpy(objects_.blas, n, T(1), r_, p_));
         }
         rr = rr_next;
     }
-    SIMRUN_CUDART_CHECK(cudaEventRecord(end_, stream_));
-    SIMRUN_CUDART_CHECK(cudaEventSynchronize(end_));
+    SIMRUN_CUDART_CHECK(cudaEventRecord(objects_.end, stream_));
+    SIMRUN_CUDART_CHECK(cudaEventSynchronize(objects_.end));
     float milliseconds = 0.0f;
-    SIMRUN_CUDART_CHECK(cudaEventElapsedTime(&milliseconds, begin_, end_));
+    SIMRUN_CUDART_CHECK(cudaEventElapsedTime(&milliseconds, objects_.begin, objects_.end));
     result.seconds = 1e-3 * static_cast<double>(milliseconds);
     SIMRUN_CUDART_CHECK(cudaGetLastError());
     const double r_norm = std::sqrt(static_cast<double>(rr));
@@ -262,6 +279,8 @@ int guarded(char* error, std::size_t error_size, Work work) {
         std::snprintf(error, error_size, "out of host memory");
     } catch (const std::exception& e) {
         std::snprintf(error, error_size, "%s", e.what());
+    } catch (...) {
+        std::snprintf(error, error_size, "an exception of an unknown type");
     }
     return 1;
 }
@@ -295,18 +314,22 @@ int solve(SimrunBaselineSystem* system, std::int64_t iterations, double rtol,
 
 void destroy(SimrunBaselineSystem* system) { delete reinterpret_cast<AnySystem*>(system); }
 
-// "cuSPARSE M.m.p, cuBLAS M.m.p" of the libraries the module loaded.
-std::string library_versions() {
-    int v[6] = {};
+// "M.m.p" of a library from its get-property function, or "unknown" where one of the three
+// parts cannot be had.
+template <typename Status, typename GetProperty>
+std::string version_of(GetProperty get_property, Status success) {
+    int v[3] = {};
     const libraryPropertyType parts[3] = {MAJOR_VERSION, MINOR_VERSION, PATCH_LEVEL};
     for (int i = 0; i < 3; ++i) {
-        cusparseGetProperty(parts[i], &v[i]);
-        cublasGetProperty(parts[i], &v[3 + i]);
+        if (get_property(parts[i], &v[i]) != success) return "unknown";
     }
-    char text[96];
-    std::snprintf(text, sizeof text, "cuSPARSE %d.%d.%d, cuBLAS %d.%d.%d", v[0], v[1], v[2], v[3],
-                  v[4], v[5]);
-    return text;
+    return std::to_string(v[0]) + "." + std::to_string(v[1]) + "." + std::to_string(v[2]);
+}
+
+// "cuSPARSE M.m.p, cuBLAS M.m.p" of the libraries the module loaded.
+std::string library_versions() {
+    return "cuSPARSE " + version_of(cusparseGetProperty, CUSPARSE_STATUS_SUCCESS) + ", cuBLAS " +
+           version_of(cublasGetProperty, CUBLAS_STATUS_SUCCESS);
 }
 
 }  // namespace
