@@ -18,9 +18,14 @@ constexpr const char* override_variable = "SIMRUN_BENCH_BASELINE";
 
 // The places to look, in order (baseline_module.hpp).
 std::vector<fs::path> candidates() {
-    const char* named = std::getenv(override_variable);
-    if (named != nullptr && *named != '\0') return {fs::path(named)};
     std::error_code error;
+    const char* named = std::getenv(override_variable);
+    if (named != nullptr && *named != '\0') {
+        // Absolute, so that the file checked is the file loaded: dlopen would search the
+        // library path for a name without '/', not the working directory.
+        const fs::path absolute = fs::absolute(named, error);
+        return {error ? fs::path(named) : absolute};
+    }
     const fs::path executable = fs::read_symlink("/proc/self/exe", error);
     if (error) return {};
     const fs::path directory = executable.parent_path();

@@ -3,10 +3,11 @@
 // loaded with dlopen the first time the benchmark needs it, so that the executable links
 // neither cuSPARSE nor cuBLAS and no other command pays for them at start-up.
 //
-// Where it is looked for: the file named by $SIMRUN_BENCH_BASELINE alone, where that is set and
-// not empty; otherwise beside the executable (the build tree), then in the installed layout
-// (<prefix>/lib/simrun/ for <prefix>/bin/simrun: the path from the executable's directory is
-// fixed at configure time from CMAKE_INSTALL_BINDIR and CMAKE_INSTALL_LIBDIR).
+// Where it is looked for: the file named by $SIMRUN_BENCH_BASELINE alone (relative to the working
+// directory where it is not absolute), where that is set and not empty; otherwise beside the
+// executable (the build tree), then in the installed layout (<libdir>/simrun/ for
+// <bindir>/simrun: the path from the executable's directory is fixed at configure time from
+// CMAKE_INSTALL_BINDIR and CMAKE_INSTALL_LIBDIR).
 #include <stdexcept>
 #include <string>
 

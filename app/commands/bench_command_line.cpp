@@ -18,7 +18,7 @@ CLI::App* add_bench_command(CLI::App& app, BenchOptions& options) {
         ->add_option("--baseline", options.baseline,
                      "The cuSPARSE/cuBLAS baseline: auto (on CUDA where its module loads), on "
                      "(required), off. Its module, libsimrun_bench_baseline.so, is looked for "
-                     "beside the executable and in <prefix>/lib/simrun, or where "
+                     "beside the executable and in <libdir>/simrun, or where "
                      "$SIMRUN_BENCH_BASELINE names it")
         ->check(CLI::IsMember({"auto", "on", "off"}));
     bench->add_option("--json", options.json, "Write the results as JSON to this file");

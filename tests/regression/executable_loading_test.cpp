@@ -1,8 +1,8 @@
 // What the executable loads at start-up, and the benchmark's baseline module that it loads only
 // when `simrun bench` needs it: the executable and the Python module link neither cuSPARSE nor
 // cuBLAS, their run paths send the loader to no working directory, the module is found beside
-// the executable, and a missing, broken or foreign module is named in a clear message (exit 1),
-// never a crash.
+// the executable (or where SIMRUN_BENCH_BASELINE names it, relative to the working directory),
+// and a missing, broken or foreign module is named in a clear message (exit 1), never a crash.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -127,6 +127,20 @@ TEST(BenchBaselineModule, FileThatIsNoLibraryIsRefused) {
     TemporaryDirectory dir;
     const auto text = dir.write("libsimrun_bench_baseline.so", "not an ELF file\n");
     expect_refused(text.string(), text.string());  // dlerror names the file
+}
+
+// A name without '/' is the file in the working directory, checked and loaded by its absolute
+// path (dlopen alone would search the library path for it).
+TEST(BenchBaselineModule, RelativeNameIsTheFileInTheWorkingDirectory) {
+    TemporaryDirectory dir;
+    const auto text = dir.write("libsimrun_bench_baseline.so", "not an ELF file\n");
+    const auto result = run_simrun("bench --baseline on --backend cpu --quick", dir.path(),
+                                   "SIMRUN_BENCH_BASELINE=libsimrun_bench_baseline.so");
+    EXPECT_EQ(result.exit_code, 1) << result.out << result.err;
+    if (baseline_module.empty()) return;
+    const std::string absolute = std::filesystem::canonical(text).string();
+    EXPECT_NE(result.err.find("\n  " + absolute + ": " + absolute), std::string::npos)
+        << result.err;  // dlerror names the file it opened: the one checked
 }
 
 TEST(BenchBaselineModule, ModuleOfAnotherInterfaceVersionIsRefused) {
