@@ -6,14 +6,17 @@
 // path) instead of failing to start.
 #include <dlfcn.h>
 #include <nvrtc.h>
+#include <sys/stat.h>
 
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <map>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <system_error>
 #include <utility>
 #include <vector>
 
@@ -35,14 +38,32 @@ struct Nvrtc {
     decltype(&nvrtcGetCUBINSize) cubin_size = nullptr;
     decltype(&nvrtcGetCUBIN) cubin = nullptr;
     decltype(&nvrtcDestroyProgram) destroy = nullptr;
-    std::string missing;  // empty where every entry point was found
-    std::string name;     // e.g. "NVRTC 13.0"
+    std::string missing;   // empty where every entry point was found
+    std::string name;      // e.g. "NVRTC 13.0"
+    std::string identity;  // the name, and the file the library was loaded from (library_identity)
 };
 
 template <typename Function>
 bool find(void* library, const char* symbol, Function& function) {
     function = reinterpret_cast<Function>(dlsym(library, symbol));
     return function != nullptr;
+}
+
+// The file that holds `symbol` (dladdr) with its size and time of change, so that a patch update
+// of one version or another build that SIMRUN_NVRTC names tells itself apart; "unknown file"
+// where it cannot be had.
+std::string library_identity(const void* symbol) {
+    Dl_info info{};
+    struct stat status {};
+    if (dladdr(symbol, &info) == 0 || info.dli_fname == nullptr ||
+        ::stat(info.dli_fname, &status) != 0) {
+        return "unknown file";
+    }
+    std::error_code error;
+    const std::filesystem::path resolved = std::filesystem::canonical(info.dli_fname, error);
+    return (error ? std::string(info.dli_fname) : resolved.string()) + " " +
+           std::to_string(status.st_size) + " " + std::to_string(status.st_mtim.tv_sec) + "." +
+           std::to_string(status.st_mtim.tv_nsec);
 }
 
 // The library SIMRUN_NVRTC names where it is set, else the toolkit's own major version first
@@ -79,6 +100,8 @@ Nvrtc open_nvrtc() {
     int major = 0, minor = 0;
     nvrtc.version(&major, &minor);
     nvrtc.name = "NVRTC " + std::to_string(major) + "." + std::to_string(minor);
+    nvrtc.identity =
+        nvrtc.name + " " + library_identity(reinterpret_cast<const void*>(nvrtc.version));
     return nvrtc;
 }
 
@@ -117,14 +140,14 @@ LoadedLibraries& loaded_libraries() {
 }
 
 // What the cubin of `source` for `architecture` ("sm_90") depends on: its compile options
-// and the compiler's version too.
+// and the compiler's version and library file too.
 ProgramKey program_key(const Nvrtc& api, const std::string& source,
                        const std::string& architecture) {
     // No contraction of a * b + c into one rounding: the values follow the host's operations.
     return {source,
             {"--gpu-architecture=" + architecture, "--fmad=false", "--std=c++17"},
             architecture,
-            api.name};
+            api.identity};
 }
 
 // The cubin of `key`, or the reason it could not be made.
