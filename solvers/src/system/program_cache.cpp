@@ -8,8 +8,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <exception>
 #include <new>
+#include <stdexcept>
 #include <string_view>
 #include <system_error>
 #include <utility>
@@ -45,14 +47,22 @@ void append_field(std::string& bytes, std::string_view field) {
     bytes.append(field);
 }
 
-// The whole file at `path`, or nothing where it cannot be opened or read or is too large.
+// Whether a file of `status` is one this user alone may change: owned by the effective user and
+// writable by neither group nor others (what ccache asks of its cache too).
+bool owned_privately(const struct stat& status) {
+    return status.st_uid == ::geteuid() && (status.st_mode & (S_IWGRP | S_IWOTH)) == 0;
+}
+
+// The whole file at `path`, or nothing where it cannot be opened or read, is too large, or is
+// not a regular file of this user's alone. A symlink there is not followed and a FIFO does not
+// block (O_NOFOLLOW | O_NONBLOCK): either is a miss.
 std::optional<std::string> read_entry_file(const std::filesystem::path& path) {
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0) return std::nullopt;
     std::optional<std::string> contents;
     struct stat status {};
-    if (::fstat(fd, &status) == 0 && S_ISREG(status.st_mode) && status.st_size >= 0 &&
-        static_cast<std::uint64_t>(status.st_size) <= largest_entry) {
+    if (::fstat(fd, &status) == 0 && S_ISREG(status.st_mode) && owned_privately(status) &&
+        status.st_size >= 0 && static_cast<std::uint64_t>(status.st_size) <= largest_entry) {
         std::string bytes(static_cast<std::size_t>(status.st_size), '\0');
         std::size_t done = 0;
         while (done < bytes.size()) {
@@ -89,10 +99,74 @@ std::optional<std::vector<char>> validated_program(std::string_view entry, std::
     return std::vector<char>(program.begin(), program.end());
 }
 
-// Makes `directory` (readable by its owner alone where this call creates it).
-void make_directory(const std::filesystem::path& directory) {
-    if (std::filesystem::create_directories(directory)) {
-        std::filesystem::permissions(directory, std::filesystem::perms::owner_all);
+// The cache's directory: absent (not yet made), this user's alone (see owned_privately), or
+// refused (another user's, writable by others, not a directory, or not to be examined).
+enum class DirectoryState { absent, private_to_user, refused };
+
+DirectoryState directory_state(const std::filesystem::path& directory) {
+    struct stat status {};
+    // stat, not lstat: a link to a directory of this user's (~/.cache elsewhere) is fine.
+    if (::stat(directory.c_str(), &status) != 0) {
+        return errno == ENOENT ? DirectoryState::absent : DirectoryState::refused;
+    }
+    return S_ISDIR(status.st_mode) && owned_privately(status) ? DirectoryState::private_to_user
+                                                              : DirectoryState::refused;
+}
+
+// Makes `directory`, itself with mode 0700 (its parents as `mkdir -p` makes them). Throws
+// std::filesystem::filesystem_error where it cannot.
+void make_directory(std::filesystem::path directory) {
+    if (!directory.has_filename()) directory = directory.parent_path();  // a trailing '/'
+    if (directory.has_parent_path()) std::filesystem::create_directories(directory.parent_path());
+    if (::mkdir(directory.c_str(), 0700) != 0 && errno != EEXIST) {
+        throw std::filesystem::filesystem_error("cannot make the program cache", directory,
+                                                std::error_code(errno, std::generic_category()));
+    }
+}
+
+// Writes `contents` to `path` atomically, readable and writable by this user alone (0600,
+// whatever the umask), unsynced: an entry a power cut leaves partial fails its checks and
+// is compiled again. Throws std::runtime_error where it cannot.
+void write_entry(const std::filesystem::path& path, std::string_view contents) {
+    AtomicReplace replace(path, FileSync::unsynced);
+    if (::fchmod(replace.descriptor(), S_IRUSR | S_IWUSR) != 0) {
+        throw std::runtime_error("cannot restrict '" + replace.temp_path().string() +
+                                 "' to its owner: " + std::strerror(errno));
+    }
+    while (!contents.empty()) {
+        const ssize_t written = ::write(replace.descriptor(), contents.data(), contents.size());
+        if (written < 0 && errno == EINTR) continue;
+        if (written <= 0) {
+            throw std::runtime_error("cannot write '" + replace.temp_path().string() +
+                                     "': " + std::strerror(written < 0 ? errno : ENOSPC));
+        }
+        contents.remove_prefix(static_cast<std::size_t>(written));
+    }
+    replace.commit();
+}
+
+// A temporary of a store older than this was left by a killed run (a store takes
+// milliseconds).
+constexpr std::time_t stale_temporary_seconds = 3600;
+
+// Removes from `directory` the temporaries of entries (".program-<hash>.bin.<random>.tmp",
+// see AtomicReplace) older than stale_temporary_seconds. Best effort: errors leave them.
+void remove_stale_temporaries(const std::filesystem::path& directory) {
+    constexpr std::size_t random_suffix = 1 + 16 + 4;  // ".<16 hex digits>.tmp"
+    const std::time_t now = std::time(nullptr);
+    std::error_code error;
+    std::filesystem::directory_iterator entries(directory, error);
+    for (; !error && entries != std::filesystem::directory_iterator(); entries.increment(error)) {
+        const std::filesystem::path& path = entries->path();
+        const std::string name = path.filename().string();
+        if (!name.starts_with(".program-") || name.size() <= 1 + random_suffix) continue;
+        const std::string target = name.substr(1, name.size() - 1 - random_suffix);
+        struct stat status {};
+        if (is_atomic_temporary_of(name, target) && ::lstat(path.c_str(), &status) == 0 &&
+            now - status.st_mtime > stale_temporary_seconds) {
+            std::error_code ignored;
+            std::filesystem::remove(path, ignored);
+        }
     }
 }
 
@@ -149,6 +223,11 @@ std::filesystem::path ProgramCache::entry_path(const ProgramKey& key) const {
 
 std::optional<std::vector<char>> ProgramCache::load(const ProgramKey& key) const {
     if (!enabled()) return std::nullopt;
+    const DirectoryState state = directory_state(directory_);
+    if (state != DirectoryState::private_to_user) {
+        if (state == DirectoryState::refused) failed_.store(true);
+        return std::nullopt;
+    }
     const std::optional<std::string> entry = read_entry_file(entry_path(key));
     if (!entry) return std::nullopt;
     return validated_program(*entry, program_key_bytes(key));
@@ -168,15 +247,19 @@ bool ProgramCache::store(const ProgramKey& key, std::span<const char> program) c
     entry.append(program.data(), program.size());
     try {
         make_directory(directory_);
-        // Unsynced: an entry a power cut leaves partial fails its checks and is compiled again.
-        write_file_atomically(entry_path(key), entry, FileSync::unsynced);
-        return true;
+        if (directory_state(directory_) != DirectoryState::private_to_user) {
+            failed_.store(true);
+            return false;
+        }
+        write_entry(entry_path(key), entry);
     } catch (const std::bad_alloc&) {
         throw;
     } catch (const std::exception&) {
         failed_.store(true);
         return false;
     }
+    remove_stale_temporaries(directory_);
+    return true;
 }
 
 }  // namespace simrun::solvers

@@ -1,15 +1,21 @@
 // The disk cache of compiled programs: entries read back byte for byte, other keys miss, damaged
-// or foreign files are never trusted and are rewritten, a cache that cannot be written turns
-// itself off without throwing, and concurrent stores leave one valid entry.
+// or foreign files are never trusted and are rewritten, nothing another user could have changed
+// is read (a link or FIFO at an entry's name, a directory or entry writable by others), a cache
+// that cannot be written turns itself off without throwing, concurrent stores leave one valid
+// entry, and stores remove the stale temporaries of killed ones.
 #include "system/program_cache.hpp"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <iterator>
 #include <random>
 #include <string>
@@ -23,6 +29,10 @@ namespace {
 
 namespace fs = std::filesystem;
 using simrun::testing::TemporaryDirectory;
+
+// Each test's cache is a directory the cache makes itself ("cache" in a temporary directory):
+// a temporary directory made under a umask of 002 is writable by its group, which the cache
+// refuses.
 
 std::vector<char> random_bytes(std::size_t count, unsigned seed) {
     std::mt19937 generator(seed);
@@ -72,7 +82,7 @@ TEST(ProgramCache, StoredProgramReadsBackByteIdentical) {
 
 TEST(ProgramCache, AnotherSourceArchitectureCompilerOrOptionsMisses) {
     const TemporaryDirectory temporary;
-    const ProgramCache cache(temporary.path());
+    const ProgramCache cache(temporary.path() / "cache");
     const ProgramKey key = sample_key();
     ASSERT_TRUE(cache.store(key, random_bytes(300, 3)));
     std::vector<ProgramKey> others(6, key);
@@ -93,7 +103,7 @@ TEST(ProgramCache, AnotherSourceArchitectureCompilerOrOptionsMisses) {
 TEST(ProgramCache, AnEntryOfAnotherKeyAtThisKeysNameMisses) {
     // What a collision of the names' hashes would give: the key stored in full tells them apart.
     const TemporaryDirectory temporary;
-    const ProgramCache cache(temporary.path());
+    const ProgramCache cache(temporary.path() / "cache");
     const ProgramKey key = sample_key();
     ProgramKey other = key;
     other.source = "extern \"C\" __global__ void k(double* x) { x[threadIdx.x] = 2.0; }\n";
@@ -114,7 +124,7 @@ void expect_ignored_then_rewritten(const ProgramCache& cache, const ProgramKey& 
 
 TEST(ProgramCache, TruncatedCorruptedOrForeignEntriesAreIgnoredAndRewritten) {
     const TemporaryDirectory temporary;
-    const ProgramCache cache(temporary.path());
+    const ProgramCache cache(temporary.path() / "cache");
     const ProgramKey key = sample_key();
     ASSERT_TRUE(cache.store(key, random_bytes(257, 5)));
     const std::vector<char> valid = read_file(cache.entry_path(key));
@@ -206,6 +216,128 @@ TEST(ProgramCache, AReadOnlyDirectoryTurnsTheCacheOffWithoutThrowing) {
     fs::permissions(read_only, fs::perms::owner_all);
 }
 
+// The permission bits of `path` (the link's own target followed).
+fs::perms permissions_of(const fs::path& path) {
+    return fs::status(path).permissions() & fs::perms::mask;
+}
+
+TEST(ProgramCache, TheDirectoryAndEntriesAreTheOwnersAloneWhateverTheUmask) {
+    const TemporaryDirectory temporary;
+    const ProgramCache cache(temporary.path() / "made" / "cache");
+    const mode_t previous = ::umask(0);
+    const bool stored = cache.store(sample_key(), random_bytes(100, 30));
+    ::umask(previous);
+    ASSERT_TRUE(stored);
+    EXPECT_EQ(permissions_of(cache.directory()), fs::perms::owner_all);
+    EXPECT_EQ(permissions_of(cache.entry_path(sample_key())),
+              fs::perms::owner_read | fs::perms::owner_write);
+    EXPECT_TRUE(cache.load(sample_key()).has_value());
+}
+
+TEST(ProgramCache, ASymlinkAtAnEntrysNameIsAMissAndIsReplaced) {
+    const TemporaryDirectory temporary;
+    const ProgramCache cache(temporary.path() / "cache");
+    const ProgramKey key = sample_key();
+    const std::vector<char> program = random_bytes(400, 31);
+    ASSERT_TRUE(cache.store(key, program));
+    // A valid entry elsewhere, linked at the entry's name: not followed.
+    const fs::path elsewhere = temporary.path() / "elsewhere.bin";
+    fs::rename(cache.entry_path(key), elsewhere);
+    fs::create_symlink(elsewhere, cache.entry_path(key));
+    EXPECT_FALSE(cache.load(key).has_value());
+    EXPECT_TRUE(cache.enabled());
+    // A store replaces the link, not the file it names.
+    const std::vector<char> other = random_bytes(90, 32);
+    ASSERT_TRUE(cache.store(key, other));
+    EXPECT_FALSE(fs::is_symlink(cache.entry_path(key)));
+    EXPECT_EQ(cache.load(key), other);
+    EXPECT_EQ(read_file(elsewhere).size(), 40 + program_key_bytes(key).size() + program.size());
+}
+
+TEST(ProgramCache, AFifoAtAnEntrysNameIsAMissAndDoesNotBlock) {
+    const TemporaryDirectory temporary;
+    const ProgramCache cache(temporary.path() / "cache");
+    const ProgramKey key = sample_key();
+    ASSERT_TRUE(cache.store(key, random_bytes(50, 33)));
+    const fs::path entry = cache.entry_path(key);
+    fs::remove(entry);
+    ASSERT_EQ(::mkfifo(entry.c_str(), 0600), 0);
+    auto loaded = std::async(std::launch::async, [&] { return cache.load(key); });
+    if (loaded.wait_for(std::chrono::seconds(10)) != std::future_status::ready) {
+        // Free the blocked reader (a writer opens the FIFO), so that the test can end.
+        const int writer = ::open(entry.c_str(), O_WRONLY | O_NONBLOCK);
+        if (writer >= 0) ::close(writer);
+        FAIL() << "loading an entry that is a FIFO blocked";
+    }
+    EXPECT_FALSE(loaded.get().has_value());
+    const std::vector<char> program = random_bytes(60, 34);
+    ASSERT_TRUE(cache.store(key, program));
+    EXPECT_EQ(cache.load(key), program);
+}
+
+TEST(ProgramCache, AnEntryWritableByGroupOrOthersIsAMiss) {
+    const TemporaryDirectory temporary;
+    const ProgramCache cache(temporary.path() / "cache");
+    const ProgramKey key = sample_key();
+    ASSERT_TRUE(cache.store(key, random_bytes(70, 35)));
+    for (const fs::perms writable : {fs::perms::group_write, fs::perms::others_write}) {
+        fs::permissions(cache.entry_path(key), writable, fs::perm_options::add);
+        EXPECT_FALSE(cache.load(key).has_value());
+        fs::permissions(cache.entry_path(key), writable, fs::perm_options::remove);
+        EXPECT_TRUE(cache.load(key).has_value());
+    }
+}
+
+TEST(ProgramCache, ADirectoryWritableByGroupOrOthersTurnsTheCacheOff) {
+    for (const fs::perms writable : {fs::perms::group_write, fs::perms::others_write}) {
+        const TemporaryDirectory temporary;
+        const fs::path directory = temporary.path() / "cache";
+        ASSERT_TRUE(ProgramCache(directory).store(sample_key(), random_bytes(80, 36)));
+        fs::permissions(directory, writable, fs::perm_options::add);
+        // A valid entry there is not read, and nothing is stored.
+        const ProgramCache loading(directory);
+        EXPECT_FALSE(loading.load(sample_key()).has_value());
+        EXPECT_FALSE(loading.enabled());
+        const ProgramCache storing(directory);
+        EXPECT_FALSE(storing.store(sample_key(), random_bytes(80, 37)));
+        EXPECT_FALSE(storing.enabled());
+    }
+}
+
+TEST(ProgramCache, ADirectoryOfAnotherUserTurnsTheCacheOff) {
+    if (::geteuid() != 0) GTEST_SKIP() << "only root can give a directory to another user";
+    const TemporaryDirectory temporary;
+    const fs::path directory = temporary.path() / "cache";
+    ASSERT_TRUE(ProgramCache(directory).store(sample_key(), random_bytes(80, 38)));
+    ASSERT_EQ(::chown(directory.c_str(), 65534, 65534), 0);  // nobody
+    const ProgramCache cache(directory);
+    EXPECT_FALSE(cache.load(sample_key()).has_value());
+    EXPECT_FALSE(cache.enabled());
+}
+
+TEST(ProgramCache, AStoreRemovesTheStaleTemporariesOfKilledStores) {
+    const TemporaryDirectory temporary;
+    const ProgramCache cache(temporary.path() / "cache");
+    ASSERT_TRUE(cache.store(sample_key(), random_bytes(10, 39)));
+    const fs::path& directory = cache.directory();
+    const std::string temporary_name = ".program-0123456789abcdef.bin.fedcba9876543210.tmp";
+    const fs::path stale = directory / temporary_name;
+    const fs::path recent = directory / ".program-0123456789abcdef.bin.0000000000000001.tmp";
+    const fs::path foreign = directory / ".notes.txt.fedcba9876543210.tmp";  // not the cache's
+    for (const fs::path& path : {stale, recent, foreign}) write_file(path, {'x'});
+    const auto two_hours_ago = fs::file_time_type::clock::now() - std::chrono::hours(2);
+    fs::last_write_time(stale, two_hours_ago);
+    fs::last_write_time(foreign, two_hours_ago);
+    ProgramKey other = sample_key();
+    other.architecture = "sm_80";
+    ASSERT_TRUE(cache.store(other, random_bytes(10, 40)));
+    EXPECT_FALSE(fs::exists(stale));
+    EXPECT_TRUE(fs::exists(recent));  // perhaps a store in progress
+    EXPECT_TRUE(fs::exists(foreign));
+    EXPECT_TRUE(cache.load(sample_key()).has_value());
+    EXPECT_TRUE(cache.load(other).has_value());
+}
+
 TEST(ProgramCache, ConcurrentStoresOfOneKeyLeaveAValidEntry) {
     const TemporaryDirectory temporary;
     const ProgramKey key = sample_key();
@@ -215,7 +347,7 @@ TEST(ProgramCache, ConcurrentStoresOfOneKeyLeaveAValidEntry) {
     std::atomic<int> stored{0};
     // Separate cache objects, as separate processes (the ranks of a node) would have.
     std::thread reader([&] {
-        const ProgramCache cache(temporary.path());
+        const ProgramCache cache(temporary.path() / "cache");
         while (storing.load()) {
             const auto loaded = cache.load(key);
             if (loaded && *loaded != program) ++torn;
@@ -224,7 +356,7 @@ TEST(ProgramCache, ConcurrentStoresOfOneKeyLeaveAValidEntry) {
     std::vector<std::thread> writers;
     for (int w = 0; w < 4; ++w) {
         writers.emplace_back([&] {
-            const ProgramCache cache(temporary.path());
+            const ProgramCache cache(temporary.path() / "cache");
             for (int n = 0; n < 20; ++n) stored += cache.store(key, program) ? 1 : 0;
         });
     }
@@ -233,11 +365,11 @@ TEST(ProgramCache, ConcurrentStoresOfOneKeyLeaveAValidEntry) {
     reader.join();
     EXPECT_EQ(stored.load(), 80);
     EXPECT_EQ(torn.load(), 0);
-    const ProgramCache cache(temporary.path());
+    const ProgramCache cache(temporary.path() / "cache");
     EXPECT_EQ(cache.load(key), program);
     // No temporary file is left behind.
     const auto entries =
-        std::distance(fs::directory_iterator(temporary.path()), fs::directory_iterator{});
+        std::distance(fs::directory_iterator(temporary.path() / "cache"), fs::directory_iterator{});
     EXPECT_EQ(entries, 1);
 }
 
