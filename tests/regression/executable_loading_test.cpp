@@ -79,7 +79,7 @@ TEST(ExecutableLoading, ExecutableAndPythonModuleLinkNeitherCusparseNorCublas) {
 // An empty or relative run-path entry makes the loader look in the working directory for every
 // library at every start (slower, and a library planted there would be loaded).
 TEST(ExecutableLoading, RunPathsNameNoWorkingDirectory) {
-    std::vector<std::string> files = {SIMRUN_EXECUTABLE};
+    std::vector<std::string> files = executable_and_python_module();
     if (!baseline_module.empty()) files.push_back(baseline_module);
     for (const std::string& file : files) {
         SCOPED_TRACE(file);
