@@ -14,12 +14,16 @@
 #include <limits>
 #include <random>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "base/kernel_table.hpp"
+#include "multigrid/backend_rows.hpp"
 #include "multigrid/box_entries.hpp"
 #include "multigrid/galerkin_table.hpp"
+#include "multigrid/hierarchy.hpp"
 #include "multigrid/level_transfer.hpp"
+#include "multigrid/whole_levels.hpp"
 #include "simrun/solvers/base/array.hpp"
 #include "simrun/solvers/matrices/conversions.hpp"
 #include "simrun/solvers/matrices/dia_matrix.hpp"
@@ -114,28 +118,10 @@ void expect_setup_like_host(const std::shared_ptr<const Backend>& backend, const
 
     // The Galerkin rows from the host's weights, so each check stands alone.
     const Array<double> given = Array<double>::from_host(backend, host_weights);
-    const GalerkinTable table(steps, fine, coarsening);
-    const Array<int> fine_slot = Array<int>::from_host(backend, table.fine_slot);
-    const auto fine_offset = Array<std::int64_t>::from_host(backend, table.fine_offset);
-    const auto begin = Array<std::int64_t>::from_host(backend, table.begin);
-    const Array<int> reach_step = Array<int>::from_host(backend, table.reach_step);
-    const auto reach_column = Array<std::int64_t>::from_host(backend, table.reach_column);
-    const Array<int> reach_slot = Array<int>::from_host(backend, table.reach_slot);
-    const GalerkinTableView on_backend{static_cast<int>(table.fine_slot.size()),
-                                       fine_slot.data(),
-                                       fine_offset.data(),
-                                       begin.data(),
-                                       reach_step.data(),
-                                       reach_column.data(),
-                                       reach_slot.data()};
-    GalerkinLayout layout{};
-    const std::vector<int> offsets = galerkin_layout(coarsening.coarse, layout);
-    ASSERT_EQ(offsets, host_coarse.offsets) << what;
-    Array<double> coarse(backend, host_coarse.values.size());
-    kernels.box_galerkin(*backend, stored.view(), steps.view(),
-                         transfer_view(fine, coarsening, given.data()), on_backend, layout,
-                         coarse.data());
-    expect_close_by_point(coarse.to_host(), host_coarse.values, nc, what + " Galerkin rows");
+    const multigrid::BackendRows coarse =
+        galerkin_rows(backend, stored.view(), steps, fine, coarsening, given);
+    ASSERT_EQ(coarse.offsets, host_coarse.offsets) << what;
+    expect_close_by_point(coarse.values.to_host(), host_coarse.values, nc, what + " Galerkin rows");
 
     // 1 / a_ii, rounded to float once.
     const int main = a.find_diagonal(0);
@@ -304,6 +290,125 @@ TEST(MultigridSetupKernels, ClassifyPointsTakesFloatsAndNoPoints) {
     EXPECT_TRUE(backend->kernels<float>().classify_points(*backend, on_backend.data(), 0, 2,
                                                           of_point.data(), none));
     EXPECT_TRUE(none.empty());
+}
+
+// One cycle from zero on random b by one process's hierarchy of `a`, its levels planned on the
+// host (no back-end given to the plan) or made by the back-end (`on_backend`: a in double
+// there, or null); the levels' summaries in `summaries`.
+template <typename T>
+std::vector<T> one_cycle(const std::shared_ptr<const Backend>& backend, const DiaData<double>& a,
+                         const GridBox& box, bool by_backend, const DiaMatrix<double>* on_backend,
+                         std::vector<MultigridLevelSummary>& summaries, int& levels_on_backend) {
+    multigrid::Hierarchy<T> hierarchy(backend, MultigridParameters{});
+    hierarchy.resolve_cycle(multigrid::has_coefficient_jumps(a, multigrid::cycle_jump_ratio));
+    multigrid::WholeLevels plan =
+        by_backend ? multigrid::WholeLevels(a, box, MultigridParameters{}, backend, on_backend)
+                   : multigrid::WholeLevels(a, box, MultigridParameters{});
+    hierarchy.build(plan, static_cast<std::size_t>(box.size()), {});
+    summaries = hierarchy.summaries();
+    levels_on_backend = plan.levels_on_backend();
+    std::mt19937 generator(3);
+    std::uniform_real_distribution<double> value(-1.0, 1.0);
+    std::vector<T> b(static_cast<std::size_t>(box.size()));
+    for (T& v : b) v = static_cast<T>(value(generator));
+    const Array<T> b_on = Array<T>::from_host(backend, b);
+    Array<T> x(backend, b.size());
+    hierarchy.cycle_from_zero(b_on, x);
+    return x.to_host();
+}
+
+// The hierarchy made by the back-end against the one planned on the host: the same levels, and
+// its cycle the same values (the CPU's bits; the GPU's to rounding, its products fused).
+// How many levels below the finest the back-end must have made and kept: all of them, any
+// number, or a count.
+constexpr int all_below_finest = -2, any_number = -1;
+template <typename T>
+void expect_hierarchy_like_host(const std::shared_ptr<const Backend>& backend,
+                                const DiaData<double>& a, const GridBox& box, int on_backend_levels,
+                                const std::string& what) {
+    std::vector<MultigridLevelSummary> host_levels, backend_levels;
+    int none = 0, made_there = 0;
+    const std::vector<T> host = one_cycle<T>(backend, a, box, false, nullptr, host_levels, none);
+    EXPECT_EQ(none, 0) << what;
+    const DiaMatrix<double> on_backend(backend, a, DiaStorage::general);
+    for (const DiaMatrix<double>* given :
+         {&on_backend, static_cast<const DiaMatrix<double>*>(nullptr)}) {
+        const std::vector<T> made =
+            one_cycle<T>(backend, a, box, true, given, backend_levels, made_there);
+        ASSERT_EQ(backend_levels.size(), host_levels.size()) << what;
+        if (on_backend_levels == all_below_finest) {
+            EXPECT_EQ(made_there, static_cast<int>(host_levels.size()) - 1) << what;
+        } else if (on_backend_levels != any_number) {
+            EXPECT_EQ(made_there, on_backend_levels) << what;
+        }
+        for (std::size_t l = 0; l < host_levels.size(); ++l) {
+            EXPECT_EQ(backend_levels[l].box.describe(), host_levels[l].box.describe()) << what;
+            EXPECT_EQ(backend_levels[l].colours, host_levels[l].colours) << what << " level " << l;
+        }
+        double largest = 0, difference = 0;
+        for (std::size_t i = 0; i < host.size(); ++i) {
+            largest = std::max(largest, std::abs(static_cast<double>(host[i])));
+            difference = std::max(difference, std::abs(static_cast<double>(made[i] - host[i])));
+        }
+#ifdef SIMRUN_TEST_ON_CUDA
+        const double tolerance = 1e-12 * largest * (std::is_same_v<T, float> ? 1e7 : 1.0);
+#else
+        const double tolerance = 0.0;
+#endif
+        EXPECT_LE(difference, tolerance) << what << (given ? " (the caller's rows)" : " (uploaded)")
+                                         << ": largest value " << largest;
+    }
+}
+
+// A checkerboard of k = 1000 and 1 in cells of 4 x 4 nodes: couplings that jump.
+DiaData<double> checkerboard(std::array<std::int32_t, 3> points, int dimension) {
+    const auto k = [&](double x, double y, double z) {
+        const auto cell = [](double v, std::int32_t n) {
+            return static_cast<int>(std::floor(v * (n + 1) / 4.0));
+        };
+        const int parity =
+            cell(x, points[0]) + cell(y, points[1]) + (dimension == 3 ? cell(z, points[2]) : 0);
+        return parity % 2 == 0 ? 1000.0 : 1.0;
+    };
+    const std::array<double, 3> h = {1.0 / (points[0] + 1), 1.0 / (points[1] + 1),
+                                     1.0 / (points[2] + 1)};
+    const auto d = Side::dirichlet;
+    return to_dia(testing::box_diffusion_matrix(points, dimension, h, k, {d, d, d, d, d, d}));
+}
+
+TEST(MultigridSetupOnTheBackEnd, TheHierarchyIsTheOnePlannedOnTheHost) {
+    const auto backend = test_backend();
+    SIMRUN_SKIP_WITHOUT_BACKEND(backend);
+    const auto n = Side::neumann, d = Side::dirichlet;
+    // Constant coefficients: every level in row classes, made by the back-end.
+    for (const GridBox& box : {GridBox{2, {65, 65, 1}}, GridBox{2, {70, 41, 1}},
+                               GridBox{3, {17, 17, 17}}, GridBox{3, {20, 13, 9}}}) {
+        expect_hierarchy_like_host<double>(backend, stencil_with_identity_faces(box), box,
+                                           all_below_finest, box.describe() + " identity faces");
+    }
+    const auto unit = [](double, double, double) { return 1.0; };
+    const GridBox neumann{2, {64, 48, 1}};
+    expect_hierarchy_like_host<double>(
+        backend,
+        to_dia(testing::box_diffusion_matrix({64, 48, 1}, 2, {1, 1, 1}, unit, {n, d, n, n, d, d})),
+        neumann, all_below_finest, "64x48 Neumann sides");
+    // Coefficients varying from face to face: too many kinds of row, the host takes them.
+    expect_hierarchy_like_host<double>(backend,
+                                       random_diffusion({40, 40, 1}, 2, {d, d, d, d, d, d}, 5),
+                                       GridBox{2, {40, 40, 1}}, 0, "40x40 varying k");
+    // Jumps: the local bases are the host's.
+    expect_hierarchy_like_host<double>(backend, checkerboard({48, 48, 1}, 2),
+                                       GridBox{2, {48, 48, 1}}, any_number, "48x48 checkerboard");
+    expect_hierarchy_like_host<double>(backend, checkerboard({16, 16, 16}, 3),
+                                       GridBox{3, {16, 16, 16}}, any_number, "16^3 checkerboard");
+    // A box two points thick: its diagonals' steps are decoded entry by entry, on the host.
+    const GridBox thin{3, {33, 33, 2}};
+    expect_hierarchy_like_host<double>(backend, stencil_with_identity_faces(thin), thin, 0,
+                                       "33x33x2 identity faces");
+    // A float cycle, made from double rows.
+    const GridBox box{2, {65, 65, 1}};
+    expect_hierarchy_like_host<float>(backend, stencil_with_identity_faces(box), box,
+                                      all_below_finest, "65x65 float");
 }
 
 }  // namespace

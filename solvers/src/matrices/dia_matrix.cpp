@@ -114,7 +114,48 @@ Stencil<T> constant_coefficients(const DiaData<T>& a) {
     return stencil;
 }
 
+// Throws std::invalid_argument where the offsets are more than max_dia_diagonals, not sorted
+// and distinct, or outside a matrix of n rows.
+void check_offsets(const std::vector<int>& offsets, std::int64_t n) {
+    if (offsets.size() > max_dia_diagonals) {
+        throw std::invalid_argument("DIA matrix: " + std::to_string(offsets.size()) +
+                                    " diagonals, at most " + std::to_string(max_dia_diagonals));
+    }
+    for (std::size_t d = 0; d < offsets.size(); ++d) {
+        if (d > 0 && offsets[d] <= offsets[d - 1]) {
+            throw std::invalid_argument("DIA matrix: offsets must be sorted and distinct");
+        }
+        if (n > 0 && (offsets[d] <= -n || offsets[d] >= n)) {
+            throw std::invalid_argument("DIA matrix: offset " + std::to_string(offsets[d]) +
+                                        " is outside the matrix of " + std::to_string(n) +
+                                        " rows");
+        }
+    }
+}
+
 }  // namespace
+
+template <typename T>
+DiaMatrix<T>::DiaMatrix(std::shared_ptr<const Backend> backend, std::int64_t n,
+                        std::vector<int> offsets, Array<std::uint8_t> row_classes,
+                        const std::vector<T>& class_values)
+    : StoredMatrix<T>(std::move(backend), n),
+      host_offsets_(std::move(offsets)),
+      storage_(DiaStorage::classes) {
+    if (n < 0) throw std::invalid_argument("DIA matrix: negative size");
+    check_offsets(host_offsets_, n);
+    const std::size_t diagonals = host_offsets_.size();
+    if (row_classes.size() != static_cast<std::size_t>(n) || diagonals == 0 ||
+        class_values.size() % diagonals != 0 ||
+        class_values.size() / diagonals > static_cast<std::size_t>(max_value_classes)) {
+        throw std::invalid_argument(
+            "DIA matrix: row classes for " + std::to_string(row_classes.size()) + " rows and " +
+            std::to_string(class_values.size()) + " class values, for " + std::to_string(n) +
+            " rows of " + std::to_string(diagonals) + " diagonals");
+    }
+    row_classes_ = std::move(row_classes);
+    class_values_ = Array<T>::from_host(this->backend_, class_values);
+}
 
 template <typename T>
 DiaMatrix<T>::DiaMatrix(std::shared_ptr<const Backend> backend, const DiaData<T>& data,
@@ -128,21 +169,7 @@ DiaMatrix<T>::DiaMatrix(std::shared_ptr<const Backend> backend, const DiaData<T>
                                     std::to_string(expected) + " values, got " +
                                     std::to_string(data.values.size()));
     }
-    if (data.offsets.size() > max_dia_diagonals) {
-        throw std::invalid_argument("DIA matrix: " + std::to_string(data.offsets.size()) +
-                                    " diagonals, at most " + std::to_string(max_dia_diagonals));
-    }
-    for (std::size_t d = 0; d < data.offsets.size(); ++d) {
-        if (d > 0 && data.offsets[d] <= data.offsets[d - 1]) {
-            throw std::invalid_argument("DIA matrix: offsets must be sorted and distinct");
-        }
-        if (this->rows_ > 0 &&
-            (data.offsets[d] <= -this->rows_ || data.offsets[d] >= this->rows_)) {
-            throw std::invalid_argument("DIA matrix: offset " + std::to_string(data.offsets[d]) +
-                                        " is outside the matrix of " + std::to_string(this->rows_) +
-                                        " rows");
-        }
-    }
+    check_offsets(data.offsets, this->rows_);
     storage_ = storage;
     if (storage == DiaStorage::stencil) {
         Stencil<T> stencil = constant_coefficients(data);

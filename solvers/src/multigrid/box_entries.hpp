@@ -26,7 +26,9 @@ struct DiagonalSteps {
     bool decoded = true;
     std::vector<Coordinates> steps;
 
-    DiagonalSteps(const DiaData<double>& a, const GridBox& box) {
+    // `a`: DiaData or rows that read as it does (ClassRows).
+    template <typename Rows>
+    DiagonalSteps(const Rows& a, const GridBox& box) {
         for (const int offset : a.offsets) {
             int found = 0;
             Coordinates step{};
@@ -91,9 +93,9 @@ inline BoxTransferView<double> transfer_view(const GridBox& fine, const BoxCoars
 // The nonzero entries of row i (at coordinates c) as (column, value, step from i to the
 // column per axis); f is called for each. The matrix must couple only neighbours
 // (check_box_couplings), unless the steps are computed entry by entry.
-template <typename F>
-void for_each_entry(const DiaData<double>& a, const DiagonalSteps& diagonal_steps,
-                    const GridBox& box, std::int64_t i, const Coordinates& c, F&& f) {
+template <typename Rows, typename F>
+void for_each_entry(const Rows& a, const DiagonalSteps& diagonal_steps, const GridBox& box,
+                    std::int64_t i, const Coordinates& c, F&& f) {
     for (int d = 0; d < a.num_diagonals(); ++d) {
         const double value = a.at(d, i);
         if (value == 0.0) continue;

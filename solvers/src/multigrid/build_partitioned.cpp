@@ -137,7 +137,11 @@ void Hierarchy<T>::add_level(PartitionedLevel& planned, std::size_t l, FinestOpe
     level->spread.holds = planned.holds();
     const auto make = [&] {
         if (!planned.holds()) return;
-        LevelRows rows{planned.rows(), planned.transfer, planned.weights};
+        LevelRows rows{.rows = planned.rows_on_backend == nullptr ? &planned.rows() : nullptr,
+                       .rows_on_backend = planned.rows_on_backend,
+                       .coarsening = planned.transfer,
+                       .weights = &planned.weights,
+                       .weights_on_backend = planned.weights_on_backend};
         make_level(backend_, smoother_, *level, rows, l, finest, setup, planned.split() || l > 0);
         const Box& part = planned.partition.part();
         level->spread.own_offset =

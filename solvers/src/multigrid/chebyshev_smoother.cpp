@@ -67,12 +67,13 @@ private:
 
 template <typename T>
 SmootherKind<T> chebyshev() {
-    return {"Chebyshev", [](std::shared_ptr<const Backend> backend, const Level<T>& level,
-                            const std::vector<double>& inverse_diagonal, const SmootherSetup&) {
+    return {"Chebyshev", true,
+            [](std::shared_ptr<const Backend> backend, const Level<T>& level,
+               Array<T> inverse_diagonal, const SmootherSetup&) {
                 Array<T> d(backend, static_cast<std::size_t>(level.box.size()));
                 fill(d, T(0));
                 return std::unique_ptr<Smoother<T>>(std::make_unique<ChebyshevSmoother<T>>(
-                    backend, upload<T>(backend, inverse_diagonal), std::move(d)));
+                    backend, std::move(inverse_diagonal), std::move(d)));
             }};
 }
 

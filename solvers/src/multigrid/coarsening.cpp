@@ -8,6 +8,7 @@
 #include <string>
 
 #include "multigrid/box_entries.hpp"
+#include "multigrid/class_rows.hpp"
 #include "multigrid/level_transfer.hpp"
 
 namespace simrun::solvers::multigrid {
@@ -130,7 +131,8 @@ bool check_box_couplings(const DiaData<double>& a, const GridBox& box) {
     return along_axes;
 }
 
-CoarseningMeasures measure_coarsening(const DiaData<double>& a, const GridBox& box, const Box& own,
+template <typename Rows>
+CoarseningMeasures measure_coarsening(const Rows& a, const GridBox& box, const Box& own,
                                       const Coordinates& origin, const GridBox& whole) {
     const DiagonalSteps steps(a, box);
     double strength[3] = {0, 0, 0};
@@ -181,6 +183,11 @@ CoarseningMeasures measure_coarsening(const DiaData<double>& a, const GridBox& b
     std::copy_n(end_weight, 6, measures.values.begin() + 15);
     return measures;
 }
+
+template CoarseningMeasures measure_coarsening(const DiaData<double>&, const GridBox&, const Box&,
+                                               const Coordinates&, const GridBox&);
+template CoarseningMeasures measure_coarsening(const ClassRows&, const GridBox&, const Box&,
+                                               const Coordinates&, const GridBox&);
 
 BoxCoarsening decide_coarsening(const CoarseningMeasures& measures, const GridBox& box) {
     const double* strength = measures.values.data();

@@ -55,15 +55,34 @@ GalerkinTable::GalerkinTable(const DiagonalSteps& steps, const GridBox& fine,
     begin.push_back(static_cast<std::int64_t>(reach_step.size()));
 }
 
-GalerkinTableView GalerkinTable::view() const {
-    return {static_cast<int>(fine_slot.size()),
-            fine_slot.data(),
-            fine_offset.data(),
-            begin.data(),
-            reach_step.data(),
-            reach_column.data(),
-            reach_slot.data()};
+namespace {
+
+// The view of a table's arrays, wherever they are (host vectors or back-end arrays).
+template <typename Table>
+GalerkinTableView view_of(const Table& t) {
+    return {static_cast<int>(t.fine_slot.size()),
+            t.fine_slot.data(),
+            t.fine_offset.data(),
+            t.begin.data(),
+            t.reach_step.data(),
+            t.reach_column.data(),
+            t.reach_slot.data()};
 }
+
+}  // namespace
+
+GalerkinTableView GalerkinTable::view() const { return view_of(*this); }
+
+GalerkinTableOnBackend::GalerkinTableOnBackend(const std::shared_ptr<const Backend>& backend,
+                                               const GalerkinTable& table)
+    : fine_slot(Array<int>::from_host(backend, table.fine_slot)),
+      fine_offset(Array<std::int64_t>::from_host(backend, table.fine_offset)),
+      begin(Array<std::int64_t>::from_host(backend, table.begin)),
+      reach_step(Array<int>::from_host(backend, table.reach_step)),
+      reach_column(Array<std::int64_t>::from_host(backend, table.reach_column)),
+      reach_slot(Array<int>::from_host(backend, table.reach_slot)) {}
+
+GalerkinTableView GalerkinTableOnBackend::view() const { return view_of(*this); }
 
 std::vector<int> galerkin_layout(const GridBox& coarse, GalerkinLayout& layout) {
     // The coarse stencil's steps (those the coarse box has room for) and their DIA offsets; in

@@ -4,11 +4,14 @@
 // box, and the coarse operator's layout. Made on the host (galerkin_operator.cpp), small (a few
 // thousand entries); the back-end's copy is made from its vectors.
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "base/kernel_table.hpp"
 #include "multigrid/box_entries.hpp"
 #include "multigrid/level_transfer.hpp"
+#include "simrun/solvers/base/array.hpp"
+#include "simrun/solvers/base/backend.hpp"
 #include "simrun/solvers/boxes/box.hpp"
 
 namespace simrun::solvers::multigrid {
@@ -25,6 +28,20 @@ struct GalerkinTable {
     // The table for rows whose diagonals take `steps` on `fine`, coarsened by `coarsening`.
     GalerkinTable(const DiagonalSteps& steps, const GridBox& fine, const BoxCoarsening& coarsening);
     // Its view on the host.
+    GalerkinTableView view() const;
+};
+
+// The table's copy on a back-end.
+struct GalerkinTableOnBackend {
+    Array<int> fine_slot;
+    Array<std::int64_t> fine_offset;
+    Array<std::int64_t> begin;
+    Array<int> reach_step;
+    Array<std::int64_t> reach_column;
+    Array<int> reach_slot;
+
+    GalerkinTableOnBackend(const std::shared_ptr<const Backend>& backend,
+                           const GalerkinTable& table);
     GalerkinTableView view() const;
 };
 

@@ -59,7 +59,7 @@ std::unique_ptr<Level<T>> Hierarchy<T>::gathered_level(const DiaData<double>& ro
     parameters.max_levels = parameters_.max_levels - static_cast<int>(split_levels);
     all_or_none(backend_->communicator(), [&] {
         rest = std::make_unique<Hierarchy<T>>(backend_, parameters, true);
-        WholeLevels plan(rows, box, parameters);
+        WholeLevels plan(rows, box, parameters, backend_);
         rest->build(plan, static_cast<std::size_t>(box.size()), {});
         const auto n = static_cast<std::size_t>(box.size());
         gathered->b = Array<T>(backend_, n);

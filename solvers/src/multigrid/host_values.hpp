@@ -1,10 +1,14 @@
 #pragma once
-// Host values of a multigrid set-up (computed in double) converted to the cycle's precision.
+// Values of a multigrid set-up (computed in double) converted to the cycle's precision, on the
+// host or on the back-end.
 #include <cstdint>
 #include <memory>
+#include <type_traits>
 #include <vector>
 
+#include "base/kernel_table.hpp"
 #include "simrun/solvers/base/array.hpp"
+#include "simrun/solvers/base/backend.hpp"
 #include "simrun/solvers/matrices/dia_data.hpp"
 
 namespace simrun::solvers::multigrid {
@@ -27,6 +31,18 @@ template <typename T>
 Array<T> upload(const std::shared_ptr<const Backend>& backend, const std::vector<double>& values) {
     const std::vector<T> converted = converted_values<T>(values);
     return Array<T>::from_host(backend, converted);
+}
+
+// `from` (double, on the back-end) into `to` (T, as many values), rounded there.
+template <typename T>
+void converted_on_backend(const std::shared_ptr<const Backend>& backend, const Array<double>& from,
+                          Array<T>& to) {
+    if (from.size() == 0) return;
+    if constexpr (std::is_same_v<T, double>) {
+        backend->copy(to.data(), from.data(), from.size() * sizeof(double));
+    } else {
+        backend->kernels<double>().copy_to_other(*backend, from.size(), from.data(), to.data());
+    }
 }
 
 template <typename To, typename From>

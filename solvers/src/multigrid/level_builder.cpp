@@ -6,6 +6,7 @@
 #include <string>
 #include <type_traits>
 
+#include "multigrid/class_rows.hpp"
 #include "multigrid/host_values.hpp"
 #include "simrun/solvers/base/vector_ops.hpp"
 #include "simrun/solvers/multigrid/multigrid_setup_error.hpp"
@@ -36,21 +37,22 @@ double gershgorin_of_scaled(const DiaData<double>& a, std::vector<double>& inver
         bound = std::max(bound, sum / diagonal);
     }
     if (first_bad < a.n) {
-        const auto c = box.coordinates(first_bad);
-        const std::string message = "multigrid: level " + std::to_string(level) + " (" +
-                                    box.describe() + ") row " + std::to_string(first_bad) +
-                                    " at (" + std::to_string(c[0]) + ", " + std::to_string(c[1]) +
-                                    ", " + std::to_string(c[2]) + ") has diagonal entry " +
-                                    std::to_string(main >= 0 ? a.at(main, first_bad) : 0.0) +
-                                    "; the smoothers need positive diagonal entries";
-        // The given matrix's own diagonal is the input's; a coarse level's is the set-up's.
-        if (level == 0) throw std::invalid_argument(message);
-        throw MultigridSetupError(message);
+        throw_nonpositive_diagonal(level, box, first_bad, main >= 0 ? a.at(main, first_bad) : 0.0);
     }
     return bound;
 }
 
 // The level's operator: `finest`'s on the finest level, else made from its rows in T.
+// A level's operator from its row classes on the back-end (the table in T).
+template <typename T>
+void set_operator_from_classes(const std::shared_ptr<const Backend>& backend, Level<T>& level,
+                               const BackendRows& rows) {
+    const std::vector<T> table(rows.host.table.begin(), rows.host.table.end());
+    level.owned_a =
+        std::make_unique<DiaMatrix<T>>(backend, rows.n, rows.offsets, rows.classes.clone(), table);
+    level.a = level.owned_a.get();
+}
+
 template <typename T>
 void set_operator(const std::shared_ptr<const Backend>& backend, Level<T>& level,
                   const DiaData<double>& rows, std::size_t index, FinestOperator<T>& finest) {
@@ -83,21 +85,44 @@ void set_operator(const std::shared_ptr<const Backend>& backend, Level<T>& level
     level.a = level.owned_a.get();
 }
 
-// The level's transfer to the next: its weights on the back-end (or their classes) and the
-// view the transfer kernels take.
+// The level's transfer to the next: its weights on the back-end (or their classes, found by the
+// back-end where the weights are there) and the view the transfer kernels take.
 template <typename T>
 void set_transfer(const std::shared_ptr<const Backend>& backend, Level<T>& level,
-                  const std::vector<double>& weights, const BoxCoarsening& coarsening) {
+                  const LevelRows& rows) {
+    const BoxCoarsening& coarsening = rows.coarsening;
     LevelTransfer<T>& transfer = level.transfer;
     BoxTransferView<T>& t = transfer.view;
-    if (auto classes = weight_classes(weights, coarsening.coarse.size(),
-                                      transfer_slots(level.box.dimension))) {
+    const std::int64_t nc = coarsening.coarse.size();
+    const int slots = transfer_slots(level.box.dimension);
+    if (rows.weights_on_backend != nullptr) {
+        const Array<double>& weights = *rows.weights_on_backend;
+        Array<std::uint8_t> classes(backend, static_cast<std::size_t>(nc));
+        std::vector<double> table;
+        if (backend->kernels<double>().classify_points(*backend, weights.data(), nc, slots,
+                                                       classes.data(), table)) {
+            // The classes' rows max_transfer_slots apart, as the transfer kernels read them.
+            std::vector<T> rows_apart(
+                table.size() / static_cast<std::size_t>(slots) * max_transfer_slots, T(0));
+            for (std::size_t k = 0; k < table.size(); ++k) {
+                const std::size_t c = k / static_cast<std::size_t>(slots), s = k % slots;
+                rows_apart[c * max_transfer_slots + s] = static_cast<T>(table[k]);
+            }
+            transfer.weight_class = std::move(classes);
+            transfer.class_weights = Array<T>::from_host(backend, rows_apart);
+        } else {
+            transfer.weights = Array<T>(backend, weights.size());
+            converted_on_backend(backend, weights, transfer.weights);
+        }
+    } else if (auto classes = weight_classes(*rows.weights, nc, slots)) {
         transfer.weight_class = Array<std::uint8_t>::from_host(backend, classes->of_point);
         transfer.class_weights = upload<T>(backend, classes->table);
+    } else {
+        transfer.weights = upload<T>(backend, *rows.weights);
+    }
+    if (transfer.weight_class.size() > 0) {
         t.weight_class = transfer.weight_class.data();
         t.class_weights = transfer.class_weights.data();
-    } else {
-        transfer.weights = upload<T>(backend, weights);
     }
     t.fine = level.shape;
     t.coarse = shape_of(coarsening.coarse);
@@ -106,6 +131,21 @@ void set_transfer(const std::shared_ptr<const Backend>& backend, Level<T>& level
         t.first[axis] = coarsening.axes[axis].first;
     }
     t.weights = transfer.weights.size() > 0 ? transfer.weights.data() : nullptr;
+}
+
+// 1 / a_ii on the back-end in T, where the smoother reads it: from the host's inverse
+// diagonal, or by the back-end from its rows.
+template <typename T>
+Array<T> inverse_diagonal_on_backend(const std::shared_ptr<const Backend>& backend,
+                                     const LevelRows& rows,
+                                     const std::vector<double>& inverse_diagonal) {
+    if (rows.rows_on_backend == nullptr) return upload<T>(backend, inverse_diagonal);
+    const BackendRows& on = *rows.rows_on_backend;
+    const auto main = std::find(on.offsets.begin(), on.offsets.end(), 0) - on.offsets.begin();
+    Array<T> inverse(backend, static_cast<std::size_t>(on.n));
+    backend->kernels<T>().dia_inverse_diagonal(*backend, on.view(), static_cast<int>(main),
+                                               inverse.data());
+    return inverse;
 }
 
 }  // namespace
@@ -119,9 +159,16 @@ void make_level(const std::shared_ptr<const Backend>& backend, const SmootherKin
                 Level<T>& level, LevelRows& rows, std::size_t index, FinestOperator<T>& finest,
                 const SmootherSetup& setup, bool coarse_vectors) {
     std::vector<double> inverse_diagonal;
-    level.spectrum_bound = gershgorin_of_scaled(rows.rows, inverse_diagonal, level.box, index);
-    set_operator(backend, level, rows.rows, index, finest);
-    level.main = rows.rows.find_diagonal(0);
+    if (rows.rows_on_backend != nullptr) {
+        level.spectrum_bound = gershgorin_of_classes(rows.rows_on_backend->host, level.box, index);
+        set_operator_from_classes(backend, level, *rows.rows_on_backend);
+    } else {
+        level.spectrum_bound = gershgorin_of_scaled(*rows.rows, inverse_diagonal, level.box, index);
+        set_operator(backend, level, *rows.rows, index, finest);
+    }
+    const std::vector<int>& offsets = level.a->offsets();
+    level.main = static_cast<int>(std::find(offsets.begin(), offsets.end(), 0) - offsets.begin());
+    if (level.main == static_cast<int>(offsets.size())) level.main = -1;
     const auto n = static_cast<std::size_t>(level.box.size());
     level.r = Array<T>(backend, n);
     if (coarse_vectors) {
@@ -133,8 +180,13 @@ void make_level(const std::shared_ptr<const Backend>& backend, const SmootherKin
     if (setup.zeroed) {
         for (Array<T>* v : {&level.r, &level.b, &level.x}) fill(*v, T(0));
     }
-    level.smoother = smoother.make(backend, level, inverse_diagonal, setup);
-    set_transfer(backend, level, rows.weights, rows.coarsening);
+    level.smoother =
+        smoother.make(backend, level,
+                      smoother.reads_inverse_diagonal
+                          ? inverse_diagonal_on_backend<T>(backend, rows, inverse_diagonal)
+                          : Array<T>(),
+                      setup);
+    set_transfer(backend, level, rows);
 }
 
 template <typename T>

@@ -7,6 +7,7 @@
 #include <optional>
 #include <vector>
 
+#include "multigrid/backend_rows.hpp"
 #include "multigrid/level.hpp"
 #include "multigrid/level_transfer.hpp"
 #include "multigrid/smoother.hpp"
@@ -28,11 +29,15 @@ struct FinestOperator {
 };
 
 // A level's rows on its window, and its transfer to the next level: `coarsening` and its
-// weights (level_transfer.hpp's layout), as the plan gives them (coarse_step.hpp).
+// weights (level_transfer.hpp's layout), as the plan gives them (coarse_step.hpp), on the host
+// or, for one process's levels made by the back-end, there (backend_rows.hpp: the rows in
+// classes; the finest level's rows are the host's).
 struct LevelRows {
-    const DiaData<double>& rows;
+    const DiaData<double>* rows = nullptr;
+    const BackendRows* rows_on_backend = nullptr;
     const BoxCoarsening& coarsening;
-    const std::vector<double>& weights;
+    const std::vector<double>* weights = nullptr;
+    const Array<double>* weights_on_backend = nullptr;
 };
 
 // Makes level number `index` (`level.box` and `level.shape` set: the window's): checks its

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "distributed/redistribution.hpp"
+#include "multigrid/backend_rows.hpp"
 #include "multigrid/level_transfer.hpp"
 #include "simrun/solvers/boxes/box.hpp"
 #include "simrun/solvers/distributed/partition.hpp"
@@ -49,6 +50,10 @@ struct PartitionedLevel {
     // The transfer on the window (level_transfer.hpp's layout) and its weights.
     BoxCoarsening transfer;
     std::vector<double> weights;
+    // One process's level made by the back-end (whole_levels.hpp): its rows there, in classes
+    // (instead of `window_operator`), and its transfer's weights there (instead of `weights`).
+    const BackendRows* rows_on_backend = nullptr;
+    const Array<double>* weights_on_backend = nullptr;
     // Where the transfer's coarse points lie: in the next level's vectors from `coarse_offset`
     // on (its window, or the whole gathered level); in vectors of their own of
     // `coarse_window_points` (> 0) that the next level, gathered, is gathered from; or in the

@@ -8,11 +8,11 @@
 #include <optional>
 #include <vector>
 
+#include "boxes/box_steps.hpp"
 #include "matrices/value_classes.hpp"
+#include "simrun/solvers/boxes/box.hpp"
 #include "simrun/solvers/matrices/csr_data.hpp"
 #include "simrun/solvers/matrices/dia_data.hpp"
-#include "boxes/box_steps.hpp"
-#include "simrun/solvers/boxes/box.hpp"
 
 namespace simrun::solvers::multigrid {
 
@@ -50,8 +50,10 @@ struct CoarseningMeasures {
 // The measures of the rows of the points `own` (a part of `box`, in its coordinates) of `a` on
 // `box`, which is the points of a larger box `whole` from its point `origin` on (the whole's
 // ends are the ends measured).
-CoarseningMeasures measure_coarsening(const DiaData<double>& a, const GridBox& box,
-                                      const Box& own, const std::array<std::int64_t, 3>& origin,
+// `a`: DiaData<double>, or rows kept as classes (class_rows.hpp), which give the same bits.
+template <typename Rows>
+CoarseningMeasures measure_coarsening(const Rows& a, const GridBox& box, const Box& own,
+                                      const std::array<std::int64_t, 3>& origin,
                                       const GridBox& whole);
 // choose_coarsening's decision for `box` from its measures.
 BoxCoarsening decide_coarsening(const CoarseningMeasures& measures, const GridBox& box);
@@ -88,7 +90,6 @@ inline constexpr double cycle_jump_ratio = 100.0;
 // `a` without its diagonals of zeros (but the main one): a split level's window rows, whose
 // exchanges carry every diagonal some rank uses, and a product would only read.
 DiaData<double> without_empty_diagonals(DiaData<double> a);
-
 
 // The coarse points' weight sets (weights in operator_interpolation's layout, `slots` per
 // point) as classes in BoxTransferView's layout: of_point[I] the class of coarse point I,

@@ -20,7 +20,7 @@ namespace {
 // a coefficient jump, where the collapsed weights may follow a weak coupling (on the aligned
 // checkerboard at 513^2 they took 14 MG-PCG iterations for a contrast of 10, 21 for 30, 33 for
 // 100; the local bases 11 to 12).
-constexpr double jump_ratio = 16.0;
+constexpr double jump_ratio = local_basis_jump_ratio;
 // A fine point takes the local basis's weights where one differs from the collapsed weight by
 // more than this share of their sum (the collapsed weights stay wherever they are about right,
 // so smooth and constant coefficients keep them to the bit).
@@ -202,19 +202,20 @@ void take_bases(const GridBox& fine, const BoxCoarsening& coarsening,
 
 }  // namespace
 
+bool steps_along_one_axis(const DiagonalSteps& steps) {
+    return steps.decoded && std::all_of(steps.steps.begin(), steps.steps.end(), [](const auto& s) {
+               return std::count(s.begin(), s.end(), 0) >= 2;
+           });
+}
+
 void follow_strong_couplings(const DiaData<double>& a, const GridBox& fine,
                              const BoxCoarsening& coarsening, std::vector<double>& w) {
     const GridBox& coarse = coarsening.coarse;
     const std::int64_t nc = coarse.size();
     const DiagonalSteps steps(a, fine);
     // Where every diagonal steps along one axis, a side's coupling is one entry, and the rows
-    // at a jump are those has_coefficient_jumps finds: one pass over the diagonals says whether
-    // there are any (none for constant coefficients).
-    const bool along_axes =
-        steps.decoded && std::all_of(steps.steps.begin(), steps.steps.end(), [](const auto& s) {
-            return std::count(s.begin(), s.end(), 0) >= 2;
-        });
-    if (along_axes && !has_coefficient_jumps(a, jump_ratio)) return;
+    // at a jump are those has_coefficient_jumps finds (none for constant coefficients).
+    if (steps_along_one_axis(steps) && !has_coefficient_jumps(a, jump_ratio)) return;
     std::vector<std::uint8_t> at_jump(static_cast<std::size_t>(fine.size()), 0);
     bool any = false;
 #pragma omp parallel for schedule(static) reduction(|| : any)

@@ -4,6 +4,7 @@
 // (local_bases.cpp).
 #include <vector>
 
+#include "multigrid/box_entries.hpp"
 #include "multigrid/level_transfer.hpp"
 
 namespace simrun::solvers::multigrid {
@@ -18,5 +19,14 @@ namespace simrun::solvers::multigrid {
 // collapsed weights. A point's weights read the rows up to basis_reach + 1 points from it.
 void follow_strong_couplings(const DiaData<double>& a, const GridBox& fine,
                              const BoxCoarsening& coarsening, std::vector<double>& w);
+
+// The ratio between a row's couplings to opposite neighbours past which the row is at a jump.
+inline constexpr double local_basis_jump_ratio = 16.0;
+
+// Whether every diagonal steps along one axis (`steps` decoded). There follow_strong_couplings
+// leaves every collapsed weight as it is unless some row's couplings to opposite neighbours
+// differ by local_basis_jump_ratio (has_coefficient_jumps at that ratio, of the rows or of their
+// classes).
+bool steps_along_one_axis(const DiagonalSteps& steps);
 
 }  // namespace simrun::solvers::multigrid

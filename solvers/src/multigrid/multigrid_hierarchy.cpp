@@ -88,12 +88,24 @@ void build_slabs(multigrid::Hierarchy<T>& parts, const DiaData<double>& block, c
         static_cast<std::size_t>(block.n), fine_storage);
 }
 
-// One process: the partition of one part, `fine` on the whole box.
+// One process: the partition of one part, `fine` on the whole box, its levels made by the
+// back-end (`fine_in_double`: `fine` there in double, where the caller has it).
 template <typename T>
 void build_one_process(multigrid::Hierarchy<T>& parts, const DiaData<double>& fine,
-                       const GridBox& box, multigrid::FinestOperator<T> finest) {
-    multigrid::WholeLevels plan(fine, box, parts.parameters());
+                       const GridBox& box, multigrid::FinestOperator<T> finest,
+                       const DiaMatrix<double>* fine_in_double) {
+    multigrid::WholeLevels plan(fine, box, parts.parameters(), parts.backend(), fine_in_double);
     parts.build(plan, static_cast<std::size_t>(box.size()), std::move(finest));
+}
+
+// `a` where it is the double matrix, else null.
+template <typename V>
+const DiaMatrix<double>* in_double_only(const DiaMatrix<V>* a) {
+    if constexpr (std::is_same_v<V, double>) {
+        return a;
+    } else {
+        return nullptr;
+    }
 }
 
 }  // namespace
@@ -112,7 +124,8 @@ MultigridHierarchy<T>::MultigridHierarchy(std::shared_ptr<const Backend> backend
         } else {
             multigrid::FinestOperator<T> finest;
             finest.given = fine_operator;
-            build_one_process(*parts_, fine_double, box, std::move(finest));
+            build_one_process(*parts_, fine_double, box, std::move(finest),
+                              in_double_only(fine_operator));
         }
     });
 }
@@ -136,7 +149,8 @@ MultigridHierarchy<T>::MultigridHierarchy(std::shared_ptr<const Backend> backend
     multigrid::FinestOperator<T> finest;
     finest.owned = std::move(converted);
     in_double(fine, [&](const DiaData<double>& fine_double) {
-        build_one_process(*parts_, fine_double, box, std::move(finest));
+        build_one_process(*parts_, fine_double, box, std::move(finest),
+                          in_double_only(fine_operator));
     });
 }
 
@@ -150,7 +164,7 @@ MultigridHierarchy<T>::MultigridHierarchy(std::shared_ptr<const Backend> backend
         multigrid::has_coefficient_jumps(rows.window, multigrid::cycle_jump_ratio));
     if (!parts_->split()) {
         // One process: its part is the whole box, and the window the part.
-        build_one_process(*parts_, rows.window, rows.box, {});
+        build_one_process(*parts_, rows.window, rows.box, {}, nullptr);
         return;
     }
     const MultigridParameters planned = parts_->planned_parameters();

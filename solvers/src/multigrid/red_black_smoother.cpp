@@ -160,22 +160,23 @@ private:
 
 template <typename T>
 SmootherKind<T> red_black_gauss_seidel() {
-    return {
-        "red-black Gauss-Seidel", [](std::shared_ptr<const Backend> backend, const Level<T>& level,
-                                     const std::vector<double>&, const SmootherSetup& setup) {
-            auto smoother = std::make_unique<RedBlackSmoother<T>>(backend, setup);
-            // Both colours of a sweep in one pass where the back-end fuses them (over ranks
-            // the second colour of the points next to the halo is then swept again, with
-            // the neighbours').
-            if (setup.colours == 2 &&
-                backend->kernels<T>().fuses_red_black_sweep(level.a->view(), level.shape)) {
-                Array<T> swept(backend, static_cast<std::size_t>(level.box.size()));
-                if (setup.zeroed) fill(swept, T(0));
-                smoother->fuse(std::move(swept), setup.own ? boundary_ranges(*setup.own, level.box)
-                                                           : std::vector<BoxRange>{});
-            }
-            return std::unique_ptr<Smoother<T>>(std::move(smoother));
-        }};
+    return {"red-black Gauss-Seidel", false,
+            [](std::shared_ptr<const Backend> backend, const Level<T>& level, Array<T>,
+               const SmootherSetup& setup) {
+                auto smoother = std::make_unique<RedBlackSmoother<T>>(backend, setup);
+                // Both colours of a sweep in one pass where the back-end fuses them (over ranks
+                // the second colour of the points next to the halo is then swept again, with
+                // the neighbours').
+                if (setup.colours == 2 &&
+                    backend->kernels<T>().fuses_red_black_sweep(level.a->view(), level.shape)) {
+                    Array<T> swept(backend, static_cast<std::size_t>(level.box.size()));
+                    if (setup.zeroed) fill(swept, T(0));
+                    smoother->fuse(std::move(swept), setup.own
+                                                         ? boundary_ranges(*setup.own, level.box)
+                                                         : std::vector<BoxRange>{});
+                }
+                return std::unique_ptr<Smoother<T>>(std::move(smoother));
+            }};
 }
 
 template SmootherKind<float> red_black_gauss_seidel();

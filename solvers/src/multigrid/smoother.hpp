@@ -7,6 +7,7 @@
 #include <optional>
 #include <vector>
 
+#include "simrun/solvers/base/array.hpp"
 #include "simrun/solvers/base/backend.hpp"
 #include "simrun/solvers/boxes/box.hpp"
 #include "simrun/solvers/multigrid/multigrid_parameters.hpp"
@@ -49,16 +50,17 @@ struct SmootherSetup {
     bool zeroed = false;
 };
 
-// One kind of smoother: its name in describe() ("red-black Gauss-Seidel" or "Chebyshev") and
-// what makes a level's (`level` with its operator, box and shape set; `inverse_diagonal` the
-// level's 1 / a_ii on its window, host).
+// One kind of smoother: its name in describe() ("red-black Gauss-Seidel" or "Chebyshev"),
+// whether it reads the level's 1 / a_ii, and what makes a level's (`level` with its operator, box
+// and shape set; `inverse_diagonal` the level's 1 / a_ii on its window on the back-end where the
+// kind reads it, else empty).
 template <typename T>
 struct SmootherKind {
     using Make = std::unique_ptr<Smoother<T>> (*)(std::shared_ptr<const Backend> backend,
-                                                  const Level<T>& level,
-                                                  const std::vector<double>& inverse_diagonal,
+                                                  const Level<T>& level, Array<T> inverse_diagonal,
                                                   const SmootherSetup& setup);
     const char* words;
+    bool reads_inverse_diagonal;
     Make make;
 };
 
