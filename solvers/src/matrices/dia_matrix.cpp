@@ -146,7 +146,7 @@ DiaMatrix<T>::DiaMatrix(std::shared_ptr<const Backend> backend, std::int64_t n,
     check_offsets(host_offsets_, n);
     const std::size_t diagonals = host_offsets_.size();
     if (row_classes.size() != static_cast<std::size_t>(n) || diagonals == 0 ||
-        class_values.size() % diagonals != 0 ||
+        class_values.size() % diagonals != 0 || (n > 0 && class_values.empty()) ||
         class_values.size() / diagonals > static_cast<std::size_t>(max_value_classes)) {
         throw std::invalid_argument(
             "DIA matrix: row classes for " + std::to_string(row_classes.size()) + " rows and " +

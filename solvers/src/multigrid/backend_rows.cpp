@@ -1,9 +1,12 @@
 #include "multigrid/backend_rows.hpp"
 
 #include <algorithm>
+#include <array>
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 
+#include "kernels/unified/row_products.hpp"
 #include "multigrid/galerkin_table.hpp"
 
 namespace simrun::solvers::multigrid {
@@ -72,6 +75,53 @@ bool classify_rows(const std::shared_ptr<const Backend>& backend, BackendRows& r
     rows.classes = std::move(classes);
     rows.values = Array<double>();
     return true;
+}
+
+std::optional<BackendRows> rows_in_classes(const std::shared_ptr<const Backend>& backend,
+                                           const DiaMatrix<double>& a) {
+    const DiaView<double> view = a.view();
+    if (view.row_masks == nullptr && view.row_classes == nullptr) return std::nullopt;
+    const auto n = static_cast<std::size_t>(view.n);
+    const auto diagonals = static_cast<std::size_t>(view.num_diagonals);
+    BackendRows rows;
+    rows.n = view.n;
+    rows.offsets = a.offsets();
+    rows.host.n = view.n;
+    rows.host.offsets = rows.offsets;
+    rows.host.of_row.resize(n);
+    rows.classes = Array<std::uint8_t>(backend, n);
+    if (view.row_classes != nullptr) {
+        backend->copy_to_host(rows.host.of_row.data(), view.row_classes, n);
+        backend->copy(rows.classes.data(), view.row_classes, n);
+        std::uint8_t largest = 0;
+        for (const std::uint8_t c : rows.host.of_row) largest = std::max(largest, c);
+        rows.host.table.resize((largest + std::size_t{1}) * diagonals);
+        backend->copy_to_host(rows.host.table.data(), view.class_values,
+                              rows.host.table.size() * sizeof(double));
+    } else {
+        // One class per mask present, numbered in the order of the masks.
+        std::vector<std::uint8_t> masks(n);
+        backend->copy_to_host(masks.data(), view.row_masks, n);
+        std::array<bool, 256> present{};
+        for (const std::uint8_t m : masks) present[m] = true;
+        std::array<std::uint8_t, 256> class_of{};
+        for (unsigned m = 0, c = 0; m < 256; ++m) {
+            if (!present[m]) continue;
+            class_of[m] = static_cast<std::uint8_t>(c++);
+            for (std::size_t d = 0; d < diagonals; ++d) {
+                rows.host.table.push_back(stencil_entry(view, m, static_cast<int>(d)));
+            }
+        }
+        const auto count = static_cast<std::int64_t>(n);
+#pragma omp parallel for schedule(static)
+        for (std::int64_t i = 0; i < count; ++i) {
+            rows.host.of_row[static_cast<std::size_t>(i)] =
+                class_of[masks[static_cast<std::size_t>(i)]];
+        }
+        rows.classes.copy_from_host(rows.host.of_row);
+    }
+    rows.class_values = Array<double>::from_host(backend, rows.host.table);
+    return rows;
 }
 
 }  // namespace simrun::solvers::multigrid

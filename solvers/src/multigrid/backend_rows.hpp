@@ -8,6 +8,7 @@
 // them whole and the levels below are made on the host.
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "base/kernel_table.hpp"
@@ -16,6 +17,7 @@
 #include "multigrid/level_transfer.hpp"
 #include "simrun/solvers/base/array.hpp"
 #include "simrun/solvers/base/backend.hpp"
+#include "simrun/solvers/matrices/dia_matrix.hpp"
 
 namespace simrun::solvers::multigrid {
 
@@ -29,7 +31,6 @@ struct BackendRows {
     Array<double> class_values;   // the classes' rows, as host.table
     ClassRows host;               // the classes on the host
 
-    bool classified() const { return classes.size() > 0 || (n == 0 && values.size() == 0); }
     // The rows as the set-up kernels read them.
     DiaView<double> view() const;
 };
@@ -50,5 +51,12 @@ BackendRows galerkin_rows(const std::shared_ptr<const Backend>& backend,
 // The rows' classes found on the back-end (their values then released); false, the rows left
 // as they are, where they take more than max_value_classes kinds.
 bool classify_rows(const std::shared_ptr<const Backend>& backend, BackendRows& rows);
+
+// The rows of `a` (on the back-end in double) as classes: its row classes, or the masks its
+// stencil storage holds, one class per mask present; nothing in the general storage. The class
+// bytes are copied on the back-end (from `a`, or the masks renamed on the host); entries whose
+// column lies outside the matrix are zero, as `a` reads them.
+std::optional<BackendRows> rows_in_classes(const std::shared_ptr<const Backend>& backend,
+                                           const DiaMatrix<double>& a);
 
 }  // namespace simrun::solvers::multigrid

@@ -137,7 +137,10 @@ void Hierarchy<T>::add_level(PartitionedLevel& planned, std::size_t l, FinestOpe
     level->spread.holds = planned.holds();
     const auto make = [&] {
         if (!planned.holds()) return;
-        LevelRows rows{.rows = planned.rows_on_backend == nullptr ? &planned.rows() : nullptr,
+        // The host's rows where the plan has them (the caller's finest, read in place), else
+        // the classes of rows made by the back-end.
+        const bool host_rows = planned.given != nullptr || planned.rows_on_backend == nullptr;
+        LevelRows rows{.rows = host_rows ? &planned.rows() : nullptr,
                        .rows_on_backend = planned.rows_on_backend,
                        .coarsening = planned.transfer,
                        .weights = &planned.weights,

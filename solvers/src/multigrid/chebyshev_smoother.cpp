@@ -67,8 +67,9 @@ private:
 
 template <typename T>
 SmootherKind<T> chebyshev() {
-    return {"Chebyshev", true,
-            [](std::shared_ptr<const Backend> backend, const Level<T>& level,
+    return {.words = "Chebyshev",
+            .reads_inverse_diagonal = true,
+            .make = [](std::shared_ptr<const Backend> backend, const Level<T>& level,
                Array<T> inverse_diagonal, const SmootherSetup&) {
                 Array<T> d(backend, static_cast<std::size_t>(level.box.size()));
                 fill(d, T(0));

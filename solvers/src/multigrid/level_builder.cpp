@@ -14,11 +14,12 @@
 namespace simrun::solvers::multigrid {
 namespace {
 
-// max_i sum_j |a_ij| / a_ii, checking that every a_ii is positive.
+// max_i sum_j |a_ij| / a_ii, checking that every a_ii is positive; 1 / a_ii into
+// inverse_diagonal where with_inverse.
 double gershgorin_of_scaled(const DiaData<double>& a, std::vector<double>& inverse_diagonal,
-                            const GridBox& box, std::size_t level) {
+                            bool with_inverse, const GridBox& box, std::size_t level) {
     const int main = a.find_diagonal(0);
-    inverse_diagonal.assign(static_cast<std::size_t>(a.n), 0.0);
+    if (with_inverse) inverse_diagonal.assign(static_cast<std::size_t>(a.n), 0.0);
     double bound = 0;
     std::int64_t first_bad = a.n;
 #pragma omp parallel for schedule(static) reduction(max : bound) reduction(min : first_bad)
@@ -33,7 +34,7 @@ double gershgorin_of_scaled(const DiaData<double>& a, std::vector<double>& inver
             first_bad = std::min(first_bad, i);
             continue;
         }
-        inverse_diagonal[static_cast<std::size_t>(i)] = 1.0 / diagonal;
+        if (with_inverse) inverse_diagonal[static_cast<std::size_t>(i)] = 1.0 / diagonal;
         bound = std::max(bound, sum / diagonal);
     }
     if (first_bad < a.n) {
@@ -42,7 +43,6 @@ double gershgorin_of_scaled(const DiaData<double>& a, std::vector<double>& inver
     return bound;
 }
 
-// The level's operator: `finest`'s on the finest level, else made from its rows in T.
 // A level's operator from its row classes on the back-end (the table in T).
 template <typename T>
 void set_operator_from_classes(const std::shared_ptr<const Backend>& backend, Level<T>& level,
@@ -53,6 +53,7 @@ void set_operator_from_classes(const std::shared_ptr<const Backend>& backend, Le
     level.a = level.owned_a.get();
 }
 
+// The level's operator: `finest`'s on the finest level, else made from its rows in T.
 template <typename T>
 void set_operator(const std::shared_ptr<const Backend>& backend, Level<T>& level,
                   const DiaData<double>& rows, std::size_t index, FinestOperator<T>& finest) {
@@ -159,12 +160,18 @@ void make_level(const std::shared_ptr<const Backend>& backend, const SmootherKin
                 Level<T>& level, LevelRows& rows, std::size_t index, FinestOperator<T>& finest,
                 const SmootherSetup& setup, bool coarse_vectors) {
     std::vector<double> inverse_diagonal;
+    // The bound from the rows' classes where the plan has them, else from the rows; the
+    // operator from the host's rows (the caller's own on the finest level), else the classes.
     if (rows.rows_on_backend != nullptr) {
         level.spectrum_bound = gershgorin_of_classes(rows.rows_on_backend->host, level.box, index);
-        set_operator_from_classes(backend, level, *rows.rows_on_backend);
     } else {
-        level.spectrum_bound = gershgorin_of_scaled(*rows.rows, inverse_diagonal, level.box, index);
+        level.spectrum_bound = gershgorin_of_scaled(*rows.rows, inverse_diagonal,
+                                                    smoother.reads_inverse_diagonal, level.box, index);
+    }
+    if (rows.rows != nullptr) {
         set_operator(backend, level, *rows.rows, index, finest);
+    } else {
+        set_operator_from_classes(backend, level, *rows.rows_on_backend);
     }
     const std::vector<int>& offsets = level.a->offsets();
     level.main = static_cast<int>(std::find(offsets.begin(), offsets.end(), 0) - offsets.begin());

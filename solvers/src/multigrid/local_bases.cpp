@@ -38,20 +38,29 @@ using BasisSystem = std::array<double, max_basis_unknowns*(max_basis_unknowns + 
 // Whether the row's couplings towards the two sides along some axis (each side's negative
 // entries summed) differ by more than jump_ratio: a coefficient jump at the point. (A side
 // without couplings, at a wall, is none.)
-bool row_at_jump(const DiaData<double>& a, const DiagonalSteps& steps, const GridBox& fine,
-                 std::int64_t row, const Coordinates& c) {
-    double side[3][2] = {};
-    for_each_entry(a, steps, fine, row, c, [&](std::int64_t j, double value, const Coordinates& s) {
-        if (j == row || value >= 0) return;
-        for (std::size_t axis = 0; axis < 3; ++axis) {
-            if (s[axis] != 0) side[axis][s[axis] > 0 ? 1 : 0] -= value;
-        }
-    });
+// Adds a negative off-diagonal entry of step s to the couplings towards each side it moves.
+void add_to_sides(double (&side)[3][2], double value, const Coordinates& s) {
+    for (std::size_t axis = 0; axis < 3; ++axis) {
+        if (s[axis] != 0) side[axis][s[axis] > 0 ? 1 : 0] -= value;
+    }
+}
+
+bool sides_jump(const double (&side)[3][2]) {
     for (const auto& [below, above] : side) {
         const double weaker = std::min(below, above), stronger = std::max(below, above);
         if (weaker > 0 && stronger > jump_ratio * weaker) return true;
     }
     return false;
+}
+
+bool row_at_jump(const DiaData<double>& a, const DiagonalSteps& steps, const GridBox& fine,
+                 std::int64_t row, const Coordinates& c) {
+    double side[3][2] = {};
+    for_each_entry(a, steps, fine, row, c, [&](std::int64_t j, double value, const Coordinates& s) {
+        if (j == row || value >= 0) return;
+        add_to_sides(side, value, s);
+    });
+    return sides_jump(side);
 }
 
 // The m x m system [A | b] stored by rows (m + 1 values a row) solved in place by elimination
@@ -201,6 +210,20 @@ void take_bases(const GridBox& fine, const BoxCoarsening& coarsening,
 }
 
 }  // namespace
+
+bool classes_at_jump(const ClassRows& rows, const DiagonalSteps& steps) {
+    const std::size_t diagonals = rows.offsets.size();
+    for (std::size_t c = 0; c < rows.classes(); ++c) {
+        double side[3][2] = {};
+        for (std::size_t d = 0; d < diagonals; ++d) {
+            const double value = rows.table[c * diagonals + d];
+            if (rows.offsets[d] == 0 || value >= 0) continue;
+            add_to_sides(side, value, steps.steps[d]);
+        }
+        if (sides_jump(side)) return true;
+    }
+    return false;
+}
 
 bool steps_along_one_axis(const DiagonalSteps& steps) {
     return steps.decoded && std::all_of(steps.steps.begin(), steps.steps.end(), [](const auto& s) {

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "multigrid/box_entries.hpp"
+#include "multigrid/class_rows.hpp"
 #include "multigrid/level_transfer.hpp"
 
 namespace simrun::solvers::multigrid {
@@ -28,5 +29,10 @@ inline constexpr double local_basis_jump_ratio = 16.0;
 // differ by local_basis_jump_ratio (has_coefficient_jumps at that ratio, of the rows or of their
 // classes).
 bool steps_along_one_axis(const DiagonalSteps& steps);
+
+// Whether some class of `rows` is a row at a jump, as follow_strong_couplings finds them (its
+// couplings towards the two sides along an axis more than local_basis_jump_ratio apart): where
+// none is, it leaves every collapsed weight as it is. `steps` decoded (each diagonal one step).
+bool classes_at_jump(const ClassRows& rows, const DiagonalSteps& steps);
 
 }  // namespace simrun::solvers::multigrid

@@ -95,6 +95,8 @@ void build_one_process(multigrid::Hierarchy<T>& parts, const DiaData<double>& fi
                        const GridBox& box, multigrid::FinestOperator<T> finest,
                        const DiaMatrix<double>* fine_in_double) {
     multigrid::WholeLevels plan(fine, box, parts.parameters(), parts.backend(), fine_in_double);
+    // V or W by the finest level's jumps, read from its classes where the back-end has them.
+    parts.resolve_cycle(plan.finest_jumps(multigrid::cycle_jump_ratio));
     parts.build(plan, static_cast<std::size_t>(box.size()), std::move(finest));
 }
 
@@ -117,9 +119,10 @@ MultigridHierarchy<T>::MultigridHierarchy(std::shared_ptr<const Backend> backend
                                           const DiaMatrix<T>* fine_operator)
     : parts_(std::make_unique<multigrid::Hierarchy<T>>(std::move(backend), parameters)) {
     check_fine_operator(fine, fine_operator);
-    parts_->resolve_cycle(multigrid::has_coefficient_jumps(fine, multigrid::cycle_jump_ratio));
     in_double(fine, [&](const DiaData<double>& fine_double) {
         if (parts_->split()) {
+            parts_->resolve_cycle(
+                multigrid::has_coefficient_jumps(fine, multigrid::cycle_jump_ratio));
             build_slabs(*parts_, fine_double, box, storage_of(fine_operator));
         } else {
             multigrid::FinestOperator<T> finest;
@@ -137,8 +140,8 @@ MultigridHierarchy<T>::MultigridHierarchy(std::shared_ptr<const Backend> backend
                                           const DiaMatrix<OtherValue>* fine_operator)
     : parts_(std::make_unique<multigrid::Hierarchy<T>>(std::move(backend), parameters)) {
     check_fine_operator(fine, fine_operator);
-    parts_->resolve_cycle(multigrid::has_coefficient_jumps(fine, multigrid::cycle_jump_ratio));
     if (parts_->split()) {
+        parts_->resolve_cycle(multigrid::has_coefficient_jumps(fine, multigrid::cycle_jump_ratio));
         in_double(fine, [&](const DiaData<double>& fine_double) {
             build_slabs(*parts_, fine_double, box, storage_of(fine_operator));
         });
@@ -160,13 +163,13 @@ MultigridHierarchy<T>::MultigridHierarchy(std::shared_ptr<const Backend> backend
                                           const MultigridParameters& parameters,
                                           const DiaMatrix<T>* fine_operator)
     : parts_(std::make_unique<multigrid::Hierarchy<T>>(std::move(backend), parameters)) {
-    parts_->resolve_cycle(
-        multigrid::has_coefficient_jumps(rows.window, multigrid::cycle_jump_ratio));
     if (!parts_->split()) {
         // One process: its part is the whole box, and the window the part.
         build_one_process(*parts_, rows.window, rows.box, {}, nullptr);
         return;
     }
+    parts_->resolve_cycle(
+        multigrid::has_coefficient_jumps(rows.window, multigrid::cycle_jump_ratio));
     const MultigridParameters planned = parts_->planned_parameters();
     build_over_ranks(
         *parts_,

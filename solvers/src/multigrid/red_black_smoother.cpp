@@ -160,9 +160,10 @@ private:
 
 template <typename T>
 SmootherKind<T> red_black_gauss_seidel() {
-    return {"red-black Gauss-Seidel", false,
-            [](std::shared_ptr<const Backend> backend, const Level<T>& level, Array<T>,
-               const SmootherSetup& setup) {
+    return {.words = "red-black Gauss-Seidel",
+            .reads_inverse_diagonal = false,
+            .make = [](std::shared_ptr<const Backend> backend, const Level<T>& level, Array<T>,
+                       const SmootherSetup& setup) {
                 auto smoother = std::make_unique<RedBlackSmoother<T>>(backend, setup);
                 // Both colours of a sweep in one pass where the back-end fuses them (over ranks
                 // the second colour of the points next to the halo is then swept again, with

@@ -45,11 +45,28 @@ WholeLevels::WholeLevels(const DiaData<double>& rows, const GridBox& box,
                                     " rows but the box " + box.describe() + " has " +
                                     std::to_string(box.size()) + " points");
     }
+    if (backend_ && finest_on_backend_ != nullptr) {
+        if (finest_on_backend_->size() != static_cast<std::size_t>(rows.n) ||
+            finest_on_backend_->offsets() != rows.offsets) {
+            throw std::invalid_argument(
+                "multigrid: the rows on the back-end are not the rows given (" +
+                std::to_string(finest_on_backend_->size()) + " rows of " +
+                std::to_string(finest_on_backend_->offsets().size()) + " diagonals against " +
+                std::to_string(rows.n) + " of " + std::to_string(rows.offsets.size()) + ")");
+        }
+        finest_classes_ = rows_in_classes(backend_, *finest_on_backend_);
+    }
+}
+
+bool WholeLevels::finest_jumps(double ratio) const {
+    return finest_classes_ ? has_coefficient_jumps(finest_classes_->host.class_table(), ratio)
+                           : has_coefficient_jumps(*finest_, ratio);
 }
 
 void WholeLevels::take_rows() {
     if (index_ == 0) {
         level_.given = finest_;
+        if (finest_classes_) level_.rows_on_backend = &*finest_classes_;
         return;
     }
     if (!next_) {
@@ -78,9 +95,11 @@ void WholeLevels::take_rows() {
 BoxCoarsening WholeLevels::decide(const DiagonalSteps& steps) {
     const bool last = last_level(parameters_, box_.size(), index_);
     if (level_.rows_on_backend != nullptr) {
-        // Made by the Galerkin product: its couplings are neighbours' by construction.
-        const ClassRows& rows = rows_.host;
-        level_.along_axes = classes_along_axes(rows, steps);
+        // The caller's couplings are checked (on the faces, where the steps are decoded); a
+        // Galerkin product's are neighbours' by construction.
+        const ClassRows& rows = level_.rows_on_backend->host;
+        level_.along_axes = level_.given != nullptr ? check_box_couplings(*level_.given, box_)
+                                                    : classes_along_axes(rows, steps);
         if (last) return {};
         return decide_coarsening(measure_coarsening(rows, box_, whole_part(box_), {0, 0, 0}, box_),
                                  box_);
@@ -111,17 +130,22 @@ void WholeLevels::plan_transfer(const BoxCoarsening& coarsening, const DiagonalS
     }
     step_.transfer = coarsening;
     level_.transfer = coarsening;
-    const bool jumps = level_.rows_on_backend != nullptr
-                           ? has_coefficient_jumps(rows_.host.class_table(), local_basis_jump_ratio)
-                           : has_coefficient_jumps(level_.rows(), local_basis_jump_ratio);
-    if (steps_along_one_axis(steps) && !jumps) {
-        // The collapsed weights are final: made by the back-end.
+    // The collapsed weights are final where no row is at a jump (follow_strong_couplings then
+    // leaves them): said by the classes, or where the rows step along the axes by the jumps.
+    const bool final_weights =
+        level_.rows_on_backend != nullptr && steps.decoded
+            ? !classes_at_jump(level_.rows_on_backend->host, steps)
+            : steps_along_one_axis(steps) &&
+                  !has_coefficient_jumps(level_.rows(), local_basis_jump_ratio);
+    if (final_weights) {
         weights_ = collapsed_weights(backend_, rows_view(), steps, box_, coarsening);
+        ++weights_on_backend_;
     } else {
         // Local bases where the couplings jump: the host reads the rows around them.
+        const bool host_rows = level_.given != nullptr || level_.rows_on_backend == nullptr;
         const DiaData<double> expanded =
-            level_.rows_on_backend != nullptr ? rows_.host.expanded() : DiaData<double>{};
-        const DiaData<double>& rows = level_.rows_on_backend != nullptr ? expanded : level_.rows();
+            host_rows ? DiaData<double>{} : level_.rows_on_backend->host.expanded();
+        const DiaData<double>& rows = host_rows ? level_.rows() : expanded;
         weights_ =
             Array<double>::from_host(backend_, operator_interpolation(rows, box_, coarsening));
     }
@@ -134,15 +158,16 @@ PartitionedLevel* WholeLevels::next_level() {
     level_ = PartitionedLevel{};
     level_.partition = Partition::whole(box_);
     take_rows();
-    steps_.emplace(level_.rows_on_backend != nullptr ? DiagonalSteps(rows_.host, box_)
-                                                     : DiagonalSteps(level_.rows(), box_));
+    steps_.emplace(level_.rows_on_backend != nullptr
+                       ? DiagonalSteps(level_.rows_on_backend->host, box_)
+                       : DiagonalSteps(level_.rows(), box_));
     const BoxCoarsening coarsening = decide(*steps_);
     if (!coarsening.coarsens()) {
         // The coarsest: its dense inverse is made from its rows on the host (a few thousand).
-        if (level_.rows_on_backend != nullptr) {
+        if (level_.rows_on_backend != nullptr && level_.given == nullptr) {
             level_.window_operator = rows_.host.expanded();
-            level_.rows_on_backend = nullptr;
         }
+        level_.rows_on_backend = nullptr;
         level_.coarsest = true;
         done_ = true;
         return &level_;
@@ -164,7 +189,11 @@ void WholeLevels::made(PartitionedLevel& level) {
     }
     step_ = {};
     weights_ = Array<double>();
-    finest_uploaded_.reset();
+    if (index_ > 0) {  // the finest level's copies on the back-end are done with
+        finest_classes_.reset();
+        finest_uploaded_.reset();
+        finest_on_backend_ = nullptr;
+    }
     LevelPlan::made(level);
 }
 

@@ -6,10 +6,11 @@
 // all_or_none's local work).
 //
 // Made by the back-end (backend_rows.hpp) where one is given: the finest level's rows are the
-// caller's, decided on the host and read on the back-end; each level's weights and the next
-// level's rows (the Galerkin product) are made there and stay there, each level below the
-// finest decided from its row classes. A level whose rows take too many kinds of row, or whose
-// couplings the host must follow one by one (local bases, a box too thin to decode the
+// caller's, read on the back-end, and decided on the host from their classes where the caller's
+// operator keeps them so (stencil or row-class storage), else from the rows; each level's weights
+// and the next level's rows (the Galerkin product) are made there and stay there, each level
+// below the finest decided from its row classes. A level whose rows take too many kinds of row, or
+// whose couplings the host must follow one by one (local bases, a box too thin to decode the
 // diagonals' steps), hands its rows to the host, which makes the rest as without a back-end:
 // the rows taken as they lie, the next level's the Galerkin product coarse_step.hpp makes on the
 // whole box once the level above is made (made()).
@@ -46,8 +47,13 @@ public:
     void made(PartitionedLevel& level) override;
     GatheredPlan* gathered_end() override { return nullptr; }
 
-    // How many levels below the finest had their rows made and kept by the back-end.
+    // How many levels below the finest had their rows made and kept by the back-end, and how
+    // many levels had their transfer's weights made there.
     int levels_on_backend() const { return levels_on_backend_; }
+    int weights_on_backend() const { return weights_on_backend_; }
+    // Whether some row of the finest level couples to opposite neighbours more than `ratio`
+    // times apart (has_coefficient_jumps; from its classes where the back-end holds it so).
+    bool finest_jumps(double ratio) const;
 
 private:
     // The level's rows: the caller's, the host's, or those made by the back-end (in classes;
@@ -72,11 +78,13 @@ private:
     std::shared_ptr<const Backend> backend_;
     const DiaMatrix<double>* finest_on_backend_;
     std::unique_ptr<DiaMatrix<double>> finest_uploaded_;
-    BackendRows rows_;                 // the level given last (below the finest)
-    std::optional<BackendRows> next_;  // the next level's, once made
-    Array<double> weights_;            // the level given last's weights
+    std::optional<BackendRows> finest_classes_;  // the finest rows' classes, where it has some
+    BackendRows rows_;                           // the level given last (below the finest)
+    std::optional<BackendRows> next_;            // the next level's, once made
+    Array<double> weights_;                      // the level given last's weights
     std::optional<DiagonalSteps> steps_;
     int levels_on_backend_ = 0;
+    int weights_on_backend_ = 0;
 };
 
 }  // namespace simrun::solvers::multigrid

@@ -37,10 +37,11 @@ public:
     DiaMatrix(std::shared_ptr<const Backend> backend, const DiaData<T>& data,
               DiaStorage storage = DiaStorage::general);
     // Row-class storage from classes already on the back-end: a byte per row naming its class
-    // (`row_classes`, n of them, taken), class c's entry of diagonal d at c * offsets.size() + d
-    // of `class_values` (an entry whose column lies outside the matrix zero). Throws
-    // std::invalid_argument as the constructor above does on the offsets, or where the sizes do
-    // not match.
+    // (`row_classes`, n of them, taken; each below the number of classes, which is not
+    // checked), class c's entry of diagonal d at c * offsets.size() + d of `class_values` (an
+    // entry whose column lies outside the matrix must be zero). Throws std::invalid_argument as
+    // the constructor above does on the offsets, or where the sizes do not match or rows have
+    // no class.
     DiaMatrix(std::shared_ptr<const Backend> backend, std::int64_t n, std::vector<int> offsets,
               Array<std::uint8_t> row_classes, const std::vector<T>& class_values);
     // The same matrix in T, rounded (or widened) on the back-end, in the same storage: no host
