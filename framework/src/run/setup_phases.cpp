@@ -20,7 +20,9 @@ bool shown(double seconds) { return seconds >= 0.0005; }
 }  // namespace
 
 double SetupPhases::other() const {
-    return std::max(0.0, total - (input + context + compilation + assembly + analysis + solver));
+    const double named = input + context + coefficients + compilation + assembly + analysis +
+                         solver + data_term + initial_state + first_step_data;
+    return std::max(0.0, total - named);
 }
 
 std::string describe_setup(const SetupPhases& phases) {
@@ -28,6 +30,9 @@ std::string describe_setup(const SetupPhases& phases) {
     std::snprintf(total, sizeof total, "%.3f s: ", phases.total);
     std::string text = total + phase("input", phases.input);
     if (shown(phases.context)) text += ", " + phase("context", phases.context);
+    if (shown(phases.coefficients)) {
+        text += ", " + phase("coefficient check", phases.coefficients);
+    }
     if (shown(phases.compilation) || phases.compilation_cached) {
         text += ", " + phase("compilation", phases.compilation);
         if (phases.compilation_cached) text += " (cached)";
@@ -35,6 +40,11 @@ std::string describe_setup(const SetupPhases& phases) {
     text += ", " + phase("assembly", phases.assembly) + ", " +
             phase("matrix analysis", phases.analysis) + ", " +
             phase("solver set-up", phases.solver);
+    if (shown(phases.data_term)) text += ", " + phase("data term", phases.data_term);
+    if (shown(phases.initial_state)) text += ", " + phase("initial state", phases.initial_state);
+    if (shown(phases.first_step_data)) {
+        text += ", " + phase("first step's data", phases.first_step_data);
+    }
     if (shown(phases.other())) text += ", " + phase("other", phases.other());
     return text;
 }
@@ -49,12 +59,16 @@ std::string setup_decisions(const SetupPhases& phases) {
     line("total", phases.total);
     line("input", phases.input);
     line("context", phases.context);
+    line("coefficients", phases.coefficients);
     line("compilation", phases.compilation);
     text += std::string("setup.compilation_cached = ") +
             (phases.compilation_cached ? "true" : "false") + "\n";
     line("assembly", phases.assembly);
     line("analysis", phases.analysis);
     line("solver", phases.solver);
+    line("data_term", phases.data_term);
+    line("initial_state", phases.initial_state);
+    line("first_step_data", phases.first_step_data);
     line("other", phases.other());
     return text;
 }

@@ -77,13 +77,34 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 SetupPhases rank_zero_phases(const solvers::Communicator& ranks, const SetupPhases& mine) {
     if (ranks.size() == 1) return mine;
     const bool first = ranks.rank() == 0;
-    std::array<double, 8> values{
-        mine.input,    mine.context,  mine.compilation, mine.compilation_cached ? 1.0 : 0.0,
-        mine.assembly, mine.analysis, mine.solver,      mine.total};
+    std::array<double, 12> values{mine.input,
+                                  mine.context,
+                                  mine.coefficients,
+                                  mine.compilation,
+                                  mine.compilation_cached ? 1.0 : 0.0,
+                                  mine.assembly,
+                                  mine.analysis,
+                                  mine.solver,
+                                  mine.data_term,
+                                  mine.initial_state,
+                                  mine.first_step_data,
+                                  mine.total};
     if (!first) values.fill(0.0);
     ranks.sum(values);
-    return {values[0], values[1], values[2], values[3] > 0.5,
-            values[4], values[5], values[6], values[7]};
+    return {values[0], values[1], values[2], values[3], values[4] > 0.5, values[5],
+            values[6], values[7], values[8], values[9], values[10],      values[11]};
+}
+
+// Runs work() and adds its seconds to `phase`.
+template <typename Work>
+decltype(auto) timed(double& phase, Work&& work) {
+    const auto start = std::chrono::steady_clock::now();
+    struct AddOnExit {
+        double& phase;
+        std::chrono::steady_clock::time_point start;
+        ~AddOnExit() { phase += seconds_since(start); }
+    } add{phase, start};
+    return work();
 }
 
 StepStatistics initial_statistics() { return {0, 0.0, "initial", "none", {}}; }
@@ -325,24 +346,40 @@ Simulation::Simulation(RunSpec spec, const RunOptions& options)
         // The restart file is checked first: its errors are the user's, and cheap to find.
         if (options_.restart_file) {
             // Each rank reads its own box of the stored field (any rank count continues).
-            restart_ = read_restart_state(*options_.restart_file, grid, spec_.time, parts_.owned);
+            timed(setup_.initial_state, [&] {
+                restart_ =
+                    read_restart_state(*options_.restart_file, grid, spec_.time, parts_.owned);
+            });
         }
+        // The coefficients, checked on the host while the CUDA context is being made (its
+        // thread is joined in make_backend).
+        timed(setup_.coefficients, [&] {
+            placing_input_errors(spec_, [&] { spec_.problem->check_stencil(grid, parts_.owned); });
+        });
         make_backend();
     });
+    double integrator_seconds = 0.0;
     agreeing(ranks, [&] {
-        placing_input_errors(spec_, [&] { spec_.problem->check_stencil(grid, parts_.owned); });
-        integrator_ = placing_input_errors(spec_, [&] {
-            return placing_solver_refusals(spec_, [&] {
-                return make_time_integrator(grid, *spec_.problem, *spec_.boundary, spec_.time,
-                                            spec_.solver, backend_, parts_);
+        integrator_ = timed(integrator_seconds, [&] {
+            return placing_input_errors(spec_, [&] {
+                return placing_solver_refusals(spec_, [&] {
+                    return make_time_integrator(grid, *spec_.problem, *spec_.boundary, spec_.time,
+                                                spec_.solver, backend_, parts_);
+                });
             });
         });
     });
+    const SetupTimes times = integrator_->setup_times();
+    setup_.data_term = std::max(0.0, integrator_seconds - (times.assembly + times.analysis +
+                                                           times.solver + times.compilation));
     // The state is checked where it is set, before anything is written: its Dirichlet values
     // and the first step's data (as `simrun check` checks them).
     const auto set_state = [&](std::span<const double> u, std::int64_t step) {
-        agreeing(ranks,
-                 [&] { placing_input_errors(spec_, [&] { integrator_->set_state(u, step); }); });
+        timed(setup_.first_step_data, [&] {
+            agreeing(ranks, [&] {
+                placing_input_errors(spec_, [&] { integrator_->set_state(u, step); });
+            });
+        });
     };
     if (restart_) {
         set_state(restart_->u, restart_->step);
@@ -350,13 +387,15 @@ Simulation::Simulation(RunSpec spec, const RunOptions& options)
         finish_setup(started);
         return;
     }
-    std::vector<double> u(static_cast<std::size_t>(parts_.num_points()), 0.0);
-    if (!spec_.time.steady()) {
+    std::vector<double> u;
+    timed(setup_.initial_state, [&] {
+        u.assign(static_cast<std::size_t>(parts_.num_points()), 0.0);
+        if (spec_.time.steady()) return;
         agreeing(ranks, [&] {
             spec_.problem->initial_condition(grid, parts_.owned, u);
             placing_input_errors(spec_, [&] { require_finite_initial(grid, parts_.owned, u); });
         });
-    }
+    });
     set_state(u, 0);
     finish_setup(started);
 }
