@@ -30,6 +30,7 @@
 #include "simrun/solvers/base/array.hpp"
 #include "simrun/solvers/matrices/conversions.hpp"
 #include "simrun/solvers/matrices/dia_matrix.hpp"
+#include "simrun/solvers/multigrid/multigrid_hierarchy.hpp"
 #include "simrun/solvers/multigrid/multigrid_setup_error.hpp"
 #include "support/test_backend.hpp"
 #include "support/test_matrices.hpp"
@@ -470,6 +471,32 @@ TEST(MultigridSetupOnTheBackEnd, ClassesBoundTheSmootherAndNameARowWithoutAPosit
     }
     // On the finest level it is the input's: std::invalid_argument.
     EXPECT_THROW(multigrid::gershgorin_of_classes(rows, box, 0), std::invalid_argument);
+}
+
+TEST(MultigridSetupOnTheBackEnd, TheCycleOfJumpingClassesIsWAndTheRowsGivenMustBeTheRows) {
+    const auto backend = test_backend();
+    SIMRUN_SKIP_WITHOUT_BACKEND(backend);
+    // The finest level's jumps read from its classes: an automatic cycle is W, as from its rows.
+    const GridBox box{2, {48, 48, 1}};
+    const DiaData<double> a = checkerboard({48, 48, 1}, 2);
+    const DiaMatrix<double> in_classes(backend, a, DiaStorage::classes);
+    const MultigridHierarchy<double> by_classes(backend, a, box, MultigridParameters{},
+                                                &in_classes);
+    const MultigridHierarchy<double> by_rows(backend, a, box, MultigridParameters{});
+    EXPECT_NE(by_classes.describe().find("W(1,1)"), std::string::npos) << by_classes.describe();
+    EXPECT_EQ(by_classes.describe(), by_rows.describe());
+    // Rows on the back-end whose diagonals are not the rows': refused, saying so.
+    DiaData<double> wider = a;
+    wider.offsets.push_back(2);
+    wider.values.resize(wider.offsets.size() * static_cast<std::size_t>(a.n), 0.0);
+    std::sort(wider.offsets.begin(), wider.offsets.end());  // (refused before its values are read)
+    const DiaMatrix<double> other(backend, wider, DiaStorage::general);
+    try {
+        const MultigridHierarchy<double> refused(backend, a, box, MultigridParameters{}, &other);
+        ADD_FAILURE() << "rows on the back-end of other diagonals were accepted";
+    } catch (const std::invalid_argument& e) {
+        EXPECT_NE(std::string(e.what()).find("not the rows given"), std::string::npos) << e.what();
+    }
 }
 
 }  // namespace

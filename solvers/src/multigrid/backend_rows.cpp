@@ -93,9 +93,14 @@ std::optional<BackendRows> rows_in_classes(const std::shared_ptr<const Backend>&
     if (view.row_classes != nullptr) {
         backend->copy_to_host(rows.host.of_row.data(), view.row_classes, n);
         backend->copy(rows.classes.data(), view.row_classes, n);
-        std::uint8_t largest = 0;
-        for (const std::uint8_t c : rows.host.of_row) largest = std::max(largest, c);
-        rows.host.table.resize((largest + std::size_t{1}) * diagonals);
+        const std::size_t classes = a.row_class_count();
+        for (const std::uint8_t c : rows.host.of_row) {
+            if (c >= classes) {
+                throw std::invalid_argument("multigrid: a row of class " + std::to_string(c) +
+                                            " where the matrix has " + std::to_string(classes));
+            }
+        }
+        rows.host.table.resize(classes * diagonals);
         backend->copy_to_host(rows.host.table.data(), view.class_values,
                               rows.host.table.size() * sizeof(double));
     } else {

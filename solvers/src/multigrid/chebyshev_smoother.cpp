@@ -70,7 +70,7 @@ SmootherKind<T> chebyshev() {
     return {.words = "Chebyshev",
             .reads_inverse_diagonal = true,
             .make = [](std::shared_ptr<const Backend> backend, const Level<T>& level,
-               Array<T> inverse_diagonal, const SmootherSetup&) {
+                       Array<T> inverse_diagonal, const SmootherSetup&) {
                 Array<T> d(backend, static_cast<std::size_t>(level.box.size()));
                 fill(d, T(0));
                 return std::unique_ptr<Smoother<T>>(std::make_unique<ChebyshevSmoother<T>>(

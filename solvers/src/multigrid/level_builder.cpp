@@ -165,8 +165,8 @@ void make_level(const std::shared_ptr<const Backend>& backend, const SmootherKin
     if (rows.rows_on_backend != nullptr) {
         level.spectrum_bound = gershgorin_of_classes(rows.rows_on_backend->host, level.box, index);
     } else {
-        level.spectrum_bound = gershgorin_of_scaled(*rows.rows, inverse_diagonal,
-                                                    smoother.reads_inverse_diagonal, level.box, index);
+        level.spectrum_bound = gershgorin_of_scaled(
+            *rows.rows, inverse_diagonal, smoother.reads_inverse_diagonal, level.box, index);
     }
     if (rows.rows != nullptr) {
         set_operator(backend, level, *rows.rows, index, finest);

@@ -35,9 +35,6 @@ constexpr int max_basis_unknowns = 26;
 constexpr int max_basis_places = 125;
 using BasisSystem = std::array<double, max_basis_unknowns*(max_basis_unknowns + 1)>;
 
-// Whether the row's couplings towards the two sides along some axis (each side's negative
-// entries summed) differ by more than jump_ratio: a coefficient jump at the point. (A side
-// without couplings, at a wall, is none.)
 // Adds a negative off-diagonal entry of step s to the couplings towards each side it moves.
 void add_to_sides(double (&side)[3][2], double value, const Coordinates& s) {
     for (std::size_t axis = 0; axis < 3; ++axis) {
@@ -45,6 +42,7 @@ void add_to_sides(double (&side)[3][2], double value, const Coordinates& s) {
     }
 }
 
+// Whether the couplings towards the two sides along some axis differ by more than jump_ratio.
 bool sides_jump(const double (&side)[3][2]) {
     for (const auto& [below, above] : side) {
         const double weaker = std::min(below, above), stronger = std::max(below, above);
@@ -53,6 +51,9 @@ bool sides_jump(const double (&side)[3][2]) {
     return false;
 }
 
+// Whether the row's couplings towards the two sides along some axis (each side's negative
+// entries summed) differ by more than jump_ratio: a coefficient jump at the point. (A side
+// without couplings, at a wall, is none.)
 bool row_at_jump(const DiaData<double>& a, const DiagonalSteps& steps, const GridBox& fine,
                  std::int64_t row, const Coordinates& c) {
     double side[3][2] = {};

@@ -190,6 +190,7 @@ void WholeLevels::made(PartitionedLevel& level) {
     step_ = {};
     weights_ = Array<double>();
     if (index_ > 0) {  // the finest level's copies on the back-end are done with
+        level.rows_on_backend = nullptr;
         finest_classes_.reset();
         finest_uploaded_.reset();
         finest_on_backend_ = nullptr;

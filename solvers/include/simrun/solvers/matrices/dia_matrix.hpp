@@ -60,6 +60,12 @@ public:
     // outside the matrix zero), for the steps that need it after the host copy is gone.
     DiaData<T> host_data() const;
     DiaStorage storage() const { return storage_; }
+    // The number of row classes (row-class storage; 0 in the others).
+    std::size_t row_class_count() const {
+        return storage_ == DiaStorage::classes && !host_offsets_.empty()
+                   ? class_values_.size() / host_offsets_.size()
+                   : 0;
+    }
     // Whether the values are kept as a stencil.
     bool is_stencil() const { return storage_ == DiaStorage::stencil; }
 
