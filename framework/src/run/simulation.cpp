@@ -374,15 +374,16 @@ Simulation::Simulation(RunSpec spec, const RunOptions& options)
                                                            times.solver + times.compilation));
     // The state is checked where it is set, before anything is written: its Dirichlet values
     // and the first step's data (as `simrun check` checks them).
-    const auto set_state = [&](std::span<const double> u, std::int64_t step) {
+    // (u is handed over: the integrator imposes the boundary values in it, without a copy.)
+    const auto set_state = [&](std::vector<double>&& u, std::int64_t step) {
         timed(setup_.first_step_data, [&] {
             agreeing(ranks, [&] {
-                placing_input_errors(spec_, [&] { integrator_->set_state(u, step); });
+                placing_input_errors(spec_, [&] { integrator_->set_state(std::move(u), step); });
             });
         });
     };
     if (restart_) {
-        set_state(restart_->u, restart_->step);
+        set_state(std::move(restart_->u), restart_->step);
         restart_->u = {};
         finish_setup(started);
         return;
@@ -396,7 +397,7 @@ Simulation::Simulation(RunSpec spec, const RunOptions& options)
             placing_input_errors(spec_, [&] { require_finite_initial(grid, parts_.owned, u); });
         });
     });
-    set_state(u, 0);
+    set_state(std::move(u), 0);
     finish_setup(started);
 }
 

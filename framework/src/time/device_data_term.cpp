@@ -21,7 +21,7 @@ namespace {
 // The kernels' one parameter, laid out alike here and in device_data_term_kernels.cuh: 8-byte
 // members only, so neither side pads.
 struct Parameters {
-    const double* u;
+    const double* u;   // u^n, or null (the steady solve: no state term)
     const double* lu;  // L u^n, or null (theta = 1)
     double* rhs;
     const double* scale;
@@ -271,10 +271,10 @@ DeviceDataTerm::DeviceDataTerm(const Grid& grid, const Problem& problem,
 
 DeviceDataTerm::~DeviceDataTerm() { backend_->release_host(first_bad_host_); }
 
-void DeviceDataTerm::form(double t_now, double t_next, const solvers::Array<double>& u,
+void DeviceDataTerm::form(double t_now, double t_next, const solvers::Array<double>* u,
                           const solvers::Array<double>* lu, solvers::Array<double>& rhs) {
     Parameters& p = kernels_->parameters;
-    p.u = u.data();
+    p.u = u != nullptr ? u->data() : nullptr;
     p.lu = lu != nullptr ? lu->data() : nullptr;
     p.rhs = rhs.data();
     p.t_now = t_now;
@@ -286,7 +286,7 @@ void DeviceDataTerm::form(double t_now, double t_next, const solvers::Array<doub
                                  records * sizeof(std::uint64_t));
 }
 
-void DeviceDataTerm::check_step(double t_now, double t_next, const solvers::Array<double>& u,
+void DeviceDataTerm::check_step(double t_now, double t_next, const solvers::Array<double>* u,
                                 solvers::Array<double>& scratch) {
     form(t_now, t_next, u, nullptr, scratch);
     backend_->synchronize();

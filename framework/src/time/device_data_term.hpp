@@ -4,7 +4,8 @@
 //   rhs = S (u^n + (1 - theta) dt L u^n) + S dt (theta (F + B + L G)^{n+1} + (1 - theta) (F + B)^n)
 // at free nodes (F the source, B the Neumann and Robin ghost terms, L G the coupling to the
 // Dirichlet values; S the row scale, or 1 where not `scaled`), rhs = G^{n+1} at Dirichlet nodes,
-// is formed on the device each step (theta = 0 unscaled: explicit Euler's u^{n+1} itself): one
+// is formed on the device each step (theta = 0 unscaled: explicit Euler's u^{n+1} itself; theta
+// = 1, dt = 1 without u: the steady solve's S (F + B + L G)): one
 // pass over the nodes and two over the boundary's, so nothing of size n crosses the bus. A value
 // that is not finite is recorded on the device (the lowest node of each kind) and fetched with
 // the solve's own wait; check() then raises it as StepData::evaluate would.
@@ -35,8 +36,9 @@ public:
                                                 std::string& note, SetupTimes& setup);
 
     // Issues the formation of rhs for the step from t_now to t_next (asynchronous); lu = L u^n,
-    // or nullptr when theta = 1. The finiteness records of the step are fetched on the way.
-    void form(double t_now, double t_next, const solvers::Array<double>& u,
+    // or nullptr when theta = 1; u = u^n, or nullptr for no state term (the steady solve's
+    // right-hand side). The finiteness records of the step are fetched on the way.
+    void form(double t_now, double t_next, const solvers::Array<double>* u,
               const solvers::Array<double>* lu, solvers::Array<double>& rhs);
     // Once the back-end has synchronised after form(): throws StepDataError naming the key, the
     // node's coordinates and the time of the first value form() met that is not finite (in
@@ -45,7 +47,7 @@ public:
     // form() (without L u^n, into `scratch`), the back-end's wait and check(): what the step
     // from t_now to t_next will throw for its data, thrown before it is taken (a run checks the
     // data of its first step before writing the step it starts from).
-    void check_step(double t_now, double t_next, const solvers::Array<double>& u,
+    void check_step(double t_now, double t_next, const solvers::Array<double>* u,
                     solvers::Array<double>& scratch);
 
     ~DeviceDataTerm();

@@ -2,7 +2,8 @@
 // embedded in the library at build time, follows the run's generated functions
 // source_value(x, y, z, t) and side_value(side, x, y, z, t) in the source text. Each thread one
 // node (one boundary node, one boundary row); bytes per free node: reads u, S, the fixed byte
-// (and L u), writes rhs: 25 (33) bytes, the floor of forming it. Parameters is laid out as
+// (and L u), writes rhs: 25 (33) bytes, the floor of forming it (17 for the steady solve's,
+// which reads no u). Parameters is laid out as
 // device_data_term.cpp's.
 
 typedef long long i64;
@@ -52,7 +53,8 @@ extern "C" __global__ void dirichlet_values(Parameters p) {
     p.rhs[node] = g;
 }
 
-// rhs = S (u + (1 - theta) dt L u) + S dt (theta f^{n+1} + (1 - theta) f^n) at free nodes.
+// rhs = S (u + (1 - theta) dt L u) + S dt (theta f^{n+1} + (1 - theta) f^n) at free nodes
+// (without u, the steady solve's S f: u and L u null read nothing).
 extern "C" __global__ void free_nodes(Parameters p) {
     const i64 i = thread_index();
     if (i >= p.n || p.fixed[i]) return;
@@ -66,7 +68,7 @@ extern "C" __global__ void free_nodes(Parameters p) {
         if (!isfinite(f_now)) record(p, source_now, i);
         data = data + (1 - p.theta) * f_now;
     }
-    double state = p.u[i];
+    double state = p.u ? p.u[i] : 0.0;
     if (p.lu) state = state + p.lu_weight * p.lu[i];
     p.rhs[i] = p.scale[i] * state + p.scale[i] * p.dt * data;
 }

@@ -40,7 +40,7 @@ public:
             const double t_now = time(), t_next = static_cast<double>(step_ + 1) * dt_;
             forming_data([&] {
                 l_->apply(u_, lu_);
-                device_data_->form(t_now, t_next, u_, &lu_, next_);
+                device_data_->form(t_now, t_next, &u_, &lu_, next_);
                 backend_->synchronize();
                 device_data_->check(t_now, t_next);
             });
@@ -67,7 +67,7 @@ public:
     std::string data_details() const override { return data_details_; }
     bool data_on_device() const override { return device_data_ != nullptr; }
     void check_data_on_device(double t_now, double t_next) override {
-        device_data_->check_step(t_now, t_next, u_, next_);
+        device_data_->check_step(t_now, t_next, &u_, next_);
     }
 
 private:

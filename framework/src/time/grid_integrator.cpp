@@ -32,6 +32,38 @@ void require_finite(const Grid& grid, const Box& box, std::span<const double> va
                      what);
 }
 
+// Writes g(t) at the Dirichlet nodes of `box` into values (numbered within the box), as
+// BoundaryConditions::fill_dirichlet does, visiting only the box's nodes on the grid's sides
+// (a line along x inside the grid holds two at most). Returns the lowest row whose value is not
+// finite, or box.size().
+std::int64_t fill_dirichlet_on_sides(const Grid& grid, const BoundaryConditions& boundary,
+                                     const Box& box, double t, std::span<double> values) {
+    std::vector<std::int64_t> first(static_cast<std::size_t>(omp_get_max_threads()), box.size());
+    const std::int64_t nx = grid.points(0);
+    const int blocks = for_each_line_in_blocks(box, [&](std::int64_t j, std::int64_t k, int block) {
+        const auto visit = [&](std::int64_t i) {
+            const int s = boundary.dirichlet_side(grid, i, j, k);
+            if (s < 0) return;
+            const std::int64_t row = box.index(i, j, k);
+            const double g =
+                boundary.side(static_cast<Side>(s))
+                    .value(grid.coordinate(0, i), grid.coordinate(1, j), grid.coordinate(2, k), t);
+            values[static_cast<std::size_t>(row)] = g;
+            auto& lowest = first[static_cast<std::size_t>(block)];
+            if (!std::isfinite(g)) lowest = std::min(lowest, row);
+        };
+        const bool on_side = (grid.dimension() > 1 && (j == 0 || j == grid.points(1) - 1)) ||
+                             (grid.dimension() > 2 && (k == 0 || k == grid.points(2) - 1));
+        if (on_side) {
+            for (std::int64_t i = box.lower[0]; i < box.upper[0]; ++i) visit(i);
+            return;
+        }
+        if (box.lower[0] == 0) visit(0);
+        if (box.upper[0] == nx && nx > 1) visit(nx - 1);
+    });
+    return *std::min_element(first.begin(), first.begin() + blocks);
+}
+
 // The step to a neighbour that a diagonal of an operator on `box` couples along: +-1 along one
 // axis at the box's strides, none for the main diagonal. Throws std::logic_error for another
 // offset (the spatial operator holds 5- and 7-point stencils).
@@ -50,8 +82,8 @@ std::array<std::int64_t, 3> diagonal_step(int offset, const Box& box, int dimens
 
 }  // namespace
 
-void throw_not_finite(const Grid& grid, const Box& box, std::int64_t row, double value,
-                      double t, StepDataError::Stage stage, const char* key, const char* what) {
+void throw_not_finite(const Grid& grid, const Box& box, std::int64_t row, double value, double t,
+                      StepDataError::Stage stage, const char* key, const char* what) {
     const auto index = box.node(row);
     std::string at = "(";
     for (int a = 0; a < grid.dimension(); ++a) {
@@ -97,10 +129,12 @@ void StepData::evaluate(double t) {
     op_.add_boundary_forcing(t, forcing_);
     require_finite(grid_, box, forcing_, fixed, false, t, StepDataError::ghost_value, "boundary",
                    "a Neumann or Robin boundary value");
-    std::fill(g_.begin(), g_.end(), 0.0);
-    boundary_.fill_dirichlet(grid_, box, t, g_);
-    require_finite(grid_, box, g_, fixed, true, t, StepDataError::dirichlet_value, "boundary",
-                   "a Dirichlet boundary value");
+    // g_ is zero off the Dirichlet nodes since its allocation: only theirs are written.
+    const std::int64_t bad = fill_dirichlet_on_sides(grid_, boundary_, box, t, g_);
+    if (bad < box.size()) {
+        throw_not_finite(grid_, box, bad, g_[static_cast<std::size_t>(bad)], t,
+                         StepDataError::dirichlet_value, "boundary", "a Dirichlet boundary value");
+    }
     op_.dirichlet_coupling(g_, lg_);
     evaluated_at_ = t;
 }
@@ -128,8 +162,7 @@ GridIntegrator::GridIntegrator(const IntegratorSetup& setup)
     agree(ranks(), nullptr);
 }
 
-void GridIntegrator::set_state(std::span<const double> u, std::int64_t step) {
-    std::vector<double> state(u.begin(), u.end());
+void GridIntegrator::set_state(std::vector<double> state, std::int64_t step) {
     step_ = step;
     if (step_ >= steps_) {  // a run continued from its last step: no data to come
         impose_dirichlet_values(grid_, boundary_, parts_.owned, time(), state);
@@ -153,11 +186,13 @@ void GridIntegrator::check_data_on_device(double, double) {
     throw std::logic_error("check_data_on_device: this integrator forms no data on the device");
 }
 
-void impose_dirichlet_values(const Grid& grid, const BoundaryConditions& boundary,
-                             const Box& box, double t, std::span<double> u) {
-    boundary.fill_dirichlet(grid, box, t, u);
-    require_finite(grid, box, u, boundary.dirichlet_nodes(grid, box), true, t,
-                   StepDataError::start_dirichlet_value, "boundary", "a Dirichlet boundary value");
+void impose_dirichlet_values(const Grid& grid, const BoundaryConditions& boundary, const Box& box,
+                             double t, std::span<double> u) {
+    const std::int64_t bad = fill_dirichlet_on_sides(grid, boundary, box, t, u);
+    if (bad == box.size()) return;
+    throw_not_finite(grid, box, bad, u[static_cast<std::size_t>(bad)], t,
+                     StepDataError::start_dirichlet_value, "boundary",
+                     "a Dirichlet boundary value");
 }
 
 void check_start_data(const Grid& grid, const BoundaryConditions& boundary, const Box& own,

@@ -31,7 +31,7 @@ public:
     // Also checks the data before the step is written: the Dirichlet values u takes and, unless
     // it is the run's last, the next step's data at every time that step evaluates them
     // (check_start_data; where the back-end forms the data, formed and checked there).
-    void set_state(std::span<const double> u, std::int64_t step) override;
+    void set_state(std::vector<double> u, std::int64_t step) override;
     void copy_state(std::span<double> u) const override;
     std::int64_t step() const override { return step_; }
     double time() const override { return static_cast<double>(step_) * dt_; }
@@ -110,9 +110,9 @@ protected:
 
 // Throws the StepDataError of a value that is not finite at row `row` of `box` at time t,
 // naming `key`, the node's coordinates and t.
-[[noreturn]] void throw_not_finite(const Grid& grid, const Box& box, std::int64_t row,
-                                   double value, double t, StepDataError::Stage stage,
-                                   const char* key, const char* what);
+[[noreturn]] void throw_not_finite(const Grid& grid, const Box& box, std::int64_t row, double value,
+                                   double t, StepDataError::Stage stage, const char* key,
+                                   const char* what);
 
 // The system an implicit scheme solves each step: shift I - scale L on the free rows
 // (system_matrix): steady (0, 1), theta (1, theta dt).
@@ -128,8 +128,8 @@ std::vector<double> step_data_times(const TimeParameters& time, std::int64_t ste
 // Writes g(t) at the Dirichlet nodes of `box` into u (numbered within the box): the values u
 // takes at the step a run starts from (0, or a restart's). Throws the StepDataError of the first
 // that is not finite (stage start_dirichlet_value), before any step is written or computed.
-void impose_dirichlet_values(const Grid& grid, const BoundaryConditions& boundary,
-                             const Box& box, double t, std::span<double> u);
+void impose_dirichlet_values(const Grid& grid, const BoundaryConditions& boundary, const Box& box,
+                             double t, std::span<double> u);
 // What a run checks before it writes the step it starts from, at time t_start: the Dirichlet
 // values u (on `own`) takes there (impose_dirichlet_values), then the next step's data at
 // each of `t_data` (step_data_times), in order, evaluated by `data`. Throws the first

@@ -1,5 +1,6 @@
 // The steady problem -L u = f: S (-L) u = S (F + L G) on the free nodes, u = G at Dirichlet
 // nodes, solved once from the initial guess.
+#include "device_data_term.hpp"
 #include "grid_integrator.hpp"
 
 namespace simrun::framework {
@@ -10,9 +11,22 @@ public:
     explicit SteadyIntegrator(const IntegratorSetup& setup) : GridIntegrator(setup) {
         const SystemScaling system = system_scaling(setup.time);
         solver_ = make_solver(release_system_matrix(op_, system.shift, system.scale), setup.solver);
+        // The theta term at theta = 1, dt = 1 without the state: S (F + B + L G), G at
+        // Dirichlet nodes.
+        device_data_ = parts_.distributed()
+                           ? nullptr
+                           : DeviceDataTerm::make(grid_, setup.problem, boundary_, op_, backend_,
+                                                  1.0, 1.0, true, data_details_, setup_times_);
+        if (parts_.distributed()) data_details_ = distributed_data_details;
+        if (device_data_) rhs_ = solvers::Array<double>(backend_, u_.size());
     }
 
     std::optional<solvers::SolveReport> advance() override {
+        if (device_data_) {
+            // Formed and checked where the state was set (its data are those of t = 0 alone).
+            if (!formed_) forming_data([&] { check_data_on_device(0.0, 0.0); });
+            return solver_->solve(rhs_, u_);
+        }
         solvers::Array<double> b;
         // A value that is not finite at a node of one rank's box stops every rank alike.
         forming_data([&] { agreeing(ranks(), [&] { data_.evaluate(0.0); }); });
@@ -39,9 +53,20 @@ public:
         return solver_->preconditioner_details();
     }
     const solvers::MatrixProperties* matrix_properties() const override { return &properties_; }
+    std::string data_details() const override { return data_details_; }
+    bool data_on_device() const override { return device_data_ != nullptr; }
+    // The right-hand side itself, formed into rhs_ (read by no state) and kept for the solve.
+    void check_data_on_device(double t_now, double t_next) override {
+        device_data_->check_step(t_now, t_next, nullptr, rhs_);
+        formed_ = true;
+    }
 
 private:
     std::unique_ptr<solvers::LinearSystemSolver<double>> solver_;
+    std::unique_ptr<DeviceDataTerm> device_data_;  // where the back-end forms the data
+    solvers::Array<double> rhs_;
+    bool formed_ = false;
+    std::string data_details_;
 };
 
 }  // namespace

@@ -41,7 +41,7 @@ public:
             // One wait, for the data term's time and its finiteness record, before the solve.
             forming_data([&] {
                 if (l_) l_->apply(u_, lu_);
-                device_data_->form(t_now, t_next, u_, l_ ? &lu_ : nullptr, rhs_);
+                device_data_->form(t_now, t_next, &u_, l_ ? &lu_ : nullptr, rhs_);
                 backend_->synchronize();
                 device_data_->check(t_now, t_next);
             });
@@ -70,7 +70,7 @@ public:
     std::string data_details() const override { return data_details_; }
     bool data_on_device() const override { return device_data_ != nullptr; }
     void check_data_on_device(double t_now, double t_next) override {
-        device_data_->check_step(t_now, t_next, u_, rhs_);
+        device_data_->check_step(t_now, t_next, &u_, rhs_);
     }
 
 private:

@@ -6,9 +6,11 @@
 #include <gtest/gtest.h>
 
 #include <functional>
+#include <iostream>
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "simrun/framework/config/config.hpp"
@@ -61,6 +63,30 @@ std::vector<std::optional<AgreedFailure>> failures_over_ranks(
         }
     });
     return failures;
+}
+
+// The message of the InputError that refuses `spec` while its run is set up with `options`
+// ("set up" where none does).
+std::string setup_refusal(RunSpec spec, const RunOptions& options) {
+    try {
+        Simulation simulation(std::move(spec), options);
+    } catch (const InputError& e) {
+        return e.what();
+    }
+    return "set up";
+}
+
+// The message of the first step's data error `check` (check_time_integrator, over blocks of
+// about `block_nodes` nodes) finds for `spec` ("none" where it finds none).
+std::string check_refusal(const RunSpec& spec, std::int64_t block_nodes = std::int64_t{1} << 20) {
+    const IntegratorCheck check = check_time_integrator(*spec.grid, *spec.problem, *spec.boundary,
+                                                        spec.time, spec.solver, block_nodes);
+    if (!check.first_step_error) return "none";
+    try {
+        std::rethrow_exception(check.first_step_error);
+    } catch (const StepDataError& e) {
+        return e.what();
+    }
 }
 
 // Infinite from t = 0.035 on: the step whose data are at t = 0.04 (the fourth) stops the run,
@@ -125,12 +151,10 @@ public:
                                 std::int64_t k) const override {
         return heat_->stencil(grid, i, j, k);
     }
-    void initial_condition(const Grid& grid, const Box& box,
-                           std::span<double> u) const override {
+    void initial_condition(const Grid& grid, const Box& box, std::span<double> u) const override {
         heat_->initial_condition(grid, box, u);
     }
-    void source(const Grid& grid, const Box& box, double t,
-                std::span<double> f) const override {
+    void source(const Grid& grid, const Box& box, double t, std::span<double> f) const override {
         if (t > from_) throw InputError("key 'solver': a set-up that failed during a step");
         heat_->source(grid, box, t, f);
     }
@@ -183,22 +207,10 @@ TEST(RunFailure, DataNotFiniteAtAnyTimeOfTheFirstStepIsRefusedBeforeStepZero) {
         "computed from it";
     for (const char* scheme : time_schemes) {
         SCOPED_TRACE(scheme);
-        const RunSpec spec = heat_with_top("0", source, scheme);
-        try {
-            Simulation simulation(heat_with_top("0", source, scheme),
-                                  quiet_cpu_options(solvers::single_process()));
-            ADD_FAILURE() << "set up";
-        } catch (const InputError& e) {
-            EXPECT_EQ(std::string(e.what()), "test.toml: " + message);
-        }
-        const IntegratorCheck check = check_time_integrator(*spec.grid, *spec.problem,
-                                                            *spec.boundary, spec.time, spec.solver);
-        ASSERT_TRUE(check.first_step_error);
-        try {
-            std::rethrow_exception(check.first_step_error);
-        } catch (const StepDataError& e) {
-            EXPECT_EQ(std::string(e.what()), message);
-        }
+        EXPECT_EQ(setup_refusal(heat_with_top("0", source, scheme),
+                                quiet_cpu_options(solvers::single_process())),
+                  "test.toml: " + message);
+        EXPECT_EQ(check_refusal(heat_with_top("0", source, scheme)), message);
     }
 }
 
@@ -208,26 +220,15 @@ TEST(RunFailure, DataNotFiniteAtAnyTimeOfTheFirstStepIsRefusedBeforeStepZero) {
 // only the one at t = dt.
 TEST(RunFailure, CheckFindsTheFirstStepsEarliestDataErrorAcrossBlocks) {
     const std::string source = "(t < 0.005 && y > 0.8) || (t > 0.005 && y < 0.3) ? 1/0 : 0";
-    const RunSpec spec = heat_with_top("0", source, "crank_nicolson");
-    std::string ran;
-    try {
-        Simulation simulation(heat_with_top("0", source, "crank_nicolson"),
-                              quiet_cpu_options(solvers::single_process()));
-    } catch (const InputError& e) {
-        ran = e.what();
-    }
+    const std::string ran = setup_refusal(heat_with_top("0", source, "crank_nicolson"),
+                                          quiet_cpu_options(solvers::single_process()));
     EXPECT_EQ(ran,
               "test.toml: key 'problem.source': the source is inf at (0.125, 0.875) at t = 0: no "
               "step is computed from it");
     for (const std::int64_t block_nodes : {std::int64_t{1}, std::int64_t{1} << 20}) {
-        const IntegratorCheck check = check_time_integrator(
-            *spec.grid, *spec.problem, *spec.boundary, spec.time, spec.solver, block_nodes);
-        ASSERT_TRUE(check.first_step_error);
-        try {
-            std::rethrow_exception(check.first_step_error);
-        } catch (const StepDataError& e) {
-            EXPECT_EQ("test.toml: " + std::string(e.what()), ran);
-        }
+        EXPECT_EQ("test.toml: " +
+                      check_refusal(heat_with_top("0", source, "crank_nicolson"), block_nodes),
+                  ran);
     }
 }
 
@@ -255,6 +256,66 @@ TEST(RunFailure, TheDeviceChecksTheDataOfTheFirstStepItForms) {
                       "test.toml: key 'problem.source': the source is inf at (0.125, 0.125) at t "
                       "= 0.01: no step is computed from it");
         }
+    }
+}
+
+// A steady Poisson run (data at t = 0 alone) on `grid` with `source` and `boundary`.
+RunSpec steady_poisson(const std::string& source, const std::string& boundary,
+                       const std::string& grid = "nx = 9\nny = 9\n") {
+    return parse_run_spec(Config::from_string("[problem]\ntype = \"poisson\"\nsource = \"" +
+                                                  source + "\"\n[grid]\n" + grid + "[boundary]\n" +
+                                                  boundary + "all = \"0\"\n",
+                                              "test.toml"));
+}
+
+// The steady solve's data not finite (source, Dirichlet, Neumann) refuse the run while it is
+// set up, on the CPU and on the device that forms them (where there is one), as `check` does.
+TEST(RunFailure, TheSteadyRunRefusesDataNotFiniteWhereverItFormsThem) {
+    const std::pair<std::pair<const char*, const char*>, const char*> cases[] = {
+        {{"1/(x - 0.5)", ""},
+         "key 'problem.source': the source is inf at (0.5, 0.125) at t = 0: no step is computed "
+         "from it"},
+        {{"1", "top = \"1/(x - 0.5)\"\n"},
+         "key 'boundary': a Dirichlet boundary value is inf at (0.5, 1) at t = 0: no step is "
+         "computed from it"},
+        {{"1", "top = { type = \"neumann\", value = \"1/(x - 0.5)\" }\n"},
+         "key 'boundary': a Neumann or Robin boundary value is inf at (0.5, 1) at t = 0: no step "
+         "is computed from it"},
+    };
+    for (const auto& [input, message] : cases) {
+        SCOPED_TRACE(message);
+        const auto spec = [&input] { return steady_poisson(input.first, input.second); };
+        EXPECT_EQ(setup_refusal(spec(), quiet_cpu_options(solvers::single_process())),
+                  std::string("test.toml: ") + message);
+        EXPECT_EQ(check_refusal(spec()), message);
+        RunOptions on_device = quiet_cpu_options(solvers::single_process());
+        on_device.backend = solvers::BackendChoice::cuda;
+        try {
+            EXPECT_EQ(setup_refusal(spec(), on_device), std::string("test.toml: ") + message);
+        } catch (const std::exception& e) {  // no CUDA back-end here
+            std::cout << "not on the device: " << e.what() << "\n";
+        }
+    }
+}
+
+// The Dirichlet values a run starts from are found on the grid's sides alone: in 3D, on one
+// process, over ranks (each its slab) and by `check` plane by plane, the lowest node whose value
+// is not finite is named, a node on two sides taking the later side's value (bottom over left).
+TEST(RunFailure, TheLowestDirichletNodeNotFiniteIsNamedOnEveryBox) {
+    const auto spec = [] {
+        return steady_poisson("1", "left = \"z > 0.6 ? 1/0 : 0\"\n", "nx = 9\nny = 9\nnz = 9\n");
+    };
+    const std::string message =
+        "key 'boundary': a Dirichlet boundary value is inf at (0, 0.125, 0.625) at t = 0: no "
+        "step is computed from it";
+    EXPECT_EQ(setup_refusal(spec(), quiet_cpu_options(solvers::single_process())),
+              "test.toml: " + message);
+    for (const auto& failure : failures_over_ranks(3, "", spec)) {
+        ASSERT_TRUE(failure.has_value());
+        EXPECT_EQ(std::string(failure->what()), "test.toml: " + message);
+    }
+    for (const std::int64_t block_nodes : {std::int64_t{1}, std::int64_t{1} << 20}) {
+        EXPECT_EQ(check_refusal(spec(), block_nodes), message);
     }
 }
 

@@ -39,11 +39,12 @@ struct SetupTimes {
 class TimeIntegrator {
 public:
     virtual ~TimeIntegrator() = default;
-    // Sets u at step `step` (t = step dt); the boundary values are imposed. Throws InputError
+    // Sets u at step `step` (t = step dt), taken over: the boundary values are imposed in it
+    // before it goes to the back-end (no copy is made). Throws InputError
     // (a StepDataError, naming the key, the node and t) where a Dirichlet value there, or the
     // next step's data at any time that step evaluates them, is not finite: a run checks what
     // it starts from before it writes it.
-    virtual void set_state(std::span<const double> u, std::int64_t step) = 0;
+    virtual void set_state(std::vector<double> u, std::int64_t step) = 0;
     // Advances one step (the steady solve: solves once). The report says how the linear solve
     // went; none for explicit Euler. Data not finite at the step's times throw StepDataError
     // (over several ranks AgreedStepDataError, on every rank).
