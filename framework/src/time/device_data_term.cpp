@@ -196,16 +196,26 @@ DeviceDataTerm::DeviceDataTerm(const Grid& grid, const Problem& problem,
     const auto n = static_cast<std::int64_t>(fixed.size());
     scale_ = upload(backend_, scaled ? op.row_scale() : std::vector<double>(fixed.size(), 1.0));
     fixed_ = upload(backend_, fixed);
-    // The Dirichlet nodes, each with its side, and their positions for the couplings.
+    // The Dirichlet nodes in node order (found on the grid's sides), each with its side, and
+    // their positions for the couplings.
+    std::vector<std::vector<std::int64_t>> found(static_cast<std::size_t>(omp_get_max_threads()));
+    const int blocks = for_each_side_node(
+        grid, op.box(), [&](std::int64_t i, std::int64_t j, std::int64_t k, int block) {
+            const std::int64_t node = op.box().index(i, j, k);
+            if (fixed[static_cast<std::size_t>(node)]) {
+                found[static_cast<std::size_t>(block)].push_back(node);
+            }
+        });
     std::vector<std::int64_t> nodes, sides;
     std::unordered_map<std::int64_t, std::int64_t> position;
     const std::int64_t nx = grid.points(0), ny = grid.points(1);
-    for (std::int64_t node = 0; node < n; ++node) {
-        if (!fixed[static_cast<std::size_t>(node)]) continue;
-        position.emplace(node, static_cast<std::int64_t>(nodes.size()));
-        nodes.push_back(node);
-        sides.push_back(
-            boundary.dirichlet_side(grid, node % nx, (node / nx) % ny, node / (nx * ny)));
+    for (int block = 0; block < blocks; ++block) {
+        for (const std::int64_t node : found[static_cast<std::size_t>(block)]) {
+            position.emplace(node, static_cast<std::int64_t>(nodes.size()));
+            nodes.push_back(node);
+            sides.push_back(
+                boundary.dirichlet_side(grid, node % nx, (node / nx) % ny, node / (nx * ny)));
+        }
     }
     // Each boundary row's terms: couplings (position k) and ghost terms (-1 - side).
     struct Term {

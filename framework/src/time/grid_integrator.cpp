@@ -14,34 +14,34 @@
 namespace simrun::framework {
 namespace {
 
-// Throws InputError at `key` for the first node where `values` is not finite (among the nodes
-// `wanted` selects: free or Dirichlet), naming its coordinates and the time.
-void require_finite(const Grid& grid, const Box& box, std::span<const double> values,
-                    const std::vector<std::uint8_t>& fixed, bool wanted_fixed, double t,
-                    StepDataError::Stage stage, const char* key, const char* what) {
-    const auto n = static_cast<std::int64_t>(values.size());
+// The source f on `box` kept at the free nodes only (zero at the Dirichlet nodes, in one pass
+// with its check): throws the StepDataError of the first free node where it is not finite.
+void keep_free_source(const Grid& grid, const Box& box, std::span<double> f,
+                      const std::vector<std::uint8_t>& fixed, double t) {
+    const auto n = static_cast<std::int64_t>(f.size());
     std::int64_t first = n;
 #pragma omp parallel for schedule(static) reduction(min : first)
     for (std::int64_t i = 0; i < n; ++i) {
         const auto r = static_cast<std::size_t>(i);
-        if ((fixed[r] != 0) == wanted_fixed && !std::isfinite(values[r]))
+        if (fixed[r] != 0) {
+            f[r] = 0.0;
+        } else if (!std::isfinite(f[r])) {
             first = std::min(first, i);
+        }
     }
     if (first == n) return;
-    throw_not_finite(grid, box, first, values[static_cast<std::size_t>(first)], t, stage, key,
-                     what);
+    throw_not_finite(grid, box, first, f[static_cast<std::size_t>(first)], t, StepDataError::source,
+                     "problem.source", "the source");
 }
 
 // Writes g(t) at the Dirichlet nodes of `box` into values (numbered within the box), as
-// BoundaryConditions::fill_dirichlet does, visiting only the box's nodes on the grid's sides
-// (a line along x inside the grid holds two at most). Returns the lowest row whose value is not
-// finite, or box.size().
+// BoundaryConditions::fill_dirichlet does, on the grid's sides alone. Returns the lowest row
+// whose value is not finite, or box.size().
 std::int64_t fill_dirichlet_on_sides(const Grid& grid, const BoundaryConditions& boundary,
                                      const Box& box, double t, std::span<double> values) {
     std::vector<std::int64_t> first(static_cast<std::size_t>(omp_get_max_threads()), box.size());
-    const std::int64_t nx = grid.points(0);
-    const int blocks = for_each_line_in_blocks(box, [&](std::int64_t j, std::int64_t k, int block) {
-        const auto visit = [&](std::int64_t i) {
+    const int blocks = for_each_side_node(
+        grid, box, [&](std::int64_t i, std::int64_t j, std::int64_t k, int block) {
             const int s = boundary.dirichlet_side(grid, i, j, k);
             if (s < 0) return;
             const std::int64_t row = box.index(i, j, k);
@@ -51,16 +51,7 @@ std::int64_t fill_dirichlet_on_sides(const Grid& grid, const BoundaryConditions&
             values[static_cast<std::size_t>(row)] = g;
             auto& lowest = first[static_cast<std::size_t>(block)];
             if (!std::isfinite(g)) lowest = std::min(lowest, row);
-        };
-        const bool on_side = (grid.dimension() > 1 && (j == 0 || j == grid.points(1) - 1)) ||
-                             (grid.dimension() > 2 && (k == 0 || k == grid.points(2) - 1));
-        if (on_side) {
-            for (std::int64_t i = box.lower[0]; i < box.upper[0]; ++i) visit(i);
-            return;
-        }
-        if (box.lower[0] == 0) visit(0);
-        if (box.upper[0] == nx && nx > 1) visit(nx - 1);
-    });
+        });
     return *std::min_element(first.begin(), first.begin() + blocks);
 }
 
@@ -119,16 +110,19 @@ void StepData::evaluate(double t) {
     const auto& fixed = op_.dirichlet();
     const Box& box = op_.box();
     problem_.source(grid_, box, t, forcing_);
-    require_finite(grid_, box, forcing_, fixed, false, t, StepDataError::source, "problem.source",
-                   "the source");
-    const auto n = static_cast<std::int64_t>(forcing_.size());
-#pragma omp parallel for schedule(static)
-    for (std::int64_t i = 0; i < n; ++i) {
-        if (fixed[static_cast<std::size_t>(i)]) forcing_[static_cast<std::size_t>(i)] = 0.0;
-    }
+    keep_free_source(grid_, box, forcing_, fixed, t);
     op_.add_boundary_forcing(t, forcing_);
-    require_finite(grid_, box, forcing_, fixed, false, t, StepDataError::ghost_value, "boundary",
-                   "a Neumann or Robin boundary value");
+    // Only the rows with ghost terms changed since the source's check.
+    std::int64_t ghost_bad = box.size();
+    for (const auto& term : op_.ghost_terms()) {
+        const auto r = static_cast<std::size_t>(term.node);
+        if (!fixed[r] && !std::isfinite(forcing_[r])) ghost_bad = std::min(ghost_bad, term.node);
+    }
+    if (ghost_bad < box.size()) {
+        throw_not_finite(grid_, box, ghost_bad, forcing_[static_cast<std::size_t>(ghost_bad)], t,
+                         StepDataError::ghost_value, "boundary",
+                         "a Neumann or Robin boundary value");
+    }
     // g_ is zero off the Dirichlet nodes since its allocation: only theirs are written.
     const std::int64_t bad = fill_dirichlet_on_sides(grid_, boundary_, box, t, g_);
     if (bad < box.size()) {

@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "simrun/framework/config/input_error.hpp"
+#include "simrun/framework/discretisation/grid_loops.hpp"
 #include "simrun/framework/distributed/agreement.hpp"
 #include "simrun/framework/distributed/decomposition.hpp"
 #include "simrun/framework/time/time_integrator.hpp"
@@ -107,6 +108,25 @@ protected:
     solvers::Array<double> u_;  // on the owned box
     solvers::MatrixProperties properties_;
 };
+
+// Calls body(i, j, k, block) at each node of `box` on the grid's sides (where a Dirichlet side
+// may hold it), in parallel as for_each_line_in_blocks: a line along x inside the grid holds
+// two at most, so the cost is the box's lines, not its nodes. Within a block, in node order.
+// Returns the blocks.
+template <typename Body>
+int for_each_side_node(const Grid& grid, const Box& box, Body&& body) {
+    const std::int64_t nx = grid.points(0);
+    return for_each_line_in_blocks(box, [&](std::int64_t j, std::int64_t k, int block) {
+        const bool on_side = (grid.dimension() > 1 && (j == 0 || j == grid.points(1) - 1)) ||
+                             (grid.dimension() > 2 && (k == 0 || k == grid.points(2) - 1));
+        if (on_side) {
+            for (std::int64_t i = box.lower[0]; i < box.upper[0]; ++i) body(i, j, k, block);
+            return;
+        }
+        if (box.lower[0] == 0) body(std::int64_t{0}, j, k, block);
+        if (box.upper[0] == nx && nx > 1) body(nx - 1, j, k, block);
+    });
+}
 
 // Throws the StepDataError of a value that is not finite at row `row` of `box` at time t,
 // naming `key`, the node's coordinates and t.
