@@ -2,6 +2,7 @@
 // to the Dirichlet values, which u^n carries), and
 // u^{n+1} = G^{n+1} at Dirichlet nodes. No linear solve; the step must satisfy the stability
 // limit, which is checked when the integrator is built.
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 
@@ -19,6 +20,9 @@ public:
         // The limit is a minimum over rows: over the ranks, the minimum of theirs.
         require_stable_explicit_step(setup.time, ranks().min(op_.largest_stable_explicit_step()));
         l_ = owned_operator(op_.release_matrix());
+        // No solver to make: the assembly is the operator assembled and uploaded.
+        setup_times_.assembly =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - constructed_).count();
         lu_ = solvers::Array<double>(backend_, u_.size());
         // theta = 0 without the row scale: the device's right-hand side is u^{n+1} itself.
         device_data_ = parts_.distributed()

@@ -1,5 +1,7 @@
-// The steady problem -L u = f: S (-L) u = S (F + L G) on the free nodes, u = G at Dirichlet
+// The steady problem -L u = f: S (-L) u = S (F + B + L G) on the free nodes, u = G at Dirichlet
 // nodes, solved once from the initial guess.
+#include <string>
+
 #include "device_data_term.hpp"
 #include "grid_integrator.hpp"
 
@@ -18,13 +20,19 @@ public:
                            : DeviceDataTerm::make(grid_, setup.problem, boundary_, op_, backend_,
                                                   1.0, 1.0, true, data_details_, setup_times_);
         if (parts_.distributed()) data_details_ = distributed_data_details;
-        if (device_data_) rhs_ = solvers::Array<double>(backend_, u_.size());
+        on_device_ = device_data_ != nullptr;
+        // Formed once, not each step.
+        if (const auto at = data_details_.find(" each step");
+            on_device_ && at != std::string::npos) {
+            data_details_.replace(at, std::string(" each step").size(), " once");
+        }
+        if (on_device_) rhs_ = solvers::Array<double>(backend_, u_.size());
     }
 
     std::optional<solvers::SolveReport> advance() override {
-        if (device_data_) {
+        if (on_device_) {
             // Formed and checked where the state was set (its data are those of t = 0 alone).
-            if (!formed_) forming_data([&] { check_data_on_device(0.0, 0.0); });
+            if (device_data_) forming_data([&] { check_data_on_device(0.0, 0.0); });
             return solver_->solve(rhs_, u_);
         }
         solvers::Array<double> b;
@@ -54,18 +62,20 @@ public:
     }
     const solvers::MatrixProperties* matrix_properties() const override { return &properties_; }
     std::string data_details() const override { return data_details_; }
-    bool data_on_device() const override { return device_data_ != nullptr; }
-    // The right-hand side itself, formed into rhs_ (read by no state) and kept for the solve.
+    bool data_on_device() const override { return on_device_; }
+    // The right-hand side itself, formed into rhs_ (read by no state) and kept for the solve; the
+    // data term's arrays (9 bytes a node and its node lists) are then released.
     void check_data_on_device(double t_now, double t_next) override {
+        if (!device_data_) return;  // formed already
         device_data_->check_step(t_now, t_next, nullptr, rhs_);
-        formed_ = true;
+        device_data_.reset();
     }
 
 private:
     std::unique_ptr<solvers::LinearSystemSolver<double>> solver_;
     std::unique_ptr<DeviceDataTerm> device_data_;  // where the back-end forms the data
     solvers::Array<double> rhs_;
-    bool formed_ = false;
+    bool on_device_ = false;  // the right-hand side formed by the device's data term
     std::string data_details_;
 };
 
