@@ -91,6 +91,7 @@ void Hierarchy<T>::build(LevelPlan& plan, std::size_t size, FinestOperator<T> fi
         if (l == 0 && !parameters_.slow_colour_axes) {
             parameters_.slow_colour_axes = planned->split() ? planned->split_axes : 0u;
         }
+        decisions_.push_back({planned->transfer, planned->along_axes, planned->coarsest});
         if (planned->coarsest) {
             add_coarsest_level(*planned, l);
         } else {

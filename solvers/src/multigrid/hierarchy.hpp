@@ -14,6 +14,7 @@
 #include "multigrid/cycle.hpp"
 #include "multigrid/level.hpp"
 #include "multigrid/level_builder.hpp"
+#include "multigrid/level_plan.hpp"
 #include "simrun/solvers/multigrid/multigrid_hierarchy.hpp"
 
 namespace simrun::solvers::multigrid {
@@ -47,6 +48,8 @@ public:
     // process's: the whole cycle recorded). `size`: this rank's points of the finest level;
     // `finest`: its operator where the caller has one.
     void build(LevelPlan& plan, std::size_t size, FinestOperator<T> finest);
+    // What each level's plan decided (one process's hierarchy; build() records them).
+    const std::vector<LevelDecision>& decisions() const { return decisions_; }
     // The parameters the planner over ranks takes (the back-end's gather size).
     MultigridParameters planned_parameters() const;
 
@@ -98,6 +101,7 @@ private:
     Cycle<T> cycle_;
     std::unique_ptr<FinestEntry<T>> entry_;
     std::vector<Summary> summaries_;
+    std::vector<LevelDecision> decisions_;
     std::size_t size_ = 0;
     std::size_t split_levels_ = 0;    // over ranks: the levels split, then one gathered
     std::vector<int> split_holders_;  // over ranks: how many ranks hold each split level

@@ -71,6 +71,15 @@ struct PartitionedLevel {
     bool split() const { return partition.ranks() > 1; }
 };
 
+// What one process's plan decided for a level (its coarsening; none on the coarsest, and
+// whether its couplings lie along the axes), kept so that new values on the same rows make
+// their levels without deciding again (MultigridHierarchy::refresh).
+struct LevelDecision {
+    BoxCoarsening transfer;
+    bool along_axes = true;
+    bool coarsest = false;
+};
+
 // The first level that is not split: its rows whole, on every rank, and every rank's points of
 // it in the vector it gives the gather (local: positions in that vector), which is the level's
 // own whole vector (each rank's points at their place: gathered in place), or, where `window`

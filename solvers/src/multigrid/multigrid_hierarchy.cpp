@@ -1,9 +1,11 @@
 #include "simrun/solvers/multigrid/multigrid_hierarchy.hpp"
 
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "multigrid/hierarchy.hpp"
 #include "multigrid/host_values.hpp"
@@ -90,14 +92,30 @@ void build_slabs(multigrid::Hierarchy<T>& parts, const DiaData<double>& block, c
 
 // One process: the partition of one part, `fine` on the whole box, its levels made by the
 // back-end (`fine_in_double`: `fine` there in double, where the caller has it).
+// `decided`: an earlier hierarchy's decisions, taken as they are (its cycle resolved already).
 template <typename T>
 void build_one_process(multigrid::Hierarchy<T>& parts, const DiaData<double>& fine,
                        const GridBox& box, multigrid::FinestOperator<T> finest,
-                       const DiaMatrix<double>* fine_in_double) {
-    multigrid::WholeLevels plan(fine, box, parts.parameters(), parts.backend(), fine_in_double);
+                       const DiaMatrix<double>* fine_in_double,
+                       const std::vector<multigrid::LevelDecision>* decided = nullptr) {
+    multigrid::WholeLevels plan(fine, box, parts.parameters(), parts.backend(), fine_in_double,
+                                decided);
     // V or W by the finest level's jumps, read from its classes where the back-end has them.
-    parts.resolve_cycle(plan.finest_jumps(multigrid::cycle_jump_ratio));
+    if (decided == nullptr) parts.resolve_cycle(plan.finest_jumps(multigrid::cycle_jump_ratio));
     parts.build(plan, static_cast<std::size_t>(box.size()), std::move(finest));
+}
+
+// The finest level's operator from the caller's `fine_operator` in V: itself where V is T, else
+// converted to T on the back-end (none given: made by the build).
+template <typename T, typename V>
+multigrid::FinestOperator<T> finest_from(const DiaMatrix<V>* fine_operator) {
+    multigrid::FinestOperator<T> finest;
+    if constexpr (std::is_same_v<V, T>) {
+        finest.given = fine_operator;
+    } else {
+        if (fine_operator != nullptr) finest.owned = std::make_unique<DiaMatrix<T>>(*fine_operator);
+    }
+    return finest;
 }
 
 // `a` where it is the double matrix, else null.
@@ -125,9 +143,7 @@ MultigridHierarchy<T>::MultigridHierarchy(std::shared_ptr<const Backend> backend
                 multigrid::has_coefficient_jumps(fine, multigrid::cycle_jump_ratio));
             build_slabs(*parts_, fine_double, box, storage_of(fine_operator));
         } else {
-            multigrid::FinestOperator<T> finest;
-            finest.given = fine_operator;
-            build_one_process(*parts_, fine_double, box, std::move(finest),
+            build_one_process(*parts_, fine_double, box, finest_from<T>(fine_operator),
                               in_double_only(fine_operator));
         }
     });
@@ -147,12 +163,8 @@ MultigridHierarchy<T>::MultigridHierarchy(std::shared_ptr<const Backend> backend
         });
         return;
     }
-    auto converted =
-        fine_operator != nullptr ? std::make_unique<DiaMatrix<T>>(*fine_operator) : nullptr;
-    multigrid::FinestOperator<T> finest;
-    finest.owned = std::move(converted);
     in_double(fine, [&](const DiaData<double>& fine_double) {
-        build_one_process(*parts_, fine_double, box, std::move(finest),
+        build_one_process(*parts_, fine_double, box, finest_from<T>(fine_operator),
                           in_double_only(fine_operator));
     });
 }
@@ -162,7 +174,8 @@ MultigridHierarchy<T>::MultigridHierarchy(std::shared_ptr<const Backend> backend
                                           const PartRows<double>& rows,
                                           const MultigridParameters& parameters,
                                           const DiaMatrix<T>* fine_operator)
-    : parts_(std::make_unique<multigrid::Hierarchy<T>>(std::move(backend), parameters)) {
+    : parts_(std::make_unique<multigrid::Hierarchy<T>>(std::move(backend), parameters)),
+      from_part_rows_(true) {
     if (!parts_->split()) {
         // One process: its part is the whole box, and the window the part.
         build_one_process(*parts_, rows.window, rows.box, {}, nullptr);
@@ -179,6 +192,41 @@ MultigridHierarchy<T>::MultigridHierarchy(std::shared_ptr<const Backend> backend
 
 template <typename T>
 MultigridHierarchy<T>::~MultigridHierarchy() = default;
+
+template <typename T>
+template <typename V>
+void MultigridHierarchy<T>::refresh_rows(const DiaData<V>& fine,
+                                         const DiaMatrix<V>* fine_operator) {
+    if (from_part_rows_) {
+        throw std::logic_error(
+            "multigrid: a hierarchy built from a part's rows is refreshed by building it anew");
+    }
+    check_fine_operator(fine, fine_operator);
+    // The finest level's box (over slabs the whole box: its partition's).
+    const GridBox box = parts_->summaries().front().box;
+    // Made whole before the old levels go: a failure leaves the hierarchy as it was.
+    auto fresh = std::make_unique<multigrid::Hierarchy<T>>(parts_->backend(), parts_->parameters());
+    in_double(fine, [&](const DiaData<double>& fine_double) {
+        if (fresh->split()) {
+            build_slabs(*fresh, fine_double, box, storage_of(fine_operator));
+        } else {
+            build_one_process(*fresh, fine_double, box, finest_from<T>(fine_operator),
+                              in_double_only(fine_operator), &parts_->decisions());
+        }
+    });
+    parts_ = std::move(fresh);
+}
+
+template <typename T>
+void MultigridHierarchy<T>::refresh(const DiaData<T>& fine, const DiaMatrix<T>* fine_operator) {
+    refresh_rows(fine, fine_operator);
+}
+
+template <typename T>
+void MultigridHierarchy<T>::refresh(const DiaData<OtherValue>& fine,
+                                    const DiaMatrix<OtherValue>* fine_operator) {
+    refresh_rows(fine, fine_operator);
+}
 
 template <typename T>
 void MultigridHierarchy<T>::cycle(const Array<T>& b, Array<T>& x) const {

@@ -23,12 +23,12 @@ const multigrid::Hierarchy<V>& parts_of(const MultigridHierarchy<V>& hierarchy) 
 
 template <typename T>
 MultigridPreconditioner<T>::MultigridPreconditioner(
-    std::shared_ptr<const MultigridHierarchy<T>> hierarchy)
+    std::shared_ptr<MultigridHierarchy<T>> hierarchy)
     : same_(std::move(hierarchy)) {}
 
 template <typename T>
 MultigridPreconditioner<T>::MultigridPreconditioner(
-    std::shared_ptr<const MultigridHierarchy<Other>> hierarchy)
+    std::shared_ptr<MultigridHierarchy<Other>> hierarchy)
     : other_(std::move(hierarchy)),
       // Over ranks r and z go straight into and out of the finest level's window.
       r_other_(other_->backend(), parts_of(*other_).enters_other() ? 0 : other_->size()),
@@ -61,6 +61,16 @@ void MultigridPreconditioner<T>::apply(const Array<T>& r, Array<T>& z) const {
     backend.kernels<T>().copy_to_other(backend, n, r.data(), r_other_.data());
     other_->cycle_from_zero(r_other_, z_other_);
     backend.kernels<Other>().copy_to_other(backend, n, z_other_.data(), z.data());
+}
+
+template <typename T>
+void MultigridPreconditioner<T>::refresh(const DiaData<T>& fine,
+                                         const DiaMatrix<T>* fine_operator) {
+    if (same_) {
+        same_->refresh(fine, fine_operator);
+    } else {
+        other_->refresh(fine, fine_operator);
+    }
 }
 
 template <typename T>

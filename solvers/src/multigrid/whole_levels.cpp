@@ -33,12 +33,14 @@ bool classes_along_axes(const ClassRows& rows, const DiagonalSteps& steps) {
 WholeLevels::WholeLevels(const DiaData<double>& rows, const GridBox& box,
                          const MultigridParameters& parameters,
                          std::shared_ptr<const Backend> backend,
-                         const DiaMatrix<double>* rows_on_backend)
+                         const DiaMatrix<double>* rows_on_backend,
+                         const std::vector<LevelDecision>* decided)
     : parameters_(parameters),
       box_(box),
       finest_(&rows),
       backend_(std::move(backend)),
-      finest_on_backend_(rows_on_backend) {
+      finest_on_backend_(rows_on_backend),
+      decided_(decided) {
     parameters_.validate();
     if (rows.n != box.size()) {
         throw std::invalid_argument("multigrid: the matrix has " + std::to_string(rows.n) +
@@ -93,6 +95,14 @@ void WholeLevels::take_rows() {
 }
 
 BoxCoarsening WholeLevels::decide(const DiagonalSteps& steps) {
+    if (decided_ != nullptr) {
+        if (static_cast<std::size_t>(index_) >= decided_->size()) {
+            throw std::logic_error("multigrid: more levels than the decisions kept");
+        }
+        const LevelDecision& decision = (*decided_)[static_cast<std::size_t>(index_)];
+        level_.along_axes = decision.along_axes;
+        return decision.coarsest ? BoxCoarsening{} : decision.transfer;
+    }
     const bool last = last_level(parameters_, box_.size(), index_);
     if (level_.rows_on_backend != nullptr) {
         // The caller's couplings are checked (on the faces, where the steps are decoded); a

@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <vector>
 
 #include "multigrid/backend_rows.hpp"
 #include "multigrid/coarse_step.hpp"
@@ -35,10 +36,14 @@ public:
     // double (the solver's own operator, which outlives the plan), else the plan uploads them.
     // Throws std::invalid_argument where `parameters` are out of range or the rows are not the
     // box's points.
+    // `decided`, where given (outliving the plan), is what an earlier plan of rows of the same
+    // pattern decided for each level (Hierarchy::decisions()): the levels take it as it is,
+    // measuring nothing, and the finest rows' couplings are not checked again.
     WholeLevels(const DiaData<double>& rows, const GridBox& box,
                 const MultigridParameters& parameters,
                 std::shared_ptr<const Backend> backend = nullptr,
-                const DiaMatrix<double>* rows_on_backend = nullptr);
+                const DiaMatrix<double>* rows_on_backend = nullptr,
+                const std::vector<LevelDecision>* decided = nullptr);
 
     // Checks the level's couplings (std::invalid_argument naming the first entry that couples
     // no neighbour) and plans it.
@@ -85,6 +90,7 @@ private:
     std::optional<DiagonalSteps> steps_;
     int levels_on_backend_ = 0;
     int weights_on_backend_ = 0;
+    const std::vector<LevelDecision>* decided_;
 };
 
 }  // namespace simrun::solvers::multigrid

@@ -6,8 +6,8 @@
 
 #include "methods/residual_monitor.hpp"
 #include "simrun/solvers/base/vector_ops.hpp"
-#include "simrun/solvers/matrices/conversions.hpp"
 #include "simrun/solvers/distributed/distributed_matrix.hpp"
+#include "simrun/solvers/matrices/conversions.hpp"
 #include "simrun/solvers/matrices/matrix_factory.hpp"
 #include "simrun/solvers/methods/bicg.hpp"
 #include "simrun/solvers/methods/bicgstab.hpp"
@@ -68,6 +68,12 @@ template <typename T>
 LinearSystemSolver<T>::LinearSystemSolver(std::shared_ptr<const Backend> backend, DiaData<T> matrix,
                                           SolverPlan plan, MethodParameters parameters)
     : backend_(std::move(backend)), plan_(std::move(plan)), parameters_(parameters) {
+    rows_pattern_.emplace(matrix.n, matrix.offsets);
+    start_from_rows(std::move(matrix));
+}
+
+template <typename T>
+void LinearSystemSolver<T>::start_from_rows(DiaData<T> matrix) {
     // Over several ranks the matrix is this rank's block of rows, its couplings to the
     // neighbouring ranks' rows among them (a grid's slabs): a hierarchy over ranks starts from
     // it as given.
@@ -171,6 +177,45 @@ template <typename T>
 LinearSystemSolver<T>::~LinearSystemSolver() = default;
 
 template <typename T>
+void LinearSystemSolver<T>::update_values(DiaData<T> matrix) {
+    if (!rows_pattern_) {
+        throw std::logic_error(
+            "update_values: the solver was not built from DIA rows; make a new solver");
+    }
+    if (matrix.n != rows_pattern_->first || matrix.offsets != rows_pattern_->second) {
+        throw std::invalid_argument(
+            "update_values: the new rows are " + std::to_string(matrix.n) + " rows of " +
+            std::to_string(matrix.offsets.size()) + " diagonals, not the solver's " +
+            std::to_string(rows_pattern_->first) + " rows of " +
+            std::to_string(rows_pattern_->second.size()) + " diagonals at the same offsets");
+    }
+    // One process's hierarchies are made again as they were decided; the other steps, and
+    // every step over ranks, are built afresh from the new rows when first needed.
+    refreshed_.clear();
+    refreshed_.resize(built_.size());
+    const bool one_process = backend_->communicator().size() == 1;
+    for (std::size_t i = 0; i < built_.size(); ++i) {
+        if (one_process && built_[i] && built_[i]->substitution.empty() &&
+            dynamic_cast<MultigridPreconditioner<T>*>(built_[i]->preconditioner.get())) {
+            refreshed_[i] = std::move(built_[i]->preconditioner);
+        }
+    }
+    built_.clear();  // the methods read the operator: they go first
+    transpose_.reset();
+    host_.reset();
+    block_.reset();
+    part_rows_.reset();
+    transpose_source_.reset();
+    try {
+        start_from_rows(std::move(matrix));
+    } catch (...) {
+        refreshed_.clear();
+        throw;
+    }
+    refreshed_.clear();
+}
+
+template <typename T>
 const DiaMatrix<T>* LinearSystemSolver<T>::dia_operator() const {
     // A distributed operator's pointwise parts (its diagonal) are its block's own.
     if (const auto* split = dynamic_cast<const DistributedMatrix<T>*>(operator_.get())) {
@@ -272,10 +317,18 @@ const IterativeSolver<T>& LinearSystemSolver<T>::method(std::size_t index) const
                                           : dia != nullptr                ? dia->host_data()
                                                                           : to_dia(*host_);
                 // The finest level is the solver's own operator (built_ is destroyed first).
+                const DiaData<T>& rows =
+                    construction_matrix_ != nullptr ? *construction_matrix_ : copied;
                 try {
-                    built->preconditioner = make_multigrid_preconditioner<T>(
-                        backend_, construction_matrix_ != nullptr ? *construction_matrix_ : copied,
-                        *plan_.grid, multigrid, dia);
+                    if (index < refreshed_.size() && refreshed_[index]) {
+                        // New values on the rows: the hierarchy as it was decided.
+                        auto& kept = static_cast<MultigridPreconditioner<T>&>(*refreshed_[index]);
+                        kept.refresh(rows, dia);
+                        built->preconditioner = std::move(refreshed_[index]);
+                    } else {
+                        built->preconditioner = make_multigrid_preconditioner<T>(
+                            backend_, rows, *plan_.grid, multigrid, dia);
+                    }
                 } catch (const MultigridSetupError& e) {
                     // A hierarchy the operator defeats says nothing against the system: the
                     // selector's own choice gives way (a named multigrid fails, as it must).

@@ -103,6 +103,16 @@ public:
                        const DiaMatrix<T>* fine_operator = nullptr);
     ~MultigridHierarchy();
     MultigridHierarchy(const MultigridHierarchy&) = delete;
+
+    // New values on the rows the hierarchy was built from (the same box and diagonals, the same
+    // neighbours coupled): on one process the levels are made again from them as decided before
+    // (each level's coarsening and colours, the cycle; nothing measured, the couplings not checked
+    // again), by the back-end; over ranks they are built anew (collective). `fine_operator` as
+    // in the constructors. Throws what they throw, where the rows do not fit, and
+    // std::logic_error for a hierarchy built from a part's rows; the hierarchy is unchanged then.
+    void refresh(const DiaData<T>& fine, const DiaMatrix<T>* fine_operator = nullptr);
+    void refresh(const DiaData<OtherValue>& fine,
+                 const DiaMatrix<OtherValue>* fine_operator = nullptr);
     MultigridHierarchy& operator=(const MultigridHierarchy&) = delete;
 
     // x = x + one cycle's correction for A x = b (b and x on the back-end, the box's size).
@@ -134,8 +144,11 @@ public:
 
 private:
     friend struct multigrid::HierarchyAccess<T>;
+    template <typename V>
+    void refresh_rows(const DiaData<V>& fine, const DiaMatrix<V>* fine_operator);
     // The levels, the cycle and how b and x reach the finest level (multigrid/hierarchy.hpp).
     std::unique_ptr<multigrid::Hierarchy<T>> parts_;
+    bool from_part_rows_ = false;
 };
 
 }  // namespace simrun::solvers

@@ -19,19 +19,21 @@ public:
     using Other = std::conditional_t<std::is_same_v<T, double>, float, double>;
 
     // The cycle in T.
-    explicit MultigridPreconditioner(std::shared_ptr<const MultigridHierarchy<T>> hierarchy);
+    explicit MultigridPreconditioner(std::shared_ptr<MultigridHierarchy<T>> hierarchy);
     // The cycle in the other precision.
-    explicit MultigridPreconditioner(std::shared_ptr<const MultigridHierarchy<Other>> hierarchy);
+    explicit MultigridPreconditioner(std::shared_ptr<MultigridHierarchy<Other>> hierarchy);
     ~MultigridPreconditioner() override;
 
     std::string name() const override { return "multigrid"; }
     void apply(const Array<T>& r, Array<T>& z) const override;
     // The hierarchy's description, with the precision of the cycle where it is not T's.
     std::string describe() const override;
+    // New values on the same rows (MultigridHierarchy::refresh): the cycle keeps its precision.
+    void refresh(const DiaData<T>& fine, const DiaMatrix<T>* fine_operator = nullptr);
 
 private:
-    std::shared_ptr<const MultigridHierarchy<T>> same_;
-    std::shared_ptr<const MultigridHierarchy<Other>> other_;
+    std::shared_ptr<MultigridHierarchy<T>> same_;
+    std::shared_ptr<MultigridHierarchy<Other>> other_;
     mutable Array<Other> r_other_, z_other_;  // r and z in the cycle's precision
 };
 

@@ -5,16 +5,17 @@
 #include <memory>
 #include <optional>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "simrun/solvers/base/communication_times.hpp"
+#include "simrun/solvers/distributed/distributed_matrix.hpp"
+#include "simrun/solvers/distributed/part_rows.hpp"
 #include "simrun/solvers/matrices/csr_data.hpp"
 #include "simrun/solvers/matrices/dia_data.hpp"
 #include "simrun/solvers/matrices/dia_matrix.hpp"
-#include "simrun/solvers/distributed/distributed_matrix.hpp"
 #include "simrun/solvers/matrices/linear_operator.hpp"
 #include "simrun/solvers/methods/iterative_solver.hpp"
-#include "simrun/solvers/distributed/part_rows.hpp"
 #include "simrun/solvers/preconditioners/preconditioner.hpp"
 #include "simrun/solvers/selection/solver_selection.hpp"
 
@@ -84,6 +85,17 @@ public:
     // DimensionMismatch for the wrong size, std::invalid_argument when 1'w = 0.
     void set_constant_removal_weights(std::span<const T> weights);
 
+    // New values for the matrix, on the same rows (the DIA constructor's: the same size and
+    // diagonals), as a time step of another size gives (I/dt - L): the plan stays (method,
+    // preconditioner, format, fallbacks, nothing analysed again); the operator is uploaded again
+    // and the steps built so far are made again from it, a multigrid hierarchy on one process
+    // without deciding anything again (MultigridHierarchy::refresh). Collective over ranks.
+    // Throws std::logic_error for a solver not built from DIA rows, std::invalid_argument where
+    // the rows differ or no longer fit the plan's format (stencil storage of rows whose
+    // coefficients are no longer constant); the solver is then rebuilt at its next solve, or
+    // throws there again.
+    void update_values(DiaData<T> matrix);
+
     const SolverPlan& plan() const { return plan_; }
     // What the first step's preconditioner is made of, where there is more to say than its
     // name: for multigrid its hierarchy ("8 levels: 2049x2049 -> ... -> 15x15 (direct),
@@ -104,6 +116,9 @@ private:
     std::vector<T> host_diagonal() const;
     // A^T in the operator's format (for BiCG).
     std::unique_ptr<LinearOperator<T>> make_transpose() const;
+    // This rank's rows (DIA constructor, update_values): over ranks split into its block's own
+    // and those outside it, then built.
+    void start_from_rows(DiaData<T> matrix);
     // The operator (split over ranks where `outside` is given) and the first step, from the
     // block's own rows.
     void build(DiaData<T> matrix, std::optional<OutsideCouplings<T>> outside);
@@ -132,6 +147,11 @@ private:
     std::optional<PartRows<double>> part_rows_;
     // Over ranks, with BiCG in the chain: the block split, which its transpose starts from.
     std::optional<SplitBlock<T>> transpose_source_;
+    // The rows' size and diagonals, where the solver was built from DIA rows (update_values).
+    std::optional<std::pair<std::int64_t, std::vector<int>>> rows_pattern_;
+    // During update_values: the multigrid preconditioners of the steps built before, made
+    // again from the new rows as they were decided (a step without one: null).
+    mutable std::vector<std::unique_ptr<Preconditioner<T>>> refreshed_;
     // For remove_constant: 1, the weights w (1 when none were given), and b - c w.
     mutable Array<T> ones_, removal_weights_, projected_;
 };
