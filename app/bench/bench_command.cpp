@@ -25,12 +25,14 @@
 #include "device_timer.hpp"
 #include "simrun/framework/config/config.hpp"
 #include "simrun/framework/config/input_error.hpp"
+#include "simrun/framework/discretisation/spatial_operator.hpp"
 #include "simrun/framework/problem/run_spec.hpp"
 #include "simrun/framework/run/simulation.hpp"
 #include "simrun/solvers/base/array.hpp"
 #include "simrun/solvers/base/backend.hpp"
 #include "simrun/solvers/base/vector_ops.hpp"
 #include "simrun/solvers/matrices/conversions.hpp"
+#include "simrun/solvers/matrices/dia_matrix.hpp"
 #include "simrun/solvers/multigrid/multigrid_hierarchy.hpp"
 #include "simrun/solvers/multigrid/multigrid_preconditioner.hpp"
 #include "simrun/solvers/selection/linear_system_solver.hpp"
@@ -98,13 +100,47 @@ double copy_bandwidth_gbps(const std::shared_ptr<const solvers::Backend>& backen
     return 2.0 * static_cast<double>(n * sizeof(double)) / median(seconds) / 1e9;
 }
 
+// Bytes per second, in GB/s, that Backend::copy_from_host delivers (each byte counted once)
+// from host memory to the back-end's: pageable (a std::vector, as a DiaMatrix's construction
+// copies from) or pinned (Backend::allocate_host). The median of `repeats` copies of `bytes`
+// after one warm-up, on the host clock after synchronising. CUDA: host to device over the bus;
+// CPU: one memcpy.
+double upload_bandwidth_gbps(const std::shared_ptr<const solvers::Backend>& backend,
+                             std::size_t bytes, int repeats, bool pinned) {
+    const std::size_t n = bytes / sizeof(double);
+    std::vector<double> pageable;
+    double* host = nullptr;
+    if (pinned) {
+        host = static_cast<double*>(backend->allocate_host(n * sizeof(double)));
+    } else {
+        pageable.resize(n);
+        host = pageable.data();
+    }
+    std::fill(host, host + n, 1.25);  // not zeros, every page touched
+    std::vector<double> seconds;
+    {
+        solvers::Array<double> destination(backend, n);
+        for (int run = 0; run <= repeats; ++run) {
+            const auto start = std::chrono::steady_clock::now();
+            backend->copy_from_host(destination.data(), host, n * sizeof(double));
+            backend->synchronize();
+            const double t =
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+            if (run > 0) seconds.push_back(t);
+        }
+    }
+    if (pinned) backend->release_host(host);
+    return static_cast<double>(n * sizeof(double)) / median(seconds) / 1e9;
+}
+
 constexpr int bandwidth_repeats = 5;
 
 struct Context {
     std::shared_ptr<const solvers::Backend> backend;
     int repeats = 5;
     double bandwidth_gbps = 0.0;
-    bool baseline = false;  // time the cuSPARSE/cuBLAS baseline beside CG (on CUDA)
+    double upload_gbps = 0.0;  // pageable host memory to the back-end (the upload's floor)
+    bool baseline = false;     // time the cuSPARSE/cuBLAS baseline beside CG (on CUDA)
 };
 
 // Whether this run times the baseline (BenchOptions::baseline), loading its module where it
@@ -164,12 +200,9 @@ json multigrid_cycle(const std::shared_ptr<const solvers::Backend>& backend,
     const std::vector<double> level_seconds = hierarchy.time_levels(b_device, x, cycles);
     json levels = json::array();
     for (std::size_t l = 0; l < level_seconds.size(); ++l) {
-        const auto storage = hierarchy.levels()[l].storage;
         levels.push_back({{"box", hierarchy.levels()[l].box.describe()},
                           {"diagonals", hierarchy.levels()[l].num_diagonals},
-                          {"storage", storage == solvers::DiaStorage::stencil   ? "stencil"
-                                      : storage == solvers::DiaStorage::classes ? "classes"
-                                                                                : "dia"},
+                          {"storage", bench::storage_name(hierarchy.levels()[l].storage)},
                           {"seconds_per_cycle", level_seconds[l]}});
     }
     return {{"precision", std::is_same_v<C, double> ? "double" : "float"},
@@ -332,6 +365,272 @@ json run_case(const Context& context, const MatrixUnderTest& matrix, solvers::Me
         j["speedup_vs_baseline"] = baseline_per_iteration / per_iteration;
     }
     return j;
+}
+
+// ---- a run's set-up, phase by phase, against its floors ----
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// Times `repeats` calls of `make` after one warm-up call, each on the host clock until the
+// back-end has finished (a set-up phase mixes host and device work); the last call's result
+// is kept in `kept` (the one before destroyed outside the timing).
+template <typename R, typename Make>
+std::vector<double> time_phase(const solvers::Backend& backend, int repeats, std::optional<R>& kept,
+                               Make make) {
+    std::vector<double> seconds;
+    for (int run = 0; run <= repeats; ++run) {
+        const auto start = std::chrono::steady_clock::now();
+        R made = make();
+        backend.synchronize();
+        const double t = seconds_since(start);
+        if (run > 0) seconds.push_back(t);
+        kept.reset();
+        kept.emplace(std::move(made));
+    }
+    return seconds;
+}
+
+// One phase's row: its median time against its floor's bytes at `gbps`.
+json phase_row(const char* phase, const std::vector<double>& seconds,
+               const bench::PhaseFloor& floor, double gbps, const char* bandwidth) {
+    const double time = median(seconds);
+    const double floor_seconds = floor.bytes / (gbps * 1e9);
+    return {{"phase", phase},
+            {"seconds", time},
+            {"seconds_min", *std::min_element(seconds.begin(), seconds.end())},
+            {"seconds_max", *std::max_element(seconds.begin(), seconds.end())},
+            {"floor_bytes", floor.bytes},
+            {"floor_formula", floor.formula},
+            {"bandwidth", bandwidth},
+            {"bandwidth_gbps", gbps},
+            {"floor_seconds", floor_seconds},
+            {"floor_ratio", time / floor_seconds}};
+}
+
+// The levels of the hierarchy that make_multigrid_preconditioner builds for `a` (in the
+// cycle's precision C) and the bytes of its cycle: the hierarchy built once more, untimed.
+struct HierarchyShape {
+    std::vector<solvers::MultigridLevelSummary> levels;
+    double bytes_per_cycle = 0.0;
+    std::size_t value_size = 0;
+};
+template <typename C>
+HierarchyShape hierarchy_shape(const std::shared_ptr<const solvers::Backend>& backend,
+                               const solvers::DiaData<double>& a, const solvers::GridBox& grid,
+                               const solvers::MultigridParameters& parameters,
+                               const solvers::DiaMatrix<double>& fine) {
+    const solvers::MultigridHierarchy<C> hierarchy(backend, a, grid, parameters, &fine);
+    return {hierarchy.levels(), hierarchy.bytes_per_cycle(), sizeof(C)};
+}
+
+// What a run's set-up made and how long each phase took (time_setup).
+struct MeasuredSetup {
+    json phases = json::array();  // a phase_row each
+    solvers::DiaData<double> matrix;
+    solvers::MatrixProperties properties;
+    solvers::SolverPlan plan;
+    solvers::Precision cycle = solvers::Precision::double_precision;
+    HierarchyShape shape;
+};
+
+// The back-end's phases of `setup.matrix` under `setup.plan`: upload (the plan's DiaMatrix)
+// and hierarchy (make_multigrid_preconditioner, the solver's own, on that operator).
+void measure_backend_phases(const Context& context, const solvers::GridBox& box,
+                            MeasuredSetup& setup) {
+    const auto& backend = context.backend;
+    const solvers::SolverPlan& plan = setup.plan;
+    const bool dia = plan.format == solvers::Format::stencil || plan.format == solvers::Format::dia;
+    if (plan.first.preconditioner != solvers::PreconditionerKind::multigrid || !dia) {
+        throw std::runtime_error("the run's solver is " + solvers::to_string(plan.first.method) +
+                                 "+" + solvers::to_string(plan.first.preconditioner) + " in " +
+                                 std::string(solvers::to_string(plan.format)) +
+                                 ", not multigrid on a DIA operator: no hierarchy to time");
+    }
+    const auto storage = plan.format == solvers::Format::stencil ? solvers::DiaStorage::stencil
+                                                                 : solvers::DiaStorage::general;
+    const solvers::DiaData<double>& a = setup.matrix;
+    std::optional<std::unique_ptr<solvers::DiaMatrix<double>>> fine;
+    const auto upload = time_phase(*backend, context.repeats, fine, [&] {
+        return std::make_unique<solvers::DiaMatrix<double>>(backend, a, storage);
+    });
+    solvers::MultigridParameters multigrid = plan.multigrid;
+    multigrid.symmetric = plan.first.method == solvers::Method::cg;
+    std::optional<std::unique_ptr<solvers::MultigridPreconditioner<double>>> preconditioner;
+    const auto hierarchy = time_phase(*backend, context.repeats, preconditioner, [&] {
+        return solvers::make_multigrid_preconditioner<double>(backend, a, box, multigrid,
+                                                              fine->get());
+    });
+    preconditioner.reset();
+    setup.cycle =
+        solvers::cycle_precision(multigrid, backend->kind(), solvers::Precision::double_precision);
+    setup.shape = setup.cycle == solvers::Precision::single_precision
+                      ? hierarchy_shape<float>(backend, a, box, multigrid, **fine)
+                      : hierarchy_shape<double>(backend, a, box, multigrid, **fine);
+    const int diagonals = a.num_diagonals();
+    setup.phases.push_back(phase_row("upload", upload,
+                                     bench::upload_floor(storage, a.n, diagonals, sizeof(double)),
+                                     context.upload_gbps, "upload"));
+    setup.phases.push_back(phase_row(
+        "hierarchy", hierarchy,
+        bench::hierarchy_floor(setup.shape.levels, sizeof(double), setup.shape.value_size),
+        context.bandwidth_gbps, "copy"));
+}
+
+// A run's set-up for `spec` (a steady problem on `box`'s nodes), as `simrun` makes it on this
+// back-end, phase by phase, each timed `repeats` times after a warm-up against its floor
+// (benchmark_cases.hpp): assembly (the SpatialOperator and the system matrix), analysis
+// (solvers::analyze and the plan, as plan_grid_solver asks for it), then the back-end's phases.
+MeasuredSetup measure_setup(const Context& context, const RunSpec& spec,
+                            const solvers::GridBox& box) {
+    const auto& backend = *context.backend;
+    const Grid& grid = *spec.grid;
+    const Problem& problem = *spec.problem;
+    std::optional<solvers::DiaData<double>> a;
+    const auto assembly = time_phase(backend, context.repeats, a, [&] {
+        SpatialOperator op(
+            grid,
+            [&](std::int64_t i, std::int64_t j, std::int64_t k) {
+                return problem.stencil(grid, i, j, k);
+            },
+            *spec.boundary);
+        return release_system_matrix(op, 0.0, 1.0);  // steady: shift 0, scale 1
+    });
+    MeasuredSetup setup;
+    using Analysis = std::pair<solvers::MatrixProperties, solvers::SolverPlan>;
+    std::optional<Analysis> analysed;
+    const auto analysis = time_phase(backend, context.repeats, analysed, [&] {
+        solvers::SolverRequest request = spec.solver.request;
+        request.remove_constant_null_space = true;
+        request.ranks = 1;
+        request.grid = box;
+        solvers::MatrixProperties properties = solvers::analyze(*a);
+        solvers::SolverPlan plan = solvers::plan_solver(properties, request);
+        return Analysis{std::move(properties), std::move(plan)};
+    });
+    setup.properties = std::move(analysed->first);
+    setup.plan = std::move(analysed->second);
+    setup.matrix = std::move(*a);
+    const std::int64_t n = setup.matrix.n;
+    const int diagonals = setup.matrix.num_diagonals();
+    setup.phases.push_back(phase_row("assembly", assembly,
+                                     bench::assembly_floor(n, diagonals, sizeof(double)),
+                                     context.bandwidth_gbps, "copy"));
+    setup.phases.push_back(phase_row("analysis", analysis,
+                                     bench::analysis_floor(n, diagonals, sizeof(double)),
+                                     context.bandwidth_gbps, "copy"));
+    measure_backend_phases(context, box, setup);
+    return setup;
+}
+
+// The solve after the set-up: the run's LinearSystemSolver made once from the matrix (taken;
+// its own set-up, upload and hierarchy together, timed once), then timed as run_case times a
+// case. Returns the solve's phase_row with its iterations, status and that set-up's seconds.
+json measure_solve(const Context& context, MeasuredSetup& setup,
+                   const solvers::MethodParameters& parameters) {
+    const auto& backend = context.backend;
+    const std::int64_t n = setup.matrix.n;
+    const auto made = std::chrono::steady_clock::now();
+    const solvers::LinearSystemSolver<double> solver(backend, std::move(setup.matrix), setup.plan,
+                                                     parameters);
+    backend->synchronize();
+    const double solver_setup = seconds_since(made);
+    const auto b = solvers::Array<double>::from_host(
+        backend, bench::right_hand_side(static_cast<std::int32_t>(n)));
+    solvers::Array<double> x(backend, static_cast<std::size_t>(n));
+    solvers::DeviceTimer timer(*backend);
+    std::vector<double> seconds;
+    solvers::SolveReport report;
+    for (int run = 0; run <= context.repeats; ++run) {
+        solvers::fill(x, 0.0);
+        timer.start();
+        report = solver.solve(b, x);
+        const double t = timer.stop_seconds();
+        if (run > 0) seconds.push_back(t);
+    }
+    const std::int64_t iterations = report.total_iterations();
+    const bench::TrafficFloor cg =
+        bench::traffic_floor(setup.plan.first.method, setup.plan.format, sizeof(double), n,
+                             setup.properties.nnz, setup.properties.num_diagonals);
+    json row =
+        phase_row("solve", seconds, bench::solve_floor(iterations, cg, setup.shape.bytes_per_cycle),
+                  context.bandwidth_gbps, "copy");
+    row["iterations"] = iterations;
+    row["status"] = std::string(solvers::to_string(report.result().status));
+    row["solver_setup_seconds"] = solver_setup;
+    return row;
+}
+
+// The set-up of bench::setup_input's run on the group's grid against its floors, and its solve.
+json time_setup(const Context& context, const bench::MatrixGroup& group) {
+    const RunSpec spec =
+        parse_run_spec(Config::from_string(bench::setup_input(*group.grid), "bench-setup"));
+    MeasuredSetup setup = measure_setup(context, spec, *group.grid);
+    const std::int64_t n = setup.matrix.n;
+    const int diagonals = setup.matrix.num_diagonals();
+    json solve = measure_solve(context, setup, spec.solver.method);
+    double setup_seconds = 0, setup_floor = 0;
+    for (const json& phase : setup.phases) {
+        setup_seconds += phase["seconds"].get<double>();
+        setup_floor += phase["floor_seconds"].get<double>();
+    }
+    json levels = json::array();
+    for (const solvers::MultigridLevelSummary& level : setup.shape.levels) {
+        levels.push_back({{"box", level.box.describe()},
+                          {"points", level.box.size()},
+                          {"diagonals", level.num_diagonals},
+                          {"storage", bench::storage_name(level.storage)}});
+    }
+    json j = {{"case", "setup/" + group.name},
+              {"matrix", group.name},
+              {"grid", group.grid->describe()},
+              {"n", n},
+              {"diagonals", diagonals},
+              {"input",
+               "poisson, k = 1, source 1, u = 0 on every side (Dirichlet), cg + multigrid, "
+               "stencil, rtol 1e-8"},
+              {"solver", solvers::to_string(setup.plan.first.method) + "+" +
+                             solvers::to_string(setup.plan.first.preconditioner)},
+              {"format", std::string(solvers::to_string(setup.plan.format))},
+              {"cycle_precision", std::string(solvers::name_of(setup.cycle))},
+              {"levels", levels},
+              {"repeats", context.repeats},
+              {"iterations", solve["iterations"]},
+              {"status", solve["status"]},
+              {"setup_seconds", setup_seconds},
+              {"setup_floor_seconds", setup_floor},
+              {"setup_over_solve", setup_seconds / solve["seconds"].get<double>()},
+              {"solver_setup_seconds", solve["solver_setup_seconds"]}};
+    for (const char* key : {"iterations", "status", "solver_setup_seconds"}) solve.erase(key);
+    setup.phases.push_back(std::move(solve));
+    j["phases"] = std::move(setup.phases);
+    return j;
+}
+
+// The set-up's table in the text output.
+void print_setup(const json& setup) {
+    std::printf(
+        "set-up of %s as a run makes it (%s; %zu levels, cycle in %s): %.3e s, %.1f "
+        "solves\n",
+        setup["matrix"].get<std::string>().c_str(), setup["input"].get<std::string>().c_str(),
+        setup["levels"].size(), setup["cycle_precision"].get<std::string>().c_str(),
+        setup["setup_seconds"].get<double>(), setup["setup_over_solve"].get<double>());
+    std::printf("    %-10s %10s %10s %8s %12s  %s\n", "phase", "seconds", "floor s", "ratio",
+                "floor bytes", "bandwidth");
+    for (const json& phase : setup["phases"]) {
+        std::printf("    %-10s %10.3e %10.3e %8.2f %12.4g  %s %.1f GB/s\n",
+                    phase["phase"].get<std::string>().c_str(), phase["seconds"].get<double>(),
+                    phase["floor_seconds"].get<double>(), phase["floor_ratio"].get<double>(),
+                    phase["floor_bytes"].get<double>(),
+                    phase["bandwidth"].get<std::string>().c_str(),
+                    phase["bandwidth_gbps"].get<double>());
+    }
+    std::printf(
+        "    (solve: %lld iterations, %s; LinearSystemSolver's own set-up, upload and "
+        "hierarchy together, once: %.3e s)\n",
+        setup["iterations"].get<long long>(), setup["status"].get<std::string>().c_str(),
+        setup["solver_setup_seconds"].get<double>());
 }
 
 std::string table_header() {
@@ -504,6 +803,44 @@ std::string output_pace(const json& heat) {
     return text;
 }
 
+// The set-up's tables of the report: one per grid, each phase against its floor.
+void write_setup_report(std::ostream& out, const json& results) {
+    if (results["setup"].empty()) return;
+    char text[512];
+    std::snprintf(text, sizeof text,
+                  "\n## Set-up against its floor\n\nA run's set-up (%s) phase by phase, the "
+                  "median of %d after a warm-up; floors at the copy bandwidth (%.1f GB/s), the "
+                  "upload's at the upload bandwidth (%.1f GB/s from pageable memory, %.1f "
+                  "pinned).\n",
+                  results["setup"][0]["input"].get<std::string>().c_str(),
+                  results["repeats"].get<int>(), results["bandwidth_gbps"].get<double>(),
+                  results["upload_bandwidth_gbps"].get<double>(),
+                  results["upload_bandwidth_pinned_gbps"].get<double>());
+    out << text;
+    for (const json& setup : results["setup"]) {
+        std::snprintf(
+            text, sizeof text,
+            "\n%s (%lld rows, %s/%s, cycle in %s): set-up %.3e s = %.1f solves\n\n",
+            setup["grid"].get<std::string>().c_str(), setup["n"].get<long long>(),
+            setup["solver"].get<std::string>().c_str(), setup["format"].get<std::string>().c_str(),
+            setup["cycle_precision"].get<std::string>().c_str(),
+            setup["setup_seconds"].get<double>(), setup["setup_over_solve"].get<double>());
+        out << text << "| phase | seconds | floor bytes | floor seconds | ratio |\n"
+            << "|---|---:|---:|---:|---:|\n";
+        for (const json& phase : setup["phases"]) {
+            std::snprintf(text, sizeof text, "| %s | %.3e | %.4g | %.3e | %.1f |\n",
+                          phase["phase"].get<std::string>().c_str(), phase["seconds"].get<double>(),
+                          phase["floor_bytes"].get<double>(), phase["floor_seconds"].get<double>(),
+                          phase["floor_ratio"].get<double>());
+            out << text;
+        }
+    }
+    out << "\nSet-up floors:\n\n";
+    for (const auto& [key, formula] : results["setup_floors"].items()) {
+        out << "- " << key << ": " << formula.get<std::string>() << "\n";
+    }
+}
+
 void write_report(const std::string& path, const json& results) {
     std::ofstream out(path);
     if (!out) throw InputError(path + ": cannot write the report");
@@ -522,7 +859,7 @@ void write_report(const std::string& path, const json& results) {
     out << text;
     out << "- timing: one warm-up run, then the median of " << results["repeats"].get<int>()
         << " timed runs from x = 0 (device events on CUDA, the host clock after synchronising "
-           "on the CPU); no preconditioner in any case\n";
+           "on the CPU); no preconditioner but in the cg+multigrid cases\n";
     out << "- floor_ratio = seconds per iteration / (bytes per iteration / copy bandwidth); "
            "achieved GB/s = floor bytes / measured time\n";
     out << "- device bytes/unknown: the device memory the solve holds (matrix, b, x, workspace) "
@@ -551,6 +888,7 @@ void write_report(const std::string& path, const json& results) {
                       c["floor_ratio"].get<double>());
         out << text << " " << baseline << " | " << speedup << " | " << memory << " |\n";
     }
+    write_setup_report(out, results);
     if (results.contains("heat")) {
         const json& heat = results["heat"];
         std::snprintf(text, sizeof text,
@@ -602,6 +940,10 @@ int run_bench(const BenchOptions& options) {
     context.baseline = use_baseline(options.baseline, backend->kind(), notes);
     context.repeats = plan.repeats;
     context.bandwidth_gbps = copy_bandwidth_gbps(backend, plan.bandwidth_bytes, bandwidth_repeats);
+    context.upload_gbps =
+        upload_bandwidth_gbps(backend, plan.bandwidth_bytes, bandwidth_repeats, false);
+    const double pinned_upload_gbps =
+        upload_bandwidth_gbps(backend, plan.bandwidth_bytes, bandwidth_repeats, true);
 
     json results;
     results["tool"] = "simrun bench";
@@ -619,16 +961,30 @@ int run_bench(const BenchOptions& options) {
                                       : "memcpy split over the OpenMP threads";
     results["floors"] = json::object();
     for (const auto& [key, formula] : bench::floor_formulas()) results["floors"][key] = formula;
+    // The set-up's phases: the upload's floor at the pageable bandwidth (a DiaMatrix copies
+    // from a std::vector); the pinned one beside it, for what pinned memory would reach.
+    results["upload_bandwidth_gbps"] = context.upload_gbps;
+    results["upload_bandwidth_pinned_gbps"] = pinned_upload_gbps;
+    results["upload_bandwidth_method"] =
+        backend->kind() == solvers::BackendKind::cuda
+            ? "Backend::copy_from_host host to device, from pageable memory (pinned beside it)"
+            : "Backend::copy_from_host (one memcpy), bytes delivered";
+    results["setup_floors"] = json::object();
+    for (const auto& [key, formula] : bench::setup_floor_formulas()) {
+        results["setup_floors"][key] = formula;
+    }
+    results["setup"] = json::array();
     results["cases"] = json::array();
     results["skipped"] = json::array();
     results["failed"] = json::array();
     results["notes"] = notes;
 
     std::printf(
-        "simrun bench: %s (%s), copy bandwidth %.1f GB/s (%zu MiB), %d timed runs per "
-        "case after one warm-up\n",
+        "simrun bench: %s (%s), copy bandwidth %.1f GB/s (%zu MiB), upload %.1f GB/s pageable, "
+        "%.1f pinned, %d timed runs per case after one warm-up\n",
         results["backend"].get<std::string>().c_str(), backend->description().c_str(),
-        context.bandwidth_gbps, plan.bandwidth_bytes >> 20, plan.repeats);
+        context.bandwidth_gbps, plan.bandwidth_bytes >> 20, context.upload_gbps, pinned_upload_gbps,
+        plan.repeats);
     for (const std::string& note : notes) std::printf("note: %s\n", note.c_str());
     std::printf("%s\n", table_header().c_str());
     std::fflush(stdout);
@@ -689,6 +1045,15 @@ int run_bench(const BenchOptions& options) {
             } catch (const std::exception& e) {
                 fail(name, e.what(), "failed");
             }
+        }
+        if (!group.time_setup) continue;
+        try {
+            json setup = time_setup(context, group);
+            print_setup(setup);
+            std::fflush(stdout);
+            results["setup"].push_back(std::move(setup));
+        } catch (const std::exception& e) {
+            fail("setup/" + group.name, e.what(), "failed");
         }
     }
 

@@ -218,6 +218,145 @@ std::vector<std::pair<std::string, std::string>> floor_formulas() {
     };
 }
 
+const char* storage_name(solvers::DiaStorage storage) {
+    switch (storage) {
+        case solvers::DiaStorage::stencil:
+            return "stencil";
+        case solvers::DiaStorage::classes:
+            return "classes";
+        default:
+            return "dia";
+    }
+}
+
+double stored_bytes(solvers::DiaStorage storage, std::int64_t rows, int diagonals,
+                    std::size_t value_size) {
+    const auto n = static_cast<double>(rows);
+    const double s = static_cast<double>(value_size);
+    switch (storage) {
+        case solvers::DiaStorage::stencil:
+            return n + diagonals * s;
+        case solvers::DiaStorage::classes:
+            return n;
+        default:
+            return diagonals * n * s;
+    }
+}
+
+namespace {
+
+// "D n s (D = 5, n = 65536, s = 8)", the values of a DIA matrix once.
+PhaseFloor dia_values_once(std::int64_t rows, int diagonals, std::size_t value_size) {
+    char text[128];
+    std::snprintf(text, sizeof text, "D n s (D = %d, n = %lld, s = %d)", diagonals,
+                  static_cast<long long>(rows), static_cast<int>(value_size));
+    return {stored_bytes(solvers::DiaStorage::general, rows, diagonals, value_size), text};
+}
+
+// The axes along which `coarse` is coarser than `fine`.
+int axes_coarsened(const solvers::GridBox& fine, const solvers::GridBox& coarse) {
+    int axes = 0;
+    for (int a = 0; a < fine.dimension; ++a) {
+        if (coarse.points[static_cast<std::size_t>(a)] !=
+            fine.points[static_cast<std::size_t>(a)]) {
+            ++axes;
+        }
+    }
+    return axes;
+}
+
+}  // namespace
+
+PhaseFloor assembly_floor(std::int64_t rows, int diagonals, std::size_t value_size) {
+    return dia_values_once(rows, diagonals, value_size);
+}
+
+PhaseFloor analysis_floor(std::int64_t rows, int diagonals, std::size_t value_size) {
+    return dia_values_once(rows, diagonals, value_size);
+}
+
+PhaseFloor upload_floor(solvers::DiaStorage storage, std::int64_t rows, int diagonals,
+                        std::size_t value_size) {
+    char text[160];
+    const char* form = storage == solvers::DiaStorage::stencil   ? "n + D s"
+                       : storage == solvers::DiaStorage::classes ? "n"
+                                                                 : "D n s";
+    std::snprintf(text, sizeof text, "%s, %s storage (D = %d, n = %lld, s = %d)", form,
+                  storage_name(storage), diagonals, static_cast<long long>(rows),
+                  static_cast<int>(value_size));
+    return {stored_bytes(storage, rows, diagonals, value_size), text};
+}
+
+PhaseFloor hierarchy_floor(const std::vector<solvers::MultigridLevelSummary>& levels,
+                           std::size_t finest_value_size, std::size_t cycle_value_size) {
+    if (levels.empty()) return {0.0, "no levels"};
+    const auto rows = [&](std::size_t l, std::size_t value_size) {
+        return stored_bytes(levels[l].storage, levels[l].box.size(), levels[l].num_diagonals,
+                            value_size);
+    };
+    double read = rows(0, finest_value_size), written = 0.0, weights = 0.0;
+    if (finest_value_size != cycle_value_size) written += rows(0, cycle_value_size);
+    const std::size_t last = levels.size() - 1;
+    for (std::size_t l = 0; l < last; ++l) {
+        if (l > 0) read += rows(l, cycle_value_size);
+        const auto coarse_points = static_cast<double>(levels[l + 1].box.size());
+        const int axes = axes_coarsened(levels[l].box, levels[l + 1].box);
+        const bool classed = levels[l].storage != solvers::DiaStorage::general;
+        weights += classed ? coarse_points
+                           : (std::pow(3.0, axes) - 1.0) * coarse_points *
+                                 static_cast<double>(cycle_value_size);
+        if (l + 1 < last) written += rows(l + 1, cycle_value_size);
+    }
+    const auto coarsest = static_cast<double>(levels[last].box.size());
+    const double inverse = coarsest * coarsest * static_cast<double>(cycle_value_size);
+    char text[256];
+    std::snprintf(text, sizeof text,
+                  "rows read %.4g + weights %.4g + rows written %.4g + coarsest inverse %.4g "
+                  "bytes (%zu levels, s = %d, %d in the cycle)",
+                  read, weights, written, inverse, levels.size(),
+                  static_cast<int>(finest_value_size), static_cast<int>(cycle_value_size));
+    return {read + weights + written + inverse, text};
+}
+
+PhaseFloor solve_floor(std::int64_t iterations, const TrafficFloor& cg, double cycle_bytes) {
+    char text[320];
+    std::snprintf(text, sizeof text, "iterations (CG + one cycle) = %lld (%.4g + %.4g)",
+                  static_cast<long long>(iterations), cg.bytes_per_iteration, cycle_bytes);
+    return {static_cast<double>(iterations) * (cg.bytes_per_iteration + cycle_bytes), text};
+}
+
+std::vector<std::pair<std::string, std::string>> setup_floor_formulas() {
+    return {
+        {"assembly", "D n s: the system matrix's DIA values written once, at the copy bandwidth"},
+        {"analysis", "D n s: the DIA values read once, at the copy bandwidth"},
+        {"upload",
+         "the operator as the back-end keeps it (D n s, stencil n + D s, classes n), at the "
+         "upload bandwidth"},
+        {"hierarchy",
+         "sum over levels of the rows read once (the finest in the solver's operator) + each "
+         "transfer's weights (n_c class bytes where the fine rows are stencil or classes, "
+         "else (3^a - 1) n_c s, a = axes coarsened) + the next level's rows written once + the "
+         "coarsest inverse n_c^2 s (+ the finest level's copy where the cycle's precision is "
+         "not the solve's), at the copy bandwidth"},
+        {"solve",
+         "iterations (CG's floor in the operator's format + MultigridHierarchy::bytes_per_cycle), "
+         "at the copy bandwidth"},
+    };
+}
+
+std::string setup_input(const solvers::GridBox& grid) {
+    std::string text =
+        "[problem]\ntype = \"poisson\"\nk = 1.0\nsource = \"1\"\n[boundary]\nall = \"0\"\n"
+        "[solver]\nmethod = \"cg\"\npreconditioner = \"multigrid\"\nformat = \"stencil\"\nrtol = "
+        "1e-8\n[grid]\n";
+    const char* counts[3] = {"nx", "ny", "nz"};
+    for (int a = 0; a < grid.dimension; ++a) {
+        text += std::string(counts[a]) + " = " +
+                std::to_string(grid.points[static_cast<std::size_t>(a)]) + "\n";
+    }
+    return text;
+}
+
 CaseSpec multigrid_case() {
     CaseSpec spec{solvers::Method::cg, solvers::Format::stencil, Precision::double_precision,
                   rtol_to_solution, 100};
@@ -280,6 +419,7 @@ BenchPlan make_plan(const BenchOptions& options, solvers::BackendKind kind) {
         // Multigrid-preconditioned CG to 1e-8 at every size, in the stencil format.
         poisson.grid = solvers::GridBox{2, {m_long, m_long, 1}};
         poisson.cases.push_back(multigrid_case());
+        poisson.time_setup = true;
         plan.groups.push_back(std::move(poisson));
 
         MatrixGroup convection{"convdiff2d-" + edge, [m] { return convection_diffusion_matrix(m); },
@@ -299,6 +439,7 @@ BenchPlan make_plan(const BenchOptions& options, solvers::BackendKind kind) {
                               every_format(solvers::Method::cg, both_precisions, 0.0, k3)};
         poisson3d.grid = solvers::GridBox{3, {m3, m3, m3}};
         poisson3d.cases.push_back(multigrid_case());
+        poisson3d.time_setup = true;
         plan.groups.push_back(std::move(poisson3d));
     }
 

@@ -13,6 +13,7 @@
 #include "simrun/solvers/base/precision.hpp"
 #include "simrun/solvers/matrices/csr_data.hpp"
 #include "simrun/solvers/matrices/format.hpp"
+#include "simrun/solvers/multigrid/multigrid_hierarchy.hpp"
 #include "simrun/solvers/selection/solver_selection.hpp"
 
 namespace simrun::app::bench {
@@ -48,6 +49,48 @@ TrafficFloor traffic_floor(solvers::Method method, solvers::Format format, std::
 // The per-row formulas of every (method, format) pair, for the JSON and the report.
 std::vector<std::pair<std::string, std::string>> floor_formulas();
 
+// ---- the set-up's floors (a run's set-up phases, timed in bench_command.cpp) ----
+
+// Bytes a phase must move at least, and how they were counted (with the numbers).
+struct PhaseFloor {
+    double bytes = 0.0;
+    std::string formula;
+};
+// "dia" (general), "stencil" or "classes".
+const char* storage_name(solvers::DiaStorage storage);
+// The bytes a DIA matrix of n rows and D diagonals holds on the back-end in `storage`: D n s
+// (general), n + D s (stencil: a mask byte per row, a value per diagonal), n (row classes: a
+// class byte per row; the classes' table, a few rows, left out).
+double stored_bytes(solvers::DiaStorage storage, std::int64_t rows, int diagonals,
+                    std::size_t value_size);
+// Assembly: the system matrix's DIA values written once, D n s.
+PhaseFloor assembly_floor(std::int64_t rows, int diagonals, std::size_t value_size);
+// Analysis: the DIA values read once, D n s.
+PhaseFloor analysis_floor(std::int64_t rows, int diagonals, std::size_t value_size);
+// Upload: the bytes the back-end's copy of the operator holds (stored_bytes).
+PhaseFloor upload_floor(solvers::DiaStorage storage, std::int64_t rows, int diagonals,
+                        std::size_t value_size);
+// The multigrid hierarchy's set-up, from its levels (finest first, the coarsest last): each
+// level's rows read once (the finest in the solver's operator, `finest_value_size`), each
+// transfer's weights and the next level's rows written once, the coarsest level's dense
+// inverse written once (n_c^2 values), and the finest level's own copy where the cycle
+// computes in another precision (`cycle_value_size`) than the solve. Rows count as
+// stored_bytes in their level's storage; a transfer's weights as one class byte per coarse
+// point where the fine level's rows take few kinds (stencil or classes), else 3^a - 1 values
+// per coarse point (a = the axes coarsened: the slots of the coarse point's neighbours).
+PhaseFloor hierarchy_floor(const std::vector<solvers::MultigridLevelSummary>& levels,
+                           std::size_t finest_value_size, std::size_t cycle_value_size);
+// The preconditioned solve: per iteration CG's floor in the operator's format (`cg`) and one
+// cycle's (MultigridHierarchy::bytes_per_cycle).
+PhaseFloor solve_floor(std::int64_t iterations, const TrafficFloor& cg, double cycle_bytes);
+// The formulas above, by phase, for the JSON and the report.
+std::vector<std::pair<std::string, std::string>> setup_floor_formulas();
+// The input of the run whose set-up is timed on a generated grid's box: Poisson with k = 1 and
+// b = 1, u = 0 on every side (Dirichlet), one node per row of `grid`, CG with multigrid in the
+// stencil format to rtol 1e-8 (the automatic choice from 128^2 on, named as the cases name
+// theirs, so that small grids get it too).
+std::string setup_input(const solvers::GridBox& grid);
+
 // ---- the plan ----
 
 using solvers::Precision;
@@ -74,6 +117,8 @@ struct MatrixGroup {
     std::vector<CaseSpec> cases;
     // The box the rows come from (the generated grids), which multigrid cases need.
     std::optional<solvers::GridBox> grid = std::nullopt;
+    // Time a run's set-up on `grid` phase by phase against its floors (setup_input's run).
+    bool time_setup = false;
 };
 
 struct BenchPlan {
