@@ -142,7 +142,8 @@ class Solver:
     The arguments are simrun.solve's. The matrix is analysed, and the operator and the
     preconditioner built, at the first solve with vectors of a kind (NumPy, or CuPy on the GPU);
     that solve's info counts them (analysis_seconds, setup_seconds), later ones do not. A later
-    change to A is not seen: make a new Solver.
+    change to A is not seen: give the new values to update() (the same pattern), or make a new
+    Solver for another matrix.
     """
 
     def __init__(self, A, *, method="auto", preconditioner="auto", format="auto", rtol=None,
@@ -174,6 +175,29 @@ class Solver:
             info["analysis_seconds"] = solver.analysis_seconds
             info["setup_seconds"] += solver.setup_seconds
         return info
+
+    def update(self, A):
+        """New values for A on the same pattern (its shape and the places of its entries), as
+        a time step of another size gives (I/dt - L): the analysis and the plan stay (method,
+        preconditioner, format), and the solvers made so far take the values, a multigrid
+        hierarchy made again as it was decided (nothing measured again). Returns the seconds
+        it took, summed over the solvers made so far (one for NumPy vectors, one for CuPy's):
+        {"seconds", "operator_seconds" (A in the solver's format, uploaded), "setup_seconds"
+        (its preconditioner and method)}. InputError where A is not on the pattern (the Solver
+        unchanged)."""
+        csr = _csr(A)
+        rows, indptr, indices, _ = self._csr
+        if csr[0] != rows or not (np.array_equal(csr[1], indptr) and
+                                  np.array_equal(csr[2], indices)):
+            raise InputError(f"A's new values are not on the pattern the Solver was made with "
+                             f"({rows} rows, {indices.size} entries at the same places): make "
+                             f"a new Solver for another matrix")
+        seconds = {"seconds": 0.0, "operator_seconds": 0.0, "setup_seconds": 0.0}
+        for solver in self._built.values():
+            for key, value in solver.update(*csr).items():
+                seconds[key] += value
+        self._matrix, self._csr, self._matrix_on_device = A, csr, None
+        return seconds
 
     def solve(self, b, x0=None):
         """Solves A x = b from x0 (zeros by default). Returns (x, info), as simrun.solve."""

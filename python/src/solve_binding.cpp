@@ -140,6 +140,23 @@ std::unique_ptr<front_end::SystemSolver> make_solver(std::int64_t rows, const py
     return std::make_unique<front_end::SystemSolver>(std::move(a), settings, device_vectors);
 }
 
+// New values for the solver's matrix on its pattern (front_end::SystemSolver::update); returns
+// the seconds it took, as {"seconds", "operator_seconds", "setup_seconds"}.
+py::dict update(front_end::SystemSolver& solver, std::int64_t rows, const py::array& indptr,
+                const py::array& indices, const Vector<double>& data) {
+    solvers::CsrData<double> a = csr_of(rows, indptr, indices, data);
+    front_end::SystemSolver::UpdateSeconds spent;
+    {
+        const py::gil_scoped_release unlocked;
+        spent = solver.update(std::move(a));
+    }
+    py::dict seconds;
+    seconds["seconds"] = spent.seconds;
+    seconds["operator_seconds"] = spent.operator_seconds;
+    seconds["setup_seconds"] = spent.setup_seconds;
+    return seconds;
+}
+
 // The solve's interrupt hook: Python's signal handlers run between batches of iterations, at
 // most every 50 ms (the GIL taken briefly; on the main thread only, as Python runs them). One
 // that raises (Ctrl-C: KeyboardInterrupt) stops the solve; its exception stays set on this
@@ -206,6 +223,8 @@ void bind_solve(py::module_& module) {
         .def(py::init(&make_solver), py::arg("rows"), py::arg("indptr"), py::arg("indices"),
              py::arg("data"), py::arg("options"), py::arg("device_vectors"))
         .def("solve", &solve, py::arg("b"), py::arg("x0"))
+        .def("update", &update, py::arg("rows"), py::arg("indptr"), py::arg("indices"),
+             py::arg("data"))
         .def("solve_on_device", &solve_on_device, py::arg("b"), py::arg("x"))
         .def_property_readonly("rows", &front_end::SystemSolver::rows)
         .def_property_readonly("analysis_seconds", &front_end::SystemSolver::analysis_seconds)

@@ -130,6 +130,37 @@ def test_a_solver_is_set_up_once_for_many_right_hand_sides():
         solver.solve(np.ones(3))
 
 
+def test_a_solver_takes_new_values_on_its_pattern():
+    # A time step of another size: I + dt A on A's pattern (A has its diagonal).
+    m = 64
+    a = poisson_2d(m)
+    eye = sp.identity(a.shape[0], format="csr")
+    before, after = (eye + 1e-3 * a).tocsr(), (eye + 1e-1 * a).tocsr()
+    b = np.random.default_rng(5).standard_normal(a.shape[0])
+    solver = simrun.Solver(before, grid=(m, m), backend="cpu", rtol=1e-10)
+    _, first = solver.solve(b)
+    seconds = solver.update(after)
+    assert seconds["seconds"] >= seconds["operator_seconds"] + seconds["setup_seconds"] > 0
+    x, info = solver.solve(b)
+    # The plan stays; the solve is a new solver's with that plan on the new values, to the bit.
+    assert (info["method"], info["preconditioner"], info["format"]) == \
+        (first["method"], first["preconditioner"], first["format"])
+    x_new, info_new = simrun.solve(after, b, grid=(m, m), backend="cpu", rtol=1e-10,
+                                   method=first["method"], preconditioner=first["preconditioner"],
+                                   format=first["format"])
+    np.testing.assert_array_equal(x, x_new)
+    assert info["iterations"] == info_new["iterations"]
+    exact = spla.spsolve(after.tocsc(), b)
+    assert np.linalg.norm(x - exact) <= error_bound(after, 1e-10) * np.linalg.norm(exact)
+    # Another pattern is refused, and the solver keeps its values.
+    with pytest.raises(simrun.InputError, match="not on the pattern"):
+        solver.update(poisson_2d(32))
+    with pytest.raises(simrun.InputError, match="not on the pattern"):
+        solver.update((after + sp.csr_matrix(([1.0], ([0], [5])), shape=after.shape)).tocsr())
+    x_again, _ = solver.solve(b)
+    np.testing.assert_array_equal(x_again, x)
+
+
 def test_initial_guess_is_used():
     a = poisson_2d(12)
     b = np.ones(a.shape[0])

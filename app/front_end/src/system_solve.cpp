@@ -7,6 +7,7 @@
 #include <mutex>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <variant>
 
@@ -272,6 +273,43 @@ SystemSolver::SystemSolver(solvers::CsrData<double> a, const SolveSettings& sett
 }
 
 SystemSolver::~SystemSolver() = default;
+
+SystemSolver::UpdateSeconds SystemSolver::update(solvers::CsrData<double> a) {
+    Impl& m = *impl_;
+    const std::lock_guard lock(m.solving);
+    const solvers::CsrData<double>* pattern = m.device_vectors ? nullptr : &m.a;
+    if (a.rows != m.rows || a.nnz() != m.nnz ||
+        (pattern != nullptr && (a.row_ptr != pattern->row_ptr || a.col != pattern->col))) {
+        throw InputError("the new values are not on the matrix's pattern (" +
+                         std::to_string(m.rows) + " rows, " + std::to_string(m.nnz) +
+                         " entries at the same places): make a new solver for another matrix");
+    }
+    for (std::size_t k = 0; k < a.values.size(); ++k) {
+        if (!std::isfinite(a.values[k])) {
+            throw InputError("the new values have one that is not finite (entry " +
+                             std::to_string(k) + ")");
+        }
+    }
+    const auto start = Clock::now();
+    UpdateSeconds spent;
+    std::visit(
+        [&]<typename T>(const std::unique_ptr<solvers::LinearSystemSolver<T>>& solver) {
+            solvers::CsrData<double> rows = a;
+            rows.values = scaled(std::move(rows.values), m.row_scale);
+            typename solvers::LinearSystemSolver<T>::UpdateTimes times;
+            if constexpr (std::is_same_v<T, double>) {
+                times = solver->update_values(std::move(rows));
+            } else {
+                times = solver->update_values(solvers::convert_values<float>(rows));
+            }
+            spent.operator_seconds = times.operator_seconds;
+            spent.setup_seconds = times.steps_seconds;
+        },
+        m.solver);
+    if (!m.device_vectors) m.a = std::move(a);
+    spent.seconds = seconds_since(start);
+    return spent;
+}
 
 std::int64_t SystemSolver::rows() const { return impl_->rows; }
 double SystemSolver::analysis_seconds() const { return impl_->prototype.analysis_seconds; }

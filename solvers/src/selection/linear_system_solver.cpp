@@ -30,6 +30,10 @@ namespace {
 
 // Over ranks, the steps that start from the block as given (its couplings to the other ranks'
 // rows included): multigrid's hierarchy (from a grid's slabs) and BiCG's transpose.
+double seconds_since(std::chrono::steady_clock::time_point start) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
 bool uses_multigrid(const SolverStep& step) {
     return step.preconditioner == PreconditionerKind::multigrid;
 }
@@ -59,6 +63,7 @@ LinearSystemSolver<T>::LinearSystemSolver(std::shared_ptr<const Backend> backend
         throw std::invalid_argument(
             "a CSR matrix is not split over ranks: give each rank its block's DIA rows");
     }
+    from_csr_ = true;
     operator_ = make_operator(backend_, *host_, plan_.format);
     built_.resize(1 + plan_.fallbacks.size());
     method(0);
@@ -133,6 +138,7 @@ LinearSystemSolver<T>::LinearSystemSolver(std::shared_ptr<const Backend> backend
 
 template <typename T>
 void LinearSystemSolver<T>::build(DiaData<T> matrix, std::optional<OutsideCouplings<T>> outside) {
+    const auto start = std::chrono::steady_clock::now();
     // The block's own part goes to the back-end first, on each rank alone (all_or_none: a rank
     // that cannot stops every rank before the collective DistributedMatrix set-up).
     all_or_none(backend_->communicator(), [&] {
@@ -151,6 +157,8 @@ void LinearSystemSolver<T>::build(DiaData<T> matrix, std::optional<OutsideCoupli
         operator_ =
             std::make_unique<DistributedMatrix<T>>(std::move(operator_), std::move(*outside));
     }
+    backend_->synchronize();
+    operator_seconds_ = seconds_since(start);
     built_.resize(1 + plan_.fallbacks.size());
     // The first step's set-up (a multigrid hierarchy) reads the host matrix while it is here,
     // rather than copying it back from the back-end. Over ranks it reads the block, and the
@@ -177,18 +185,7 @@ template <typename T>
 LinearSystemSolver<T>::~LinearSystemSolver() = default;
 
 template <typename T>
-void LinearSystemSolver<T>::update_values(DiaData<T> matrix) {
-    if (!rows_pattern_) {
-        throw std::logic_error(
-            "update_values: the solver was not built from DIA rows; make a new solver");
-    }
-    if (matrix.n != rows_pattern_->first || matrix.offsets != rows_pattern_->second) {
-        throw std::invalid_argument(
-            "update_values: the new rows are " + std::to_string(matrix.n) + " rows of " +
-            std::to_string(matrix.offsets.size()) + " diagonals, not the solver's " +
-            std::to_string(rows_pattern_->first) + " rows of " +
-            std::to_string(rows_pattern_->second.size()) + " diagonals at the same offsets");
-    }
+void LinearSystemSolver<T>::retire_steps() {
     // One process's hierarchies are made again as they were decided; the other steps, and
     // every step over ranks, are built afresh from the new rows when first needed.
     refreshed_.clear();
@@ -201,11 +198,27 @@ void LinearSystemSolver<T>::update_values(DiaData<T> matrix) {
         }
     }
     built_.clear();  // the methods read the operator: they go first
+    built_.resize(1 + plan_.fallbacks.size());
     transpose_.reset();
+}
+
+template <typename T>
+typename LinearSystemSolver<T>::UpdateTimes LinearSystemSolver<T>::update_values(
+    DiaData<T> matrix) {
+    if (!rows_pattern_) {
+        throw std::logic_error(
+            "update_values: the solver was not built from DIA rows; make a new solver");
+    }
+    if (matrix.n != rows_pattern_->first || matrix.offsets != rows_pattern_->second) {
+        throw std::invalid_argument(
+            "update_values: the new rows are " + std::to_string(matrix.n) + " rows of " +
+            std::to_string(matrix.offsets.size()) + " diagonals, not the solver's " +
+            std::to_string(rows_pattern_->first) + " rows of " +
+            std::to_string(rows_pattern_->second.size()) + " diagonals at the same offsets");
+    }
+    const auto start = std::chrono::steady_clock::now();
+    retire_steps();
     host_.reset();
-    block_.reset();
-    part_rows_.reset();
-    transpose_source_.reset();
     try {
         start_from_rows(std::move(matrix));
     } catch (...) {
@@ -213,6 +226,42 @@ void LinearSystemSolver<T>::update_values(DiaData<T> matrix) {
         throw;
     }
     refreshed_.clear();
+    backend_->synchronize();
+    return {operator_seconds_, seconds_since(start) - operator_seconds_};
+}
+
+template <typename T>
+typename LinearSystemSolver<T>::UpdateTimes LinearSystemSolver<T>::update_values(
+    CsrData<T> matrix) {
+    if (!from_csr_) {
+        throw std::logic_error(
+            "update_values: the solver was not built from CSR rows; make a new solver");
+    }
+    if (matrix.rows != host_->rows || matrix.row_ptr != host_->row_ptr ||
+        matrix.col != host_->col || matrix.values.size() != host_->values.size()) {
+        throw std::invalid_argument(
+            "update_values: the new rows (" + std::to_string(matrix.rows) + " rows, " +
+            std::to_string(matrix.values.size()) +
+            " entries) are not on the solver's pattern (the same row pointers and columns)");
+    }
+    // Made before anything goes: where it fails the solver keeps its old values.
+    const auto start = std::chrono::steady_clock::now();
+    std::unique_ptr<LinearOperator<T>> made = make_operator(backend_, matrix, plan_.format);
+    backend_->synchronize();
+    const double operator_seconds = seconds_since(start);
+    const auto steps_start = std::chrono::steady_clock::now();
+    retire_steps();
+    host_ = std::move(matrix);
+    operator_ = std::move(made);
+    try {
+        method(0);
+    } catch (...) {
+        refreshed_.clear();
+        throw;
+    }
+    refreshed_.clear();
+    backend_->synchronize();
+    return {operator_seconds, seconds_since(steps_start)};
 }
 
 template <typename T>

@@ -75,6 +75,18 @@ public:
     SystemSolution solve_on_device(const void* b, void* x,
                                    const InterruptHook& interrupted = {}) const;
 
+    // New values for A on the same pattern (the same size, row pointers and columns), as a time
+    // step of another size gives: the analysis, the plan and the rows' scaling stay; the solver
+    // takes the values (LinearSystemSolver::update_values: a multigrid hierarchy made again as it
+    // was decided). Returns the seconds it took: in all, of which the operator's (the rows in
+    // the plan's format, uploaded) and the preconditioner's and method's. Throws InputError for
+    // another pattern or a value that is not finite (the solver unchanged), and what the
+    // solver's set-up throws.
+    struct UpdateSeconds {
+        double seconds = 0, operator_seconds = 0, setup_seconds = 0;
+    };
+    UpdateSeconds update(solvers::CsrData<double> a);
+
     std::int64_t rows() const;
     double analysis_seconds() const;
     double setup_seconds() const;

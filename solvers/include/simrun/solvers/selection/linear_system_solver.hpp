@@ -85,16 +85,23 @@ public:
     // DimensionMismatch for the wrong size, std::invalid_argument when 1'w = 0.
     void set_constant_removal_weights(std::span<const T> weights);
 
-    // New values for the matrix, on the same rows (the DIA constructor's: the same size and
-    // diagonals), as a time step of another size gives (I/dt - L): the plan stays (method,
-    // preconditioner, format, fallbacks, nothing analysed again); the operator is uploaded again
-    // and the steps built so far are made again from it, a multigrid hierarchy on one process
-    // without deciding anything again (MultigridHierarchy::refresh). Collective over ranks.
-    // Throws std::logic_error for a solver not built from DIA rows, std::invalid_argument where
-    // the rows differ or no longer fit the plan's format (stencil storage of rows whose
-    // coefficients are no longer constant); the solver is then rebuilt at its next solve, or
-    // throws there again.
-    void update_values(DiaData<T> matrix);
+    // New values for the matrix on the same rows, as a time step of another size gives
+    // (I/dt - L): DIA rows of the DIA constructor's size and diagonals, or CSR rows of the CSR
+    // constructor's pattern (row pointers and columns). The plan stays (method, preconditioner,
+    // format, fallbacks; nothing is analysed again); the operator is uploaded again and the steps
+    // built so far are made again from it, a multigrid hierarchy on one process without deciding
+    // anything again (MultigridHierarchy::refresh). Collective over ranks. Throws
+    // std::logic_error for a solver built otherwise (from a split block or a part's rows),
+    // std::invalid_argument where the rows differ or no longer fit the plan's format (stencil
+    // storage of rows whose coefficients are no longer constant: the old values stay), and what
+    // a step's set-up throws (the steps are then built again at the next solve).
+    // Returns the seconds of its two parts (the back-end synchronised after each).
+    struct UpdateTimes {
+        double operator_seconds = 0;  // the rows converted to the plan's format and uploaded
+        double steps_seconds = 0;     // the first step's preconditioner and method made again
+    };
+    UpdateTimes update_values(DiaData<T> matrix);
+    UpdateTimes update_values(CsrData<T> matrix);
 
     const SolverPlan& plan() const { return plan_; }
     // What the first step's preconditioner is made of, where there is more to say than its
@@ -119,6 +126,9 @@ private:
     // This rank's rows (DIA constructor, update_values): over ranks split into its block's own
     // and those outside it, then built.
     void start_from_rows(DiaData<T> matrix);
+    // Before new values: the steps built so far go (their multigrid preconditioners kept in
+    // refreshed_ on one process), and BiCG's transpose.
+    void retire_steps();
     // The operator (split over ranks where `outside` is given) and the first step, from the
     // block's own rows.
     void build(DiaData<T> matrix, std::optional<OutsideCouplings<T>> outside);
@@ -147,8 +157,12 @@ private:
     std::optional<PartRows<double>> part_rows_;
     // Over ranks, with BiCG in the chain: the block split, which its transpose starts from.
     std::optional<SplitBlock<T>> transpose_source_;
-    // The rows' size and diagonals, where the solver was built from DIA rows (update_values).
+    // The rows' size and diagonals, where the solver was built from DIA rows (update_values;
+    // from CSR rows, host_ holds their pattern).
     std::optional<std::pair<std::int64_t, std::vector<int>>> rows_pattern_;
+    bool from_csr_ = false;
+    // The seconds build() took to make the operator (update_values reports them).
+    double operator_seconds_ = 0;
     // During update_values: the multigrid preconditioners of the steps built before, made
     // again from the new rows as they were decided (a step without one: null).
     mutable std::vector<std::unique_ptr<Preconditioner<T>>> refreshed_;
