@@ -35,8 +35,13 @@ public:
 
     // k must be positive at every face the stencil uses (ghost faces included); the first node
     // of `box` in its order that breaks it is reported. Cost: the stencil of every node of the
-    // box (k at 2 d faces each), in parallel.
+    // box (k at 2 d faces each), in parallel; of one node where k is a constant.
     void check_stencil(const Grid& grid, const framework::Box& box) const override {
+        // A constant k makes every node's stencil the same: the box's first node stands for all.
+        if (k_.is_constant() && !box.empty()) {
+            check_node(grid, box.lower[0], box.lower[1], box.lower[2]);
+            return;
+        }
         std::vector<std::int64_t> first_bad(static_cast<std::size_t>(omp_get_max_threads()), -1);
         const int blocks = framework::for_each_node_in_blocks(
             box, [&](std::int64_t i, std::int64_t j, std::int64_t k, int block) {
@@ -56,10 +61,7 @@ public:
             const std::int64_t i = bad % grid.points(0);
             const std::int64_t j = bad / grid.points(0) % grid.points(1);
             const std::int64_t k = bad / grid.points(0) / grid.points(1);
-            section_.fail("k", "k must be positive and finite; it is not near (" +
-                                   std::to_string(grid.coordinate(0, i)) + ", " +
-                                   std::to_string(grid.coordinate(1, j)) + ", " +
-                                   std::to_string(grid.coordinate(2, k)) + ")");
+            fail_near(grid, i, j, k);
         }
     }
 
@@ -72,6 +74,16 @@ public:
     framework::StencilCoefficients stencil(const Grid& grid, std::int64_t i, std::int64_t j,
                                            std::int64_t k) const override {
         framework::StencilCoefficients s;
+        if (k_.is_constant()) {  // k at every face: the same value, evaluated nowhere
+            const double value = k_(0.0, 0.0, 0.0, 0.0);
+            for (int a = 0; a < grid.dimension(); ++a) {
+                const double h = grid.spacing(a);
+                s.minus[a] = value / (h * h);
+                s.plus[a] = value / (h * h);
+                s.centre -= s.minus[a] + s.plus[a];
+            }
+            return s;
+        }
         const double x[3] = {grid.coordinate(0, i), grid.coordinate(1, j), grid.coordinate(2, k)};
         for (int a = 0; a < grid.dimension(); ++a) {
             const double h = grid.spacing(a);
@@ -85,8 +97,7 @@ public:
         return s;
     }
 
-    void initial_condition(const Grid&, const framework::Box&,
-                           std::span<double> u) const override {
+    void initial_condition(const Grid&, const framework::Box&, std::span<double> u) const override {
         std::fill(u.begin(), u.end(), 0.0);
     }
     void source(const Grid& grid, const framework::Box& box, double t,
@@ -98,6 +109,24 @@ public:
     const Expression* exact_solution() const override { return exact_ ? &*exact_ : nullptr; }
 
 private:
+    // Throws check_stencil's error where the stencil at (i, j, k) is not valid.
+    void check_node(const Grid& grid, std::int64_t i, std::int64_t j, std::int64_t k) const {
+        const auto s = stencil(grid, i, j, k);
+        for (int a = 0; a < grid.dimension(); ++a) {
+            if (!(s.minus[a] > 0.0) || !(s.plus[a] > 0.0) ||
+                !std::isfinite(s.minus[a] + s.plus[a])) {
+                fail_near(grid, i, j, k);
+            }
+        }
+    }
+    [[noreturn]] void fail_near(const Grid& grid, std::int64_t i, std::int64_t j,
+                                std::int64_t k) const {
+        section_.fail("k", "k must be positive and finite; it is not near (" +
+                               std::to_string(grid.coordinate(0, i)) + ", " +
+                               std::to_string(grid.coordinate(1, j)) + ", " +
+                               std::to_string(grid.coordinate(2, k)) + ")");
+    }
+
     ConfigSection section_;  // where k was given, for check_stencil's message
     Expression k_;
     Expression source_;

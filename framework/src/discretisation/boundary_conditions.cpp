@@ -1,5 +1,6 @@
 #include "simrun/framework/discretisation/boundary_conditions.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 
@@ -100,16 +101,27 @@ std::vector<std::uint8_t> BoundaryConditions::dirichlet_nodes(const Grid& grid,
                                                               const Box& box) const {
     std::vector<std::uint8_t> fixed(static_cast<std::size_t>(box.size()), 0);
     const auto n = grid.points();
-    for_each_node(box, [&](std::int64_t i, std::int64_t j, std::int64_t k) {
-        const std::int64_t index[3] = {i, j, k};
-        for (int s = 0; s < num_sides(); ++s) {
+    const auto dirichlet = [&](int s) {
+        return sides_[static_cast<std::size_t>(s)].type == BoundaryType::dirichlet;
+    };
+    // A line along x on a Dirichlet side of y or z is fixed whole; another holds at most its
+    // two ends on the left and right sides.
+    for_each_line_in_blocks(box, [&](std::int64_t j, std::int64_t k, int) {
+        const std::int64_t index[3] = {0, j, k};
+        bool whole = false;
+        for (int s = 2; s < num_sides(); ++s) {
             const int axis = s / 2;
             const std::int64_t edge = s % 2 == 0 ? 0 : n[static_cast<std::size_t>(axis)] - 1;
-            if (index[axis] == edge &&
-                sides_[static_cast<std::size_t>(s)].type == BoundaryType::dirichlet) {
-                fixed[static_cast<std::size_t>(box.index(i, j, k))] = 1;
-            }
+            whole = whole || (index[axis] == edge && dirichlet(s));
         }
+        const auto first = static_cast<std::size_t>(box.index(box.lower[0], j, k));
+        const auto width = static_cast<std::size_t>(box.points(0));
+        if (whole) {
+            std::fill_n(fixed.begin() + static_cast<std::ptrdiff_t>(first), width, 1);
+            return;
+        }
+        if (box.lower[0] == 0 && dirichlet(0)) fixed[first] = 1;
+        if (box.upper[0] == n[0] && dirichlet(1)) fixed[first + width - 1] = 1;
     });
     return fixed;
 }

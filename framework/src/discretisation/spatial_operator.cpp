@@ -4,14 +4,17 @@
 #include <array>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <limits>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <unordered_set>
 #include <utility>
 
 #include "simrun/framework/config/input_error.hpp"
 #include "simrun/framework/discretisation/grid_loops.hpp"
+#include "touched_vector.hpp"
 
 namespace simrun::framework {
 namespace {
@@ -50,8 +53,7 @@ std::string coordinates(const Grid& grid, const Box& box, std::int64_t row) {
 // The problem's coefficients over h^2 (or their sum on the diagonal) overflow a double: no
 // solver can work with the operator, so the input is refused where it is assembled, by the run
 // and by `simrun check` alike.
-[[noreturn]] void throw_not_finite_operator(const Grid& grid, const Box& box,
-                                            std::int64_t row) {
+[[noreturn]] void throw_not_finite_operator(const Grid& grid, const Box& box, std::int64_t row) {
     char spacing[32];
     std::snprintf(spacing, sizeof spacing, "%.6g", grid.spacing(0));
     throw InputError(
@@ -60,82 +62,236 @@ std::string coordinates(const Grid& grid, const Box& box, std::int64_t row) {
         ") overflow a double; scale the problem (smaller coefficients) or use a coarser grid");
 }
 
+// The system matrix's entry at row i, diagonal `offset`: S_i ((offset == 0 ? shift : 0) -
+// scale l_ij), l_ij counted only where `keep` (j a free node of the matrix).
+inline double system_entry(double shift, double scale, int offset, bool keep, double l,
+                           double row_scale) {
+    const double value = (offset == 0 ? shift : 0.0) - scale * (keep ? l : 0.0);
+    return row_scale * value;
+}
+
+// The implicit step's matrix overflows at `row`.
+[[noreturn]] void throw_not_finite_system(const Grid& grid, const Box& box, std::int64_t row) {
+    throw InputError("key 'time.dt': the implicit step's matrix I - theta dt L is not finite at " +
+                     coordinates(grid, box, row) +
+                     ": dt times the problem's coefficients over h^2 overflows a double; use "
+                     "a smaller dt");
+}
+
 }  // namespace
 
 SpatialOperator::SpatialOperator(const Grid& grid, const StencilFunction& stencil,
                                  const BoundaryConditions& boundary)
-    : SpatialOperator(grid, stencil, boundary, grid.box()) {}
+    : SpatialOperator(grid, line_stencils(stencil), boundary, grid.box(), std::nullopt) {}
 
 SpatialOperator::SpatialOperator(const Grid& grid, const StencilFunction& stencil,
                                  const BoundaryConditions& boundary, const Box& box)
-    : grid_(grid), boundary_(boundary), box_(box), dirichlet_(boundary.dirichlet_nodes(grid, box)) {
-    const auto n = grid.points();
-    l_.n = box.size();
-    l_.offsets = stencil_offsets(grid, box);
-    l_.values.assign(l_.offsets.size() * static_cast<std::size_t>(l_.n), 0.0);
-    row_scale_.assign(static_cast<std::size_t>(l_.n), 1.0);
-    const int centre = l_.find_diagonal(0);
+    : SpatialOperator(grid, line_stencils(stencil), boundary, box, std::nullopt) {}
+
+namespace {
+
+// What one block of lines collects: its ghost terms and Dirichlet couplings (in node order),
+// its first row whose coefficients are not finite, its first system row not finite, and the
+// stencils of the line at hand.
+struct BlockTerms {
+    std::vector<SpatialOperator::GhostTerm> ghosts;
+    std::vector<SpatialOperator::Coupling> couplings;
+    std::optional<std::int64_t> not_finite;
+    std::int64_t system_not_finite = -1;
+    std::vector<StencilCoefficients> line;
+};
+
+// Writes the rows of L (or of the system matrix, where `system` is set) into m, and the row
+// scale, a row at a time.
+struct RowAssembly {
+    const Grid& grid;
+    const Box& box;
+    const BoundaryConditions& boundary;
+    const std::vector<std::uint8_t>& fixed;
+    const std::optional<SystemForm>& system;
+    solvers::DiaData<double>& m;
+    std::vector<double>& row_scale;
+    int centre = 0;  // where each axis's couplings lie among m's diagonals
     int minus[3] = {0, 0, 0}, plus[3] = {0, 0, 0};
-    for (int axis = 0; axis < grid.dimension(); ++axis) {
-        minus[axis] = l_.find_diagonal(-static_cast<int>(box.stride(axis)));
-        plus[axis] = l_.find_diagonal(static_cast<int>(box.stride(axis)));
+
+    void find_diagonals() {
+        centre = m.find_diagonal(0);
+        for (int axis = 0; axis < grid.dimension(); ++axis) {
+            minus[axis] = m.find_diagonal(-static_cast<int>(box.stride(axis)));
+            plus[axis] = m.find_diagonal(static_cast<int>(box.stride(axis)));
+        }
     }
-    // Ghost terms and Dirichlet couplings per block of lines, joined in block (node) order; the
-    // first row of each block whose coefficients are not finite.
-    std::vector<std::vector<GhostTerm>> ghosts(static_cast<std::size_t>(omp_get_max_threads()));
-    std::vector<std::vector<Coupling>> couplings(ghosts.size());
-    std::vector<std::optional<std::int64_t>> not_finite(ghosts.size());
-    const int blocks = for_each_node_in_blocks(
-        box, [&](std::int64_t i, std::int64_t j, std::int64_t k, int block) {
-            const std::int64_t row = box.index(i, j, k);
-            if (dirichlet_[static_cast<std::size_t>(row)]) return;
-            StencilCoefficients s = stencil(i, j, k);
-            const std::int64_t index[3] = {i, j, k};
-            for (int axis = 0; axis < grid.dimension(); ++axis) {
-                const double h = grid.spacing(axis);
-                for (int direction : {-1, 1}) {
-                    const bool at_edge = direction < 0
-                                             ? index[axis] == 0
-                                             : index[axis] == n[static_cast<std::size_t>(axis)] - 1;
-                    if (!at_edge) continue;
-                    const int side = 2 * axis + (direction < 0 ? 0 : 1);
-                    const SideCondition& condition = boundary.side(static_cast<Side>(side));
-                    double& ghost = direction < 0 ? s.minus[axis] : s.plus[axis];
-                    double& inner = direction < 0 ? s.plus[axis] : s.minus[axis];
-                    // u_ghost = u_inner + 2 h (g - a u_node)
-                    inner += ghost;
-                    s.centre -= 2.0 * h * condition.coefficient * ghost;
-                    ghosts[static_cast<std::size_t>(block)].push_back({row, side, 2.0 * h * ghost});
-                    ghost = 0.0;
-                    row_scale_[static_cast<std::size_t>(row)] *= 0.5;
-                }
+
+    // The nodes x of the line (j, k) (box-numbered, x = i - box.lower[0]) in [first, last)
+    // whose row is an inner one (inner_row); an empty range where the line has none.
+    std::pair<std::int64_t, std::int64_t> inner_run(std::int64_t j, std::int64_t k) const {
+        const std::int64_t index[3] = {0, j, k};
+        for (int axis = 1; axis < grid.dimension(); ++axis) {
+            if (!inner_along(axis, index[axis])) return {0, 0};
+        }
+        const auto n = grid.points(0);
+        const std::int64_t first = std::max({box.lower[0] + 1, std::int64_t{2}});
+        const std::int64_t last = std::min({box.upper[0] - 1, n - 2});
+        return {first - box.lower[0], std::max(first, last) - box.lower[0]};
+    }
+    // Whether index i along `axis` is two nodes or more from the grid's sides (no side to fold,
+    // no Dirichlet neighbour along any axis) and one or more inside the box's faces (both
+    // neighbours held).
+    bool inner_along(int axis, std::int64_t i) const {
+        const auto a = static_cast<std::size_t>(axis);
+        return i >= 2 && i <= grid.points(axis) - 3 && i > box.lower[a] && i + 1 < box.upper[a];
+    }
+
+    // An inner node's row (inner_run): free, its neighbours free and held, nothing folded; as
+    // free_row makes it, without its cases.
+    void inner_row(BlockTerms& terms, std::int64_t row, const StencilCoefficients& s) const {
+        row_scale[static_cast<std::size_t>(row)] = 1.0;
+        if (!terms.not_finite && !all_finite(s, grid.dimension())) terms.not_finite = row;
+        double l[7] = {};
+        l[centre] = s.centre;
+        for (int axis = 0; axis < grid.dimension(); ++axis) {
+            l[minus[axis]] = s.minus[axis];
+            l[plus[axis]] = s.plus[axis];
+        }
+        for (int d = 0; d < m.num_diagonals(); ++d) {
+            m.at(d, row) =
+                system ? system_entry(system->shift, system->scale,
+                                      m.offsets[static_cast<std::size_t>(d)], true, l[d], 1.0)
+                       : l[d];
+        }
+    }
+
+    // A Dirichlet node's row: zero in L, the identity's in the system matrix.
+    void fixed_row(std::int64_t row) const {
+        row_scale[static_cast<std::size_t>(row)] = 1.0;
+        for (int d = 0; d < m.num_diagonals(); ++d) {
+            m.at(d, row) = system && m.offsets[static_cast<std::size_t>(d)] == 0 ? 1.0 : 0.0;
+        }
+    }
+
+    // A free node's row from its stencil s: the ghosts of the sides it lies on folded in, then
+    // L's entries (or the system matrix's, from them) and its couplings to Dirichlet nodes.
+    void free_row(BlockTerms& terms, std::int64_t row, const std::int64_t (&index)[3],
+                  StencilCoefficients s) const {
+        const auto n = grid.points();
+        double scale = 1.0;
+        for (int axis = 0; axis < grid.dimension(); ++axis) {
+            const double h = grid.spacing(axis);
+            for (int direction : {-1, 1}) {
+                const bool at_edge = direction < 0
+                                         ? index[axis] == 0
+                                         : index[axis] == n[static_cast<std::size_t>(axis)] - 1;
+                if (!at_edge) continue;
+                const int side = 2 * axis + (direction < 0 ? 0 : 1);
+                const SideCondition& condition = boundary.side(static_cast<Side>(side));
+                double& ghost = direction < 0 ? s.minus[axis] : s.plus[axis];
+                double& inner = direction < 0 ? s.plus[axis] : s.minus[axis];
+                // u_ghost = u_inner + 2 h (g - a u_node)
+                inner += ghost;
+                s.centre -= 2.0 * h * condition.coefficient * ghost;
+                terms.ghosts.push_back({row, side, 2.0 * h * ghost});
+                ghost = 0.0;
+                scale *= 0.5;
             }
-            if (!not_finite[static_cast<std::size_t>(block)] && !all_finite(s, grid.dimension())) {
-                not_finite[static_cast<std::size_t>(block)] = row;
-            }
-            l_.at(centre, row) = s.centre;
-            for (int axis = 0; axis < grid.dimension(); ++axis) {
-                // A coupling leaving the box is not held (along x it would meet the box's
-                // previous or next line in the box's numbering).
-                const auto a = static_cast<std::size_t>(axis);
-                l_.at(minus[axis], row) = index[axis] > box.lower[a] ? s.minus[axis] : 0.0;
-                l_.at(plus[axis], row) = index[axis] + 1 < box.upper[a] ? s.plus[axis] : 0.0;
-            }
+        }
+        row_scale[static_cast<std::size_t>(row)] = scale;
+        if (!terms.not_finite && !all_finite(s, grid.dimension())) terms.not_finite = row;
+        // L's entries in diagonal order; a coupling leaving the box is not held (along x it
+        // would meet the box's previous or next line in the box's numbering).
+        double l[7] = {};
+        l[centre] = s.centre;
+        for (int axis = 0; axis < grid.dimension(); ++axis) {
+            const auto a = static_cast<std::size_t>(axis);
+            l[minus[axis]] = index[axis] > box.lower[a] ? s.minus[axis] : 0.0;
+            l[plus[axis]] = index[axis] + 1 < box.upper[a] ? s.plus[axis] : 0.0;
+        }
+        for (int d = 0; d < m.num_diagonals(); ++d) {
+            const int offset = m.offsets[static_cast<std::size_t>(d)];
+            const std::int64_t column = row + offset;
+            const bool inside = column >= 0 && column < m.n;
+            const bool to_fixed = inside && fixed[static_cast<std::size_t>(column)] != 0;
             // The row's couplings to Dirichlet nodes, in diagonal order (as an SpMV sums them).
-            for (int d = 0; d < l_.num_diagonals(); ++d) {
-                const std::int64_t column = row + l_.offsets[static_cast<std::size_t>(d)];
-                if (column < 0 || column >= l_.n || !dirichlet_[static_cast<std::size_t>(column)] ||
-                    l_.at(d, row) == 0.0) {
-                    continue;
-                }
-                couplings[static_cast<std::size_t>(block)].push_back({row, column, l_.at(d, row)});
+            if (to_fixed && l[d] != 0.0) terms.couplings.push_back({row, column, l[d]});
+            if (!system) {
+                m.at(d, row) = l[d];
+                continue;
             }
-        });
+            m.at(d, row) = system_entry(system->shift, system->scale, offset, inside && !to_fixed,
+                                        l[d], scale);
+            if (!std::isfinite(m.at(d, row)) && terms.system_not_finite < 0) {
+                terms.system_not_finite = row;
+            }
+        }
+    }
+};
+
+}  // namespace
+
+// One pass over the box's lines (a line's free nodes' stencils asked at once), writing every
+// entry of the rows (the storage is not zeroed first) and of the row scale: per node 8 bytes a
+// diagonal and 8 of scale written, the Dirichlet mask read.
+SpatialOperator::SpatialOperator(const Grid& grid, LineStencils stencils,
+                                 const BoundaryConditions& boundary, const Box& box,
+                                 std::optional<SystemForm> system)
+    : grid_(grid),
+      boundary_(boundary),
+      box_(box),
+      system_(system),
+      dirichlet_(boundary.dirichlet_nodes(grid, box)) {
+    solvers::DiaData<double>& m = system_ ? system_rows_ : l_;
+    m.n = box.size();
+    m.offsets = stencil_offsets(grid, box);
+    // First touched by the threads that fill them (for_each_line_in_blocks's blocks of rows).
+    const int parts = static_cast<int>(std::max<std::int64_t>(
+        1, std::min<std::int64_t>(omp_get_max_threads(), box.points(1) * box.points(2))));
+    resize_touched(m.values, m.offsets.size() * static_cast<std::size_t>(m.n), parts,
+                   m.offsets.size());
+    resize_touched(row_scale_, static_cast<std::size_t>(m.n), parts);
+    RowAssembly rows{grid, box, boundary, dirichlet_, system_, m, row_scale_};
+    rows.find_diagonals();
+    std::vector<BlockTerms> terms(static_cast<std::size_t>(omp_get_max_threads()));
+    const int blocks = for_each_line_in_blocks(box, [&](std::int64_t j, std::int64_t k, int block) {
+        BlockTerms& mine = terms[static_cast<std::size_t>(block)];
+        const std::int64_t first = box.index(box.lower[0], j, k);
+        const std::int64_t width = box.points(0);
+        // A line's free nodes are a run (its Dirichlet nodes lie at its ends, or fill it).
+        std::int64_t begin = 0, end = width;
+        while (begin < end && dirichlet_[static_cast<std::size_t>(first + begin)]) ++begin;
+        while (end > begin && dirichlet_[static_cast<std::size_t>(first + end - 1)]) --end;
+        mine.line.resize(static_cast<std::size_t>(width));
+        if (end > begin) {
+            stencils.fill(stencils.stencil, box.lower[0] + begin, box.lower[0] + end, j, k,
+                          mine.line.data());
+        }
+        const auto [inner_first, inner_last] = rows.inner_run(j, k);
+        for (std::int64_t x = 0; x < width; ++x) {
+            const std::int64_t row = first + x;
+            if (x >= inner_first && x < inner_last) {
+                rows.inner_row(mine, row, mine.line[static_cast<std::size_t>(x - begin)]);
+            } else if (dirichlet_[static_cast<std::size_t>(row)]) {
+                rows.fixed_row(row);
+            } else {
+                rows.free_row(mine, row, {box.lower[0] + x, j, k},
+                              mine.line[static_cast<std::size_t>(x - begin)]);
+            }
+        }
+    });
     for (int block = 0; block < blocks; ++block) {
-        const auto b = static_cast<std::size_t>(block);
-        if (not_finite[b]) throw_not_finite_operator(grid, box, *not_finite[b]);
-        ghost_terms_.insert(ghost_terms_.end(), ghosts[b].begin(), ghosts[b].end());
-        couplings_.insert(couplings_.end(), couplings[b].begin(), couplings[b].end());
+        const auto& b = terms[static_cast<std::size_t>(block)];
+        if (b.not_finite) throw_not_finite_operator(grid, box, *b.not_finite);
+    }
+    std::size_t ghosts = 0, couplings = 0;
+    for (int block = 0; block < blocks; ++block) {
+        ghosts += terms[static_cast<std::size_t>(block)].ghosts.size();
+        couplings += terms[static_cast<std::size_t>(block)].couplings.size();
+    }
+    ghost_terms_.reserve(ghosts);
+    couplings_.reserve(couplings);
+    for (int block = 0; block < blocks; ++block) {
+        const auto& b = terms[static_cast<std::size_t>(block)];
+        ghost_terms_.insert(ghost_terms_.end(), b.ghosts.begin(), b.ghosts.end());
+        couplings_.insert(couplings_.end(), b.couplings.begin(), b.couplings.end());
+        if (system_not_finite_ < 0) system_not_finite_ = b.system_not_finite;
     }
 }
 
@@ -314,48 +470,64 @@ double SpatialOperator::largest_stable_explicit_step() const {
 
 namespace {
 
-// Turns m, holding L on entry, into the system matrix (see spatial_operator.hpp); entry by
-// entry, so it may be done in place.
+// Turns m, holding L on entry, into the system matrix (see spatial_operator.hpp); row by row,
+// in place: 8 bytes a diagonal read and written, 9 a row of mask and scale read.
 void make_system_matrix(const SpatialOperator& op, double shift, double scale,
                         solvers::DiaData<double>& m) {
     const auto& fixed = op.dirichlet();
     const auto& row_scale = op.row_scale();
     std::int64_t not_finite = m.n;  // the first row holding an entry that is not finite
-    for (int d = 0; d < m.num_diagonals(); ++d) {
-        const int offset = m.offsets[static_cast<std::size_t>(d)];
+    const int diagonals = m.num_diagonals();
 #pragma omp parallel for schedule(static) reduction(min : not_finite)
-        for (std::int64_t i = 0; i < m.n; ++i) {
-            const std::int64_t j = i + offset;
-            const auto row = static_cast<std::size_t>(i);
+    for (std::int64_t i = 0; i < m.n; ++i) {
+        const auto row = static_cast<std::size_t>(i);
+        for (int d = 0; d < diagonals; ++d) {
+            const int offset = m.offsets[static_cast<std::size_t>(d)];
             if (fixed[row]) {
                 m.at(d, i) = offset == 0 ? 1.0 : 0.0;
                 continue;
             }
+            const std::int64_t j = i + offset;
             const bool keep = j >= 0 && j < m.n && !fixed[static_cast<std::size_t>(j)];
-            const double value = (offset == 0 ? shift : 0.0) - scale * (keep ? m.at(d, i) : 0.0);
-            m.at(d, i) = row_scale[row] * value;
+            m.at(d, i) = system_entry(shift, scale, offset, keep, m.at(d, i), row_scale[row]);
             if (!std::isfinite(m.at(d, i))) not_finite = std::min(not_finite, i);
         }
     }
     // L is finite (checked at assembly): only a step dt large enough overflows shift - scale L.
-    if (not_finite < m.n) {
-        throw InputError(
-            "key 'time.dt': the implicit step's matrix I - theta dt L is not finite at " +
-            coordinates(op.grid(), op.box(), not_finite) +
-            ": dt times the problem's coefficients over h^2 overflows a double; use "
-            "a smaller dt");
-    }
+    if (not_finite < m.n) throw_not_finite_system(op.grid(), op.box(), not_finite);
 }
+
+// Whether two doubles are the same value, bit for bit.
+bool same_bits(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; }
 
 }  // namespace
 
 solvers::DiaData<double> system_matrix(const SpatialOperator& op, double shift, double scale) {
+    if (op.matrix().n != op.box().size()) {
+        throw std::logic_error("system_matrix: the spatial operator holds no L");
+    }
     solvers::DiaData<double> m = op.matrix();
     make_system_matrix(op, shift, scale, m);
     return m;
 }
 
 solvers::DiaData<double> release_system_matrix(SpatialOperator& op, double shift, double scale) {
+    if (op.system_) {  // assembled as the system matrix
+        if (!same_bits(op.system_->shift, shift) || !same_bits(op.system_->scale, scale)) {
+            throw std::logic_error(
+                "release_system_matrix: the operator was assembled as another system matrix");
+        }
+        if (op.system_not_finite_ >= 0) {
+            throw_not_finite_system(op.grid(), op.box(), op.system_not_finite_);
+        }
+        op.system_.reset();
+        solvers::DiaData<double> m = std::move(op.system_rows_);
+        op.system_rows_ = {};
+        return m;
+    }
+    if (op.matrix().n != op.box().size()) {
+        throw std::logic_error("release_system_matrix: the spatial operator holds no L");
+    }
     solvers::DiaData<double> m = op.release_matrix();
     make_system_matrix(op, shift, scale, m);
     return m;

@@ -71,6 +71,17 @@ std::array<std::int64_t, 3> diagonal_step(int offset, const Box& box, int dimens
                            " of an operator on a box couples no neighbour along an axis");
 }
 
+// The system matrix as the operator's assembly makes it, where the integrator needs no L
+// (steady, backward Euler: they release it as the system matrix at once); none where it keeps L
+// (Crank-Nicolson's right-hand side, explicit Euler).
+std::optional<SystemForm> system_only(const TimeParameters& time) {
+    const bool keeps_l =
+        time.scheme == TimeScheme::explicit_euler || (!time.steady() && time.theta < 1.0);
+    if (keeps_l) return std::nullopt;
+    const SystemScaling system = system_scaling(time);
+    return SystemForm{system.shift, system.scale};
+}
+
 }  // namespace
 
 void throw_not_finite(const Grid& grid, const Box& box, std::int64_t row, double value, double t,
@@ -145,7 +156,7 @@ GridIntegrator::GridIntegrator(const IntegratorSetup& setup)
                                                          std::int64_t k) {
               return problem.stencil(grid, i, j, k);
           },
-          setup.boundary, setup.parts.assembled),
+          setup.boundary, setup.parts.assembled, system_only(setup.time)),
       data_(setup.grid, setup.problem, setup.boundary, op_),
       time_(setup.time),
       dt_(setup.time.dt),

@@ -1,5 +1,7 @@
 #include "simrun/solvers/selection/matrix_properties.hpp"
 
+#include <omp.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -305,6 +307,154 @@ struct DiagonalMeasures {
     }
 };
 
+// What a range of rows holds on one diagonal: its first counted entry (a nonzero, the identity
+// rows' 1 on the main diagonal aside), and whether every counted entry equals it.
+template <typename T>
+struct DiagonalScan {
+    bool found = false;
+    T first = T(0);
+    bool same = true;
+
+    void see(T value) {
+        if (!found) {
+            found = true;
+            first = value;
+        }
+        same = same && first == value;  // false for a NaN, as for the whole's first
+    }
+};
+
+// The scans of consecutive ranges of rows (in their order) joined into the whole's for diagonal
+// d: its first is the first range's that found one, and every counted entry of every range
+// equals it (== being an equivalence on the values that are not NaN); none where no range found
+// an entry.
+template <typename T>
+std::optional<DiagonalScan<T>> join_scans(const std::vector<std::vector<DiagonalScan<T>>>& scans,
+                                          int d) {
+    std::optional<DiagonalScan<T>> whole;
+    for (const auto& range : scans) {
+        if (range.empty()) continue;  // a thread of the team that was not started
+        const DiagonalScan<T>& scan = range[static_cast<std::size_t>(d)];
+        if (!scan.found) continue;
+        if (!whole) {
+            whole = scan;
+        } else {
+            whole->same = whole->same && scan.same && whole->first == scan.first;
+        }
+    }
+    return whole;
+}
+
+// The rows of a DIA matrix as the analysis measures them: measure() takes one row's entries
+// (those outside the matrix and exact zeros are not entries) into the row measures and the
+// diagonals' scans, in diagonal order, as the CSR analysis of to_csr(a) would.
+template <typename T>
+class DiaRows {
+public:
+    explicit DiaRows(const DiaData<T>& a) : a_(a), main_(a.find_diagonal(0)) {
+        for (int d = 0; d < a.num_diagonals(); ++d) {
+            const int offset = a.offsets[static_cast<std::size_t>(d)];
+            mirror_.push_back(a.find_diagonal(-offset));
+            reach_ = std::max<std::int64_t>(reach_, std::abs(offset));
+        }
+    }
+
+    // Rows [begin, end) of the window (the whole's rows from whole_begin on); `entries` holds
+    // num_diagonals() values of scratch. Returns whether one is an identity row (its one entry
+    // a 1 on the main diagonal). The rows whose every entry, transposed entry and column entry
+    // lies inside the matrix are measured without asking.
+    bool measure(std::int64_t begin, std::int64_t end, std::int64_t whole_begin, T* entries,
+                 DiagonalScan<T>* scans, RowMeasures& part) const {
+        const std::int64_t inner_begin = std::clamp(reach_, begin, end);
+        const std::int64_t inner_end = std::clamp(a_.n - reach_, inner_begin, end);
+        bool identity = false;
+        const auto rows = [&]<bool inner>(std::int64_t first, std::int64_t last) {
+            for (std::int64_t i = first; i < last; ++i) {
+                identity = measure_row<inner>(i, whole_begin + (i - begin), entries, scans, part) ||
+                           identity;
+            }
+        };
+        rows.template operator()<false>(begin, inner_begin);
+        rows.template operator()<true>(inner_begin, inner_end);
+        rows.template operator()<false>(inner_end, end);
+        return identity;
+    }
+
+private:
+    // Row i; `inner`: i is at least reach_ rows from either end of the window.
+    template <bool inner>
+    bool measure_row(std::int64_t i, std::int64_t whole_row, T* entries, DiagonalScan<T>* scans,
+                     RowMeasures& part) const {
+        const int diagonals = a_.num_diagonals();
+        const std::int64_t n = a_.n;
+        double diagonal = 0.0, off = 0.0, sum = 0.0;
+        std::int32_t length = 0;
+        bool column_empty = true;
+        for (int d = 0; d < diagonals; ++d) {
+            const T value = inner ? a_.at(d, i) : entry(d, i);
+            entries[d] = value;
+            const double v = static_cast<double>(value);
+            // a_ij - a_ji, a_ji stored on the mirrored diagonal at row j.
+            const std::int64_t j = i + a_.offsets[static_cast<std::size_t>(d)];
+            const int m = mirror_[static_cast<std::size_t>(d)];
+            const double mirrored = m < 0             ? 0.0
+                                    : inner           ? static_cast<double>(a_.at(m, j))
+                                    : j < 0 || j >= n ? 0.0
+                                                      : static_cast<double>(entry(m, j));
+            part.asymmetry = std::max(part.asymmetry, std::abs(v - mirrored));
+            // Column i's entries a_ki lie at rows k = i - offset (in the window, as the
+            // transposed entries do).
+            const std::int64_t k = i - a_.offsets[static_cast<std::size_t>(d)];
+            column_empty = column_empty &&
+                           (inner ? a_.at(d, k) == T(0) : k < 0 || k >= n || entry(d, k) == T(0));
+            if (value == T(0)) continue;
+            ++length;
+            sum += v;
+            part.largest = std::max(part.largest, std::abs(v));
+            if (d == main_) {
+                diagonal += v;
+            } else {
+                off += std::abs(v);
+            }
+        }
+        const bool identity = length == 1 && main_ >= 0 && entries[main_] == T(1);
+        for (int d = 0; d < diagonals; ++d) {
+            if (entries[d] != T(0) && !(d == main_ && identity)) scans[d].see(entries[d]);
+        }
+        if (length == 0) {
+            ++part.empty_rows;
+            part.first_empty_row = std::min(part.first_empty_row, whole_row);
+        }
+        if (column_empty) {
+            ++part.empty_columns;
+            part.first_empty_column = std::min(part.first_empty_column, whole_row);
+        }
+        part.rows += 1;
+        part.nnz += length;
+        if (identity) ++part.identity_rows;
+        if (!(std::abs(sum) <= 1e-12 * (std::abs(diagonal) + off))) part.zero_row_sums = false;
+        if (diagonal == 0.0) ++part.zero_diagonal_rows;
+        if (main_ < 0 || entries[main_] == T(0)) part.has_main_diagonal = false;
+        if (!(diagonal > 0.0)) part.positive_diagonal = false;
+        if (std::abs(diagonal) < off) part.weakly_dominant = false;
+        if (!(std::abs(diagonal) > off)) part.strictly_dominant = false;
+        if (off > 0.0) part.worst_ratio = std::min(part.worst_ratio, std::abs(diagonal) / off);
+        part.min_row_length = std::min(part.min_row_length, length);
+        part.max_row_length = std::max(part.max_row_length, length);
+        return identity;
+    }
+
+    T entry(int d, std::int64_t i) const {
+        const std::int64_t j = i + a_.offsets[static_cast<std::size_t>(d)];
+        return j >= 0 && j < a_.n ? a_.at(d, i) : T(0);
+    }
+
+    const DiaData<T>& a_;
+    int main_;
+    std::vector<int> mirror_;  // the diagonal with offset -offsets[d] (a_ji's), or -1
+    std::int64_t reach_ = 0;   // the largest |offset|
+};
+
 }  // namespace
 
 struct MatrixAnalysis::Measures {
@@ -356,141 +506,56 @@ void MatrixAnalysis::add(const DiaData<T>& a, std::span<const WindowRows> runs,
         }
     }
     const auto chunk_count = static_cast<std::int64_t>(chunks.size());
-    // The diagonal's key among the measures: its offset in the whole.
-    const auto key = [&](int d) {
-        return whole_offsets.empty() ? a.offsets[static_cast<std::size_t>(d)]
-                                     : whole_offsets[static_cast<std::size_t>(d)];
-    };
     const int diagonals = a.num_diagonals();
-    const std::int64_t n = a.n;
-    // The index of the diagonal with offset -offsets[d] (the transposed entry's), or -1.
-    std::vector<int> mirror(static_cast<std::size_t>(diagonals));
-    for (int d = 0; d < diagonals; ++d) mirror[d] = a.find_diagonal(-a.offsets[d]);
+    // One pass: each thread measures a contiguous range of the chunks (a static schedule gives
+    // thread t the t-th range), and the ranges' diagonal scans are joined in their order.
+    const auto threads = static_cast<std::size_t>(omp_get_max_threads());
+    std::vector<std::vector<DiagonalScan<T>>> scans(threads);
+    std::vector<RowMeasures> parts(threads);
+    std::vector<char> any_identity(threads, 0);
+    const DiaRows<T> rows(a);
+#pragma omp parallel num_threads(static_cast <int>(threads))
+    {
+        const auto t = static_cast<std::size_t>(omp_get_thread_num());
+        std::vector<DiagonalScan<T>> mine(static_cast<std::size_t>(diagonals));
+        std::vector<T> entries(static_cast<std::size_t>(diagonals));
+        RowMeasures part;
+        bool identity = false;
+#pragma omp for schedule(static) nowait
+        for (std::int64_t c = 0; c < chunk_count; ++c) {
+            identity = rows.measure(chunks[c].begin, chunks[c].end, chunks[c].first, entries.data(),
+                                    mine.data(), part) ||
+                       identity;
+        }
+        scans[t] = std::move(mine);
+        parts[t] = part;
+        any_identity[t] = identity ? 1 : 0;
+    }
+    RowMeasures total;
+    for (const RowMeasures& part : parts) total.merge(part);
+    measures_->rows.merge(total);
+    const bool identity_rows =
+        std::find(any_identity.begin(), any_identity.end(), 1) != any_identity.end();
     const int main = a.find_diagonal(0);
-    const auto entry = [&](int d, std::int64_t i) {
-        const std::int64_t j = i + a.offsets[d];
-        return j >= 0 && j < n ? a.at(d, i) : T(0);
-    };
-    // Whether row i is an identity row (its one entry a 1 on the main diagonal).
-    const auto identity = [&](std::int64_t i) {
-        if (main < 0 || entry(main, i) != T(1)) return false;
-        for (int d = 0; d < diagonals; ++d) {
-            if (d != main && entry(d, i) != T(0)) return false;
-        }
-        return true;
-    };
-    // Per diagonal: whether it holds an entry in the rows, and whether all are one value (on
-    // the main diagonal, identity rows aside).
     for (int d = 0; d < diagonals; ++d) {
-        const auto counted = [&](std::int64_t i) {
-            return entry(d, i) != T(0) && !(d == main && identity(i));
-        };
-        // The first counted row, and the chunk holding it.
-        std::int64_t first = -1, first_chunk = chunk_count;
-        for (std::int64_t c = 0; c < chunk_count && first < 0; ++c) {
-            for (std::int64_t i = chunks[c].begin; i < chunks[c].end; ++i) {
-                if (counted(i)) {
-                    first = i;
-                    first_chunk = c;
-                    break;
-                }
-            }
-        }
+        // The diagonal's key among the measures: its offset in the whole.
+        const std::int64_t key = whole_offsets.empty() ? a.offsets[static_cast<std::size_t>(d)]
+                                                       : whole_offsets[static_cast<std::size_t>(d)];
         DiagonalMeasures found;
         found.occupied = true;
-        if (first < 0) {
-            if (d != main) continue;
-            bool any_identity = false;
-            for (std::int64_t c = 0; c < chunk_count && !any_identity; ++c) {
-                for (std::int64_t i = chunks[c].begin; i < chunks[c].end && !any_identity; ++i) {
-                    any_identity = identity(i);
-                }
-            }
-            if (!any_identity) continue;  // no entry on the main diagonal at all
-            // Only identity rows (or none: then the main diagonal is missing, as has_main_diagonal
-            // records).
+        const std::optional<DiagonalScan<T>> scan = join_scans(scans, d);
+        if (!scan) {
+            // No entry but the identity rows' (or none at all: then the main diagonal is
+            // missing, as has_main_diagonal records).
+            if (d != main || !identity_rows) continue;
             found.identity_only = true;
             found.value = 1.0;
-            measures_->diagonals[key(d)].merge(found);
-            continue;
+        } else {
+            found.constant = scan->same;
+            found.value = static_cast<double>(scan->first);
         }
-        const T value_first = entry(d, first);
-        bool same = true;
-#pragma omp parallel for schedule(static) reduction(&& : same)
-        for (std::int64_t c = first_chunk; c < chunk_count; ++c) {
-            for (std::int64_t i = chunks[c].begin; i < chunks[c].end; ++i) {
-                if (counted(i) && !(value_first == entry(d, i))) same = false;
-            }
-        }
-        found.constant = same;
-        found.value = static_cast<double>(value_first);
-        measures_->diagonals[key(d)].merge(found);
+        measures_->diagonals[key].merge(found);
     }
-
-    RowMeasures total;
-#pragma omp parallel
-    {
-        RowMeasures part;
-#pragma omp for schedule(dynamic, 16) nowait
-        for (std::int64_t c = 0; c < chunk_count; ++c) {
-            const std::int64_t window_first = chunks[c].first - chunks[c].begin;
-            for (std::int64_t i = chunks[c].begin; i < chunks[c].end; ++i) {
-                double diagonal = 0.0, off = 0.0, sum = 0.0;
-                std::int32_t length = 0;
-                for (int d = 0; d < diagonals; ++d) {
-                    const T value = entry(d, i);
-                    const double v = static_cast<double>(value);
-                    // a_ij - a_ji, a_ji stored on the mirrored diagonal at row j.
-                    const std::int64_t j = i + a.offsets[d];
-                    const double mirrored = mirror[d] < 0 || j < 0 || j >= n
-                                                ? 0.0
-                                                : static_cast<double>(entry(mirror[d], j));
-                    part.asymmetry = std::max(part.asymmetry, std::abs(v - mirrored));
-                    if (value == T(0)) continue;
-                    ++length;
-                    sum += v;
-                    part.largest = std::max(part.largest, std::abs(v));
-                    if (d == main) {
-                        diagonal += v;
-                    } else {
-                        off += std::abs(v);
-                    }
-                }
-                // Column i's entries a_ki lie at rows k = i - offset (in the window, as the
-                // transposed entries do).
-                bool column_empty = true;
-                for (int d = 0; d < diagonals && column_empty; ++d) {
-                    const std::int64_t k = i - a.offsets[d];
-                    column_empty = k < 0 || k >= n || entry(d, k) == T(0);
-                }
-                if (length == 0) {
-                    ++part.empty_rows;
-                    part.first_empty_row = std::min(part.first_empty_row, window_first + i);
-                }
-                if (column_empty) {
-                    ++part.empty_columns;
-                    part.first_empty_column = std::min(part.first_empty_column, window_first + i);
-                }
-                part.rows += 1;
-                part.nnz += length;
-                if (length == 1 && main >= 0 && entry(main, i) == T(1)) ++part.identity_rows;
-                if (!(std::abs(sum) <= 1e-12 * (std::abs(diagonal) + off)))
-                    part.zero_row_sums = false;
-                if (diagonal == 0.0) ++part.zero_diagonal_rows;
-                if (main < 0 || entry(main, i) == T(0)) part.has_main_diagonal = false;
-                if (!(diagonal > 0.0)) part.positive_diagonal = false;
-                if (std::abs(diagonal) < off) part.weakly_dominant = false;
-                if (!(std::abs(diagonal) > off)) part.strictly_dominant = false;
-                if (off > 0.0)
-                    part.worst_ratio = std::min(part.worst_ratio, std::abs(diagonal) / off);
-                part.min_row_length = std::min(part.min_row_length, length);
-                part.max_row_length = std::max(part.max_row_length, length);
-            }
-        }
-#pragma omp critical
-        total.merge(part);
-    }
-    measures_->rows.merge(total);
 }
 
 MatrixProperties MatrixAnalysis::properties(double symmetry_tolerance) const {

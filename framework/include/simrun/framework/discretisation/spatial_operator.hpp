@@ -15,7 +15,9 @@
 // symmetry for symmetric stencils (the folded row couples twice as strongly inward).
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <span>
+#include <type_traits>
 #include <vector>
 
 #include "simrun/framework/discretisation/boundary_conditions.hpp"
@@ -27,6 +29,33 @@ namespace simrun::framework {
 
 using StencilFunction =
     std::function<StencilCoefficients(std::int64_t i, std::int64_t j, std::int64_t k)>;
+
+// The system matrix shift I - scale L (system_matrix's) assembled in L's place, for a caller
+// that needs no L: one pass writes it, and L is never held.
+struct SystemForm {
+    double shift = 0.0;
+    double scale = 1.0;
+};
+
+// A stencil along a line of nodes, as assembly reads it: fill(stencil, i_begin, i_end, j, k,
+// out) writes the stencil at (i, j, k) to out[i - i_begin] for i in [i_begin, i_end).
+struct LineStencils {
+    void (*fill)(const void* stencil, std::int64_t i_begin, std::int64_t i_end, std::int64_t j,
+                 std::int64_t k, StencilCoefficients* out);
+    const void* stencil;
+};
+
+// The line stencils of a callable stencil(i, j, k) -> StencilCoefficients, called inline at
+// each node (`stencil` must outlive the result).
+template <typename Stencil>
+LineStencils line_stencils(const Stencil& stencil) {
+    return {[](const void* callable, std::int64_t i_begin, std::int64_t i_end, std::int64_t j,
+               std::int64_t k, StencilCoefficients* out) {
+                const auto& f = *static_cast<const Stencil*>(callable);
+                for (std::int64_t i = i_begin; i < i_end; ++i) out[i - i_begin] = f(i, j, k);
+            },
+            &stencil};
+}
 
 class SpatialOperator {
 public:
@@ -40,6 +69,17 @@ public:
     // the box made from its neighbouring nodes (complete_box()).
     SpatialOperator(const Grid& grid, const StencilFunction& stencil,
                     const BoundaryConditions& boundary, const Box& box);
+    // The same for any callable stencil(i, j, k) -> StencilCoefficients (called inline at each
+    // node, from several threads at once). With `system`, the rows are assembled as the system
+    // matrix (see SystemForm): matrix() is then empty, release_system_matrix with the same
+    // shift and scale hands it over (and throws its InputError, if any), and L's other terms
+    // (Dirichlet couplings, ghost terms, row scale) are as for L.
+    template <typename Stencil>
+    requires std::is_invocable_r_v<StencilCoefficients, const Stencil&, std::int64_t, std::int64_t,
+                                   std::int64_t>
+    SpatialOperator(const Grid& grid, const Stencil& stencil, const BoundaryConditions& boundary,
+                    const Box& box, std::optional<SystemForm> system = {})
+        : SpatialOperator(grid, line_stencils(stencil), boundary, box, system) {}
 
     const Grid& grid() const { return grid_; }
     const Box& box() const { return box_; }
@@ -47,7 +87,7 @@ public:
     // less one node on each face that is not the grid's.
     Box complete_box() const;
 
-    // L; empty (n = 0) once released.
+    // L; empty (n = 0) once released, or where assembled as the system matrix.
     const solvers::DiaData<double>& matrix() const { return l_; }
     // Gives L up (for an integrator that needs it no more: the matrix is the largest thing held).
     solvers::DiaData<double> release_matrix();
@@ -91,10 +131,18 @@ public:
     const std::vector<Coupling>& couplings() const { return couplings_; }  // by row
 
 private:
+    SpatialOperator(const Grid& grid, LineStencils stencils, const BoundaryConditions& boundary,
+                    const Box& box, std::optional<SystemForm> system);
+    friend solvers::DiaData<double> release_system_matrix(SpatialOperator& op, double shift,
+                                                          double scale);
+
     const Grid& grid_;
     const BoundaryConditions& boundary_;
     Box box_;
     solvers::DiaData<double> l_;
+    std::optional<SystemForm> system_;      // where assembled as the system matrix:
+    solvers::DiaData<double> system_rows_;  // it (L not held)
+    std::int64_t system_not_finite_ = -1;   // its first row not finite, or -1
     std::vector<std::uint8_t> dirichlet_;
     std::vector<double> row_scale_;
     std::vector<GhostTerm> ghost_terms_;
