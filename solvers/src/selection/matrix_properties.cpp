@@ -362,30 +362,54 @@ public:
     // Rows [begin, end) of the window (the whole's rows from whole_begin on); `entries` holds
     // num_diagonals() values of scratch. Returns whether one is an identity row (its one entry
     // a 1 on the main diagonal). The rows whose every entry, transposed entry and column entry
-    // lies inside the matrix are measured without asking.
+    // lies inside the matrix are measured without asking; a grid's 5 or 7 diagonals with their
+    // count known to the compiler.
     bool measure(std::int64_t begin, std::int64_t end, std::int64_t whole_begin, T* entries,
                  DiagonalScan<T>* scans, RowMeasures& part) const {
+        switch (a_.num_diagonals()) {
+            case 5:
+                return measure_rows<5>(begin, end, whole_begin, entries, scans, part);
+            case 7:
+                return measure_rows<7>(begin, end, whole_begin, entries, scans, part);
+            default:
+                return measure_rows<0>(begin, end, whole_begin, entries, scans, part);
+        }
+    }
+
+private:
+    // measure() for D diagonals (0: as many as the matrix has), the measures and scans kept in
+    // locals that no pointer reaches (registers) while the rows are taken.
+    template <int D>
+    bool measure_rows(std::int64_t begin, std::int64_t end, std::int64_t whole_begin, T* entries,
+                      DiagonalScan<T>* scans, RowMeasures& part) const {
         const std::int64_t inner_begin = std::clamp(reach_, begin, end);
         const std::int64_t inner_end = std::clamp(a_.n - reach_, inner_begin, end);
         bool identity = false;
+        RowMeasures local = part;
+        T local_entries[D > 0 ? D : 1];
+        DiagonalScan<T> local_scans[D > 0 ? D : 1];
+        if constexpr (D > 0) std::copy(scans, scans + D, local_scans);
+        T* const e = D > 0 ? local_entries : entries;
+        DiagonalScan<T>* const sc = D > 0 ? local_scans : scans;
         const auto rows = [&]<bool inner>(std::int64_t first, std::int64_t last) {
             for (std::int64_t i = first; i < last; ++i) {
-                identity = measure_row<inner>(i, whole_begin + (i - begin), entries, scans, part) ||
-                           identity;
+                identity =
+                    measure_row<inner, D>(i, whole_begin + (i - begin), e, sc, local) || identity;
             }
         };
         rows.template operator()<false>(begin, inner_begin);
         rows.template operator()<true>(inner_begin, inner_end);
         rows.template operator()<false>(inner_end, end);
+        if constexpr (D > 0) std::copy(local_scans, local_scans + D, scans);
+        part = local;
         return identity;
     }
 
-private:
     // Row i; `inner`: i is at least reach_ rows from either end of the window.
-    template <bool inner>
+    template <bool inner, int D>
     bool measure_row(std::int64_t i, std::int64_t whole_row, T* entries, DiagonalScan<T>* scans,
                      RowMeasures& part) const {
-        const int diagonals = a_.num_diagonals();
+        const int diagonals = D > 0 ? D : a_.num_diagonals();
         const std::int64_t n = a_.n;
         double diagonal = 0.0, off = 0.0, sum = 0.0;
         std::int32_t length = 0;

@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <stdexcept>
+#include <string>
 
 #include "simrun/framework/config/config.hpp"
 #include "simrun/framework/config/input_error.hpp"
@@ -316,6 +318,85 @@ all = { type = "robin", coefficient = 0.5, value = "0" }
     expect_error("[boundary]\nall = { type = \"robin\", value = \"0\" }\n", "coefficient");
     expect_error("[boundary]\nleft = \"0\"\n", "right");
     expect_error("[boundary]\nall = \"0\"\nfront = \"1\"\n", "2D");
+}
+
+// Assembled straight as the system matrix (SystemForm), the operator gives what the system
+// matrix made from its L gives, bit for bit (rows of every kind: Dirichlet, folded Neumann and
+// Robin, inner, and a box's faces where the grid goes on), with the same terms, and the same
+// error where the step overflows.
+TEST(SpatialOperator, AssembledAsTheSystemMatrixEqualsTheOneMadeFromL) {
+    const auto check = [](const Grid& grid, const Box& box, const BoundaryConditions& bc) {
+        const auto spacing = grid.spacing();
+        const auto varying = [&](std::int64_t i, std::int64_t j, std::int64_t k) {
+            auto s = diffusion_stencil(0.7, spacing.data(), grid.dimension());
+            s.minus[0] *= 1.0 + 0.1 * static_cast<double>(i + 2 * j + 3 * k);
+            s.plus[1] -= 0.3 * static_cast<double>(j);  // nonsymmetric
+            s.centre -= 0.01 * static_cast<double>(k);
+            return s;
+        };
+        const StencilFunction as_function = varying;
+        for (const auto& [shift, scale] : {std::pair{0.0, 1.0}, std::pair{1.0, 0.37}}) {
+            SpatialOperator from_l(grid, as_function, bc, box);
+            const SpatialOperator copy_from(grid, as_function, bc, box);
+            SpatialOperator straight(grid, varying, bc, box, SystemForm{shift, scale});
+            EXPECT_EQ(straight.matrix().n, 0);
+            const auto expected = release_system_matrix(from_l, shift, scale);
+            EXPECT_EQ(system_matrix(copy_from, shift, scale).values, expected.values);
+            EXPECT_EQ(straight.row_scale(), from_l.row_scale());
+            EXPECT_EQ(straight.dirichlet(), from_l.dirichlet());
+            ASSERT_EQ(straight.couplings().size(), from_l.couplings().size());
+            for (std::size_t c = 0; c < from_l.couplings().size(); ++c) {
+                EXPECT_EQ(straight.couplings()[c].row, from_l.couplings()[c].row);
+                EXPECT_EQ(straight.couplings()[c].column, from_l.couplings()[c].column);
+                EXPECT_EQ(straight.couplings()[c].value, from_l.couplings()[c].value);
+            }
+            ASSERT_EQ(straight.ghost_terms().size(), from_l.ghost_terms().size());
+            for (std::size_t g = 0; g < from_l.ghost_terms().size(); ++g) {
+                EXPECT_EQ(straight.ghost_terms()[g].node, from_l.ghost_terms()[g].node);
+                EXPECT_EQ(straight.ghost_terms()[g].weight, from_l.ghost_terms()[g].weight);
+            }
+            EXPECT_THROW(release_system_matrix(straight, shift, 2.0 * scale), std::logic_error);
+            const auto got = release_system_matrix(straight, shift, scale);
+            EXPECT_EQ(got.offsets, expected.offsets);
+            EXPECT_EQ(got.values, expected.values);
+        }
+        // A step whose matrix overflows: the same message, from the same call.
+        SpatialOperator from_l(grid, as_function, bc, box);
+        SpatialOperator straight(grid, varying, bc, box, SystemForm{1.0, 1e308});
+        std::string expected, got;
+        try {
+            release_system_matrix(from_l, 1.0, 1e308);
+        } catch (const InputError& e) {
+            expected = e.what();
+        }
+        try {
+            release_system_matrix(straight, 1.0, 1e308);
+        } catch (const InputError& e) {
+            got = e.what();
+        }
+        EXPECT_NE(expected.find("time.dt"), std::string::npos) << expected;
+        EXPECT_EQ(got, expected);
+    };
+    const Grid plane(2, {9, 7, 1}, {0, 0, 0}, {1, 2, 0});
+    const auto mixed = boundary_from(R"toml([boundary]
+left = "0"
+right = { type = "neumann", value = "1" }
+bottom = { type = "robin", coefficient = 2.0, value = "x" }
+top = "y"
+)toml",
+                                     plane);
+    check(plane, plane.box(), mixed);
+    check(plane, Box{{0, 2, 0}, {9, 6, 1}}, mixed);  // rows of a box: faces inside the grid
+    check(plane, Box{{3, 0, 0}, {8, 7, 1}}, mixed);
+    const Grid cube(3, {6, 7, 8}, {0, 0, 0}, {1, 1, 1});
+    const auto sides = boundary_from(R"toml([boundary]
+all = "0"
+front = { type = "neumann", value = "0" }
+right = { type = "robin", coefficient = 1.5, value = "1" }
+)toml",
+                                     cube);
+    check(cube, cube.box(), sides);
+    check(cube, Box{{1, 0, 2}, {6, 7, 6}}, sides);
 }
 
 }  // namespace

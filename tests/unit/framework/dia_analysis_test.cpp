@@ -2,6 +2,7 @@
 // the 32-bit indexed forms are handled by DIA or refused with a message saying why (checked
 // on the arithmetic, nothing of that size is allocated).
 #include <gtest/gtest.h>
+#include <omp.h>
 
 #include <algorithm>
 #include <cmath>
@@ -254,6 +255,53 @@ TEST(IndexLimits, DiaHoldsAGridBeyondTheCsrLimitsAndCsrRefusesIt) {
             << e.what();
     }
     EXPECT_THROW((void)analyze(too_large), std::invalid_argument);
+}
+
+// Rows enough for every thread to measure its own range (chunks of 4096): each diagonal's first
+// entry and any other value lying in any range, identity rows, a NaN, and the analysis over
+// 1-4 threads agrees with the CSR analysis (one serial scan) on each.
+TEST(DiaAnalysis, RangesOfManyThreadsJoinIntoTheCsrAnalysis) {
+    const std::int64_t n = 5 * 4096 + 123;
+    std::vector<DiaData<double>> matrices;
+    DiaData<double> constant;
+    constant.n = n;
+    constant.offsets = {-300, -1, 0, 1, 300};
+    constant.values.assign(5 * static_cast<std::size_t>(n), 0.0);
+    for (std::int64_t i = 0; i < n; ++i) {
+        for (int d = 0; d < 5; ++d) constant.at(d, i) = d == 2 ? 4.0 : -1.0;
+    }
+    for (std::int64_t i = 0; i < 9000; ++i) constant.at(1, i) = 0.0;  // first -1 in range 2+
+    matrices.push_back(constant);
+    DiaData<double> late = constant;
+    late.at(3, n - 5) = -1.5;  // one other value in the last range
+    matrices.push_back(late);
+    DiaData<double> last_apart = constant;  // a last chunk of one other value throughout
+    for (std::int64_t i = 5 * 4096; i < n; ++i) last_apart.at(3, i) = -2.0;
+    matrices.push_back(last_apart);
+    DiaData<double> identity = constant;
+    for (std::int64_t i = 0; i < 13000; ++i) {  // identity rows, then the stencil's
+        for (int d = 0; d < 5; ++d) identity.at(d, i) = d == 2 ? 1.0 : 0.0;
+    }
+    matrices.push_back(identity);
+    DiaData<double> first_nan = constant;
+    first_nan.at(4, 10000) = std::numeric_limits<double>::quiet_NaN();
+    matrices.push_back(first_nan);
+    DiaData<double> sevens = testing::random_dia<double>(n, {-500, -20, -1, 0, 1, 20, 500}, 4);
+    matrices.push_back(sevens);
+    const int threads = omp_get_max_threads();
+    for (const auto& a : matrices) {
+        const MatrixProperties csr = analyze(to_csr(a));
+        for (int t = 1; t <= 4; ++t) {
+            omp_set_num_threads(t);
+            expect_same(analyze(a), csr);
+        }
+        omp_set_num_threads(threads);
+    }
+    EXPECT_TRUE(analyze(matrices[0]).constant_coefficients);
+    EXPECT_FALSE(analyze(matrices[1]).constant_coefficients);
+    EXPECT_FALSE(analyze(matrices[2]).constant_coefficients);
+    EXPECT_TRUE(analyze(matrices[3]).constant_coefficients);
+    EXPECT_FALSE(analyze(matrices[4]).constant_coefficients);
 }
 
 }  // namespace
