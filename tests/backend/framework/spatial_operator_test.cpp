@@ -378,23 +378,18 @@ TEST(SpatialOperator, AssembledAsTheSystemMatrixEqualsTheOneMadeFromL) {
         EXPECT_EQ(got, expected);
     };
     const Grid plane(2, {9, 7, 1}, {0, 0, 0}, {1, 2, 0});
-    const auto mixed = boundary_from(R"toml([boundary]
-left = "0"
-right = { type = "neumann", value = "1" }
-bottom = { type = "robin", coefficient = 2.0, value = "x" }
-top = "y"
-)toml",
-                                     plane);
+    const auto mixed = boundary_from(
+        "[boundary]\nleft = \"0\"\nright = { type = \"neumann\", value = \"1\" }\n"
+        "bottom = { type = \"robin\", coefficient = 2.0, value = \"x\" }\ntop = \"y\"\n",
+        plane);
     check(plane, plane.box(), mixed);
     check(plane, Box{{0, 2, 0}, {9, 6, 1}}, mixed);  // rows of a box: faces inside the grid
     check(plane, Box{{3, 0, 0}, {8, 7, 1}}, mixed);
     const Grid cube(3, {6, 7, 8}, {0, 0, 0}, {1, 1, 1});
-    const auto sides = boundary_from(R"toml([boundary]
-all = "0"
-front = { type = "neumann", value = "0" }
-right = { type = "robin", coefficient = 1.5, value = "1" }
-)toml",
-                                     cube);
+    const auto sides = boundary_from(
+        "[boundary]\nall = \"0\"\nfront = { type = \"neumann\", value = \"0\" }\n"
+        "right = { type = \"robin\", coefficient = 1.5, value = \"1\" }\n",
+        cube);
     check(cube, cube.box(), sides);
     check(cube, Box{{1, 0, 2}, {6, 7, 6}}, sides);
 }
