@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <chrono>
 #include <cstdint>
@@ -524,16 +525,68 @@ MeasuredSetup measure_setup(const Context& context, const RunSpec& spec,
     return setup;
 }
 
+// A time step of another size on the solver's rows (time_step_rows of the steady system, dt
+// alternating between 1e-3 and 2e-3): LinearSystemSolver::update_values timed `repeats` times
+// after a warm-up, the operator's upload and the steps' refresh apart, each followed by a solve
+// from zero (its cycle recorded again) timed on the host clock; against the upload's and the
+// hierarchy's floors.
+json measure_new_dt(const Context& context, solvers::LinearSystemSolver<double>& solver,
+                    const solvers::DiaData<double>& steady, const MeasuredSetup& setup,
+                    const solvers::Array<double>& b, solvers::Array<double>& x) {
+    const auto& backend = context.backend;
+    const std::array<solvers::DiaData<double>, 2> steps = {bench::time_step_rows(steady, 1e-3),
+                                                           bench::time_step_rows(steady, 2e-3)};
+    std::vector<double> total, upload, refresh, solve;
+    std::int64_t iterations = 0;
+    for (int run = 0; run <= context.repeats; ++run) {
+        solvers::DiaData<double> rows = steps[static_cast<std::size_t>(run % 2)];
+        const auto start = std::chrono::steady_clock::now();
+        const auto parts = solver.update_values(std::move(rows));
+        const double t = seconds_since(start);
+        solvers::fill(x, 0.0);
+        backend->synchronize();
+        const auto solve_start = std::chrono::steady_clock::now();
+        const solvers::SolveReport report = solver.solve(b, x);
+        backend->synchronize();
+        const double s = seconds_since(solve_start);
+        iterations = report.total_iterations();
+        if (run == 0) continue;
+        total.push_back(t);
+        upload.push_back(parts.operator_seconds);
+        refresh.push_back(parts.steps_seconds);
+        solve.push_back(s);
+    }
+    const auto storage = setup.plan.format == solvers::Format::stencil
+                             ? solvers::DiaStorage::stencil
+                             : solvers::DiaStorage::general;
+    const bench::PhaseFloor upload_floor =
+        bench::upload_floor(storage, steady.n, steady.num_diagonals(), sizeof(double));
+    const bench::PhaseFloor hierarchy_floor =
+        bench::hierarchy_floor(setup.shape.levels, sizeof(double), setup.shape.value_size);
+    const double floor = upload_floor.bytes / (context.upload_gbps * 1e9) +
+                         hierarchy_floor.bytes / (context.bandwidth_gbps * 1e9);
+    return {{"what", "update_values with the rows of dt = 1e-3 and 2e-3 in turn"},
+            {"seconds", median(total)},
+            {"operator_seconds", median(upload)},
+            {"hierarchy_seconds", median(refresh)},
+            {"solve_after_seconds", median(solve)},
+            {"iterations_after", iterations},
+            {"floor_seconds", floor},
+            {"floor_ratio", median(total) / floor}};
+}
+
 // The solve after the set-up: the run's LinearSystemSolver made once from the matrix (taken;
 // its own set-up, upload and hierarchy together, timed once), then timed as run_case times a
-// case. Returns the solve's phase_row with its iterations, status and that set-up's seconds.
+// case; then a time step of another size (measure_new_dt). Returns the solve's phase_row with
+// its iterations, status, that set-up's seconds and the new step's ("new_dt").
 json measure_solve(const Context& context, MeasuredSetup& setup,
                    const solvers::MethodParameters& parameters) {
     const auto& backend = context.backend;
     const std::int64_t n = setup.matrix.n;
+    const solvers::DiaData<double> steady = setup.matrix;  // (the solver takes the matrix)
     const auto made = std::chrono::steady_clock::now();
-    const solvers::LinearSystemSolver<double> solver(backend, std::move(setup.matrix), setup.plan,
-                                                     parameters);
+    solvers::LinearSystemSolver<double> solver(backend, std::move(setup.matrix), setup.plan,
+                                               parameters);
     backend->synchronize();
     const double solver_setup = seconds_since(made);
     const auto b = solvers::Array<double>::from_host(
@@ -559,6 +612,7 @@ json measure_solve(const Context& context, MeasuredSetup& setup,
     row["iterations"] = iterations;
     row["status"] = std::string(solvers::to_string(report.result().status));
     row["solver_setup_seconds"] = solver_setup;
+    row["new_dt"] = measure_new_dt(context, solver, steady, setup, b, x);
     return row;
 }
 
@@ -602,10 +656,26 @@ json time_setup(const Context& context, const bench::MatrixGroup& group) {
               {"setup_floor_seconds", setup_floor},
               {"setup_over_solve", setup_seconds / solve["seconds"].get<double>()},
               {"solver_setup_seconds", solve["solver_setup_seconds"]}};
-    for (const char* key : {"iterations", "status", "solver_setup_seconds"}) solve.erase(key);
+    j["new_dt"] = solve["new_dt"];
+    for (const char* key : {"iterations", "status", "solver_setup_seconds", "new_dt"}) {
+        solve.erase(key);
+    }
     setup.phases.push_back(std::move(solve));
     j["phases"] = std::move(setup.phases);
     return j;
+}
+
+// A time step of another size (measure_new_dt) in a line.
+std::string new_dt_line(const json& new_dt) {
+    char text[320];
+    std::snprintf(text, sizeof text,
+                  "    new dt (update_values): %.3e s (operator %.3e, hierarchy %.3e), floor "
+                  "%.3e s, ratio %.1f; the solve after it %.3e s (%lld iterations)",
+                  new_dt["seconds"].get<double>(), new_dt["operator_seconds"].get<double>(),
+                  new_dt["hierarchy_seconds"].get<double>(), new_dt["floor_seconds"].get<double>(),
+                  new_dt["floor_ratio"].get<double>(), new_dt["solve_after_seconds"].get<double>(),
+                  new_dt["iterations_after"].get<long long>());
+    return text;
 }
 
 // The set-up's table in the text output.
@@ -631,6 +701,7 @@ void print_setup(const json& setup) {
         "hierarchy together, once: %.3e s)\n",
         setup["iterations"].get<long long>(), setup["status"].get<std::string>().c_str(),
         setup["solver_setup_seconds"].get<double>());
+    std::printf("%s\n", new_dt_line(setup["new_dt"]).c_str());
 }
 
 std::string table_header() {
@@ -834,6 +905,7 @@ void write_setup_report(std::ostream& out, const json& results) {
                           phase["floor_ratio"].get<double>());
             out << text;
         }
+        out << "\n" << new_dt_line(setup["new_dt"]).substr(4) << "\n";
     }
     out << "\nSet-up floors:\n\n";
     for (const auto& [key, formula] : results["setup_floors"].items()) {

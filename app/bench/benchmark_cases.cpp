@@ -344,6 +344,20 @@ std::vector<std::pair<std::string, std::string>> setup_floor_formulas() {
     };
 }
 
+solvers::DiaData<double> time_step_rows(solvers::DiaData<double> steady, double dt) {
+    const int main = steady.find_diagonal(0);
+    for (std::int64_t i = 0; i < steady.n; ++i) {
+        bool couples = false;
+        for (int d = 0; d < steady.num_diagonals(); ++d) {
+            couples = couples || (d != main && steady.at(d, i) != 0.0);
+        }
+        if (!couples) continue;
+        for (int d = 0; d < steady.num_diagonals(); ++d) steady.at(d, i) *= dt;
+        steady.at(main, i) += 1.0;
+    }
+    return steady;
+}
+
 std::string setup_input(const solvers::GridBox& grid) {
     std::string text =
         "[problem]\ntype = \"poisson\"\nk = 1.0\nsource = \"1\"\n[boundary]\nall = \"0\"\n"

@@ -85,6 +85,10 @@ PhaseFloor hierarchy_floor(const std::vector<solvers::MultigridLevelSummary>& le
 PhaseFloor solve_floor(std::int64_t iterations, const TrafficFloor& cg, double cycle_bytes);
 // The formulas above, by phase, for the JSON and the report.
 std::vector<std::pair<std::string, std::string>> setup_floor_formulas();
+// The rows of a time step of size `dt` from a steady system's: dt A + I on the rows that couple
+// (I - dt L, L = -A), the identity rows (Dirichlet nodes) as they are: what a run whose step
+// changes size gives its solver (LinearSystemSolver::update_values).
+solvers::DiaData<double> time_step_rows(solvers::DiaData<double> steady, double dt);
 // The input of the run whose set-up is timed on a generated grid's box: Poisson with k = 1 and
 // b = 1, u = 0 on every side (Dirichlet), one node per row of `grid`, CG with multigrid in the
 // stencil format to rtol 1e-8 (the automatic choice from 128^2 on, named as the cases name

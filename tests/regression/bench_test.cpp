@@ -136,6 +136,16 @@ void expect_setup_table(const nlohmann::json& j, const std::string& out,
         EXPECT_NEAR(setup["setup_seconds"].get<double>(), sum, 1e-9 * sum);
         EXPECT_NEAR(setup["setup_over_solve"].get<double>(),
                     sum / phases[4]["seconds"].get<double>(), 1e-9 * sum);
+        // A time step of another size: the solver refreshed, its parts within the whole, the
+        // next solve converging as the first did (the same rows scaled: a cycle as strong).
+        const auto& new_dt = setup["new_dt"];
+        EXPECT_GT(new_dt["operator_seconds"].get<double>(), 0.0);
+        EXPECT_GT(new_dt["hierarchy_seconds"].get<double>(), 0.0);
+        EXPECT_GE(new_dt["seconds"].get<double>(), new_dt["operator_seconds"].get<double>());
+        EXPECT_GE(new_dt["floor_ratio"].get<double>(), 0.5);
+        EXPECT_GT(new_dt["iterations_after"].get<long long>(), 0);
+        EXPECT_LE(new_dt["iterations_after"].get<long long>(), 12);
+        EXPECT_NE(out.find("new dt (update_values):"), std::string::npos);
         EXPECT_NE(out.find("set-up of " + matrix + " as a run makes it"), std::string::npos);
         EXPECT_NE(report.find(setup["grid"].get<std::string>() + " ("), std::string::npos);
     }
