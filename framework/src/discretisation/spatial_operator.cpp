@@ -422,19 +422,9 @@ double SpatialOperator::largest_stable_explicit_step() const {
     }
     const int centre = l_.find_diagonal(0);
     const int width = l_.num_diagonals() - (centre >= 0 ? 1 : 0);
-    // Rows alike in every coefficient bound alike: each distinct row is kept once (a constant-
-    // coefficient operator has a few dozen, whatever the grid).
-    std::vector<double> diagonals;
-    std::vector<std::array<double, 2>> pairs;
-    std::unordered_set<std::string> seen;
-    std::vector<double> row;
-    const Box complete = complete_box();
-    for (std::int64_t c = 0; c < complete.size(); ++c) {
-        const auto [x, y, z] = complete.node(c);
-        const std::int64_t i = box_.index(x, y, z);
-        if (dirichlet_[static_cast<std::size_t>(i)]) continue;
-        const std::size_t start = pairs.size();
-        diagonals.push_back(centre >= 0 ? l_.at(centre, i) : 0.0);
+    // A free row as its bound reads it: l_ii, then the pairs.
+    const auto row_of = [&](std::int64_t i, std::vector<double>& row) {
+        row.assign(1, centre >= 0 ? l_.at(centre, i) : 0.0);
         for (int d = 0; d < l_.num_diagonals(); ++d) {
             if (d == centre) continue;
             const std::int64_t j = i + l_.offsets[static_cast<std::size_t>(d)];
@@ -445,16 +435,52 @@ double SpatialOperator::largest_stable_explicit_step() const {
                 const int t = transpose[static_cast<std::size_t>(d)];
                 pair = {l_.at(d, i), t >= 0 ? ratio * l_.at(t, j) : 0.0};
             }
-            pairs.push_back(pair);
+            row.insert(row.end(), pair.begin(), pair.end());
         }
-        row.assign(1, diagonals.back());
-        for (std::size_t k = start; k < pairs.size(); ++k) {
-            row.insert(row.end(), pairs[k].begin(), pairs[k].end());
-        }
-        if (!seen.emplace(reinterpret_cast<const char*>(row.data()), row.size() * sizeof(double))
-                 .second) {
-            diagonals.pop_back();
-            pairs.resize(start);
+    };
+    // Rows alike in every coefficient (bit for bit) bound alike: each distinct row is kept once
+    // (a constant-coefficient operator has a few dozen, whatever the grid), found per block of
+    // lines (a row like the one before it costs a comparison), then over the blocks.
+    const auto key = [](const std::vector<double>& row) {
+        return std::string(reinterpret_cast<const char*>(row.data()), row.size() * sizeof(double));
+    };
+    struct BlockRows {
+        std::unordered_set<std::string> seen;
+        std::vector<std::string> found;  // in the order met
+        std::vector<double> row, last;
+    };
+    const Box complete = complete_box();
+    std::vector<BlockRows> block_rows(static_cast<std::size_t>(omp_get_max_threads()));
+    const int blocks =
+        for_each_line_in_blocks(complete, [&](std::int64_t y, std::int64_t z, int block) {
+            BlockRows& mine = block_rows[static_cast<std::size_t>(block)];
+            mine.last.clear();
+            for (std::int64_t x = complete.lower[0]; x < complete.upper[0]; ++x) {
+                const std::int64_t i = box_.index(x, y, z);
+                if (dirichlet_[static_cast<std::size_t>(i)]) continue;
+                row_of(i, mine.row);
+                if (mine.row.size() == mine.last.size() &&
+                    std::memcmp(mine.row.data(), mine.last.data(),
+                                mine.row.size() * sizeof(double)) == 0) {
+                    continue;
+                }
+                mine.last = mine.row;
+                if (mine.seen.insert(key(mine.row)).second) mine.found.push_back(key(mine.row));
+            }
+        });
+    std::vector<double> diagonals;
+    std::vector<std::array<double, 2>> pairs;
+    std::unordered_set<std::string> seen;
+    for (int block = 0; block < blocks; ++block) {
+        for (const std::string& row : block_rows[static_cast<std::size_t>(block)].found) {
+            if (!seen.insert(row).second) continue;
+            std::vector<double> values(row.size() / sizeof(double));
+            std::memcpy(values.data(), row.data(), row.size());
+            diagonals.push_back(values[0]);
+            for (int k = 0; k < width; ++k) {
+                pairs.push_back({values[static_cast<std::size_t>(1 + 2 * k)],
+                                 values[static_cast<std::size_t>(2 + 2 * k)]});
+            }
         }
     }
     const auto rows = static_cast<std::int64_t>(diagonals.size());
