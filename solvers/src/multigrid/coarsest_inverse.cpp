@@ -15,28 +15,38 @@ namespace simrun::solvers::multigrid {
 namespace {
 
 // The inverse of the dense matrix m (n x n, row-major), or nothing when a pivot is below
-// `tolerance`.
+// `tolerance`. The rows are eliminated on every thread (each row's arithmetic as on one: the
+// same bits), the pivot found and scaled on one.
 std::optional<DenseData<double>> gauss_jordan(DenseData<double> m, double tolerance) {
     const std::int32_t n = m.rows;
     DenseData<double> inverse{n, n, std::vector<double>(static_cast<std::size_t>(n) * n, 0.0)};
     for (std::int32_t i = 0; i < n; ++i) inverse.at(i, i) = 1.0;
+    bool singular = false;
+#pragma omp parallel if (n >= 128)
     for (std::int32_t col = 0; col < n; ++col) {
-        std::int32_t pivot = col;
-        for (std::int32_t r = col + 1; r < n; ++r) {
-            if (std::abs(m.at(r, col)) > std::abs(m.at(pivot, col))) pivot = r;
-        }
-        if (!(std::abs(m.at(pivot, col)) > tolerance)) return std::nullopt;
-        if (pivot != col) {
-            for (std::int32_t j = 0; j < n; ++j) {
-                std::swap(m.at(pivot, j), m.at(col, j));
-                std::swap(inverse.at(pivot, j), inverse.at(col, j));
+#pragma omp single
+        {
+            std::int32_t pivot = col;
+            for (std::int32_t r = col + 1; r < n; ++r) {
+                if (std::abs(m.at(r, col)) > std::abs(m.at(pivot, col))) pivot = r;
             }
-        }
-        const double scale = 1.0 / m.at(col, col);
-        for (std::int32_t j = 0; j < n; ++j) {
-            m.at(col, j) *= scale;
-            inverse.at(col, j) *= scale;
-        }
+            singular = !(std::abs(m.at(pivot, col)) > tolerance);
+            if (!singular && pivot != col) {
+                for (std::int32_t j = 0; j < n; ++j) {
+                    std::swap(m.at(pivot, j), m.at(col, j));
+                    std::swap(inverse.at(pivot, j), inverse.at(col, j));
+                }
+            }
+            if (!singular) {
+                const double scale = 1.0 / m.at(col, col);
+                for (std::int32_t j = 0; j < n; ++j) {
+                    m.at(col, j) *= scale;
+                    inverse.at(col, j) *= scale;
+                }
+            }
+        }  // (a barrier: every thread sees the pivot row)
+        if (singular) break;
+#pragma omp for schedule(static)
         for (std::int32_t r = 0; r < n; ++r) {
             const double factor = m.at(r, col);
             if (r == col || factor == 0.0) continue;
@@ -46,6 +56,7 @@ std::optional<DenseData<double>> gauss_jordan(DenseData<double> m, double tolera
             }
         }
     }
+    if (singular) return std::nullopt;
     return inverse;
 }
 
