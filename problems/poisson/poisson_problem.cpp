@@ -6,8 +6,11 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstring>
+#include <limits>
+#include <optional>
 #include <sstream>
 #include <vector>
 
@@ -23,6 +26,52 @@ namespace {
 using framework::ConfigSection;
 using framework::Expression;
 using framework::Grid;
+
+// The k this thread evaluated last at the plus-x face of a node and at the plus-y face of each
+// i, by the faces' coordinates to the bit: assembly asks a line's stencils in order and the
+// lines of a block in order, so a node's minus-x face is often the node before it's plus-x face
+// and its minus-y face the line before it's plus-y face at the same i. Found here (the same
+// point, so the same value) they are not evaluated again. Tagged with the problem's serial
+// number: another problem's values are never taken.
+class FaceMemo {
+public:
+    static FaceMemo& of_this_thread(std::uint64_t owner) {
+        thread_local FaceMemo memo;
+        if (memo.owner_ != owner) memo = FaceMemo(owner);
+        return memo;
+    }
+
+    std::optional<double> find(int axis, std::int64_t i, const double (&face)[3]) const {
+        const Face* kept = axis == 0 ? &x_face_
+                           : axis == 1 && i < static_cast<std::int64_t>(y_faces_.size())
+                               ? &y_faces_[static_cast<std::size_t>(i)]
+                               : nullptr;
+        if (kept == nullptr || std::memcmp(kept->at, face, sizeof face) != 0) return std::nullopt;
+        return kept->k;
+    }
+    void keep(int axis, std::int64_t i, const double (&face)[3], double k) {
+        if (axis > 1) return;
+        if (axis == 1 && i >= static_cast<std::int64_t>(y_faces_.size())) {
+            y_faces_.resize(static_cast<std::size_t>(i) + 1);
+        }
+        Face& kept = axis == 0 ? x_face_ : y_faces_[static_cast<std::size_t>(i)];
+        std::memcpy(kept.at, face, sizeof face);
+        kept.k = k;
+    }
+
+private:
+    struct Face {  // no point's coordinates until kept (NaN matches none to the bit)
+        double at[3] = {std::numeric_limits<double>::quiet_NaN(),
+                        std::numeric_limits<double>::quiet_NaN(),
+                        std::numeric_limits<double>::quiet_NaN()};
+        double k = 0.0;
+    };
+    explicit FaceMemo(std::uint64_t owner = 0) : owner_(owner) {}
+
+    std::uint64_t owner_;
+    Face x_face_;
+    std::vector<Face> y_faces_;
+};
 
 class PoissonProblem final : public framework::Problem {
 public:
@@ -82,13 +131,17 @@ public:
             return s;
         }
         const double x[3] = {grid.coordinate(0, i), grid.coordinate(1, j), grid.coordinate(2, k)};
+        FaceMemo& memo = FaceMemo::of_this_thread(serial_);
         for (int a = 0; a < grid.dimension(); ++a) {
             const double h = grid.spacing(a);
             double face[3] = {x[0], x[1], x[2]};
             face[a] = x[a] - 0.5 * h;
-            s.minus[a] = k_(face[0], face[1], face[2], 0.0) / (h * h);
+            const std::optional<double> kept = memo.find(a, i, face);
+            s.minus[a] = (kept ? *kept : k_(face[0], face[1], face[2], 0.0)) / (h * h);
             face[a] = x[a] + 0.5 * h;
-            s.plus[a] = k_(face[0], face[1], face[2], 0.0) / (h * h);
+            const double k_plus = k_(face[0], face[1], face[2], 0.0);
+            memo.keep(a, i, face, k_plus);
+            s.plus[a] = k_plus / (h * h);
             s.centre -= s.minus[a] + s.plus[a];
         }
         return s;
@@ -178,7 +231,13 @@ private:
                                std::to_string(grid.coordinate(2, k)) + ")");
     }
 
-    ConfigSection section_;  // where k was given, for check_stencil's message
+    static std::uint64_t next_serial() {
+        static std::atomic<std::uint64_t> serial{0};
+        return ++serial;
+    }
+
+    std::uint64_t serial_ = next_serial();  // this problem's, for FaceMemo
+    ConfigSection section_;                 // where k was given, for check_stencil's message
     Expression k_;
     Expression source_;
     std::optional<Expression> exact_;
