@@ -85,21 +85,21 @@ public:
 
     // k must be positive at every face the stencil uses (ghost faces included); the first node
     // of `box` in its order that breaks it is reported. Cost: the stencil of every node of the
-    // box (k at 2 d faces each), in parallel; of one node where k is a constant.
+    // box, in parallel (k at about d + 1 faces each in 2D, 2 d - 1 in 3D: FaceMemo); of one node
+    // where k is a constant.
     void check_stencil(const Grid& grid, const framework::Box& box) const override {
         // A constant k makes every node's stencil the same: the box's first node stands for all.
         if (k_.is_constant() && !box.empty()) {
             check_node(grid, box.lower[0], box.lower[1], box.lower[2]);
             return;
         }
-        std::vector<LineFaces> lines(static_cast<std::size_t>(omp_get_max_threads()));
-        std::vector<std::int64_t> first_bad(lines.size(), -1);
-        const int blocks =
-            framework::for_each_line_in_blocks(box, [&](std::int64_t j, std::int64_t k, int block) {
+        // The nodes in line order: a face the node or line before shares is not evaluated again
+        // (FaceMemo).
+        std::vector<std::int64_t> first_bad(static_cast<std::size_t>(omp_get_max_threads()), -1);
+        const int blocks = framework::for_each_node_in_blocks(
+            box, [&](std::int64_t i, std::int64_t j, std::int64_t k, int block) {
                 std::int64_t& bad = first_bad[static_cast<std::size_t>(block)];
-                if (bad < 0)
-                    bad =
-                        first_bad_on_line(grid, box, j, k, lines[static_cast<std::size_t>(block)]);
+                if (bad < 0 && !valid(grid, stencil(grid, i, j, k))) bad = grid.index(i, j, k);
             });
         for (int block = 0; block < blocks; ++block) {
             const std::int64_t bad = first_bad[static_cast<std::size_t>(block)];
@@ -159,69 +159,19 @@ public:
     const Expression* exact_solution() const override { return exact_ ? &*exact_ : nullptr; }
 
 private:
-    // k at the faces of a line's nodes (i over the box), as the stencil evaluates it; a face
-    // shared with the node before it (along x) or with the block's line before it (along y) is
-    // evaluated once where its coordinates are the same to the bit (the same value then).
-    struct LineFaces {
-        std::vector<double> minus[3], plus[3];
-        std::int64_t j = -1, k = -1;  // the line whose faces these are
-    };
-
-    // The first node of line (j, k) of `box` (its grid index) whose stencil check_stencil
-    // refuses, or -1; `faces` holds the block's line before (reused where it is line j - 1).
-    std::int64_t first_bad_on_line(const Grid& grid, const framework::Box& box, std::int64_t j,
-                                   std::int64_t k, LineFaces& faces) const {
-        const auto width = static_cast<std::size_t>(box.points(0));
-        const double y = grid.coordinate(1, j), z = grid.coordinate(2, k);
-        const double hy = grid.spacing(1);
-        // Line j - 1's plus-y faces are this line's minus-y faces where y's agree to the bit.
-        const bool after = faces.j == j - 1 && faces.k == k && width == faces.plus[1].size() &&
-                           same_bits(grid.coordinate(1, j - 1) + 0.5 * hy, y - 0.5 * hy);
-        for (int a = 0; a < grid.dimension(); ++a) {
-            if (!(a == 1 && after)) faces.minus[a].resize(width);
-            faces.plus[a].resize(width);
-        }
-        if (after) std::swap(faces.minus[1], faces.plus[1]);
-        for (std::size_t n = 0; n < width; ++n) {
-            const std::int64_t i = box.lower[0] + static_cast<std::int64_t>(n);
-            const double x[3] = {grid.coordinate(0, i), y, z};
-            for (int a = 0; a < grid.dimension(); ++a) {
-                const double h = grid.spacing(a);
-                double face[3] = {x[0], x[1], x[2]};
-                face[a] = x[a] - 0.5 * h;
-                if (a == 0 && n > 0 && same_bits(face[0], grid.coordinate(0, i - 1) + 0.5 * h)) {
-                    faces.minus[0][n] = faces.plus[0][n - 1];
-                } else if (!(a == 1 && after)) {
-                    faces.minus[a][n] = k_(face[0], face[1], face[2], 0.0);
-                }
-                face[a] = x[a] + 0.5 * h;
-                faces.plus[a][n] = k_(face[0], face[1], face[2], 0.0);
-            }
-        }
-        faces.j = j;
-        faces.k = k;
-        for (std::size_t n = 0; n < width; ++n) {
-            for (int a = 0; a < grid.dimension(); ++a) {
-                const double h = grid.spacing(a);
-                const double minus = faces.minus[a][n] / (h * h), plus = faces.plus[a][n] / (h * h);
-                if (!(minus > 0.0) || !(plus > 0.0) || !std::isfinite(minus + plus)) {
-                    return grid.index(box.lower[0] + static_cast<std::int64_t>(n), j, k);
-                }
-            }
-        }
-        return -1;
-    }
-    static bool same_bits(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; }
-
     // Throws check_stencil's error where the stencil at (i, j, k) is not valid.
     void check_node(const Grid& grid, std::int64_t i, std::int64_t j, std::int64_t k) const {
-        const auto s = stencil(grid, i, j, k);
+        if (!valid(grid, stencil(grid, i, j, k))) fail_near(grid, i, j, k);
+    }
+    // k positive and finite at both faces along every axis.
+    static bool valid(const Grid& grid, const framework::StencilCoefficients& s) {
         for (int a = 0; a < grid.dimension(); ++a) {
             if (!(s.minus[a] > 0.0) || !(s.plus[a] > 0.0) ||
                 !std::isfinite(s.minus[a] + s.plus[a])) {
-                fail_near(grid, i, j, k);
+                return false;
             }
         }
+        return true;
     }
     [[noreturn]] void fail_near(const Grid& grid, std::int64_t i, std::int64_t j,
                                 std::int64_t k) const {
