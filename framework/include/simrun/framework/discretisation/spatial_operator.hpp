@@ -3,7 +3,8 @@
 // assembled in DIA (one row per node of a box of the grid, the whole grid by default;
 // diagonals 0, +-1, +-nx, +-nx*ny with the box's nx and ny).
 //
-// Assembly runs on the OpenMP threads, calling the stencil function from several at once.
+// Assembly runs on the OpenMP threads, calling the stencil function from several at once, each
+// thread along its block of lines (for_each_line_in_blocks), a line's free nodes in order.
 // A problem gives the stencil of L at every node, boundary nodes included, as if the grid went
 // on (the coefficient of the missing neighbour is that of a ghost node). Then per node:
 // - on a Dirichlet side: the row is left zero and u = g is imposed by the time integrator;
@@ -153,8 +154,11 @@ private:
 // couplings to Dirichlet nodes dropped (the caller moves them to the right-hand side) and
 // identity rows at Dirichlet nodes. Symmetric when L is on the free nodes. Throws InputError
 // (key 'time.dt') naming the first node where an entry overflows (scale L does, for a huge dt).
+// Throws std::logic_error where `op` holds no L.
 solvers::DiaData<double> system_matrix(const SpatialOperator& op, double shift, double scale);
-// The same, made in the storage of L, which `op` releases (op.matrix() is empty afterwards).
+// The same, made in the storage of L, which `op` releases (op.matrix() is empty afterwards); or
+// the one `op` was assembled as (SystemForm), handed over where shift and scale are its own.
+// Throws std::logic_error where `op` holds neither.
 solvers::DiaData<double> release_system_matrix(SpatialOperator& op, double shift, double scale);
 
 }  // namespace simrun::framework
