@@ -34,8 +34,36 @@ def _check_structure(A):
             from None
 
 
-def _csr(A):
-    """A as canonical CSR arrays on the host: (rows, indptr, indices, data)."""
+_MAX_CSR_INDEX = 2**31 - 1  # the extension's CSR holds 32-bit indices
+
+
+def _fast_csr(A):
+    """A's arrays and their checked copy, (rows, indptr, indices, data), _CheckedCsr, where A is
+    a square SciPy CSR matrix of float64 values and indices of one type, which one parallel
+    pass of the extension finds canonical and finite as it copies them; otherwise None (the
+    checks in Python then say what is wrong, or make A canonical)."""
+    if getattr(A, "format", None) != "csr" or not all(
+            hasattr(A, name) for name in ("indptr", "indices", "data", "shape")):
+        return None
+    indptr, indices, data = A.indptr, A.indices, A.data
+    arrays = (indptr, indices, data)
+    if (not all(isinstance(v, np.ndarray) and v.ndim == 1 and v.flags.c_contiguous and
+                v.dtype.isnative for v in arrays) or
+            data.dtype != np.float64 or indices.dtype != indptr.dtype or
+            indptr.dtype not in (np.int32, np.int64)):
+        return None
+    shape = A.shape
+    if len(shape) != 2 or shape[0] != shape[1] or indptr.size != shape[0] + 1 or \
+            indices.size != data.size or max(shape[0], data.size) > _MAX_CSR_INDEX:
+        return None
+    checked = _simrun._CheckedCsr(shape[0], indptr, indices, data)
+    return ((shape[0], indptr, indices, data), checked) if checked.valid else None
+
+
+def _csr(A, checked=False):
+    """A as canonical CSR arrays on the host: (rows, indptr, indices, data); with `checked`,
+    also their copy checked by the extension (a _CheckedCsr), or None where A took the checks
+    in Python."""
     if _is_cupy(A) and hasattr(A, "get"):
         # A CuPy sparse matrix: simrun analyses a matrix and converts it to its format on the
         # host, so the matrix (not b, x0 or x) is copied there once.
@@ -43,6 +71,15 @@ def _csr(A):
     if not hasattr(A, "tocsr"):
         raise TypeError("A must be a SciPy sparse matrix or have tocsr(); got "
                         f"{type(A).__name__}")
+    fast = _fast_csr(A)
+    if fast is not None:
+        return fast if checked else fast[0]
+    arrays = _checked_in_python(A)
+    return (arrays, None) if checked else arrays
+
+
+def _checked_in_python(A):
+    """_csr's checks and canonical form in Python (SciPy's own checks)."""
     _check_structure(A)
     csr = A.tocsr()
     if len(csr.shape) != 2 or csr.shape[0] != csr.shape[1]:
@@ -152,7 +189,8 @@ class Solver:
         self._options = _options(method, preconditioner, format, rtol, atol, max_iterations,
                                  backend, precision, grid, omega, restart, compensated)
         self._matrix = A
-        self._csr = _csr(A)
+        # The arrays, and the extension's checked copy of them until a solver takes it.
+        self._csr, self._checked = _csr(A, checked=True)
         self._built = {}  # device_vectors -> simrun._simrun._SystemSolver
         self._matrix_on_device = None  # for the true residual of solutions on the GPU
 
@@ -164,7 +202,11 @@ class Solver:
         """(the extension's solver for these vectors, whether it was made now)."""
         if device_vectors in self._built:
             return self._built[device_vectors], False
-        solver = _simrun._SystemSolver(*self._csr, self._options, device_vectors)
+        if self._checked is not None:
+            checked, self._checked = self._checked, None
+            solver = _simrun._SystemSolver(checked, self._options, device_vectors)
+        else:
+            solver = _simrun._SystemSolver(*self._csr, self._options, device_vectors)
         self._built[device_vectors] = solver
         return solver, True
 
@@ -185,7 +227,7 @@ class Solver:
         {"seconds", "operator_seconds" (A in the solver's format, uploaded), "setup_seconds"
         (its preconditioner and method)}. InputError where A is not on the pattern (the Solver
         unchanged)."""
-        csr = _csr(A)
+        csr, checked = _csr(A, checked=True)
         rows, indptr, indices, _ = self._csr
         if csr[0] != rows or not (np.array_equal(csr[1], indptr) and
                                   np.array_equal(csr[2], indices)):
@@ -194,9 +236,15 @@ class Solver:
                              f"a new Solver for another matrix")
         seconds = {"seconds": 0.0, "operator_seconds": 0.0, "setup_seconds": 0.0}
         for solver in self._built.values():
-            for key, value in solver.update(*csr).items():
+            if checked is not None:  # the checked copy, to the first solver
+                spent, checked = solver.update_checked(checked), None
+            else:
+                spent = solver.update(*csr)
+            for key, value in spent.items():
                 seconds[key] += value
         self._matrix, self._csr, self._matrix_on_device = A, csr, None
+        if not self._built:
+            self._checked = checked
         return seconds
 
     def solve(self, b, x0=None):

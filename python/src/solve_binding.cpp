@@ -6,7 +6,9 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <functional>
 #include <limits>
@@ -22,6 +24,7 @@
 #include "front_end/system_solve.hpp"
 #include "simrun/framework/config/input_error.hpp"
 #include "simrun/solvers/base/enum_names.hpp"
+#include "simrun/solvers/matrices/first_touch.hpp"
 #include "simrun/solvers/methods/gmres.hpp"
 
 namespace py = pybind11;
@@ -80,11 +83,22 @@ front_end::SolveSettings settings_of(const py::dict& options) {
     return settings;
 }
 
-// A's canonical CSR arrays (the front made them so), the index structure checked again here,
-// as a bad one would read outside the arrays. Indices as SciPy gives them: 32 or 64 bits.
+// What copy_csr found in A's arrays.
+struct CsrFindings {
+    bool pointers_rise = true;  // from 0 to nnz, never falling
+    std::int64_t outside = 0;   // the first entry whose column lies outside the matrix (nnz: none)
+    bool canonical = true;      // each row's columns strictly increase
+    bool finite = true;
+};
+
+// A's CSR arrays copied once (indices as SciPy gives them: 32 or 64 bits), checked as they are
+// copied, a row at a time on every core (the pages first touched by the threads that fill
+// them). A row whose pointers are bad is not read (its entries are left zero). The sizes are
+// checked first: std::invalid_argument.
 template <typename Index>
-solvers::CsrData<double> csr_from(std::int64_t rows, const Vector<Index>& indptr,
-                                  const Vector<Index>& indices, const Vector<double>& data) {
+solvers::CsrData<double> copy_csr(std::int64_t rows, const Vector<Index>& indptr,
+                                  const Vector<Index>& indices, const Vector<double>& data,
+                                  CsrFindings& found) {
     const auto nnz = static_cast<std::int64_t>(indices.size());
     if (rows < 0 || rows > solvers::max_csr_index || nnz > solvers::max_csr_index ||
         indptr.size() != rows + 1 || data.size() != nnz) {
@@ -93,58 +107,131 @@ solvers::CsrData<double> csr_from(std::int64_t rows, const Vector<Index>& indptr
     }
     solvers::CsrData<double> a;
     a.rows = a.cols = static_cast<std::int32_t>(rows);
-    a.row_ptr.resize(static_cast<std::size_t>(rows + 1));
+    a.row_ptr.clear();
+    solvers::resize_first_touched(a.row_ptr, static_cast<std::size_t>(rows + 1));
+    solvers::resize_first_touched(a.col, static_cast<std::size_t>(nnz));
+    solvers::resize_first_touched(a.values, static_cast<std::size_t>(nnz));
     const Index* pointer = indptr.data();
-    for (std::int64_t i = 0; i <= rows; ++i) {
-        const auto at = static_cast<std::int64_t>(pointer[i]);
-        if (at < 0 || at > nnz || (i > 0 && at < pointer[i - 1]) || (i == 0 && at != 0) ||
-            (i == rows && at != nnz)) {
-            throw std::invalid_argument("A's row pointer does not rise from 0 to nnz");
-        }
-        a.row_ptr[static_cast<std::size_t>(i)] = static_cast<std::int32_t>(at);
-    }
-    a.col.resize(static_cast<std::size_t>(nnz));
     const Index* column = indices.data();
-    for (std::int64_t k = 0; k < nnz; ++k) {
-        if (column[k] < 0 || column[k] >= rows) {
-            throw std::invalid_argument("A's column index " + std::to_string(column[k]) +
-                                        " is outside 0 .. " + std::to_string(rows - 1));
+    const double* value = data.data();
+    bool rising = pointer[0] == 0 && pointer[rows] == nnz, canonical = true, finite = true;
+    std::int64_t outside = nnz;
+    a.row_ptr[0] = 0;
+#pragma omp parallel for schedule(static) reduction(&& : rising, canonical, finite) \
+    reduction(min : outside)
+    for (std::int64_t i = 0; i < rows; ++i) {
+        const auto begin = static_cast<std::int64_t>(pointer[i]);
+        const auto end = static_cast<std::int64_t>(pointer[i + 1]);
+        a.row_ptr[static_cast<std::size_t>(i + 1)] = static_cast<std::int32_t>(end);
+        if (!(begin >= 0 && begin <= end && end <= nnz)) {
+            rising = false;
+            continue;
         }
-        a.col[static_cast<std::size_t>(k)] = static_cast<std::int32_t>(column[k]);
+        for (std::int64_t k = begin; k < end; ++k) {
+            if (column[k] < 0 || column[k] >= rows) outside = std::min(outside, k);
+            canonical = canonical && (k == begin || column[k] > column[k - 1]);
+            finite = finite && std::isfinite(value[k]);
+            a.col[static_cast<std::size_t>(k)] = static_cast<std::int32_t>(column[k]);
+            a.values[static_cast<std::size_t>(k)] = value[k];
+        }
     }
-    a.values = copied(data);
+    found = {rising, rising ? outside : nnz, canonical, finite};
     return a;
 }
 
-solvers::CsrData<double> csr_of(std::int64_t rows, const py::array& indptr,
-                                const py::array& indices, const Vector<double>& data) {
+// Calls f(Vector<Index> indptr, Vector<Index> indices) with the index arrays as 32-bit integers
+// where both are, as 64-bit ones otherwise.
+template <typename F>
+decltype(auto) with_indices(const py::array& indptr, const py::array& indices, F&& f) {
     if (py::isinstance<py::array_t<std::int32_t>>(indptr) &&
         py::isinstance<py::array_t<std::int32_t>>(indices)) {
-        return csr_from<std::int32_t>(rows, Vector<std::int32_t>::ensure(indptr),
-                                      Vector<std::int32_t>::ensure(indices), data);
+        return f(Vector<std::int32_t>::ensure(indptr), Vector<std::int32_t>::ensure(indices));
     }
-    return csr_from<std::int64_t>(rows, Vector<std::int64_t>::ensure(indptr),
-                                  Vector<std::int64_t>::ensure(indices), data);
+    return f(Vector<std::int64_t>::ensure(indptr), Vector<std::int64_t>::ensure(indices));
 }
+
+// A's canonical CSR arrays (the front made them so), the index structure checked again here,
+// as a bad one would read outside the arrays: the first bad pointer, then the first bad column,
+// named.
+solvers::CsrData<double> csr_of(std::int64_t rows, const py::array& indptr,
+                                const py::array& indices, const Vector<double>& data) {
+    return with_indices(indptr, indices, [&](const auto& pointers, const auto& columns) {
+        CsrFindings found;
+        solvers::CsrData<double> a = copy_csr(rows, pointers, columns, data, found);
+        if (!found.pointers_rise) {
+            throw std::invalid_argument("A's row pointer does not rise from 0 to nnz");
+        }
+        if (found.outside < a.nnz()) {
+            throw std::invalid_argument("A's column index " +
+                                        std::to_string(columns.data()[found.outside]) +
+                                        " is outside 0 .. " + std::to_string(rows - 1));
+        }
+        return a;
+    });
+}
+
+// A square matrix's CSR arrays copied and checked in one pass (the front's fast path): valid
+// where they describe it in canonical form (pointers rising from 0 to nnz, each row's columns
+// in the matrix and strictly increasing) with finite values; then the copy is kept, for the
+// first solver made (which takes it) or update. Otherwise nothing is kept, and the front
+// checks A in Python, which says what is wrong or makes it canonical.
+struct CheckedCsr {
+    std::optional<solvers::CsrData<double>> rows;
+
+    CheckedCsr(std::int64_t n, const py::array& indptr, const py::array& indices,
+               const Vector<double>& data) {
+        with_indices(indptr, indices, [&](const auto& pointers, const auto& columns) {
+            CsrFindings found;
+            solvers::CsrData<double> a;
+            {
+                const py::gil_scoped_release unlocked;
+                a = copy_csr(n, pointers, columns, data, found);
+            }
+            if (found.pointers_rise && found.outside == a.nnz() && found.canonical &&
+                found.finite) {
+                rows = std::move(a);
+            }
+        });
+    }
+    bool valid() const { return rows.has_value(); }
+    // The copy, given to a solver (once).
+    solvers::CsrData<double> take() {
+        if (!rows) throw std::logic_error("_CheckedCsr: the rows were given away already");
+        solvers::CsrData<double> a = std::move(*rows);
+        rows.reset();
+        return a;
+    }
+};
 
 // A matrix analysed and its solver built once (front_end::SystemSolver), for vectors on the host
 // or, with `device_vectors`, in the GPU's memory.
+std::unique_ptr<front_end::SystemSolver> solver_of(solvers::CsrData<double> a,
+                                                   const front_end::SolveSettings& settings,
+                                                   bool device_vectors) {
+    front_end::check_grid(settings, a.rows, front_end::SettingNames::keywords);
+    const py::gil_scoped_release unlocked;
+    return std::make_unique<front_end::SystemSolver>(std::move(a), settings, device_vectors);
+}
+
 std::unique_ptr<front_end::SystemSolver> make_solver(std::int64_t rows, const py::array& indptr,
                                                      const py::array& indices,
                                                      const Vector<double>& data,
                                                      const py::dict& options, bool device_vectors) {
     const front_end::SolveSettings settings = settings_of(options);
-    solvers::CsrData<double> a = csr_of(rows, indptr, indices, data);
-    front_end::check_grid(settings, rows, front_end::SettingNames::keywords);
-    const py::gil_scoped_release unlocked;
-    return std::make_unique<front_end::SystemSolver>(std::move(a), settings, device_vectors);
+    return solver_of(csr_of(rows, indptr, indices, data), settings, device_vectors);
+}
+
+// The same from the rows the front checked (CheckedCsr), which the solver takes.
+std::unique_ptr<front_end::SystemSolver> make_checked_solver(CheckedCsr& checked,
+                                                             const py::dict& options,
+                                                             bool device_vectors) {
+    const front_end::SolveSettings settings = settings_of(options);
+    return solver_of(checked.take(), settings, device_vectors);
 }
 
 // New values for the solver's matrix on its pattern (front_end::SystemSolver::update); returns
 // the seconds it took, as {"seconds", "operator_seconds", "setup_seconds"}.
-py::dict update(front_end::SystemSolver& solver, std::int64_t rows, const py::array& indptr,
-                const py::array& indices, const Vector<double>& data) {
-    solvers::CsrData<double> a = csr_of(rows, indptr, indices, data);
+py::dict update_with(front_end::SystemSolver& solver, solvers::CsrData<double> a) {
     front_end::SystemSolver::UpdateSeconds spent;
     {
         const py::gil_scoped_release unlocked;
@@ -155,6 +242,11 @@ py::dict update(front_end::SystemSolver& solver, std::int64_t rows, const py::ar
     seconds["operator_seconds"] = spent.operator_seconds;
     seconds["setup_seconds"] = spent.setup_seconds;
     return seconds;
+}
+
+py::dict update(front_end::SystemSolver& solver, std::int64_t rows, const py::array& indptr,
+                const py::array& indices, const Vector<double>& data) {
+    return update_with(solver, csr_of(rows, indptr, indices, data));
 }
 
 // The solve's interrupt hook: Python's signal handlers run between batches of iterations, at
@@ -219,12 +311,24 @@ std::string solve_on_device(const front_end::SystemSolver& solver, std::uintptr_
 }  // namespace
 
 void bind_solve(py::module_& module) {
+    py::class_<CheckedCsr>(module, "_CheckedCsr")
+        .def(py::init<std::int64_t, const py::array&, const py::array&, const Vector<double>&>(),
+             py::arg("rows"), py::arg("indptr"), py::arg("indices"), py::arg("data"))
+        .def_property_readonly("valid", &CheckedCsr::valid);
     py::class_<front_end::SystemSolver>(module, "_SystemSolver")
         .def(py::init(&make_solver), py::arg("rows"), py::arg("indptr"), py::arg("indices"),
              py::arg("data"), py::arg("options"), py::arg("device_vectors"))
+        .def(py::init(&make_checked_solver), py::arg("checked"), py::arg("options"),
+             py::arg("device_vectors"))
         .def("solve", &solve, py::arg("b"), py::arg("x0"))
         .def("update", &update, py::arg("rows"), py::arg("indptr"), py::arg("indices"),
              py::arg("data"))
+        .def(
+            "update_checked",
+            [](front_end::SystemSolver& solver, CheckedCsr& checked) {
+                return update_with(solver, checked.take());
+            },
+            py::arg("checked"))
         .def("solve_on_device", &solve_on_device, py::arg("b"), py::arg("x"))
         .def_property_readonly("rows", &front_end::SystemSolver::rows)
         .def_property_readonly("analysis_seconds", &front_end::SystemSolver::analysis_seconds)

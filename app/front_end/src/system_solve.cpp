@@ -104,7 +104,11 @@ nlohmann::json report_json(const SystemSolution& s, std::int64_t rows, std::int6
 // otherwise. x is unchanged by it, and ||b - A x|| / ||b|| too.
 int row_scale_exponent(const solvers::CsrData<double>& a, solvers::Precision precision) {
     double largest = 0;
-    for (const double v : a.values) largest = std::max(largest, std::abs(v));
+    const auto nnz = static_cast<std::int64_t>(a.values.size());
+#pragma omp parallel for schedule(static) reduction(max : largest)
+    for (std::int64_t k = 0; k < nnz; ++k) {
+        largest = std::max(largest, std::abs(a.values[static_cast<std::size_t>(k)]));
+    }
     if (!(largest > 0) || !std::isfinite(largest)) return 0;
     return solvers::exponent_toward_one(std::ilogb(largest),
                                         precision == solvers::Precision::single_precision
@@ -134,7 +138,15 @@ using AnySolver = std::variant<std::unique_ptr<solvers::LinearSystemSolver<float
                                std::unique_ptr<solvers::LinearSystemSolver<double>>>;
 
 struct SystemSolver::Impl {
-    solvers::CsrData<double> a;  // for the true residual; empty with device vectors
+    // A as given, for the true residual (empty with device vectors): `a`, or the double
+    // solver's own rows where they are A unscaled (a_in_solver: no second copy).
+    solvers::CsrData<double> a;
+    bool a_in_solver = false;
+    const solvers::CsrData<double>& matrix() const {
+        return a_in_solver ? *std::get<std::unique_ptr<solvers::LinearSystemSolver<double>>>(solver)
+                                  ->csr_rows()
+                           : a;
+    }
     std::int64_t rows = 0, nnz = 0;
     SolveSettings settings;
     solvers::StoppingCriteria criteria;  // as asked (atol unscaled)
@@ -263,13 +275,17 @@ SystemSolver::SystemSolver(solvers::CsrData<double> a, const SolveSettings& sett
     } else if (device_vectors) {  // A is not needed afterwards: no copy
         m.solver = std::make_unique<solvers::LinearSystemSolver<double>>(
             m.backend, rows_scaled(std::move(a)), p.plan, parameters);
+    } else if (m.row_scale == 0) {  // the solver's rows are A as given: no copy
+        m.a_in_solver = true;
+        m.solver = std::make_unique<solvers::LinearSystemSolver<double>>(m.backend, std::move(a),
+                                                                         p.plan, parameters);
     } else {
         m.solver = std::make_unique<solvers::LinearSystemSolver<double>>(m.backend, rows_scaled(a),
                                                                          p.plan, parameters);
     }
     m.backend->synchronize();
     p.setup_seconds = seconds_since(setup_start);
-    if (!device_vectors) m.a = std::move(a);
+    if (!device_vectors && !m.a_in_solver) m.a = std::move(a);
 }
 
 SystemSolver::~SystemSolver() = default;
@@ -277,7 +293,7 @@ SystemSolver::~SystemSolver() = default;
 SystemSolver::UpdateSeconds SystemSolver::update(solvers::CsrData<double> a) {
     Impl& m = *impl_;
     const std::lock_guard lock(m.solving);
-    const solvers::CsrData<double>* pattern = m.device_vectors ? nullptr : &m.a;
+    const solvers::CsrData<double>* pattern = m.device_vectors ? nullptr : &m.matrix();
     if (a.rows != m.rows || a.nnz() != m.nnz ||
         (pattern != nullptr && (a.row_ptr != pattern->row_ptr || a.col != pattern->col))) {
         throw InputError("the new values are not on the matrix's pattern (" +
@@ -294,19 +310,25 @@ SystemSolver::UpdateSeconds SystemSolver::update(solvers::CsrData<double> a) {
     UpdateSeconds spent;
     std::visit(
         [&]<typename T>(const std::unique_ptr<solvers::LinearSystemSolver<T>>& solver) {
-            solvers::CsrData<double> rows = a;
-            rows.values = scaled(std::move(rows.values), m.row_scale);
+            // The rows scaled as at construction (a copy where A is kept as given).
+            const auto rows = [&] {
+                solvers::CsrData<double> copy = a;
+                copy.values = scaled(std::move(copy.values), m.row_scale);
+                return copy;
+            };
             typename solvers::LinearSystemSolver<T>::UpdateTimes times;
             if constexpr (std::is_same_v<T, double>) {
-                times = solver->update_values(std::move(rows));
+                times = solver->update_values(m.a_in_solver ? std::move(a) : rows());
             } else {
-                times = solver->update_values(solvers::convert_values<float>(rows));
+                times =
+                    solver->update_values(m.row_scale != 0 ? solvers::convert_values<float>(rows())
+                                                           : solvers::convert_values<float>(a));
             }
             spent.operator_seconds = times.operator_seconds;
             spent.setup_seconds = times.steps_seconds;
         },
         m.solver);
-    if (!m.device_vectors) m.a = std::move(a);
+    if (!m.device_vectors && !m.a_in_solver) m.a = std::move(a);
     spent.seconds = seconds_since(start);
     return spent;
 }
@@ -338,7 +360,7 @@ SystemSolution SystemSolver::solve(const std::vector<double>& b, const std::vect
         [&]<typename T>(SystemSolution& solution, const solvers::Array<T>& x) {
             const std::vector<T> x_t = x.to_host();
             solution.x.assign(x_t.begin(), x_t.end());
-            solution.relative_residual = true_relative_residual(m.a, b, solution.x);
+            solution.relative_residual = true_relative_residual(m.matrix(), b, solution.x);
             solution.finite = std::all_of(solution.x.begin(), solution.x.end(),
                                           [](double v) { return std::isfinite(v); });
         });

@@ -3,14 +3,18 @@
 #include "simrun/solvers/matrices/conversions.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <charconv>
 #include <cmath>
 #include <cstddef>
+#include <iterator>
 #include <limits>
 #include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
+
+#include "simrun/solvers/matrices/first_touch.hpp"
 
 namespace simrun::solvers {
 namespace {
@@ -44,6 +48,33 @@ void check_nnz(const char* function, std::int64_t nnz) {
     }
 }
 
+// Whether row i's columns lie in [0, cols) and strictly increase.
+template <typename T>
+bool columns_valid(const CsrData<T>& a, std::int32_t i) {
+    bool valid = true;
+    for (std::int32_t k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k) {
+        valid = valid && a.col[k] >= 0 && a.col[k] < a.cols &&
+                (k == a.row_ptr[i] || a.col[k] > a.col[k - 1]);
+    }
+    return valid;
+}
+
+// Throws check_csr's message for row i, whose columns are not valid.
+template <typename T>
+[[noreturn]] void fail_columns(const char* function, const CsrData<T>& a, std::int32_t i) {
+    for (std::int32_t k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k) {
+        if (a.col[k] < 0 || a.col[k] >= a.cols) {
+            fail(function, "row " + str(i) + ": column index " + str(a.col[k]) + " out of range " +
+                               range(a.cols));
+        }
+        if (k > a.row_ptr[i] && a.col[k] <= a.col[k - 1]) {
+            fail(function, "row " + str(i) + ": columns not strictly increasing (" + str(a.col[k]) +
+                               " after " + str(a.col[k - 1]) + ")");
+        }
+    }
+    fail(function, "row " + str(i) + ": columns not valid");
+}
+
 // The CsrData invariants: row_ptr has rows + 1 non-decreasing entries from 0 to nnz, and each
 // row's columns lie in [0, cols) and strictly increase.
 template <typename T>
@@ -65,24 +96,24 @@ void check_csr(const char* function, const CsrData<T>& a) {
         fail(function,
              "row_ptr[rows] is " + str(a.row_ptr.back()) + ", expected nnz = " + str(a.nnz()));
     }
+    // The first row where row_ptr decreases, then the first row whose columns break the
+    // invariants (their message made by a scan of that row alone), found on every core.
+    std::int64_t decreasing = a.rows;
+#pragma omp parallel for schedule(static) reduction(min : decreasing)
     for (std::int32_t i = 0; i < a.rows; ++i) {
-        if (a.row_ptr[i + 1] < a.row_ptr[i]) {
-            fail(function, "row_ptr decreases at row " + str(i) + " (" + str(a.row_ptr[i]) +
-                               " then " + str(a.row_ptr[i + 1]) + ")");
-        }
+        if (a.row_ptr[i + 1] < a.row_ptr[i]) decreasing = std::min<std::int64_t>(decreasing, i);
     }
+    if (decreasing < a.rows) {
+        const auto i = static_cast<std::int32_t>(decreasing);
+        fail(function, "row_ptr decreases at row " + str(i) + " (" + str(a.row_ptr[i]) + " then " +
+                           str(a.row_ptr[i + 1]) + ")");
+    }
+    std::int64_t broken = a.rows;
+#pragma omp parallel for schedule(static) reduction(min : broken)
     for (std::int32_t i = 0; i < a.rows; ++i) {
-        for (std::int32_t k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k) {
-            if (a.col[k] < 0 || a.col[k] >= a.cols) {
-                fail(function, "row " + str(i) + ": column index " + str(a.col[k]) +
-                                   " out of range " + range(a.cols));
-            }
-            if (k > a.row_ptr[i] && a.col[k] <= a.col[k - 1]) {
-                fail(function, "row " + str(i) + ": columns not strictly increasing (" +
-                                   str(a.col[k]) + " after " + str(a.col[k - 1]) + ")");
-            }
-        }
+        if (!columns_valid(a, i)) broken = std::min<std::int64_t>(broken, i);
     }
+    if (broken < a.rows) fail_columns(function, a, static_cast<std::int32_t>(broken));
 }
 
 // Brings each row of `a` (row_ptr set, entries of a row contiguous but in any order) into CSR
@@ -139,17 +170,62 @@ void sort_and_merge_rows(CsrData<T>& a) {
     a.values.resize(static_cast<std::size_t>(out));
 }
 
-// One bit per diagonal d = j - i + rows - 1 in [0, rows + cols - 1) that holds an entry.
+// The distinct offsets j - i holding entries, ascending, found on every core: a flag per
+// diagonal d = j - i + rows - 1, read before it is set (so that the threads share the few lines
+// a banded matrix sets, instead of taking them from each other at every entry).
 template <typename T>
-std::vector<bool> occupied_diagonals(const CsrData<T>& a) {
-    std::vector<bool> occupied(
-        a.rows > 0 && a.cols > 0 ? static_cast<std::size_t>(a.rows) + a.cols - 1 : 0, false);
+std::vector<int> flagged_offsets(const CsrData<T>& a) {
+    const std::size_t diagonals =
+        a.rows > 0 && a.cols > 0 ? static_cast<std::size_t>(a.rows) + a.cols - 1 : 0;
+    std::vector<std::uint8_t> occupied(diagonals, 0);
+#pragma omp parallel for schedule(static)
     for (std::int32_t i = 0; i < a.rows; ++i) {
         for (std::int32_t k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k) {
-            occupied[static_cast<std::size_t>(std::int64_t{a.col[k]} - i + a.rows - 1)] = true;
+            std::atomic_ref<std::uint8_t> flag(
+                occupied[static_cast<std::size_t>(std::int64_t{a.col[k]} - i + a.rows - 1)]);
+            if (flag.load(std::memory_order_relaxed) == 0) flag.store(1, std::memory_order_relaxed);
         }
     }
-    return occupied;
+    std::vector<int> offsets;
+    for (std::size_t d = 0; d < diagonals; ++d) {
+        if (occupied[d] != 0) offsets.push_back(static_cast<int>(std::int64_t(d) - (a.rows - 1)));
+    }
+    return offsets;
+}
+
+// The same for a matrix of valid rows (check_csr): each thread keeps the few offsets its rows
+// hold in order, walked along each row as its columns rise, and the threads' lists are joined;
+// past `few` offsets in one list, the flags above count them.
+template <typename T>
+std::vector<int> occupied_offsets(const CsrData<T>& a) {
+    constexpr std::size_t few = 64;
+    std::vector<int> offsets;
+    bool many = false;
+#pragma omp parallel
+    {
+        std::vector<int> seen;  // ascending
+        bool over = false;
+#pragma omp for schedule(static) nowait
+        for (std::int32_t i = 0; i < a.rows; ++i) {
+            std::size_t d = 0;
+            for (std::int32_t k = a.row_ptr[i]; k < a.row_ptr[i + 1] && !over; ++k, ++d) {
+                const int offset = a.col[k] - i;
+                while (d < seen.size() && seen[d] < offset) ++d;
+                if (d < seen.size() && seen[d] == offset) continue;
+                over = seen.size() == few;
+                if (!over) seen.insert(seen.begin() + static_cast<std::ptrdiff_t>(d), offset);
+            }
+        }
+#pragma omp critical
+        {
+            many = many || over;
+            std::vector<int> joined;
+            std::set_union(offsets.begin(), offsets.end(), seen.begin(), seen.end(),
+                           std::back_inserter(joined));
+            offsets = std::move(joined);
+        }
+    }
+    return many || offsets.size() > few ? flagged_offsets(a) : offsets;
 }
 
 }  // namespace
@@ -376,7 +452,7 @@ EllData<T> to_ell(const CsrData<T>& csr) {
 }
 
 template <typename T>
-DiaData<T> to_dia(const CsrData<T>& csr, int max_diagonals) {
+DiaData<T> to_dia(const CsrData<T>& csr, int max_diagonals, DiaZeros zeros) {
     constexpr const char* function = "to_dia";
     check_csr(function, csr);
     if (csr.rows != csr.cols) {
@@ -387,17 +463,16 @@ DiaData<T> to_dia(const CsrData<T>& csr, int max_diagonals) {
 
     DiaData<T> dia;
     dia.n = csr.rows;
-    const std::vector<bool> occupied = occupied_diagonals(csr);
-    const auto diagonals = std::count(occupied.begin(), occupied.end(), true);
-    if (diagonals > max_diagonals) {
-        fail(function, "the matrix has " + str(diagonals) + " distinct diagonals, more than " +
+    dia.offsets = occupied_offsets(csr);
+    if (dia.offsets.size() > static_cast<std::size_t>(max_diagonals)) {
+        fail(function, "the matrix has " + str(static_cast<std::int64_t>(dia.offsets.size())) +
+                           " distinct diagonals, more than " +
                            "max_diagonals = " + str(max_diagonals));
     }
-    for (std::size_t d = 0; d < occupied.size(); ++d) {
-        if (occupied[d]) dia.offsets.push_back(static_cast<int>(std::int64_t(d) - (csr.rows - 1)));
-    }
-    dia.values.assign(dia.offsets.size() * static_cast<std::size_t>(dia.n), T(0));
+    resize_first_touched(dia.values, static_cast<std::size_t>(dia.n), dia.offsets.size());
+    const bool positive = zeros == DiaZeros::positive;
     // Columns rise along a row, so its offsets j - i rise too: one forward scan per row.
+#pragma omp parallel for schedule(static)
     for (std::int32_t i = 0; i < csr.rows; ++i) {
         const std::int32_t begin = csr.row_ptr[i];
         const std::int32_t end = csr.row_ptr[i + 1];
@@ -406,7 +481,8 @@ DiaData<T> to_dia(const CsrData<T>& csr, int max_diagonals) {
                  dia.offsets.begin();
         for (std::int32_t k = begin; k < end; ++k) {
             while (dia.offsets[d] < csr.col[k] - i) ++d;
-            dia.at(static_cast<int>(d), i) = csr.values[k];
+            const T value = csr.values[k];
+            dia.at(static_cast<int>(d), i) = positive && value == T(0) ? T(0) : value;
         }
     }
     return dia;
@@ -479,8 +555,7 @@ DiaData<T> transpose(const DiaData<T>& dia) {
 template <typename T>
 int count_diagonals(const CsrData<T>& csr) {
     check_csr("count_diagonals", csr);
-    const std::vector<bool> occupied = occupied_diagonals(csr);
-    return static_cast<int>(std::count(occupied.begin(), occupied.end(), true));
+    return static_cast<int>(occupied_offsets(csr).size());
 }
 
 template <typename To, typename From>
@@ -506,18 +581,18 @@ CsrData<To> convert_values(const CsrData<From>& csr) {
     return out;
 }
 
-#define SIMRUN_INSTANTIATE_CONVERSIONS(T)                                            \
-    template CsrData<T> to_csr(const CooData<T>& coo);                               \
-    template CsrData<T> to_csr(const DiaData<T>& dia, bool drop_zeros);              \
-    template CsrData<T> to_csr(const EllData<T>& ell);                               \
-    template CsrData<T> to_csr(const DenseData<T>& dense);                           \
-    template CooData<T> to_coo(const CsrData<T>& csr);                               \
-    template EllData<T> to_ell(const CsrData<T>& csr);                               \
-    template DiaData<T> to_dia(const CsrData<T>& csr, int max_diagonals);            \
-    template DenseData<T> to_dense(const CsrData<T>& csr, std::int64_t max_entries); \
-    template CsrData<T> transpose(const CsrData<T>& csr);                            \
-    template DiaData<T> transpose(const DiaData<T>& dia);                            \
-    template void check_dia(const char* function, const DiaData<T>& dia);            \
+#define SIMRUN_INSTANTIATE_CONVERSIONS(T)                                                 \
+    template CsrData<T> to_csr(const CooData<T>& coo);                                    \
+    template CsrData<T> to_csr(const DiaData<T>& dia, bool drop_zeros);                   \
+    template CsrData<T> to_csr(const EllData<T>& ell);                                    \
+    template CsrData<T> to_csr(const DenseData<T>& dense);                                \
+    template CooData<T> to_coo(const CsrData<T>& csr);                                    \
+    template EllData<T> to_ell(const CsrData<T>& csr);                                    \
+    template DiaData<T> to_dia(const CsrData<T>& csr, int max_diagonals, DiaZeros zeros); \
+    template DenseData<T> to_dense(const CsrData<T>& csr, std::int64_t max_entries);      \
+    template CsrData<T> transpose(const CsrData<T>& csr);                                 \
+    template DiaData<T> transpose(const DiaData<T>& dia);                                 \
+    template void check_dia(const char* function, const DiaData<T>& dia);                 \
     template int count_diagonals(const CsrData<T>& csr);
 
 SIMRUN_INSTANTIATE_CONVERSIONS(float)

@@ -34,6 +34,23 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
+// The operator in the plan's format from CSR rows. A DIA or stencil operator is made from DIA
+// rows converted once, which `rows` keeps for the steps' set-up (a multigrid hierarchy starts
+// from them: no copy back from the back-end); zeros are +0 in stencil storage, as its host_data
+// gives them.
+template <typename T>
+std::unique_ptr<LinearOperator<T>> operator_from_csr(std::shared_ptr<const Backend> backend,
+                                                     const CsrData<T>& matrix, Format format,
+                                                     std::optional<DiaData<T>>& rows) {
+    if (format != Format::dia && format != Format::stencil) {
+        return make_operator(std::move(backend), matrix, format);
+    }
+    const bool stencil = format == Format::stencil;
+    rows = to_dia(matrix, 64, stencil ? DiaZeros::positive : DiaZeros::as_given);
+    return std::make_unique<DiaMatrix<T>>(std::move(backend), *rows,
+                                          stencil ? DiaStorage::stencil : DiaStorage::general);
+}
+
 bool uses_multigrid(const SolverStep& step) {
     return step.preconditioner == PreconditionerKind::multigrid;
 }
@@ -64,9 +81,12 @@ LinearSystemSolver<T>::LinearSystemSolver(std::shared_ptr<const Backend> backend
             "a CSR matrix is not split over ranks: give each rank its block's DIA rows");
     }
     from_csr_ = true;
-    operator_ = make_operator(backend_, *host_, plan_.format);
+    std::optional<DiaData<T>> rows;
+    operator_ = operator_from_csr(backend_, *host_, plan_.format, rows);
     built_.resize(1 + plan_.fallbacks.size());
+    construction_matrix_ = rows ? &*rows : nullptr;
     method(0);
+    construction_matrix_ = nullptr;
 }
 
 template <typename T>
@@ -246,19 +266,24 @@ typename LinearSystemSolver<T>::UpdateTimes LinearSystemSolver<T>::update_values
     }
     // Made before anything goes: where it fails the solver keeps its old values.
     const auto start = std::chrono::steady_clock::now();
-    std::unique_ptr<LinearOperator<T>> made = make_operator(backend_, matrix, plan_.format);
+    std::optional<DiaData<T>> rows;
+    std::unique_ptr<LinearOperator<T>> made =
+        operator_from_csr(backend_, matrix, plan_.format, rows);
     backend_->synchronize();
     const double operator_seconds = seconds_since(start);
     const auto steps_start = std::chrono::steady_clock::now();
     retire_steps();
     host_ = std::move(matrix);
     operator_ = std::move(made);
+    construction_matrix_ = rows ? &*rows : nullptr;
     try {
         method(0);
     } catch (...) {
+        construction_matrix_ = nullptr;
         refreshed_.clear();
         throw;
     }
+    construction_matrix_ = nullptr;
     refreshed_.clear();
     backend_->synchronize();
     return {operator_seconds, seconds_since(steps_start)};

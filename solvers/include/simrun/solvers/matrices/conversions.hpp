@@ -30,9 +30,14 @@ template <typename T>
 CooData<T> to_coo(const CsrData<T>& csr);
 template <typename T>
 EllData<T> to_ell(const CsrData<T>& csr);
+// How to_dia stores an entry equal to zero: as it is (-0 stays -0), or as +0, as stencil storage
+// gives it back (DiaMatrix::host_data), so that a hierarchy made from either form is the same.
+enum class DiaZeros { as_given, positive };
 // Square matrices only. Throws when the matrix has more than max_diagonals distinct diagonals.
+// Slots without an entry are +0.
 template <typename T>
-DiaData<T> to_dia(const CsrData<T>& csr, int max_diagonals = 64);
+DiaData<T> to_dia(const CsrData<T>& csr, int max_diagonals = 64,
+                  DiaZeros zeros = DiaZeros::as_given);
 // The most entries (rows x cols) a dense matrix is made with: 2^24, 128 MB in double.
 inline constexpr std::int64_t dense_max_entries = std::int64_t{1} << 24;
 // Throws when rows * cols exceeds max_entries.

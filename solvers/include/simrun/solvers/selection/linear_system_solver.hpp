@@ -109,6 +109,9 @@ public:
     // V(1,1) symmetric red-black Gauss-Seidel"); empty otherwise.
     std::string preconditioner_details() const;
     const LinearOperator<T>& matrix() const { return *operator_; }
+    // The CSR rows the solver was made from, or last given to update_values; null where it was
+    // made from DIA rows or a split block.
+    const CsrData<T>* csr_rows() const { return from_csr_ ? &*host_ : nullptr; }
     const std::shared_ptr<const Backend>& backend() const { return backend_; }
 
 private:
@@ -147,7 +150,8 @@ private:
     mutable std::vector<std::unique_ptr<Built>> built_;     // per step of the chain
     mutable Array<T> initial_;                              // the initial guess of a solve
     mutable Array<T> residual_;                             // b - A x, recomputed
-    // The host DIA matrix while the constructor builds the first step, else null.
+    // The host DIA matrix while the constructor or update_values builds the first step, else
+    // null.
     const DiaData<T>* construction_matrix_ = nullptr;
     // Over ranks, with multigrid in the chain: this rank's block of rows as given (the
     // couplings to the neighbours' rows included), which a hierarchy over ranks starts from.
