@@ -244,7 +244,8 @@ json run_case(const Context& context, const MatrixUnderTest& matrix, solvers::Me
     solvers::SolveReport report;
     // Device memory of the solve: the matrix in its format, b, x and the method's workspace,
     // measured (where the back-end has memory of its own) after the warm-up solve; from 4M rows
-    // on, where the driver's 2 MiB pages round each array by under 0.5 bytes per row.
+    // on, where the rounding of each array (the pool's, the driver's pages) is under 0.5 bytes
+    // per row.
     const std::optional<std::size_t> memory_before =
         a.rows >= (std::int32_t{1} << 22) ? backend->device_bytes_in_use() : std::nullopt;
     std::optional<double> device_bytes_per_unknown;

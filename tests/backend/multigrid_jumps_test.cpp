@@ -162,8 +162,8 @@ TEST(MultigridJumps, TheCoarsestSolveDoesNotTakeBadlyScaledRowsForSingular) {
     EXPECT_THROW(multigrid::invert_coarsest(t.csr()), MultigridSetupError);
 }
 
-// The coarsest inverse eliminates its rows on every thread: the bits of one thread's, and A A^-1
-// = I, on a jumping 17 x 17 level (289 points: eliminated in parallel).
+// The coarsest inverse solves for its columns on every thread: the bits of one thread's, and
+// A A^-1 = I, on a jumping 17 x 17 level (289 points: solved in parallel).
 TEST(MultigridJumps, TheCoarsestInverseOnEveryThreadIsOneThreadsToTheBit) {
     const CsrData<double> a = to_csr(poisson_matrix(17, checkerboard(1000, false)));
     const int threads = omp_get_max_threads();
@@ -184,6 +184,37 @@ TEST(MultigridJumps, TheCoarsestInverseOnEveryThreadIsOneThreadsToTheBit) {
         }
     }
     EXPECT_LT(worst, 1e-10);
+}
+
+// Rows that need the pivots: the 5-point Laplacian on 12 x 12 points with each even row swapped
+// with the next (A = P T), so that A's diagonal holds T's couplings and the LU must swap rows
+// back within the band; A A^-1 = I to T's conditioning (the inverse is T^-1 P^T).
+TEST(MultigridJumps, TheCoarsestInverseSwapsRowsWithinTheBand) {
+    const std::int32_t m = 12, n = m * m;
+    testing::TripletBuilder t(n);
+    for (std::int32_t i = 0; i < n; ++i) {
+        const std::int32_t row = i % 2 == 0 ? i + 1 : i - 1;  // T's row i is A's row `row`
+        const std::int32_t x = i % m, y = i / m;
+        t.add(row, i, 4.0);
+        if (x > 0) t.add(row, i - 1, -1.0);
+        if (x + 1 < m) t.add(row, i + 1, -1.0);
+        if (y > 0) t.add(row, i - m, -1.0);
+        if (y + 1 < m) t.add(row, i + m, -1.0);
+    }
+    const CsrData<double> a = t.csr();
+    const multigrid::CoarsestInverse inverse = multigrid::invert_coarsest(a);
+    EXPECT_FALSE(inverse.singular);
+    double worst = 0;
+    for (std::int32_t i = 0; i < n; ++i) {
+        for (std::int32_t j = 0; j < n; ++j) {
+            double sum = 0;
+            for (std::int32_t k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k) {
+                sum += a.values[static_cast<std::size_t>(k)] * inverse.inverse.at(a.col[k], j);
+            }
+            worst = std::max(worst, std::abs(sum - (i == j ? 1.0 : 0.0)));
+        }
+    }
+    EXPECT_LT(worst, 1e-13);
 }
 
 // On the aligned checkerboard the face along a grid line between two squares takes one side's

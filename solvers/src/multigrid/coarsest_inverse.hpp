@@ -13,9 +13,9 @@ struct CoarsestInverse {
     bool singular = false;
 };
 
-// Gauss-Jordan elimination with partial pivoting, in double, on A scaled to a unit diagonal (the
-// test for a vanishing pivot does not depend on the rows' scales). Throws MultigridSetupError
-// when A is singular beyond a one-dimensional null space of constants.
+// LU factors with partial pivoting on A's band, in double, on A scaled to a unit diagonal (the
+// test for a vanishing pivot does not depend on the rows' scales), then the inverse's columns.
+// Throws MultigridSetupError when A is singular beyond a one-dimensional null space of constants.
 CoarsestInverse invert_coarsest(const CsrData<double>& a);
 
 }  // namespace simrun::solvers::multigrid

@@ -1,9 +1,12 @@
 #include "cuda_backend.hpp"
 
+#include <cstdint>
 #include <memory>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 #include "cuda_check.hpp"
 #include "simrun/solvers/base/cuda_interop.hpp"
@@ -24,6 +27,18 @@ CudaBackend::CudaBackend(int device, std::shared_ptr<const Communicator> communi
     for (auto& join : join_events_) {
         SIMRUN_CUDA_CHECK(cudaEventCreateWithFlags(&join, cudaEventDisableTiming));
     }
+    // Arrays come from a pool of the back-end's own in the stream's order, and what is freed
+    // stays in it for the next allocation (no release threshold) until the back-end goes: a
+    // set-up that makes and frees a few dozen arrays a level then pays neither cudaMalloc's nor
+    // cudaFree's device-wide wait, and other libraries' allocations (CuPy's) are not starved by
+    // a pool they share.
+    cudaMemPoolProps properties{};
+    properties.allocType = cudaMemAllocationTypePinned;
+    properties.location.type = cudaMemLocationTypeDevice;
+    properties.location.id = device_;
+    SIMRUN_CUDA_CHECK(cudaMemPoolCreate(&pool_, &properties));
+    std::uint64_t keep_all = ~std::uint64_t{0};
+    SIMRUN_CUDA_CHECK(cudaMemPoolSetAttribute(pool_, cudaMemPoolAttrReleaseThreshold, &keep_all));
 }
 
 CudaBackend::~CudaBackend() {
@@ -35,6 +50,9 @@ CudaBackend::~CudaBackend() {
     cudaFree(halo_waited_ns_);
     for (void* buffer : retired_halo_buffers_) cudaFree(buffer);
     cudaFree(reduction_scratch_);
+    free_deferred();
+    cudaStreamSynchronize(stream_);
+    cudaMemPoolDestroy(pool_);  // its memory back to the device
     cudaStreamDestroy(stream_);
 }
 
@@ -45,21 +63,61 @@ std::string CudaBackend::description() const {
            std::to_string(properties.major) + std::to_string(properties.minor) + ")";
 }
 
+namespace {
+
+bool capturing(cudaStream_t stream) {
+    cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+    return cudaStreamIsCapturing(stream, &status) == cudaSuccess &&
+           status != cudaStreamCaptureStatusNone;
+}
+
+}  // namespace
+
+// Usable in the stream's order (every use of an array is on the stream, or after waiting
+// for it); freed in the same order. Never while the stream's work is recorded (record()): the
+// allocation would be a node of the graph, made at each launch.
 void* CudaBackend::allocate(std::size_t bytes) const {
+    if (bytes == 0) return nullptr;
+    if (capturing(stream_)) {
+        throw std::logic_error("CudaBackend: an array allocated while the stream is recorded");
+    }
+    free_deferred();
     void* pointer = nullptr;
-    SIMRUN_CUDA_CHECK(cudaMalloc(&pointer, bytes));
+    SIMRUN_CUDA_CHECK(cudaMallocFromPoolAsync(&pointer, bytes, pool_, stream_));
     return pointer;
 }
 
-void CudaBackend::release(void* pointer) const noexcept { cudaFree(pointer); }
+// An array that goes while the stream is recorded is freed after the recording (a free recorded
+// would run at every launch of the graph).
+void CudaBackend::release(void* pointer) const noexcept {
+    if (pointer == nullptr) return;
+    if (capturing(stream_)) {
+        const std::lock_guard lock(deferred_mutex_);
+        deferred_frees_.push_back(pointer);
+        return;
+    }
+    cudaFreeAsync(pointer, stream_);
+}
+
+void CudaBackend::free_deferred() const noexcept {
+    std::vector<void*> frees;
+    {
+        const std::lock_guard lock(deferred_mutex_);
+        frees.swap(deferred_frees_);
+    }
+    for (void* pointer : frees) cudaFreeAsync(pointer, stream_);
+}
 
 // Total minus free memory of the device, as the driver reports it (allocations are counted
-// in its pages, so this is what they really take).
+// in its pages, so this is what they really take), less what the pool keeps of arrays freed.
 std::optional<std::size_t> CudaBackend::device_bytes_in_use() const {
     synchronize();
     std::size_t free = 0, total = 0;
     SIMRUN_CUDA_CHECK(cudaMemGetInfo(&free, &total));
-    return total - free;
+    std::uint64_t reserved = 0, used = 0;
+    SIMRUN_CUDA_CHECK(cudaMemPoolGetAttribute(pool_, cudaMemPoolAttrReservedMemCurrent, &reserved));
+    SIMRUN_CUDA_CHECK(cudaMemPoolGetAttribute(pool_, cudaMemPoolAttrUsedMemCurrent, &used));
+    return total - free - static_cast<std::size_t>(reserved - used);
 }
 
 // Pinned for every context (portable), so a pipeline thread may allocate it; cudaHostAlloc

@@ -6,6 +6,7 @@
 
 #include <array>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -54,6 +55,8 @@ public:
     // than at once: a neighbour may not have closed its mapping of it yet, and CUDA leaves
     // freeing memory that another process maps undefined.
     void retire_halo_buffer(void* buffer) const { retired_halo_buffers_.push_back(buffer); }
+    // The frees release() deferred while the stream was recorded, issued now.
+    void free_deferred() const noexcept;
 
     cudaStream_t stream() const { return stream_; }
     int device() const { return device_; }
@@ -84,6 +87,10 @@ protected:
 private:
     int device_;
     cudaStream_t stream_ = nullptr;
+    cudaMemPool_t pool_ = nullptr;  // the back-end's own, which allocate() draws from
+    // Arrays released while the stream was recorded, freed at the next allocation or at the end.
+    mutable std::mutex deferred_mutex_;
+    mutable std::vector<void*> deferred_frees_;
     void* reduction_scratch_ = nullptr;
     void* host_result_ = nullptr;
     std::array<cudaStream_t, aux_stream_count> aux_streams_{};

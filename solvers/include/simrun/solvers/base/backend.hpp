@@ -107,8 +107,9 @@ public:
     }
     // Waits until all work issued to this back-end has finished.
     virtual void synchronize() const = 0;
-    // Bytes of the device's memory in use (by every user of the device), where the back-end
-    // has memory of its own: what a set-up costs is the difference before and after it.
+    // Bytes of the device's memory in use (by every user of the device, less what the back-end's
+    // pool keeps of arrays freed), where the back-end has memory of its own: what a set-up
+    // costs is the difference before and after it.
     virtual std::optional<std::size_t> device_bytes_in_use() const { return std::nullopt; }
     // Records, without running it, the work `issue` issues to this back-end (kernels and
     // device copies, no host waits), to be run as one unit: on CUDA a graph, which starts a

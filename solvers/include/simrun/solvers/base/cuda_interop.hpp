@@ -22,7 +22,9 @@ CudaStream cuda_stream(const Backend& backend);
 int cuda_device(const Backend& backend);
 
 // The device pointer of `array`'s values (null where it holds none), on cuda_device of its
-// back-end, for work issued on cuda_stream. Throws as cuda_stream.
+// back-end, for work issued on cuda_stream (or after waiting for it: the memory is the stream's,
+// allocated and freed in its order, and may serve another array as soon as this one goes).
+// Throws as cuda_stream.
 template <typename T>
 T* cuda_pointer(Array<T>& array) {
     static_cast<void>(cuda_stream(array.backend()));
