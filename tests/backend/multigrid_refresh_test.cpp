@@ -212,11 +212,43 @@ TEST(MultigridRefresh, UpdatedSolverSolvesAsANewOneOnTheNewValues) {
         EXPECT_THROW(updated.update_values(time_step_rows(diffusion({33, 33, 1}, 2, unit_k), 1.0)),
                      std::invalid_argument);
     }
-    // A solver built from CSR rows takes no new DIA values.
-    LinearSystemSolver<double> from_csr(
-        backend, to_csr(before),
-        plan_solver(analyze(before), SolverRequest::parse("cg", "jacobi", "csr")), parameters);
+    // From CSR rows: the same, on their pattern; no new DIA values.
+    SolverRequest request = SolverRequest::parse("cg", "multigrid", "stencil");
+    request.grid = box;
+    const SolverPlan plan = plan_solver(analyze(before), request);
+    LinearSystemSolver<double> from_csr(backend, to_csr(before), plan, parameters);
+    from_csr.update_values(to_csr(after));
+    const Solved fresh =
+        solve(LinearSystemSolver<double>(backend, to_csr(after), plan, parameters), b);
+    const Solved now = solve(from_csr, b);
+    EXPECT_EQ(now.x, fresh.x);
+    EXPECT_EQ(now.iterations, fresh.iterations);
     EXPECT_THROW(from_csr.update_values(after), std::logic_error);
+}
+
+TEST(MultigridRefresh, AFailedUpdateLeavesTheSolverToBeBuiltAtTheNextSolve) {
+    const auto backend = test_backend();
+    SIMRUN_SKIP_WITHOUT_BACKEND(backend);
+    const GridBox box{2, {33, 33, 1}};
+    const DiaData<double> good = time_step_rows(diffusion({33, 33, 1}, 2, unit_k), 1e-2);
+    SolverRequest request = SolverRequest::parse("cg", "multigrid", "dia");
+    request.grid = box;
+    const SolverPlan plan = plan_solver(analyze(good), request);
+    MethodParameters parameters;
+    parameters.criteria.relative_tolerance = 1e-10;
+    LinearSystemSolver<double> solver(backend, good, plan, parameters);
+    // A row without a positive diagonal entry: the operator takes it, the hierarchy refuses it
+    // (naming the row), and so does the next solve, which builds the steps again.
+    DiaData<double> bad = good;
+    bad.at(bad.find_diagonal(0), 17 + 33 * 16) = 0.0;
+    EXPECT_THROW(solver.update_values(bad), std::invalid_argument);
+    const std::vector<double> b(static_cast<std::size_t>(good.n), 1.0);
+    EXPECT_THROW(solve(solver, b), std::invalid_argument);
+    // Good values again: it solves as a new solver does.
+    solver.update_values(good);
+    const Solved now = solve(solver, b);
+    EXPECT_TRUE(now.converged);
+    EXPECT_EQ(now.x, solve(LinearSystemSolver<double>(backend, good, plan, parameters), b).x);
 }
 
 }  // namespace

@@ -28,8 +28,6 @@ std::int64_t SolveReport::total_iterations() const {
 
 namespace {
 
-// Over ranks, the steps that start from the block as given (its couplings to the other ranks'
-// rows included): multigrid's hierarchy (from a grid's slabs) and BiCG's transpose.
 double seconds_since(std::chrono::steady_clock::time_point start) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
@@ -51,6 +49,8 @@ std::unique_ptr<LinearOperator<T>> operator_from_csr(std::shared_ptr<const Backe
                                           stencil ? DiaStorage::stencil : DiaStorage::general);
 }
 
+// Over ranks, the steps that start from the block as given (its couplings to the other ranks'
+// rows included): multigrid's hierarchy (from a grid's slabs) and BiCG's transpose.
 bool uses_multigrid(const SolverStep& step) {
     return step.preconditioner == PreconditionerKind::multigrid;
 }
@@ -188,7 +188,12 @@ void LinearSystemSolver<T>::build(DiaData<T> matrix, std::optional<OutsideCoupli
     } else {
         construction_matrix_ = &matrix;
     }
-    method(0);
+    try {
+        method(0);
+    } catch (...) {
+        construction_matrix_ = nullptr;  // (update_values keeps the object: no dangling rows)
+        throw;
+    }
     construction_matrix_ = nullptr;
     // The copies of the block stay only for a fallback that will need them.
     const auto later = [&](bool (*uses)(const SolverStep&)) {

@@ -89,8 +89,11 @@ public:
     // (I/dt - L): DIA rows of the DIA constructor's size and diagonals, or CSR rows of the CSR
     // constructor's pattern (row pointers and columns). The plan stays (method, preconditioner,
     // format, fallbacks; nothing is analysed again); the operator is uploaded again and the steps
-    // built so far are made again from it, a multigrid hierarchy on one process without deciding
-    // anything again (MultigridHierarchy::refresh). Collective over ranks. Throws
+    // built so far are made again from it, the first step's multigrid hierarchy on one process
+    // without deciding anything again (MultigridHierarchy::refresh; a fallback's is built anew
+    // when first needed). The plan is trusted, not checked: the new values must keep what it was
+    // chosen for (symmetry for CG; constants in the null space where it removes them; the same
+    // empty rows). Collective over ranks. Throws
     // std::logic_error for a solver built otherwise (from a split block or a part's rows),
     // std::invalid_argument where the rows differ or no longer fit the plan's format (stencil
     // storage of rows whose coefficients are no longer constant: the old values stay), and what
@@ -98,7 +101,7 @@ public:
     // Returns the seconds of its two parts (the back-end synchronised after each).
     struct UpdateTimes {
         double operator_seconds = 0;  // the rows converted to the plan's format and uploaded
-        double steps_seconds = 0;     // the first step's preconditioner and method made again
+        double steps_seconds = 0;     // the old steps released, the first step's made again
     };
     UpdateTimes update_values(DiaData<T> matrix);
     UpdateTimes update_values(CsrData<T> matrix);
