@@ -1,6 +1,7 @@
 """simrun.solve: a sparse system solved by simrun's solver layer, as `simrun solve` does."""
 
 import json
+import math
 import numbers
 
 import numpy as np
@@ -120,10 +121,13 @@ def _vector(v, n, what, name):
     if array.shape[0] != n:
         raise InputError(f"{what} has {array.shape[0]} entries, the matrix has {n} rows")
     array = np.ascontiguousarray(array, dtype=np.float64)
-    finite = np.isfinite(array)
-    if not finite.all():
-        raise InputError(f"{what} has a value that is not finite at index "
-                         f"{int(np.argmin(finite))}")
+    # A finite sum has finite terms (one pass, nothing allocated); a sum that is not (a value
+    # that is not finite, or an overflow) has each entry checked.
+    if not math.isfinite(float(np.add.reduce(array))):
+        finite = np.isfinite(array)
+        if not finite.all():
+            raise InputError(f"{what} has a value that is not finite at index "
+                             f"{int(np.argmin(finite))}")
     return array
 
 

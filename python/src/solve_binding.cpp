@@ -14,6 +14,7 @@
 #include <limits>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -34,11 +35,6 @@ namespace {
 
 template <typename T>
 using Vector = py::array_t<T, py::array::c_style | py::array::forcecast>;
-
-template <typename T>
-std::vector<T> copied(const Vector<T>& array) {
-    return std::vector<T>(array.data(), array.data() + array.size());
-}
 
 // An integer keyword argument (checked to be an integer by the front), or InputError naming
 // it, what it must be (`range`) and its value where it does not even fit in 64 bits (its
@@ -275,10 +271,12 @@ private:
     std::chrono::steady_clock::time_point next_ = std::chrono::steady_clock::now() + interval;
 };
 
-// Returns (x, the report as JSON text).
+// Returns (x, the report as JSON text). b and x0 are read where they lie; x is the solver's
+// vector, handed to NumPy (no copy).
 py::tuple solve(const front_end::SystemSolver& solver, const Vector<double>& b,
                 const Vector<double>& x0) {
-    const std::vector<double> b_values = copied(b), x0_values = copied(x0);
+    const std::span<const double> b_values(b.data(), static_cast<std::size_t>(b.size()));
+    const std::span<const double> x0_values(x0.data(), static_cast<std::size_t>(x0.size()));
     front_end::SystemSolution solution;
     PythonSignals signals;
     {
@@ -286,8 +284,10 @@ py::tuple solve(const front_end::SystemSolver& solver, const Vector<double>& b,
         solution = solver.solve(b_values, x0_values, std::ref(signals));
     }
     signals.raise_if_interrupted();
-    Vector<double> x(static_cast<py::ssize_t>(solution.x.size()));
-    std::copy(solution.x.begin(), solution.x.end(), x.mutable_data());
+    auto* values = new std::vector<double>(std::move(solution.x));
+    const py::capsule owner(values,
+                            [](void* kept) { delete static_cast<std::vector<double>*>(kept); });
+    Vector<double> x(static_cast<py::ssize_t>(values->size()), values->data(), owner);
     return py::make_tuple(std::move(x), solution.json.dump());
 }
 

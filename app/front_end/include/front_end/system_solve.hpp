@@ -7,6 +7,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -66,7 +67,7 @@ public:
     // device_vectors. The solution's analysis_seconds is 0 and its setup_seconds the vectors'
     // upload: the object's own (below) were paid once, at construction.
     // `interrupted` (may be empty) is asked between batches of iterations.
-    SystemSolution solve(const std::vector<double>& b, const std::vector<double>& x0,
+    SystemSolution solve(std::span<const double> b, std::span<const double> x0,
                          const InterruptHook& interrupted = {}) const;
     // The same with b and x in the CUDA device's memory (another library's arrays of n values
     // in settings.precision's type: double or float): b is read and x (x0 on entry) written where
