@@ -45,35 +45,42 @@ Stencil<T> constant_coefficients(const DiaData<T>& a) {
     if (main < 0) throw refuse("no main diagonal");
     Stencil<T> stencil{std::vector<T>(static_cast<std::size_t>(diagonals), T(0)),
                        std::vector<std::uint8_t>(static_cast<std::size_t>(a.n), 0)};
-    // Identity rows hold their 1 apart from the main diagonal's constant.
-    std::vector<std::uint8_t> identity(static_cast<std::size_t>(a.n), 0);
-    bool any_identity = false;
-#pragma omp parallel for schedule(static) reduction(|| : any_identity)
-    for (std::int64_t i = 0; i < a.n; ++i) {
-        if (identity_row(a, main, i)) {
-            identity[static_cast<std::size_t>(i)] = 1;
-            any_identity = true;
-        }
-    }
     // Each diagonal's constant: its first value, in row order, of a row that is no identity row
-    // and whose column is in the matrix, that is not zero.
+    // (identity rows hold their 1 apart from the main diagonal's constant) and whose column is
+    // in the matrix, that is not zero.
     const auto counts = [&](int d, std::int64_t i) {
         const std::int64_t j = i + a.offsets[static_cast<std::size_t>(d)];
-        return j >= 0 && j < a.n && identity[static_cast<std::size_t>(i)] == 0;
+        return j >= 0 && j < a.n;
     };
     for (int d = 0; d < diagonals; ++d) {
         for (std::int64_t i = 0; i < a.n; ++i) {
-            if (!counts(d, i) || a.at(d, i) == T(0)) continue;
+            if (!counts(d, i) || a.at(d, i) == T(0) || identity_row(a, main, i)) continue;
             stencil.constants[static_cast<std::size_t>(d)] = a.at(d, i);
             break;
         }
     }
-    // Every row's mask on every core, and per diagonal the first row that breaks the stencil
-    // (another value, NaN among them, or a zero on the main diagonal).
+    // An identity row's mask: the main diagonal, and a flag where its 1 is not the main
+    // diagonal's constant (a main diagonal of identity rows alone takes 1).
+    const T main_constant = stencil.constants[static_cast<std::size_t>(main)] == T(0)
+                                ? T(1)
+                                : stencil.constants[static_cast<std::size_t>(main)];
+    const unsigned flag = main_constant == T(1) ? 0u : stencil_unit_row;
+    const auto unit_mask = static_cast<std::uint8_t>((1u << main) | flag);
+    // Every row's mask in one pass on every core, and per diagonal the first row that breaks the
+    // stencil (another value, NaN among them, or a zero on the main diagonal).
     std::int64_t first_bad[max_stencil_diagonals];
     std::fill(std::begin(first_bad), std::end(first_bad), a.n);
-#pragma omp parallel for schedule(static) reduction(min : first_bad[:max_stencil_diagonals])
+    bool any_identity = false;
+#pragma omp parallel for schedule(static) reduction(min                                  \
+                                                    : first_bad[:max_stencil_diagonals]) \
+    reduction(||                                                                         \
+              : any_identity)
     for (std::int64_t i = 0; i < a.n; ++i) {
+        if (identity_row(a, main, i)) {
+            stencil.masks[static_cast<std::size_t>(i)] = unit_mask;
+            any_identity = true;
+            continue;
+        }
         std::uint8_t mask = 0;
         for (int d = 0; d < diagonals; ++d) {
             if (!counts(d, i)) continue;
@@ -96,20 +103,11 @@ Stencil<T> constant_coefficients(const DiaData<T>& a) {
         throw refuse((a.at(d, i) == T(0) ? "a zero diagonal entry" : "another value") + at);
     }
     if (!any_identity) return stencil;
-    T& main_constant = stencil.constants[static_cast<std::size_t>(main)];
-    if (main_constant == T(0)) main_constant = T(1);  // identity rows alone
-    // An identity row whose 1 is the main diagonal's constant needs no flag.
-    const unsigned flag = main_constant == T(1) ? 0u : stencil_unit_row;
+    stencil.constants[static_cast<std::size_t>(main)] = main_constant;
     if (flag != 0 && diagonals >= 8) {
         throw refuse("identity rows beside a main diagonal of " +
                      std::to_string(static_cast<double>(main_constant)) +
                      " need a spare mask bit, which 8 diagonals leave none of");
-    }
-    const auto unit_mask = static_cast<std::uint8_t>((1u << main) | flag);
-#pragma omp parallel for schedule(static)
-    for (std::int64_t i = 0; i < a.n; ++i) {
-        if (identity[static_cast<std::size_t>(i)])
-            stencil.masks[static_cast<std::size_t>(i)] = unit_mask;
     }
     return stencil;
 }
@@ -127,8 +125,7 @@ void check_offsets(const std::vector<int>& offsets, std::int64_t n) {
         }
         if (n > 0 && (offsets[d] <= -n || offsets[d] >= n)) {
             throw std::invalid_argument("DIA matrix: offset " + std::to_string(offsets[d]) +
-                                        " is outside the matrix of " + std::to_string(n) +
-                                        " rows");
+                                        " is outside the matrix of " + std::to_string(n) + " rows");
         }
     }
 }
