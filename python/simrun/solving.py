@@ -226,11 +226,14 @@ class Solver:
         """New values for A on the same pattern (its shape and the places of its entries), as
         a time step of another size gives (I/dt - L): the analysis and the plan stay (method,
         preconditioner, format), and the solvers made so far take the values, a multigrid
-        hierarchy made again as it was decided (nothing measured again). Returns the seconds
-        it took, summed over the solvers made so far (one for NumPy vectors, one for CuPy's):
-        {"seconds", "operator_seconds" (A in the solver's format, uploaded), "setup_seconds"
-        (its preconditioner and method)}. InputError where A is not on the pattern (the Solver
-        unchanged)."""
+        hierarchy made again as it was decided (nothing measured again). The new values are
+        analysed for what the plan rests on (symmetry, a positive diagonal, rows summing to
+        zero, empty rows). Returns the seconds it took, summed over the solvers made so far
+        (one for NumPy vectors, one for CuPy's): {"seconds", "operator_seconds" (A in the
+        solver's format, uploaded), "setup_seconds" (its preconditioner and method)}.
+        InputError where A is not on the pattern or changes what the plan rests on (the Solver
+        unchanged); where a solver's set-up fails on the new values, the Solver keeps the old
+        ones and makes its solvers again at the next solve."""
         csr, checked = _csr(A, checked=True)
         rows, indptr, indices, _ = self._csr
         if csr[0] != rows or not (np.array_equal(csr[1], indptr) and
@@ -239,13 +242,19 @@ class Solver:
                              f"({rows} rows, {indices.size} entries at the same places): make "
                              f"a new Solver for another matrix")
         seconds = {"seconds": 0.0, "operator_seconds": 0.0, "setup_seconds": 0.0}
-        for solver in self._built.values():
-            if checked is not None:  # the checked copy, to the first solver
-                spent, checked = solver.update_checked(checked), None
-            else:
-                spent = solver.update(*csr)
-            for key, value in spent.items():
-                seconds[key] += value
+        try:
+            for solver in self._built.values():
+                if checked is not None:  # the checked copy, to the first solver
+                    spent, checked = solver.update_checked(checked), None
+                else:
+                    spent = solver.update(*csr)
+                for key, value in spent.items():
+                    seconds[key] += value
+        except InputError:
+            raise  # refused before any solver took the values
+        except Exception:
+            self._built = {}  # made again from the old values at the next solve
+            raise
         self._matrix, self._csr, self._matrix_on_device = A, csr, None
         if not self._built:
             self._checked = checked

@@ -137,8 +137,11 @@ def test_a_solver_takes_new_values_on_its_pattern():
     eye = sp.identity(a.shape[0], format="csr")
     before, after = (eye + 1e-3 * a).tocsr(), (eye + 1e-1 * a).tocsr()
     b = np.random.default_rng(5).standard_normal(a.shape[0])
-    solver = simrun.Solver(before, grid=(m, m), backend="cpu", rtol=1e-10)
+    # (Multigrid named: the refresh of its hierarchy is what is tested.)
+    solver = simrun.Solver(before, grid=(m, m), backend="cpu", rtol=1e-10, method="cg",
+                           preconditioner="multigrid")
     _, first = solver.solve(b)
+    assert first["preconditioner"] == "multigrid"
     seconds = solver.update(after)
     assert seconds["seconds"] >= seconds["operator_seconds"] + seconds["setup_seconds"] > 0
     x, info = solver.solve(b)
@@ -157,7 +160,27 @@ def test_a_solver_takes_new_values_on_its_pattern():
         solver.update(poisson_2d(32))
     with pytest.raises(simrun.InputError, match="not on the pattern"):
         solver.update((after + sp.csr_matrix(([1.0], ([0], [5])), shape=after.shape)).tocsr())
+    # Values on the pattern that change what the plan rests on (symmetry, for CG) are refused.
+    skew = after.copy()
+    skew.data = skew.data * (1.0 + 0.1 * (skew.indices > np.repeat(np.arange(m * m),
+                                                                  np.diff(skew.indptr))))
+    with pytest.raises(simrun.InputError, match="symmetric -> not symmetric"):
+        solver.update(skew)
     x_again, _ = solver.solve(b)
+    np.testing.assert_array_equal(x_again, x)
+
+
+def test_a_float_solver_refuses_new_values_beyond_single_precision():
+    a = poisson_2d(16)
+    b = np.ones(a.shape[0])
+    solver = simrun.Solver(a, backend="cpu", precision="float")
+    x, info = solver.solve(b)
+    # Finite in double, but not in float at the scale the first values set.
+    with pytest.raises(simrun.InputError, match="do not fit single precision"):
+        solver.update((1e39 * a).tocsr())
+    # The old values stay: the same solve.
+    x_again, info_again = solver.solve(b)
+    assert info_again["status"] == info["status"]
     np.testing.assert_array_equal(x_again, x)
 
 

@@ -153,6 +153,9 @@ void check_square(const solvers::CsrData<double>& a) {
 
 }  // namespace
 
+constexpr const char* broken_solver =
+    "SystemSolver: an update failed inside the solver; make a new solver";
+
 // The solver in the precision asked for.
 using AnySolver = std::variant<std::unique_ptr<solvers::LinearSystemSolver<float>>,
                                std::unique_ptr<solvers::LinearSystemSolver<double>>>;
@@ -180,6 +183,8 @@ struct SystemSolver::Impl {
     // One solve at a time: the solver's work vectors are shared (two Python threads may call
     // solve at once, the GIL released).
     mutable std::mutex solving;
+    // An update failed inside the solver: which values it holds is not known.
+    bool broken = false;
 
     // Solves in the solver's precision T with the vectors that `vectors(T{})` makes (b, and x
     // holding x0); x is left on the back-end, for `finish(solution, x)` to take.
@@ -310,12 +315,42 @@ SystemSolver::SystemSolver(solvers::CsrData<double> a, const SolveSettings& sett
 
 SystemSolver::~SystemSolver() = default;
 
+namespace {
+
+// The properties the plan rests on for the solve to be right, where `now` (new values on the
+// matrix's pattern) differs from `then`: symmetry (CG's), a positive diagonal (the smoothers'
+// and Jacobi's), the constants in the null space (removed from b), the empty rows (a singular
+// verdict). Empty where none differs.
+std::string changed_properties(const solvers::MatrixProperties& then,
+                               const solvers::MatrixProperties& now) {
+    std::string changed;
+    const auto differs = [&](bool before, bool after, const char* what) {
+        if (before == after) return;
+        changed += std::string(changed.empty() ? "" : ", ") + (before ? "" : "not ") + what +
+                   " -> " + (after ? "" : "not ") + what;
+    };
+    differs(then.symmetric, now.symmetric, "symmetric");
+    differs(then.positive_diagonal, now.positive_diagonal, "positive diagonal");
+    differs(then.zero_row_sums, now.zero_row_sums, "rows summing to zero");
+    differs(then.structurally_singular(), now.structurally_singular(), "structurally singular");
+    return changed;
+}
+
+}  // namespace
+
 SystemSolver::UpdateSeconds SystemSolver::update(solvers::CsrData<double> a) {
     Impl& m = *impl_;
     const std::lock_guard lock(m.solving);
-    const solvers::CsrData<double>* pattern = m.device_vectors ? nullptr : &m.matrix();
-    if (a.rows != m.rows || a.nnz() != m.nnz ||
-        (pattern != nullptr && (a.row_ptr != pattern->row_ptr || a.col != pattern->col))) {
+    if (m.broken) throw std::logic_error(broken_solver);
+    // The pattern is the solver's own rows' (kept for vectors on the device as on the host).
+    const auto& pattern = std::visit(
+        [](const auto& solver)
+            -> std::pair<const std::vector<std::int32_t>*, const std::vector<std::int32_t>*> {
+            return {&solver->csr_rows()->row_ptr, &solver->csr_rows()->col};
+        },
+        m.solver);
+    if (a.rows != m.rows || a.nnz() != m.nnz || a.row_ptr != *pattern.first ||
+        a.col != *pattern.second) {
         throw InputError("the new values are not on the matrix's pattern (" +
                          std::to_string(m.rows) + " rows, " + std::to_string(m.nnz) +
                          " entries at the same places): make a new solver for another matrix");
@@ -327,6 +362,11 @@ SystemSolver::UpdateSeconds SystemSolver::update(solvers::CsrData<double> a) {
         }
     }
     const auto start = Clock::now();
+    if (const std::string changed = changed_properties(m.prototype.properties, solvers::analyze(a));
+        !changed.empty()) {
+        throw InputError("the new values change what the solver was chosen for (" + changed +
+                         "): make a new solver for them");
+    }
     UpdateSeconds spent;
     std::visit(
         [&]<typename T>(const std::unique_ptr<solvers::LinearSystemSolver<T>>& solver) {
@@ -336,13 +376,26 @@ SystemSolver::UpdateSeconds SystemSolver::update(solvers::CsrData<double> a) {
                 copy.values = scaled(std::move(copy.values), m.row_scale);
                 return copy;
             };
-            typename solvers::LinearSystemSolver<T>::UpdateTimes times;
+            solvers::CsrData<T> given;
             if constexpr (std::is_same_v<T, double>) {
-                times = solver->update_values(m.a_in_solver ? std::move(a) : rows());
+                given = m.a_in_solver ? std::move(a) : rows();
             } else {
-                times =
-                    solver->update_values(m.row_scale != 0 ? solvers::convert_values<float>(rows())
-                                                           : solvers::convert_values<float>(a));
+                // Scaled as the first values were, the new ones must still fit a float.
+                try {
+                    given = m.row_scale != 0 ? solvers::convert_values<float>(rows())
+                                             : solvers::convert_values<float>(a);
+                } catch (const std::exception& e) {
+                    throw InputError(std::string("the new values do not fit single precision "
+                                                 "at the scale of the first ones (") +
+                                     e.what() + "): make a new solver for them");
+                }
+            }
+            typename solvers::LinearSystemSolver<T>::UpdateTimes times;
+            try {
+                times = solver->update_values(std::move(given));
+            } catch (...) {
+                m.broken = true;  // its values may be the new ones or the old
+                throw;
             }
             spent.operator_seconds = times.operator_seconds;
             spent.setup_seconds = times.steps_seconds;
@@ -360,6 +413,7 @@ double SystemSolver::setup_seconds() const { return impl_->prototype.setup_secon
 SystemSolution SystemSolver::solve(std::span<const double> b, std::span<const double> x0,
                                    const InterruptHook& interrupted) const {
     const Impl& m = *impl_;
+    if (m.broken) throw std::logic_error(broken_solver);
     if (m.device_vectors) {
         throw std::logic_error("SystemSolver::solve: this solver takes vectors on the device");
     }
@@ -401,6 +455,7 @@ SystemSolution SystemSolver::solve(std::span<const double> b, std::span<const do
 SystemSolution SystemSolver::solve_on_device(const void* b, void* x,
                                              const InterruptHook& interrupted) const {
     const Impl& m = *impl_;
+    if (m.broken) throw std::logic_error(broken_solver);
     if (!m.device_vectors) {
         throw std::logic_error("SystemSolver::solve_on_device: this solver takes host vectors");
     }

@@ -77,12 +77,15 @@ public:
                                    const InterruptHook& interrupted = {}) const;
 
     // New values for A on the same pattern (the same size, row pointers and columns), as a time
-    // step of another size gives: the analysis, the plan and the rows' scaling stay; the solver
-    // takes the values (LinearSystemSolver::update_values: a multigrid hierarchy made again as it
-    // was decided). Returns the seconds it took: in all, of which the operator's (the rows in
+    // step of another size gives: the plan and the rows' scaling stay; the solver takes the
+    // values (LinearSystemSolver::update_values: a multigrid hierarchy made again as it was
+    // decided). The new values are analysed for what the plan rests on (symmetry, a positive
+    // diagonal, rows summing to zero, empty rows) and refused where that changed. Returns the
+    // seconds it took: in all (the analysis among them), of which the operator's (the rows in
     // the plan's format, uploaded) and the preconditioner's and method's. Throws InputError for
-    // another pattern or a value that is not finite (the solver unchanged), and what the
-    // solver's set-up throws.
+    // another pattern, a value that is not finite, or one that no longer fits single precision at
+    // the first values' scale (the solver unchanged); and what the solver's set-up throws, after
+    // which the solver refuses every call (std::logic_error: make a new one).
     struct UpdateSeconds {
         double seconds = 0, operator_seconds = 0, setup_seconds = 0;
     };
