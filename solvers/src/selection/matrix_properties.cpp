@@ -3,9 +3,12 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <array>
+#include <atomic>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <iterator>
 #include <limits>
 #include <map>
 #include <optional>
@@ -25,228 +28,9 @@ bool identity_rows_fit(std::int64_t identity_rows, int num_diagonals, double mai
     return identity_rows == 0 || main_value == 1.0 || num_diagonals <= 7;
 }
 
-// See MatrixProperties::constant_coefficients.
-template <typename T>
-bool has_constant_coefficients(const CsrData<T>& a, int num_diagonals) {
-    if (num_diagonals > 8 || a.rows == 0) return false;
-    // offset j - i -> its one value: at most 8 pairs, searched in order (a map per entry would
-    // cost more than the rest of the analysis).
-    std::vector<std::pair<std::int64_t, T>> values;
-    const auto find = [&](std::int64_t offset) {
-        return std::find_if(values.begin(), values.end(),
-                            [offset](const auto& entry) { return entry.first == offset; });
-    };
-    std::int64_t identity_rows = 0;
-    for (std::int32_t i = 0; i < a.rows; ++i) {
-        bool has_diagonal = false;
-        std::int32_t entries = 0;
-        T diagonal = T(0);
-        for (std::int32_t k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k) {
-            if (a.values[k] == T(0)) continue;
-            ++entries;
-            if (a.col[k] == i) diagonal = a.values[k];
-            has_diagonal = has_diagonal || a.col[k] == i;
-        }
-        if (!has_diagonal) return false;
-        if (entries == 1 && diagonal == T(1)) {  // an identity row, held apart
-            ++identity_rows;
-            continue;
-        }
-        for (std::int32_t k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k) {
-            if (a.values[k] == T(0)) continue;
-            const std::int64_t offset = std::int64_t{a.col[k]} - i;
-            const auto entry = find(offset);
-            if (entry == values.end()) {
-                values.emplace_back(offset, a.values[k]);
-            } else if (!(entry->second == a.values[k])) {
-                return false;
-            }
-        }
-    }
-    const auto main = find(0);
-    return identity_rows_fit(identity_rows, num_diagonals,
-                             main == values.end() ? 1.0 : static_cast<double>(main->second));
-}
-
-}  // namespace
-
-namespace {
-
-// Whether every row reaches one of `strict_rows` along nonzero entries (row i steps to column j
-// where a_ij != 0): a breadth-first search backwards from them, through A^T's rows.
-template <typename T>
-bool reaches_strict_rows(const CsrData<T>& at, std::vector<std::int32_t> queue) {
-    std::vector<char> reached(static_cast<std::size_t>(at.rows), 0);
-    for (const std::int32_t j : queue) reached[static_cast<std::size_t>(j)] = 1;
-    std::size_t count = queue.size();
-    for (std::size_t head = 0; head < queue.size(); ++head) {
-        const std::int32_t j = queue[head];
-        for (std::int32_t k = at.row_ptr[j]; k < at.row_ptr[j + 1]; ++k) {
-            const std::int32_t i = at.col[k];  // a_ij, stored as A^T's (j, i)
-            if (at.values[k] == T(0) || reached[static_cast<std::size_t>(i)] != 0) continue;
-            reached[static_cast<std::size_t>(i)] = 1;
-            queue.push_back(i);
-            ++count;
-        }
-    }
-    return count == static_cast<std::size_t>(at.rows);
-}
-
-// max |a_ij - a_ji| over the entries of `a` (an entry without its mirror against 0), comparing
-// row i of A with row i of A^T (both sorted by column).
-template <typename T>
-double largest_difference(const CsrData<T>& a, const CsrData<T>& at) {
-    double asymmetry = 0.0;
-    for (std::int32_t i = 0; i < a.rows; ++i) {
-        std::int32_t k = a.row_ptr[i], l = at.row_ptr[i];
-        const std::int32_t k_end = a.row_ptr[i + 1], l_end = at.row_ptr[i + 1];
-        while (k < k_end || l < l_end) {
-            const std::int32_t ck = k < k_end ? a.col[k] : a.cols;
-            const std::int32_t cl = l < l_end ? at.col[l] : a.cols;
-            const double vk = ck <= cl ? static_cast<double>(a.values[k]) : 0.0;
-            const double vl = cl <= ck ? static_cast<double>(at.values[l]) : 0.0;
-            asymmetry = std::max(asymmetry, std::abs(vk - vl));
-            if (ck <= cl) ++k;
-            if (cl <= ck) ++l;
-        }
-    }
-    return asymmetry;
-}
-
-// The same without A^T: each a_ij against a_ji found by bisection in row j, rows in parallel.
-// None where a row's columns are not strictly increasing (bisection needs them sorted).
-template <typename T>
-std::optional<double> largest_mirror_difference(const CsrData<T>& a) {
-    double asymmetry = 0.0;
-    bool sorted = true;
-#pragma omp parallel for reduction(max : asymmetry) reduction(&& : sorted) schedule(static)
-    for (std::int32_t i = 0; i < a.rows; ++i) {
-        for (std::int32_t k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k) {
-            if (k + 1 < a.row_ptr[i + 1] && !(a.col[k] < a.col[k + 1])) sorted = false;
-            const std::int32_t j = a.col[k];
-            const auto begin = a.col.begin() + a.row_ptr[j], end = a.col.begin() + a.row_ptr[j + 1];
-            const auto at = std::lower_bound(begin, end, i);
-            const double mirror =
-                at != end && *at == i
-                    ? static_cast<double>(a.values[static_cast<std::size_t>(at - a.col.begin())])
-                    : 0.0;
-            asymmetry = std::max(asymmetry, std::abs(static_cast<double>(a.values[k]) - mirror));
-        }
-    }
-    if (!sorted) return std::nullopt;
-    return asymmetry;
-}
-
-// The rows of `a` without a nonzero value: how many, and the first.
-template <typename T>
-void count_empty_lines(const CsrData<T>& a, std::int64_t& count, std::int64_t& first) {
-    std::int64_t empty_rows = 0, first_empty = std::numeric_limits<std::int64_t>::max();
-#pragma omp parallel for schedule(static) reduction(+ : empty_rows) reduction(min : first_empty)
-    for (std::int32_t i = 0; i < a.rows; ++i) {
-        bool empty = true;
-        for (std::int32_t k = a.row_ptr[i]; k < a.row_ptr[i + 1] && empty; ++k) {
-            empty = a.values[static_cast<std::size_t>(k)] == T(0);
-        }
-        if (!empty) continue;
-        ++empty_rows;
-        first_empty = std::min<std::int64_t>(first_empty, i);
-    }
-    if (empty_rows > 0 && count == 0) first = first_empty;
-    count += empty_rows;
-}
-
-}  // namespace
-
-template <typename T>
-MatrixProperties analyze(const CsrData<T>& a, double symmetry_tolerance) {
-    if (a.rows != a.cols) {
-        throw std::invalid_argument("matrix analysis: the matrix is " + std::to_string(a.rows) +
-                                    " x " + std::to_string(a.cols) + ", not square");
-    }
-    MatrixProperties p;
-    p.rows = a.rows;
-    p.nnz = a.nnz();
-    p.num_diagonals = count_diagonals(a);
-    double largest = 0.0;
-    const auto nnz = static_cast<std::int64_t>(a.values.size());
-#pragma omp parallel for reduction(max : largest) schedule(static)
-    for (std::int64_t k = 0; k < nnz; ++k) {
-        largest = std::max(largest, std::abs(static_cast<double>(a.values[k])));
-    }
-
-    // Symmetry: each entry a_ij against a_ji, found in row j (columns sorted), on every core.
-    // An exactly symmetric matrix is its own transpose (the empty columns and the backward
-    // search below read it as A^T); any other is transposed.
-    const std::optional<double> mirrored = largest_mirror_difference(a);
-    CsrData<T> transposed;
-    if (!mirrored || *mirrored != 0.0) transposed = transpose(a);
-    const CsrData<T>& at = mirrored && *mirrored == 0.0 ? a : transposed;
-    const double asymmetry = mirrored ? *mirrored : largest_difference(a, at);
-    p.asymmetry = largest > 0.0 ? asymmetry / largest : 0.0;
-    p.symmetric = p.asymmetry <= symmetry_tolerance;
-
-    // The rows' measures, on every core (each a sum, min, max or logical and of the rows').
-    bool zero_row_sums = a.rows > 0, positive_diagonal = a.rows > 0;
-    bool weakly_dominant = true, strictly_dominant = true;
-    std::int32_t zero_diagonal_rows = 0;
-    double worst_ratio = std::numeric_limits<double>::infinity();
-    std::int32_t min_length = a.rows > 0 ? std::numeric_limits<std::int32_t>::max() : 0;
-    std::int32_t max_length = 0;
-    std::vector<char> strict(static_cast<std::size_t>(a.rows), 0);  // |a_ii| > sum |a_ij|
-#pragma omp parallel for schedule(static) reduction(&& : zero_row_sums, positive_diagonal,     \
-                                                        weakly_dominant, strictly_dominant) \
-    reduction(+ : zero_diagonal_rows) reduction(min : worst_ratio, min_length)             \
-    reduction(max : max_length)
-    for (std::int32_t i = 0; i < a.rows; ++i) {
-        double diagonal = 0.0, off = 0.0, sum = 0.0;
-        for (std::int32_t k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k) {
-            sum += static_cast<double>(a.values[k]);
-            if (a.col[k] == i) {
-                diagonal += static_cast<double>(a.values[k]);
-            } else {
-                off += std::abs(static_cast<double>(a.values[k]));
-            }
-        }
-        if (!(std::abs(sum) <= 1e-12 * (std::abs(diagonal) + off))) zero_row_sums = false;
-        if (diagonal == 0.0) ++zero_diagonal_rows;
-        if (!(diagonal > 0.0)) positive_diagonal = false;
-        if (std::abs(diagonal) < off) weakly_dominant = false;
-        if (!(std::abs(diagonal) > off)) {
-            strictly_dominant = false;
-        } else {
-            strict[static_cast<std::size_t>(i)] = 1;
-        }
-        if (off > 0.0) worst_ratio = std::min(worst_ratio, std::abs(diagonal) / off);
-        min_length = std::min(min_length, a.row_length(i));
-        max_length = std::max(max_length, a.row_length(i));
-    }
-    p.zero_row_sums = zero_row_sums;
-    p.positive_diagonal = positive_diagonal;
-    p.weakly_dominant = weakly_dominant;
-    p.strictly_dominant = strictly_dominant;
-    p.zero_diagonal_rows = zero_diagonal_rows;
-    p.worst_dominance_ratio = worst_ratio;
-    p.min_row_length = min_length;
-    p.max_row_length = max_length;
-    std::vector<std::int32_t> strict_rows;
-    for (std::int32_t i = 0; i < a.rows; ++i) {
-        if (strict[static_cast<std::size_t>(i)] != 0) strict_rows.push_back(i);
-    }
-    p.mean_row_length = a.rows > 0 ? static_cast<double>(p.nnz) / a.rows : 0.0;
-    p.constant_coefficients = has_constant_coefficients(a, p.num_diagonals);
-    count_empty_lines(a, p.empty_rows, p.first_empty_row);
-    count_empty_lines(at, p.empty_columns, p.first_empty_column);
-    p.chained_dominant = p.strictly_dominant;
-    if (p.weakly_dominant && !p.strictly_dominant && !strict_rows.empty()) {
-        p.chained_dominant = reaches_strict_rows(at, std::move(strict_rows));
-    }
-    return p;
-}
-
-namespace {
-
-// Per-row measures of a DIA matrix, merged over threads and windows: every merge is a max, min,
-// sum of integers or logical and, so the result does not depend on how the rows are split.
+// Per-row measures of a matrix, merged over threads and windows (and CSR blocks): every merge is a
+// max, min, sum of integers or logical and, so the result does not depend on how the rows are
+// split.
 struct RowMeasures {
     std::int64_t rows = 0;
     std::int64_t nnz = 0;
@@ -287,6 +71,439 @@ struct RowMeasures {
         zero_row_sums = zero_row_sums && o.zero_row_sums;
     }
 };
+
+// The offsets j - i a range of rows stores entries on (zeros included), ascending, up to `few`
+// (past them `many`: then count_diagonals counts them).
+struct OffsetList {
+    static constexpr std::size_t few = 64;
+    std::vector<std::int64_t> seen;
+    bool many = false;
+
+    // One row's offsets, rising as its columns do: a walk along `seen` from its start.
+    void see(std::int64_t offset, std::size_t& d) {
+        while (d < seen.size() && seen[d] < offset) ++d;
+        if (d < seen.size() && seen[d] == offset) return;
+        if (seen.size() == few) {
+            many = true;
+            return;
+        }
+        seen.insert(seen.begin() + static_cast<std::ptrdiff_t>(d), offset);
+    }
+};
+
+// The nonzero values of a range of rows by offset (identity rows aside), for the stencil test:
+// each offset's first value and whether every later one equals it; past 8 offsets, none fits.
+template <typename T>
+struct OffsetValues {
+    static constexpr std::int64_t none = std::numeric_limits<std::int64_t>::min();  // no j - i
+    std::array<std::int64_t, 8> offsets = {none, none, none, none, none, none, none, none};
+    std::array<T, 8> first{};
+    std::array<bool, 8> same = {true, true, true, true, true, true, true, true};
+    int count = 0;
+    bool fits = true;  // at most 8 offsets, and every row but the identity rows has a_ii != 0
+
+    // The slot of `offset`, or -1 (all eight compared, no branch per slot).
+    int find(std::int64_t offset) const {
+        int found = -1;
+        for (int s = 0; s < 8; ++s)
+            found = offsets[static_cast<std::size_t>(s)] == offset ? s : found;
+        return found;
+    }
+    // `hint`: the slot to try first (the one this entry's place in the row found last).
+    void see(std::int64_t offset, T value, int& hint) {
+        const int s = offsets[static_cast<std::size_t>(hint)] == offset ? hint : find(offset);
+        if (s < 0) return add(offset, value, true);
+        hint = s;
+        const auto n = static_cast<std::size_t>(s);
+        same[n] = same[n] && first[n] == value;
+    }
+    // The next range's (rows after these): its first values compared with the firsts seen.
+    void join(const OffsetValues& next) {
+        fits = fits && next.fits;
+        for (int s = 0; s < next.count && fits; ++s) {
+            const auto n = static_cast<std::size_t>(s);
+            add(next.offsets[n], next.first[n], next.same[n]);
+        }
+    }
+
+private:
+    void add(std::int64_t offset, T value, bool all_same) {
+        const int s = find(offset);
+        if (s >= 0) {
+            const auto n = static_cast<std::size_t>(s);
+            same[n] = same[n] && all_same && first[n] == value;
+        } else if (count == 8) {
+            fits = false;
+        } else {
+            const auto n = static_cast<std::size_t>(count++);
+            offsets[n] = offset;
+            first[n] = value;
+            same[n] = all_same;
+        }
+    }
+};
+
+// One thread's measures of a block of rows of a CSR matrix (merged in the blocks' order).
+template <typename T>
+struct CsrMeasures {
+    bool valid = true;  // the rows met check_csr's conditions
+    RowMeasures rows;   // its asymmetry: from the entries below the diagonal
+    bool any_strict = false;
+    std::int64_t upper = 0, mirrored = 0;  // entries above the diagonal; lower ones with a mirror
+    OffsetList offsets;
+    OffsetValues<T> values;
+    // Per place in a row (the 16th and after sharing one): where the last row found its mirrors
+    // and its offsets' slots (the diagonal's last), tried first.
+    std::array<std::int32_t, 16> mirror_hints{};
+    std::array<int, 17> value_hints{};
+
+    // The next block's measures (rows after these).
+    void join(const CsrMeasures& o) {
+        valid = valid && o.valid;
+        rows.merge(o.rows);
+        any_strict = any_strict || o.any_strict;
+        upper += o.upper;
+        mirrored += o.mirrored;
+        std::vector<std::int64_t> joined;
+        std::set_union(offsets.seen.begin(), offsets.seen.end(), o.offsets.seen.begin(),
+                       o.offsets.seen.end(), std::back_inserter(joined));
+        offsets.many = offsets.many || o.offsets.many || joined.size() > OffsetList::few;
+        offsets.seen = std::move(joined);
+        values.join(o.values);
+    }
+};
+
+// The arrays of a square CSR matrix as plain pointers, which the row loops keep in registers.
+template <typename T>
+struct CsrArrays {
+    const std::int32_t* row_ptr;
+    const std::int32_t* col;
+    const T* values;
+    std::int64_t nnz;
+    std::int32_t n;
+
+    explicit CsrArrays(const CsrData<T>& a)
+        : row_ptr(a.row_ptr.data()),
+          col(a.col.data()),
+          values(a.values.data()),
+          nnz(static_cast<std::int64_t>(a.col.size())),
+          n(a.rows) {}
+};
+
+// Where a_ji lies in row j: first at `hint` places into the row (where the last one was found),
+// else its columns below i counted where the row is short, else bisection. -1 where absent, -2
+// where row j's bounds are invalid.
+template <typename T>
+std::int64_t mirror_index(const CsrArrays<T>& a, std::int32_t j, std::int32_t i,
+                          std::int32_t& hint) {
+    const std::int32_t* const col = a.col;
+    const std::int32_t begin = a.row_ptr[j], end = a.row_ptr[j + 1];
+    if (!(0 <= begin && begin <= end && end <= a.nnz)) return -2;
+    if (hint < end - begin && col[begin + hint] == i) return begin + hint;
+    std::int32_t at = begin;
+    if (end - begin <= 16) {
+        for (std::int32_t k = begin; k < end; ++k) at += col[k] < i ? 1 : 0;
+    } else {
+        at = static_cast<std::int32_t>(std::lower_bound(col + begin, col + end, i) - col);
+    }
+    if (!(at < end && col[at] == i)) return -1;
+    hint = at - begin;
+    return at;
+}
+
+// max |a_ij - 0| over the entries above the diagonal without a mirror a_ji (those with one were
+// compared from below), on every core: needed only where the lower entries did not find as many
+// mirrors as there are upper entries.
+template <typename T>
+double largest_unmirrored_upper(const CsrData<T>& a) {
+    double asymmetry = 0.0;
+#pragma omp parallel for schedule(static) reduction(max : asymmetry)
+    for (std::int32_t i = 0; i < a.rows; ++i) {
+        for (std::int32_t k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k) {
+            std::int32_t hint = 0;
+            if (a.col[k] <= i || mirror_index(CsrArrays<T>(a), a.col[k], i, hint) >= 0) continue;
+            asymmetry = std::max(asymmetry, std::abs(static_cast<double>(a.values[k])));
+        }
+    }
+    return asymmetry;
+}
+
+// The end of row i's part of the stencil test (MatrixProperties::constant_coefficients), its
+// off-diagonal nonzeros seen already: a row without a nonzero a_ii breaks it, an identity row
+// (its one nonzero a 1 on the diagonal) is counted apart, any other row's a_ii is seen.
+template <typename T>
+void end_stencil_row(std::int32_t nonzeros, bool has_diagonal, T diagonal_value,
+                     std::int64_t& identity_rows, OffsetValues<T>& values, int& hint) {
+    if (!values.fits) return;
+    if (!has_diagonal) {
+        values.fits = false;
+    } else if (nonzeros == 1 && diagonal_value == T(1)) {
+        ++identity_rows;
+    } else {
+        values.see(0, diagonal_value, hint);
+    }
+}
+
+// Row i into `m`: every measure of the CSR analysis, in one read of the row (and the mirrored
+// entries' rows). reached[i]: the row is strictly dominant, or steps along a nonzero to a row
+// of this block (from `block_begin`) reached before it. Rows that break check_csr's
+// conditions (bounds, columns in range and rising) only clear m.valid.
+template <typename T>
+void measure_csr_row(const CsrArrays<T> a, std::int32_t i, std::int32_t block_begin, char* reached,
+                     CsrMeasures<T>& m) {
+    const std::int32_t begin = a.row_ptr[i], end = a.row_ptr[i + 1];
+    if (!(0 <= begin && begin <= end && end <= a.nnz)) {
+        m.valid = false;
+        return;
+    }
+    double diagonal = 0.0, off = 0.0, sum = 0.0, largest = m.rows.largest,
+           asymmetry = m.rows.asymmetry;
+    std::int32_t nonzeros = 0;
+    bool has_diagonal = false, reaches = false;
+    T diagonal_value = T(0);
+    std::size_t d = 0;
+    std::int64_t upper = 0, mirrored = 0;
+    for (std::int32_t k = begin; k < end; ++k) {
+        const std::int32_t j = a.col[k];
+        const T value = a.values[k];
+        const auto position = static_cast<std::size_t>(std::min(k - begin, 15));
+        // a_ij - a_ji once per pair, from the lower entry, its mirror in a row read already (a
+        // diagonal entry: 0 or NaN, no max).
+        const std::int64_t mirror = j < 0 || j >= a.n || (k > begin && !(a.col[k - 1] < j)) ? -2
+                                    : j < i ? mirror_index(a, j, i, m.mirror_hints[position])
+                                            : -1;
+        if (mirror == -2) {
+            m.valid = false;
+            return;
+        }
+        const double v = static_cast<double>(value);
+        largest = std::max(largest, std::abs(v));
+        if (j < i) {
+            const double w =
+                mirror >= 0 ? static_cast<double>(a.values[static_cast<std::size_t>(mirror)]) : 0.0;
+            asymmetry = std::max(asymmetry, std::abs(v - w));
+            mirrored += mirror >= 0 ? 1 : 0;
+        }
+        upper += j > i ? 1 : 0;
+        sum += v;
+        if (j == i) {
+            diagonal += v;
+        } else {
+            off += std::abs(v);
+        }
+        m.offsets.see(std::int64_t{j} - i, d);
+        if (value == T(0)) continue;
+        ++nonzeros;
+        if (j == i) diagonal_value = value;
+        has_diagonal = has_diagonal || j == i;
+        if (j != i && m.values.fits) {
+            m.values.see(std::int64_t{j} - i, value, m.value_hints[position]);
+        }
+        reaches = reaches || (j >= block_begin && j < i && reached[j] != 0);
+    }
+    RowMeasures& r = m.rows;
+    r.largest = largest;
+    r.asymmetry = asymmetry;
+    m.upper += upper;
+    m.mirrored += mirrored;
+    end_stencil_row(nonzeros, has_diagonal, diagonal_value, r.identity_rows, m.values,
+                    m.value_hints[16]);
+    if (nonzeros == 0) {
+        ++r.empty_rows;
+        r.first_empty_row = std::min<std::int64_t>(r.first_empty_row, i);
+    }
+    if (!(std::abs(sum) <= 1e-12 * (std::abs(diagonal) + off))) r.zero_row_sums = false;
+    if (diagonal == 0.0) ++r.zero_diagonal_rows;
+    if (!(diagonal > 0.0)) r.positive_diagonal = false;
+    if (std::abs(diagonal) < off) r.weakly_dominant = false;
+    const bool strict = std::abs(diagonal) > off;
+    r.strictly_dominant = r.strictly_dominant && strict;
+    m.any_strict = m.any_strict || strict;
+    reached[i] = strict || reaches ? 1 : 0;
+    if (off > 0.0) r.worst_ratio = std::min(r.worst_ratio, std::abs(diagonal) / off);
+    r.min_row_length = std::min(r.min_row_length, end - begin);
+    r.max_row_length = std::max(r.max_row_length, end - begin);
+}
+
+// Whether every row reaches a strictly dominant row along nonzero entries (row i steps to column
+// j where a_ij != 0), given the rows `reached` already: a breadth-first search backwards from
+// them, through A^T's rows.
+template <typename T>
+bool reaches_strict_rows(const CsrData<T>& at, std::vector<char>& reached) {
+    std::vector<std::int32_t> queue;
+    for (std::int32_t j = 0; j < at.rows; ++j) {
+        if (reached[static_cast<std::size_t>(j)] != 0) queue.push_back(j);
+    }
+    for (std::size_t head = 0; head < queue.size(); ++head) {
+        const std::int32_t j = queue[head];
+        for (std::int32_t k = at.row_ptr[j]; k < at.row_ptr[j + 1]; ++k) {
+            const std::int32_t i = at.col[k];  // a_ij, stored as A^T's (j, i)
+            if (at.values[k] == T(0) || reached[static_cast<std::size_t>(i)] != 0) continue;
+            reached[static_cast<std::size_t>(i)] = 1;
+            queue.push_back(i);
+        }
+    }
+    return queue.size() == static_cast<std::size_t>(at.rows);
+}
+
+// Marks the rows still unreached that step along a nonzero to a reached row, on every core in
+// sweeps over the rows (each thread its block, in place; backwards, then forwards, ...). Whether
+// every row is reached; false once a sweep marks none (then none will: no order decides it);
+// none after `sweeps` sweeps that all marked some.
+template <typename T>
+std::optional<bool> sweep_reached(const CsrData<T>& a, std::vector<char>& reached,
+                                  std::int64_t unreached, int sweeps) {
+    for (int s = 0; s < sweeps && unreached > 0; ++s) {
+        std::int64_t marked = 0;
+        const bool backwards = s % 2 == 0;
+#pragma omp parallel for schedule(static) reduction(+ : marked)
+        for (std::int32_t r = 0; r < a.rows; ++r) {
+            const std::int32_t i = backwards ? a.rows - 1 - r : r;
+            std::atomic_ref<char> row(reached[static_cast<std::size_t>(i)]);
+            if (row.load(std::memory_order_relaxed) != 0) continue;
+            for (std::int32_t k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k) {
+                std::atomic_ref<char> column(reached[static_cast<std::size_t>(a.col[k])]);
+                if (a.values[k] == T(0) || column.load(std::memory_order_relaxed) == 0) continue;
+                row.store(1, std::memory_order_relaxed);
+                ++marked;
+                break;
+            }
+        }
+        if (marked == 0) return false;
+        unreached -= marked;
+    }
+    if (unreached == 0) return true;
+    return std::nullopt;
+}
+
+// How many of `flags` are 0, and the first, on every core.
+void count_unset(const std::vector<char>& flags, std::int64_t& count, std::int64_t& first) {
+    const auto n = static_cast<std::int64_t>(flags.size());
+    std::int64_t unset = 0, first_unset = std::numeric_limits<std::int64_t>::max();
+#pragma omp parallel for schedule(static) reduction(+ : unset) reduction(min : first_unset)
+    for (std::int64_t i = 0; i < n; ++i) {
+        if (flags[static_cast<std::size_t>(i)] != 0) continue;
+        ++unset;
+        first_unset = std::min(first_unset, i);
+    }
+    count = unset;
+    first = unset > 0 ? first_unset : -1;
+}
+
+// The columns of `a` without a nonzero value: how many, and the first.
+template <typename T>
+void count_empty_columns(const CsrData<T>& a, std::int64_t& count, std::int64_t& first) {
+    std::vector<char> used(static_cast<std::size_t>(a.cols), 0);
+#pragma omp parallel for schedule(static)
+    for (std::int32_t i = 0; i < a.rows; ++i) {
+        for (std::int32_t k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k) {
+            if (a.values[k] == T(0)) continue;
+            std::atomic_ref<char> flag(used[static_cast<std::size_t>(a.col[k])]);
+            if (flag.load(std::memory_order_relaxed) == 0) flag.store(1, std::memory_order_relaxed);
+        }
+    }
+    count_unset(used, count, first);
+}
+
+// The rows' measures in one pass: each thread a contiguous block of rows, joined in block order
+// (the stencil's first values as the rows' order gives them). reached: see measure_csr_row.
+template <typename T>
+CsrMeasures<T> measure_csr_rows(const CsrData<T>& a, std::vector<char>& reached) {
+    const auto threads = static_cast<std::size_t>(omp_get_max_threads());
+    std::vector<CsrMeasures<T>> parts(threads);
+#pragma omp parallel num_threads(static_cast <int>(threads))
+    {
+        const auto t = static_cast<std::int64_t>(omp_get_thread_num());
+        const auto team = static_cast<std::int64_t>(omp_get_num_threads());
+        const auto begin = static_cast<std::int32_t>(a.rows * t / team);
+        const auto end = static_cast<std::int32_t>(a.rows * (t + 1) / team);
+        CsrMeasures<T> m;
+        for (std::int32_t i = begin; i < end && m.valid; ++i) {
+            measure_csr_row(CsrArrays<T>(a), i, begin, reached.data(), m);
+        }
+        parts[static_cast<std::size_t>(t)] = std::move(m);
+    }
+    CsrMeasures<T> whole = std::move(parts.front());
+    for (std::size_t t = 1; t < threads; ++t) whole.join(parts[t]);
+    return whole;
+}
+
+}  // namespace
+
+// The analysis in one parallel pass over the rows (each entry's mirror a_ji found by bisection
+// in row j), which also checks the rows as check_csr does: a matrix that fails is handed to
+// count_diagonals for its message. It reads row_ptr, col and values once (16 bytes per double
+// entry), and more only for a nonsymmetric matrix (its columns' flags) or a weakly dominant one
+// whose search does not end in the pass (the transpose and a search backwards).
+template <typename T>
+MatrixProperties analyze(const CsrData<T>& a, double symmetry_tolerance) {
+    if (a.rows != a.cols) {
+        throw std::invalid_argument("matrix analysis: the matrix is " + std::to_string(a.rows) +
+                                    " x " + std::to_string(a.cols) + ", not square");
+    }
+    const bool shaped = a.rows >= 0 && a.row_ptr.size() == static_cast<std::size_t>(a.rows) + 1 &&
+                        a.col.size() == a.values.size() && a.nnz() <= max_csr_index &&
+                        a.row_ptr.front() == 0 && a.row_ptr.back() == a.nnz();
+    std::vector<char> reached(shaped ? static_cast<std::size_t>(a.rows) : 0, 0);
+    CsrMeasures<T> m;
+    m.valid = shaped;
+    if (shaped) m = measure_csr_rows(a, reached);
+    if (!m.valid) {
+        (void)count_diagonals(a);  // throws check_csr's message
+        throw std::invalid_argument("matrix analysis: malformed CSR matrix");
+    }
+    MatrixProperties p;
+    p.rows = a.rows;
+    p.nnz = a.nnz();
+    const RowMeasures& r = m.rows;
+    p.num_diagonals = m.offsets.many ? count_diagonals(a) : static_cast<int>(m.offsets.seen.size());
+    const double asymmetry =
+        m.upper == m.mirrored ? r.asymmetry : std::max(r.asymmetry, largest_unmirrored_upper(a));
+    p.asymmetry = r.largest > 0.0 ? asymmetry / r.largest : 0.0;
+    p.symmetric = p.asymmetry <= symmetry_tolerance;
+    p.zero_row_sums = a.rows > 0 && r.zero_row_sums;
+    p.positive_diagonal = a.rows > 0 && r.positive_diagonal;
+    p.weakly_dominant = r.weakly_dominant;
+    p.strictly_dominant = r.strictly_dominant;
+    p.zero_diagonal_rows = static_cast<std::int32_t>(r.zero_diagonal_rows);
+    p.worst_dominance_ratio = r.worst_ratio;
+    p.min_row_length = a.rows > 0 ? r.min_row_length : 0;
+    p.max_row_length = r.max_row_length;
+    p.mean_row_length = a.rows > 0 ? static_cast<double>(p.nnz) / a.rows : 0.0;
+    const OffsetValues<T>& values = m.values;
+    const int main = values.find(0);
+    p.constant_coefficients =
+        a.rows > 0 && p.num_diagonals <= 8 && values.fits &&
+        std::all_of(values.same.begin(), values.same.end(), [](bool same) { return same; }) &&
+        identity_rows_fit(
+            r.identity_rows, p.num_diagonals,
+            main < 0 ? 1.0 : static_cast<double>(values.first[static_cast<std::size_t>(main)]));
+    p.empty_rows = r.empty_rows;
+    p.first_empty_row = r.empty_rows > 0 ? r.first_empty_row : -1;
+    // An exactly symmetric matrix is its own transpose: its columns are its rows.
+    const bool mirrored = asymmetry == 0.0;
+    if (mirrored) {
+        p.empty_columns = p.empty_rows;
+        p.first_empty_column = p.first_empty_row;
+    } else {
+        count_empty_columns(a, p.empty_columns, p.first_empty_column);
+    }
+    p.chained_dominant = p.strictly_dominant;
+    if (p.weakly_dominant && !p.strictly_dominant && m.any_strict) {
+        std::int64_t unreached = 0, first_unreached = -1;
+        count_unset(reached, unreached, first_unreached);
+        // The pass reached most rows; a few sweeps reach the rest (a row ordering's worst case
+        // needs as many sweeps as it has rows, then a search backwards through A^T finishes).
+        const std::optional<bool> swept = sweep_reached(a, reached, unreached, 4);
+        CsrData<T> transposed;
+        if (!swept && !mirrored) transposed = transpose(a);
+        p.chained_dominant =
+            swept ? *swept : reaches_strict_rows(mirrored ? a : transposed, reached);
+    }
+    return p;
+}
+
+namespace {
 
 // What the entries of one diagonal (one offset j - i) hold: any, and whether all are one value
 // (on the main diagonal, the identity rows' 1 aside: `identity_only` while no other row was
