@@ -194,8 +194,8 @@ struct CsrArrays {
 // else its columns below i counted where the row is short, else bisection. -1 where absent, -2
 // where row j's bounds are invalid.
 template <typename T>
-std::int64_t mirror_index(const CsrArrays<T>& a, std::int32_t j, std::int32_t i,
-                          std::int32_t& hint) {
+[[gnu::always_inline]] inline std::int64_t mirror_index(const CsrArrays<T>& a, std::int32_t j,
+                                                        std::int32_t i, std::int32_t& hint) {
     const std::int32_t* const col = a.col;
     const std::int32_t begin = a.row_ptr[j], end = a.row_ptr[j + 1];
     if (!(0 <= begin && begin <= end && end <= a.nnz)) return -2;
