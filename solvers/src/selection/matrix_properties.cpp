@@ -92,54 +92,55 @@ struct OffsetList {
 };
 
 // The nonzero values of a range of rows by offset (identity rows aside), for the stencil test:
-// each offset's first value and whether every later one equals it; past 8 offsets, none fits.
+// each offset's first value, and whether every later value equals its offset's first; past 8
+// offsets, none fits.
 template <typename T>
 struct OffsetValues {
     static constexpr std::int64_t none = std::numeric_limits<std::int64_t>::min();  // no j - i
     std::array<std::int64_t, 8> offsets = {none, none, none, none, none, none, none, none};
     std::array<T, 8> first{};
-    std::array<bool, 8> same = {true, true, true, true, true, true, true, true};
     int count = 0;
+    bool same = true;  // the caller ands in see()'s answers
     bool fits = true;  // at most 8 offsets, and every row but the identity rows has a_ii != 0
 
     // The slot of `offset`, or -1 (all eight compared, no branch per slot).
     int find(std::int64_t offset) const {
         int found = -1;
-        for (int s = 0; s < 8; ++s)
+        for (int s = 0; s < 8; ++s) {
             found = offsets[static_cast<std::size_t>(s)] == offset ? s : found;
+        }
         return found;
     }
-    // `hint`: the slot to try first (the one this entry's place in the row found last).
-    void see(std::int64_t offset, T value, int& hint) {
+    // Whether `value` equals the first value of `offset` (true for the first, kept). `hint`:
+    // the slot to try first (the one this entry's place in the row found last).
+    bool see(std::int64_t offset, T value, int& hint) {
         const int s = offsets[static_cast<std::size_t>(hint)] == offset ? hint : find(offset);
-        if (s < 0) return add(offset, value, true);
+        if (s < 0) return add(offset, value);
         hint = s;
-        const auto n = static_cast<std::size_t>(s);
-        same[n] = same[n] && first[n] == value;
+        return first[static_cast<std::size_t>(s)] == value;
     }
     // The next range's (rows after these): its first values compared with the firsts seen.
     void join(const OffsetValues& next) {
         fits = fits && next.fits;
+        same = same && next.same;
         for (int s = 0; s < next.count && fits; ++s) {
             const auto n = static_cast<std::size_t>(s);
-            add(next.offsets[n], next.first[n], next.same[n]);
+            same = add(next.offsets[n], next.first[n]) && same;
         }
     }
 
 private:
-    void add(std::int64_t offset, T value, bool all_same) {
+    bool add(std::int64_t offset, T value) {
         const int s = find(offset);
-        if (s >= 0) {
-            const auto n = static_cast<std::size_t>(s);
-            same[n] = same[n] && all_same && first[n] == value;
-        } else if (count == 8) {
+        if (s >= 0) return first[static_cast<std::size_t>(s)] == value;
+        if (count == 8) {
             fits = false;
         } else {
             const auto n = static_cast<std::size_t>(count++);
             offsets[n] = offset;
             first[n] = value;
-            same[n] = all_same;
         }
+        return true;
     }
 };
 
@@ -240,7 +241,7 @@ void end_stencil_row(std::int32_t nonzeros, bool has_diagonal, T diagonal_value,
     } else if (nonzeros == 1 && diagonal_value == T(1)) {
         ++identity_rows;
     } else {
-        values.see(0, diagonal_value, hint);
+        values.same = values.see(0, diagonal_value, hint) && values.same;
     }
 }
 
@@ -259,7 +260,7 @@ void measure_csr_row(const CsrArrays<T> a, std::int32_t i, std::int32_t block_be
     double diagonal = 0.0, off = 0.0, sum = 0.0, largest = m.rows.largest,
            asymmetry = m.rows.asymmetry;
     std::int32_t nonzeros = 0;
-    bool has_diagonal = false, reaches = false;
+    bool has_diagonal = false, reaches = false, same = true;
     T diagonal_value = T(0);
     std::size_t d = 0;
     std::int64_t upper = 0, mirrored = 0;
@@ -297,11 +298,12 @@ void measure_csr_row(const CsrArrays<T> a, std::int32_t i, std::int32_t block_be
         if (j == i) diagonal_value = value;
         has_diagonal = has_diagonal || j == i;
         if (j != i && m.values.fits) {
-            m.values.see(std::int64_t{j} - i, value, m.value_hints[position]);
+            same = m.values.see(std::int64_t{j} - i, value, m.value_hints[position]) && same;
         }
         reaches = reaches || (j >= block_begin && j < i && reached[j] != 0);
     }
     RowMeasures& r = m.rows;
+    m.values.same = m.values.same && same;
     r.largest = largest;
     r.asymmetry = asymmetry;
     m.upper += upper;
@@ -473,8 +475,7 @@ MatrixProperties analyze(const CsrData<T>& a, double symmetry_tolerance) {
     const OffsetValues<T>& values = m.values;
     const int main = values.find(0);
     p.constant_coefficients =
-        a.rows > 0 && p.num_diagonals <= 8 && values.fits &&
-        std::all_of(values.same.begin(), values.same.end(), [](bool same) { return same; }) &&
+        a.rows > 0 && p.num_diagonals <= 8 && values.fits && values.same &&
         identity_rows_fit(
             r.identity_rows, p.num_diagonals,
             main < 0 ? 1.0 : static_cast<double>(values.first[static_cast<std::size_t>(main)]));
