@@ -20,6 +20,14 @@ def _check_structure(A):
     what is wrong."""
     kind = getattr(A, "format", type(A).__name__)
     try:
+        if kind in ("csr", "csc"):
+            # The indices' range in simrun's words (SciPy's name the axis in some versions only).
+            axis, size = ("column", A.shape[1]) if kind == "csr" else ("row", A.shape[0])
+            indices = np.asarray(A.indices)
+            if indices.ndim == 1 and indices.size and (indices.min() < 0 or
+                                                       indices.max() >= size):
+                bad = indices.min() if indices.min() < 0 else indices.max()
+                raise ValueError(f"{axis} index {int(bad)} lies outside 0 .. {size - 1}")
         if hasattr(A, "check_format"):  # CSR, CSC, BSR: pointers, indices and their ranges
             A.check_format(full_check=True)
         elif kind == "coo":
