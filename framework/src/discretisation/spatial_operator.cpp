@@ -154,10 +154,15 @@ struct RowAssembly {
             l[plus[axis]] = s.plus[axis];
         }
         for (int d = 0; d < m.num_diagonals(); ++d) {
-            m.at(d, row) =
-                system ? system_entry(system->shift, system->scale,
-                                      m.offsets[static_cast<std::size_t>(d)], true, l[d], 1.0)
-                       : l[d];
+            if (!system) {
+                m.at(d, row) = l[d];
+                continue;
+            }
+            m.at(d, row) = system_entry(system->shift, system->scale,
+                                        m.offsets[static_cast<std::size_t>(d)], true, l[d], 1.0);
+            if (!std::isfinite(m.at(d, row)) && terms.system_not_finite < 0) {
+                terms.system_not_finite = row;
+            }
         }
     }
 

@@ -376,6 +376,30 @@ TEST(SpatialOperator, AssembledAsTheSystemMatrixEqualsTheOneMadeFromL) {
         }
         EXPECT_NE(expected.find("time.dt"), std::string::npos) << expected;
         EXPECT_EQ(got, expected);
+        // A step that overflows at one inner node alone (its coupling 1e300 times larger): named
+        // there on both paths.
+        const auto peaked = [&](std::int64_t i, std::int64_t j, std::int64_t k) {
+            auto s = varying(i, j, k);
+            if (i == 4 && j == 3 && k == box.lower[2]) s.minus[0] *= 1e300;
+            return s;
+        };
+        const StencilFunction peaked_function = peaked;
+        SpatialOperator peaked_l(grid, peaked_function, bc, box);
+        SpatialOperator peaked_straight(grid, peaked, bc, box, SystemForm{1.0, 1e10});
+        expected.clear();
+        got.clear();
+        try {
+            release_system_matrix(peaked_l, 1.0, 1e10);
+        } catch (const InputError& e) {
+            expected = e.what();
+        }
+        try {
+            release_system_matrix(peaked_straight, 1.0, 1e10);
+        } catch (const InputError& e) {
+            got = e.what();
+        }
+        EXPECT_NE(expected.find("time.dt"), std::string::npos) << expected;
+        EXPECT_EQ(got, expected);
     };
     const Grid plane(2, {9, 7, 1}, {0, 0, 0}, {1, 2, 0});
     const auto mixed = boundary_from(
