@@ -241,7 +241,9 @@ class Solver:
         solver's format, uploaded), "setup_seconds" (its preconditioner and method)}.
         InputError where A is not on the pattern or changes what the plan rests on (the Solver
         unchanged); where a solver's set-up fails on the new values, the Solver keeps the old
-        ones and makes its solvers again at the next solve."""
+        ones and makes its solvers again at the next solve (from the arrays of the A it was
+        given last, which it reads where they lie: changed in place since, they are analysed
+        and planned for anew)."""
         csr, checked = _csr(A, checked=True)
         rows, indptr, indices, _ = self._csr
         if csr[0] != rows or not (np.array_equal(csr[1], indptr) and
@@ -250,18 +252,21 @@ class Solver:
                              f"({rows} rows, {indices.size} entries at the same places): make "
                              f"a new Solver for another matrix")
         seconds = {"seconds": 0.0, "operator_seconds": 0.0, "setup_seconds": 0.0}
+        updated = []
         try:
             for solver in self._built.values():
                 if checked is not None:  # the checked copy, to the first solver
                     spent, checked = solver.update_checked(checked), None
                 else:
                     spent = solver.update(*csr)
+                updated.append(solver)
                 for key, value in spent.items():
                     seconds[key] += value
-        except InputError:
-            raise  # refused before any solver took the values
         except Exception:
-            self._built = {}  # made again from the old values at the next solve
+            # The solvers that took the new values, or failed inside with them, are made again
+            # from the old values at the next solve; one that refused them keeps the old ones.
+            self._built = {kind: solver for kind, solver in self._built.items()
+                           if not solver.broken and all(solver is not u for u in updated)}
             raise
         self._matrix, self._csr, self._matrix_on_device = A, csr, None
         if not self._built:

@@ -330,6 +330,7 @@ void bind_solve(py::module_& module) {
             },
             py::arg("checked"))
         .def("solve_on_device", &solve_on_device, py::arg("b"), py::arg("x"))
+        .def_property_readonly("broken", &front_end::SystemSolver::broken)
         .def_property_readonly("rows", &front_end::SystemSolver::rows)
         .def_property_readonly("analysis_seconds", &front_end::SystemSolver::analysis_seconds)
         .def_property_readonly("setup_seconds", &front_end::SystemSolver::setup_seconds);

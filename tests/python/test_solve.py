@@ -170,6 +170,20 @@ def test_a_solver_takes_new_values_on_its_pattern():
     np.testing.assert_array_equal(x_again, x)
 
 
+def test_new_values_that_the_stencil_format_cannot_hold_are_refused():
+    # Stencil storage holds constant coefficients: a varying diagonal on the same pattern
+    # (still symmetric, positive, no zero row sums) is refused, and the solver goes on.
+    a = poisson_2d(32)
+    b = np.ones(a.shape[0])
+    solver = simrun.Solver(a, grid=(32, 32), backend="cpu", format="stencil")
+    x, info = solver.solve(b)
+    assert info["format"] == "stencil"
+    with pytest.raises(simrun.InputError, match="constant coefficients"):
+        solver.update((a + sp.diags(np.linspace(1, 2, a.shape[0]))).tocsr())
+    x_again, _ = solver.solve(b)
+    np.testing.assert_array_equal(x_again, x)
+
+
 def test_a_float_solver_refuses_new_values_beyond_single_precision():
     a = poisson_2d(16)
     b = np.ones(a.shape[0])

@@ -151,10 +151,10 @@ void check_square(const solvers::CsrData<double>& a) {
     }
 }
 
-}  // namespace
-
 constexpr const char* broken_solver =
     "SystemSolver: an update failed inside the solver; make a new solver";
+
+}  // namespace
 
 // The solver in the precision asked for.
 using AnySolver = std::variant<std::unique_ptr<solvers::LinearSystemSolver<float>>,
@@ -192,6 +192,7 @@ struct SystemSolver::Impl {
     SystemSolution solve_with(const InterruptHook& hook, MakeVectors&& vectors,
                               Finish&& finish) const {
         const std::lock_guard lock(solving);
+        if (broken) throw std::logic_error(broken_solver);
         interrupted = hook ? &hook : nullptr;
         struct Forget {
             const Impl& impl;
@@ -322,7 +323,7 @@ namespace {
 // and Jacobi's), the constants in the null space (removed from b), the empty rows (a singular
 // verdict). Empty where none differs.
 std::string changed_properties(const solvers::MatrixProperties& then,
-                               const solvers::MatrixProperties& now) {
+                               const solvers::MatrixProperties& now, solvers::Format format) {
     std::string changed;
     const auto differs = [&](bool before, bool after, const char* what) {
         if (before == after) return;
@@ -333,6 +334,10 @@ std::string changed_properties(const solvers::MatrixProperties& then,
     differs(then.positive_diagonal, now.positive_diagonal, "positive diagonal");
     differs(then.zero_row_sums, now.zero_row_sums, "rows summing to zero");
     differs(then.structurally_singular(), now.structurally_singular(), "structurally singular");
+    if (format == solvers::Format::stencil) {
+        differs(then.constant_coefficients, now.constant_coefficients,
+                "constant coefficients (the stencil format's)");
+    }
     return changed;
 }
 
@@ -362,7 +367,8 @@ SystemSolver::UpdateSeconds SystemSolver::update(solvers::CsrData<double> a) {
         }
     }
     const auto start = Clock::now();
-    if (const std::string changed = changed_properties(m.prototype.properties, solvers::analyze(a));
+    if (const std::string changed = changed_properties(m.prototype.properties, solvers::analyze(a),
+                                                       m.prototype.plan.format);
         !changed.empty()) {
         throw InputError("the new values change what the solver was chosen for (" + changed +
                          "): make a new solver for them");
@@ -406,6 +412,10 @@ SystemSolver::UpdateSeconds SystemSolver::update(solvers::CsrData<double> a) {
     return spent;
 }
 
+bool SystemSolver::broken() const {
+    const std::lock_guard lock(impl_->solving);
+    return impl_->broken;
+}
 std::int64_t SystemSolver::rows() const { return impl_->rows; }
 double SystemSolver::analysis_seconds() const { return impl_->prototype.analysis_seconds; }
 double SystemSolver::setup_seconds() const { return impl_->prototype.setup_seconds; }
@@ -413,7 +423,6 @@ double SystemSolver::setup_seconds() const { return impl_->prototype.setup_secon
 SystemSolution SystemSolver::solve(std::span<const double> b, std::span<const double> x0,
                                    const InterruptHook& interrupted) const {
     const Impl& m = *impl_;
-    if (m.broken) throw std::logic_error(broken_solver);
     if (m.device_vectors) {
         throw std::logic_error("SystemSolver::solve: this solver takes vectors on the device");
     }
@@ -455,7 +464,6 @@ SystemSolution SystemSolver::solve(std::span<const double> b, std::span<const do
 SystemSolution SystemSolver::solve_on_device(const void* b, void* x,
                                              const InterruptHook& interrupted) const {
     const Impl& m = *impl_;
-    if (m.broken) throw std::logic_error(broken_solver);
     if (!m.device_vectors) {
         throw std::logic_error("SystemSolver::solve_on_device: this solver takes host vectors");
     }

@@ -91,6 +91,8 @@ public:
     };
     UpdateSeconds update(solvers::CsrData<double> a);
 
+    // Whether an update failed inside the solver (which then refuses every call).
+    bool broken() const;
     std::int64_t rows() const;
     double analysis_seconds() const;
     double setup_seconds() const;
