@@ -89,8 +89,8 @@ struct CsrFindings {
 
 // A's CSR arrays copied once (indices as SciPy gives them: 32 or 64 bits), checked as they are
 // copied, a row at a time on every core (the pages first touched by the threads that fill
-// them). A row whose pointers are bad is not read (its entries are left zero). The sizes are
-// checked first: std::invalid_argument.
+// them). Where the pointers do not rise from 0 to nnz nothing is copied (what is found says
+// so). The sizes are checked first: std::invalid_argument.
 template <typename Index>
 solvers::CsrData<double> copy_csr(std::int64_t rows, const Vector<Index>& indptr,
                                   const Vector<Index>& indices, const Vector<double>& data,
@@ -112,17 +112,23 @@ solvers::CsrData<double> copy_csr(std::int64_t rows, const Vector<Index>& indptr
     const double* value = data.data();
     bool rising = pointer[0] == 0 && pointer[rows] == nnz, canonical = true, finite = true;
     std::int64_t outside = nnz;
+    // The pointers first: rows that overlap would be copied by two threads at once.
+#pragma omp parallel for schedule(static) reduction(&& : rising)
+    for (std::int64_t i = 0; i < rows; ++i) {
+        const auto begin = static_cast<std::int64_t>(pointer[i]);
+        const auto end = static_cast<std::int64_t>(pointer[i + 1]);
+        rising = rising && begin >= 0 && begin <= end && end <= nnz;
+    }
+    if (!rising) {
+        found = {false, nnz, canonical, finite};
+        return a;
+    }
     a.row_ptr[0] = 0;
-#pragma omp parallel for schedule(static) reduction(&& : rising, canonical, finite) \
-    reduction(min : outside)
+#pragma omp parallel for schedule(static) reduction(&& : canonical, finite) reduction(min : outside)
     for (std::int64_t i = 0; i < rows; ++i) {
         const auto begin = static_cast<std::int64_t>(pointer[i]);
         const auto end = static_cast<std::int64_t>(pointer[i + 1]);
         a.row_ptr[static_cast<std::size_t>(i + 1)] = static_cast<std::int32_t>(end);
-        if (!(begin >= 0 && begin <= end && end <= nnz)) {
-            rising = false;
-            continue;
-        }
         for (std::int64_t k = begin; k < end; ++k) {
             if (column[k] < 0 || column[k] >= rows) outside = std::min(outside, k);
             canonical = canonical && (k == begin || column[k] > column[k - 1]);

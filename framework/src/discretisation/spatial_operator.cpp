@@ -233,8 +233,9 @@ struct RowAssembly {
 }  // namespace
 
 // One pass over the box's lines (a line's free nodes' stencils asked at once), writing every
-// entry of the rows (the storage is not zeroed first) and of the row scale: per node 8 bytes a
-// diagonal and 8 of scale written, the Dirichlet mask read.
+// entry of the rows (on pages the threads touched first; the vector's own zero fill then meets
+// them present) and of the row scale: per node 8 bytes a diagonal and 8 of scale written, the
+// Dirichlet mask read.
 SpatialOperator::SpatialOperator(const Grid& grid, LineStencils stencils,
                                  const BoundaryConditions& boundary, const Box& box,
                                  std::optional<SystemForm> system)

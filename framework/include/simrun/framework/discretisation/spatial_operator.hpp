@@ -158,7 +158,7 @@ private:
 solvers::DiaData<double> system_matrix(const SpatialOperator& op, double shift, double scale);
 // The same, made in the storage of L, which `op` releases (op.matrix() is empty afterwards); or
 // the one `op` was assembled as (SystemForm), handed over where shift and scale are its own.
-// Throws std::logic_error where `op` holds neither.
+// Throws std::logic_error where `op` holds neither, or was assembled as another system matrix.
 solvers::DiaData<double> release_system_matrix(SpatialOperator& op, double shift, double scale);
 
 }  // namespace simrun::framework
