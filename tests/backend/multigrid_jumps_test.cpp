@@ -120,6 +120,21 @@ Outcome solve_automatically(const DiaData<double>& a, std::int32_t n) {
     return outcome;
 }
 
+// max |(A X - I)_ij|: how far X is from A's inverse.
+double worst_identity_error(const CsrData<double>& a, const DenseData<double>& x) {
+    double worst = 0;
+    for (std::int32_t i = 0; i < a.rows; ++i) {
+        for (std::int32_t j = 0; j < a.rows; ++j) {
+            double sum = 0;
+            for (std::int32_t k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k) {
+                sum += a.values[static_cast<std::size_t>(k)] * x.at(a.col[k], j);
+            }
+            worst = std::max(worst, std::abs(sum - (i == j ? 1.0 : 0.0)));
+        }
+    }
+    return worst;
+}
+
 // The rows of identity (walls) are 1 while the others are k / h^2: at 2049^2 with k = 1000 the
 // coarsest level's entries reached 1e10, and a pivot tolerance of 1e-12 * n * its largest entry
 // took the identity rows' pivots of 1 for zeros ("singular beyond the constants"). Here the
@@ -136,16 +151,7 @@ TEST(MultigridJumps, TheCoarsestSolveDoesNotTakeBadlyScaledRowsForSingular) {
     const multigrid::CoarsestInverse coarsest = multigrid::invert_coarsest(csr);
     EXPECT_FALSE(coarsest.singular);
     // A A^-1 = I, to rounding (A's rows scaled to a unit diagonal are well conditioned).
-    double worst = 0;
-    for (std::int32_t i = 0; i < csr.rows; ++i) {
-        for (std::int32_t j = 0; j < csr.rows; ++j) {
-            double sum = 0;
-            for (std::int32_t k = csr.row_ptr[i]; k < csr.row_ptr[i + 1]; ++k) {
-                sum += csr.values[static_cast<std::size_t>(k)] * coarsest.inverse.at(csr.col[k], j);
-            }
-            worst = std::max(worst, std::abs(sum - (i == j ? 1.0 : 0.0)));
-        }
-    }
+    const double worst = worst_identity_error(csr, coarsest.inverse);
     EXPECT_LT(worst, 1e-12);
     // Singular beyond the constants still is: two uncoupled pure Neumann chains (a null space
     // of two dimensions), whatever their scales.
@@ -173,16 +179,7 @@ TEST(MultigridJumps, TheCoarsestInverseOnEveryThreadIsOneThreadsToTheBit) {
     const multigrid::CoarsestInverse every = multigrid::invert_coarsest(a);
     omp_set_num_threads(threads);
     EXPECT_EQ(every.inverse.values, one.inverse.values);
-    double worst = 0;
-    for (std::int32_t i = 0; i < a.rows; ++i) {
-        for (std::int32_t j = 0; j < a.rows; ++j) {
-            double sum = 0;
-            for (std::int32_t k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k) {
-                sum += a.values[static_cast<std::size_t>(k)] * every.inverse.at(a.col[k], j);
-            }
-            worst = std::max(worst, std::abs(sum - (i == j ? 1.0 : 0.0)));
-        }
-    }
+    const double worst = worst_identity_error(a, every.inverse);
     EXPECT_LT(worst, 1e-10);
 }
 
@@ -204,16 +201,7 @@ TEST(MultigridJumps, TheCoarsestInverseSwapsRowsWithinTheBand) {
     const CsrData<double> a = t.csr();
     const multigrid::CoarsestInverse inverse = multigrid::invert_coarsest(a);
     EXPECT_FALSE(inverse.singular);
-    double worst = 0;
-    for (std::int32_t i = 0; i < n; ++i) {
-        for (std::int32_t j = 0; j < n; ++j) {
-            double sum = 0;
-            for (std::int32_t k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k) {
-                sum += a.values[static_cast<std::size_t>(k)] * inverse.inverse.at(a.col[k], j);
-            }
-            worst = std::max(worst, std::abs(sum - (i == j ? 1.0 : 0.0)));
-        }
-    }
+    const double worst = worst_identity_error(a, inverse.inverse);
     EXPECT_LT(worst, 1e-13);
 }
 

@@ -84,9 +84,7 @@ LinearSystemSolver<T>::LinearSystemSolver(std::shared_ptr<const Backend> backend
     std::optional<DiaData<T>> rows;
     operator_ = operator_from_csr(backend_, *host_, plan_.format, rows);
     built_.resize(1 + plan_.fallbacks.size());
-    construction_matrix_ = rows ? &*rows : nullptr;
-    method(0);
-    construction_matrix_ = nullptr;
+    first_step_from(rows ? &*rows : nullptr);
 }
 
 template <typename T>
@@ -183,18 +181,8 @@ void LinearSystemSolver<T>::build(DiaData<T> matrix, std::optional<OutsideCoupli
     // The first step's set-up (a multigrid hierarchy) reads the host matrix while it is here,
     // rather than copying it back from the back-end. Over ranks it reads the block, and the
     // host's copy of the block's own part goes first (the back-end has it).
-    if (outside) {
-        matrix = {};
-    } else {
-        construction_matrix_ = &matrix;
-    }
-    try {
-        method(0);
-    } catch (...) {
-        construction_matrix_ = nullptr;  // (update_values keeps the object: no dangling rows)
-        throw;
-    }
-    construction_matrix_ = nullptr;
+    if (outside) matrix = {};
+    first_step_from(outside ? nullptr : &matrix);
     // The copies of the block stay only for a fallback that will need them.
     const auto later = [&](bool (*uses)(const SolverStep&)) {
         return std::any_of(plan_.fallbacks.begin(), plan_.fallbacks.end(), uses);
@@ -228,6 +216,31 @@ void LinearSystemSolver<T>::retire_steps() {
 }
 
 template <typename T>
+void LinearSystemSolver<T>::first_step_from(const DiaData<T>* rows) {
+    construction_matrix_ = rows;
+    try {
+        method(0);
+    } catch (...) {
+        construction_matrix_ = nullptr;  // (update_values keeps the object: no dangling rows)
+        throw;
+    }
+    construction_matrix_ = nullptr;
+}
+
+template <typename T>
+template <typename Rebuild>
+void LinearSystemSolver<T>::with_steps_retired(Rebuild&& rebuild) {
+    retire_steps();
+    try {
+        rebuild();
+    } catch (...) {
+        refreshed_.clear();
+        throw;
+    }
+    refreshed_.clear();
+}
+
+template <typename T>
 typename LinearSystemSolver<T>::UpdateTimes LinearSystemSolver<T>::update_values(
     DiaData<T> matrix) {
     if (!rows_pattern_) {
@@ -242,15 +255,10 @@ typename LinearSystemSolver<T>::UpdateTimes LinearSystemSolver<T>::update_values
             std::to_string(rows_pattern_->second.size()) + " diagonals at the same offsets");
     }
     const auto start = std::chrono::steady_clock::now();
-    retire_steps();
-    host_.reset();
-    try {
+    with_steps_retired([&] {
+        host_.reset();
         start_from_rows(std::move(matrix));
-    } catch (...) {
-        refreshed_.clear();
-        throw;
-    }
-    refreshed_.clear();
+    });
     backend_->synchronize();
     return {operator_seconds_, seconds_since(start) - operator_seconds_};
 }
@@ -277,19 +285,11 @@ typename LinearSystemSolver<T>::UpdateTimes LinearSystemSolver<T>::update_values
     backend_->synchronize();
     const double operator_seconds = seconds_since(start);
     const auto steps_start = std::chrono::steady_clock::now();
-    retire_steps();
-    host_ = std::move(matrix);
-    operator_ = std::move(made);
-    construction_matrix_ = rows ? &*rows : nullptr;
-    try {
-        method(0);
-    } catch (...) {
-        construction_matrix_ = nullptr;
-        refreshed_.clear();
-        throw;
-    }
-    construction_matrix_ = nullptr;
-    refreshed_.clear();
+    with_steps_retired([&] {
+        host_ = std::move(matrix);
+        operator_ = std::move(made);
+        first_step_from(rows ? &*rows : nullptr);
+    });
     backend_->synchronize();
     return {operator_seconds, seconds_since(steps_start)};
 }

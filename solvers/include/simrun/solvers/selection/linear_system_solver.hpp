@@ -135,6 +135,13 @@ private:
     // Before new values: the steps built so far go (their multigrid preconditioners kept in
     // refreshed_ on one process), and BiCG's transpose.
     void retire_steps();
+    // retire_steps(), then `rebuild` (new rows, the first step built), the kept hierarchies
+    // dropped however it ends.
+    template <typename Rebuild>
+    void with_steps_retired(Rebuild&& rebuild);
+    // The first step built, its set-up reading `rows` (the host's rows, or null: from the
+    // back-end) while it runs, and never after.
+    void first_step_from(const DiaData<T>* rows);
     // The operator (split over ranks where `outside` is given) and the first step, from the
     // block's own rows.
     void build(DiaData<T> matrix, std::optional<OutsideCouplings<T>> outside);
