@@ -23,6 +23,7 @@
 #include "multigrid/backend_rows.hpp"
 #include "multigrid/box_entries.hpp"
 #include "multigrid/class_rows.hpp"
+#include "multigrid/coarse_step.hpp"
 #include "multigrid/galerkin_table.hpp"
 #include "multigrid/hierarchy.hpp"
 #include "multigrid/level_transfer.hpp"
@@ -163,6 +164,72 @@ TEST(MultigridSetupKernels, WeightsAndGalerkinRowsAreTheHostsOnRandomCoefficient
         expect_setup_like_host(backend, coarse, coarse_stored, coarsening.coarse,
                                name + " (its Galerkin level)", compared);
     }
+}
+
+DiaData<double> checkerboard(std::array<std::int32_t, 3> points, int dimension);
+
+// The step over ranks (coarse_step on a rank's region, the level's coarsening shifted onto it)
+// made by the back-end against the host's: the same coarse points and transfer, the weights
+// and coarse rows the host's (CPU) or within a few ulps (GPU), on random coefficients, on a
+// checkerboard's jumps (the host's local bases, then the back-end's product) and on the 9/27
+// diagonals of a Galerkin level.
+TEST(MultigridSetupKernels, TheStepOnARegionIsTheHostsStep) {
+    const auto backend = test_backend();
+    SIMRUN_SKIP_WITHOUT_BACKEND(backend);
+    std::uint32_t seed = 7;
+    int compared = 0;
+    const auto expect_step = [&](const DiaData<double>& rows, const Box& region,
+                                 const GridBox& whole, const std::string& what) {
+        using namespace multigrid;
+        const BoxCoarsening coarsening =
+            choose_coarsening(random_diffusion({static_cast<std::int32_t>(whole.points[0]),
+                                                static_cast<std::int32_t>(whole.points[1]),
+                                                static_cast<std::int32_t>(whole.points[2])},
+                                               whole.dimension, {}, seed),
+                              whole);
+        ASSERT_TRUE(coarsening.coarsens()) << what;
+        const CoarseStep host = coarse_step(rows, region, coarsening);
+        const CoarseStep made = coarse_step(backend, rows, region, coarsening);
+        EXPECT_EQ(made.coarse_region, host.coarse_region) << what;
+        EXPECT_EQ(made.transfer.coarse.describe(), host.transfer.coarse.describe()) << what;
+        for (std::size_t axis = 0; axis < 3; ++axis) {
+            EXPECT_EQ(made.transfer.axes[axis].first, host.transfer.axes[axis].first) << what;
+            EXPECT_EQ(made.transfer.axes[axis].step, host.transfer.axes[axis].step) << what;
+        }
+        const std::int64_t nc = host.coarse_region.size();
+        expect_close_by_point(made.weights, host.weights, nc, what + " weights");
+        ASSERT_EQ(made.coarse.offsets, host.coarse.offsets) << what;
+        expect_close_by_point(made.coarse.values, host.coarse.values, nc, what + " coarse rows");
+        ++compared;
+    };
+    for (const SetupCase& c : setup_cases()) {
+        if (c.points[1] < 4) continue;  // (a region needs room to sit inside the level)
+        const GridBox shape{c.dimension, {c.points[0], c.points[1], c.points[2]}};
+        // The region sits at an odd corner of a larger level: its transfer starts off-parity.
+        const Box region{
+            {1, 2, c.dimension == 3 ? 3 : 0},
+            {1 + c.points[0], 2 + c.points[1], (c.dimension == 3 ? 3 : 0) + c.points[2]}};
+        const GridBox whole{
+            c.dimension,
+            {c.points[0] + 4, c.points[1] + 5, c.dimension == 3 ? c.points[2] + 6 : 1}};
+        const std::string name = shape.describe() + " at (1, 2) seed " + std::to_string(seed);
+        const DiaData<double> a = random_diffusion(c.points, c.dimension, c.sides, seed++);
+        expect_step(a, region, whole, name);
+        expect_step(checkerboard(c.points, c.dimension), region, whole, name + " checkerboard");
+        const auto coarsening = multigrid::choose_coarsening(a, shape);
+        const DiaData<double> galerkin =
+            multigrid::without_empty_diagonals(multigrid::galerkin_operator(
+                a, shape, coarsening, multigrid::operator_interpolation(a, shape, coarsening)));
+        const GridBox& g = coarsening.coarse;
+        if (g.points[0] < 3 || g.points[1] < 3 || (c.dimension == 3 && g.points[2] < 3)) continue;
+        const Box coarse_region{{1, 2, 0}, {1 + g.points[0], 2 + g.points[1], g.points[2]}};
+        expect_step(
+            galerkin, coarse_region,
+            GridBox{c.dimension,
+                    {g.points[0] + 3, g.points[1] + 4, c.dimension == 3 ? g.points[2] + 1 : 1}},
+            name + " (its Galerkin level)");
+    }
+    EXPECT_GE(compared, 15);
 }
 
 // A constant stencil inside the box and identity rows on its faces (eliminated Dirichlet nodes,

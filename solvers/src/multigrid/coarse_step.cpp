@@ -3,7 +3,11 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "multigrid/backend_rows.hpp"
+#include "multigrid/box_entries.hpp"
+#include "multigrid/local_bases.hpp"
 #include "simrun/solvers/distributed/partition.hpp"
+#include "simrun/solvers/matrices/dia_matrix.hpp"
 
 namespace simrun::solvers::multigrid {
 namespace {
@@ -67,6 +71,29 @@ CoarseStep coarse_step(const DiaData<double>& rows, const Box& region,
                        const BoxCoarsening& coarsening) {
     CoarseStep step = coarse_transfer(rows, region, coarsening);
     step.coarse = coarse_rows(rows, region, step);
+    return step;
+}
+
+CoarseStep coarse_step(const std::shared_ptr<const Backend>& backend, const DiaData<double>& rows,
+                       const Box& region, const BoxCoarsening& coarsening) {
+    const int dimension = coarsening.coarse.dimension;
+    const GridBox shape = region.shape(dimension);
+    const DiagonalSteps steps(rows, shape);
+    CoarseStep step;
+    step.coarse_region = coarse_part(region, coarsening);
+    if (!steps.decoded || rows.num_diagonals() > max_dia_diagonals || step.coarse_region.empty()) {
+        return coarse_step(rows, region, coarsening);
+    }
+    step.transfer = window_transfer(coarsening, region, step.coarse_region, dimension);
+    const DiaMatrix<double> on_backend(backend, rows, DiaStorage::general);
+    const Array<double> weights =
+        collapsed_weights_final(rows, steps, shape)
+            ? collapsed_weights(backend, on_backend.view(), steps, shape, step.transfer)
+            : Array<double>::from_host(backend, operator_interpolation(rows, shape, step.transfer));
+    BackendRows coarse =
+        galerkin_rows(backend, on_backend.view(), steps, shape, step.transfer, weights);
+    step.weights = weights.to_host();
+    step.coarse = DiaData<double>{coarse.n, std::move(coarse.offsets), coarse.values.to_host()};
     return step;
 }
 

@@ -1,13 +1,15 @@
 #pragma once
-// The step from a multigrid level to the next on the rows of a region of the level (host,
-// double): the whole level's coarsening on the region, the transfer's weights there and the
-// Galerkin product P^T A P on the region's coarse points (level_transfer.hpp's formulas). The
-// region is the whole box on one process (whole_levels.hpp), a rank's part with the ghost layers
-// around it over ranks (partitioned_levels.hpp): the same formulas on the same rows, the same
-// bits.
+// The step from a multigrid level to the next on the rows of a region of the level (double, on
+// the host or made by the back-end): the whole level's coarsening on the region, the transfer's
+// weights there and the Galerkin product P^T A P on the region's coarse points
+// (level_transfer.hpp's formulas). The region is the whole box on one process (whole_levels.hpp), a
+// rank's part with the ghost layers around it over ranks (partitioned_levels.hpp): the same
+// formulas on the same rows, the same bits.
+#include <memory>
 #include <vector>
 
 #include "multigrid/level_transfer.hpp"
+#include "simrun/solvers/base/backend.hpp"
 #include "simrun/solvers/boxes/box.hpp"
 #include "simrun/solvers/matrices/dia_data.hpp"
 
@@ -39,5 +41,13 @@ CoarseStep coarse_step(const DiaData<double>& rows, const Box& region,
 CoarseStep coarse_transfer(const DiaData<double>& rows, const Box& region,
                            const BoxCoarsening& coarsening);
 DiaData<double> coarse_rows(const DiaData<double>& rows, const Box& region, const CoarseStep& step);
+
+// The same step made by the back-end's set-up kernels (backend_rows.hpp: the rows copied there,
+// the weights and coarse rows read back), as one process's levels are made there: over ranks a
+// part's rows then come out as one process makes them on that back-end. The weights at a
+// coefficient jump (local bases) are the host's; a region in which some diagonal is not one step
+// takes the host's step.
+CoarseStep coarse_step(const std::shared_ptr<const Backend>& backend, const DiaData<double>& rows,
+                       const Box& region, const BoxCoarsening& coarsening);
 
 }  // namespace simrun::solvers::multigrid

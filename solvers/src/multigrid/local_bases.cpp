@@ -232,6 +232,19 @@ bool steps_along_one_axis(const DiagonalSteps& steps) {
            });
 }
 
+bool collapsed_weights_final(const DiaData<double>& rows, const DiagonalSteps& steps,
+                             const GridBox& fine) {
+    if (!steps.decoded) return false;
+    // Along the axes a side's coupling is one entry: has_coefficient_jumps finds the rows.
+    if (steps_along_one_axis(steps)) return !has_coefficient_jumps(rows, jump_ratio);
+    bool any = false;
+#pragma omp parallel for schedule(static) reduction(|| : any)
+    for (std::int64_t row = 0; row < fine.size(); ++row) {
+        any = any || row_at_jump(rows, steps, fine, row, fine.coordinates(row));
+    }
+    return !any;
+}
+
 void follow_strong_couplings(const DiaData<double>& a, const GridBox& fine,
                              const BoxCoarsening& coarsening, std::vector<double>& w) {
     const GridBox& coarse = coarsening.coarse;

@@ -30,6 +30,12 @@ inline constexpr double local_basis_jump_ratio = 16.0;
 // classes).
 bool steps_along_one_axis(const DiagonalSteps& steps);
 
+// Whether follow_strong_couplings leaves every collapsed weight of `rows` (on the points of
+// `fine`, `steps` decoded) as it is: no row at a jump. The back-end's collapsed weights
+// (backend_rows.hpp) are then the operator's weights.
+bool collapsed_weights_final(const DiaData<double>& rows, const DiagonalSteps& steps,
+                             const GridBox& fine);
+
 // Whether some class of `rows` is a row at a jump, as follow_strong_couplings finds them (its
 // couplings towards the two sides along an axis more than local_basis_jump_ratio apart): where
 // none is, it leaves every collapsed weight as it is. `steps` decoded (each diagonal one step).

@@ -84,10 +84,9 @@ template <typename T>
 void build_slabs(multigrid::Hierarchy<T>& parts, const DiaData<double>& block, const GridBox& box,
                  std::optional<DiaStorage> fine_storage) {
     const MultigridParameters planned = parts.planned_parameters();
-    build_over_ranks(
-        parts,
-        multigrid::plan_partitioned_levels(parts.backend()->communicator(), block, box, planned),
-        static_cast<std::size_t>(block.n), fine_storage);
+    build_over_ranks(parts,
+                     multigrid::plan_partitioned_levels(parts.backend(), block, box, planned),
+                     static_cast<std::size_t>(block.n), fine_storage);
 }
 
 // One process: the partition of one part, `fine` on the whole box, its levels made by the
@@ -184,10 +183,8 @@ MultigridHierarchy<T>::MultigridHierarchy(std::shared_ptr<const Backend> backend
     parts_->resolve_cycle(
         multigrid::has_coefficient_jumps(rows.window, multigrid::cycle_jump_ratio));
     const MultigridParameters planned = parts_->planned_parameters();
-    build_over_ranks(
-        *parts_,
-        multigrid::plan_partitioned_levels(parts_->backend()->communicator(), rows, planned),
-        static_cast<std::size_t>(rows.part.size()), storage_of(fine_operator));
+    build_over_ranks(*parts_, multigrid::plan_partitioned_levels(parts_->backend(), rows, planned),
+                     static_cast<std::size_t>(rows.part.size()), storage_of(fine_operator));
 }
 
 template <typename T>

@@ -160,13 +160,14 @@ StepRows coarse_rows(DiaData<double> coarse, const Box& coarse_around, const Box
 // This rank's part of a level that coarsens (`split`, its window and the next level's window
 // set): the transfer from the window to the coarse window, its weights, the window's rows and
 // the next level's rows on the coarse part, from the step on the rows around the part
-// (coarse_step, one process's on the whole box: the rows of the part come out as one process
-// makes them).
-void plan_part(DiaData<double> around_rows, const Box& around, const BoxCoarsening& coarsening,
-               const std::vector<Step>& steps, const Box& window, const Box& coarse_window,
-               const Box& coarse_part_here, PartitionedLevel& split, StepRows& coarse_own) {
+// (coarse_step made by the back-end, one process's on the whole box: the rows of the part come
+// out as one process makes them).
+void plan_part(const std::shared_ptr<const Backend>& backend, DiaData<double> around_rows,
+               const Box& around, const BoxCoarsening& coarsening, const std::vector<Step>& steps,
+               const Box& window, const Box& coarse_window, const Box& coarse_part_here,
+               PartitionedLevel& split, StepRows& coarse_own) {
     const int dimension = coarsening.coarse.dimension;
-    CoarseStep step = coarse_step(around_rows, around, coarsening);
+    CoarseStep step = coarse_step(backend, around_rows, around, coarsening);
     const Box& coarse_around = step.coarse_region;
     split.transfer = window_transfer(coarsening, window, coarse_window, dimension);
     // The coarse window's weights, from those around (slot by slot, point by point).
@@ -189,8 +190,12 @@ void plan_part(DiaData<double> around_rows, const Box& around, const BoxCoarseni
 
 class Planner {
 public:
-    Planner(const Communicator& ranks, const MultigridParameters& parameters, LevelState state)
-        : ranks_(ranks), parameters_(parameters), state_(std::move(state)) {}
+    Planner(std::shared_ptr<const Backend> backend, const MultigridParameters& parameters,
+            LevelState state)
+        : backend_(std::move(backend)),
+          ranks_(backend_->communicator()),
+          parameters_(parameters),
+          state_(std::move(state)) {}
 
     PartitionedHierarchy plan() {
         for (int level = 0;; ++level) {
@@ -211,6 +216,7 @@ private:
     bool split_anew();
     bool add_level();
 
+    std::shared_ptr<const Backend> backend_;  // the step's arithmetic
     const Communicator& ranks_;
     const MultigridParameters& parameters_;
     LevelState state_;
@@ -312,8 +318,8 @@ bool Planner::add_level() {
     StepRows coarse_own{no_points, {}};
     all_or_none(ranks_, [&] {
         if (!here) return;
-        plan_part(std::move(around_rows), around, coarsening, state_.steps, split.window(),
-                  coarse_window, coarse_parts[rank()], split, coarse_own);
+        plan_part(backend_, std::move(around_rows), around, coarsening, state_.steps,
+                  split.window(), coarse_window, coarse_parts[rank()], split, coarse_own);
     });
     result_.levels.push_back(std::move(split));
     const std::vector<Step> coarse_steps = all_steps(dimension);
@@ -335,9 +341,10 @@ void keep_used_steps(const Communicator& ranks, LevelState& state) {
 
 }  // namespace
 
-PartitionedHierarchy plan_partitioned_levels(const Communicator& ranks,
+PartitionedHierarchy plan_partitioned_levels(const std::shared_ptr<const Backend>& backend,
                                              const PartRows<double>& rows,
                                              const MultigridParameters& parameters) {
+    const Communicator& ranks = backend->communicator();
     const auto rank = static_cast<std::size_t>(ranks.rank());
     const int dimension = rows.box.dimension;
     LevelState state;
@@ -357,7 +364,7 @@ PartitionedHierarchy plan_partitioned_levels(const Communicator& ranks,
     });
     keep_used_steps(ranks, state);
     state.holders = holders_of(state.parts);
-    return Planner(ranks, parameters, std::move(state)).plan();
+    return Planner(backend, parameters, std::move(state)).plan();
 }
 
 namespace {
@@ -430,9 +437,10 @@ std::vector<Index> plane_starts(const Communicator& ranks, Index own_planes) {
 
 }  // namespace
 
-PartitionedHierarchy plan_partitioned_levels(const Communicator& ranks,
+PartitionedHierarchy plan_partitioned_levels(const std::shared_ptr<const Backend>& backend,
                                              const DiaData<double>& block, const GridBox& box,
                                              const MultigridParameters& parameters) {
+    const Communicator& ranks = backend->communicator();
     const Index plane = plane_of(box);
     all_or_none(ranks, [&] {
         if (block.n % plane != 0) {
@@ -466,7 +474,7 @@ PartitionedHierarchy plan_partitioned_levels(const Communicator& ranks,
         block_rows(block, box, state.parts[static_cast<std::size_t>(ranks.rank())], state.steps);
     if (!distinct) keep_used_steps(ranks, state);
     state.holders = holders_of(state.parts);
-    return Planner(ranks, parameters, std::move(state)).plan();
+    return Planner(backend, parameters, std::move(state)).plan();
 }
 
 }  // namespace simrun::solvers::multigrid

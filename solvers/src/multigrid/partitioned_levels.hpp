@@ -23,11 +23,12 @@
 // process's (whole_levels.hpp), repeated on each rank. (The finest level, whose split is the
 // caller's, is gathered where its parts are too thin.)
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <vector>
 
 #include "multigrid/level_plan.hpp"
-#include "simrun/solvers/base/communicator.hpp"
+#include "simrun/solvers/base/backend.hpp"
 #include "simrun/solvers/boxes/box.hpp"
 #include "simrun/solvers/distributed/part_rows.hpp"
 #include "simrun/solvers/distributed/partition.hpp"
@@ -49,11 +50,13 @@ bool one_run_of(const Box& part, const Box& layout);
 // A's lower corner and size in B's coordinates.
 Box relative_to(const Box& a, const Box& b);
 
+// The ranks are the back-end's; each rank's step to the next level is made by its back-end
+// (coarse_step.hpp).
 // Over a process grid: this rank's part and its rows on the part's window (part_rows.hpp).
 // Collective. Throws std::invalid_argument, on every rank alike, where the parts do not tile
 // the box, a window is not its part's, or the rows couple points that are not neighbours in
 // the box (as MultigridHierarchy does).
-PartitionedHierarchy plan_partitioned_levels(const Communicator& ranks,
+PartitionedHierarchy plan_partitioned_levels(const std::shared_ptr<const Backend>& backend,
                                              const PartRows<double>& rows,
                                              const MultigridParameters& parameters);
 // Over slabs (the process grid 1 x ... x K): `block`, this rank's rows of a matrix on the
@@ -61,7 +64,7 @@ PartitionedHierarchy plan_partitioned_levels(const Communicator& ranks,
 // ranks' rows kept (distributed_matrix.hpp). Collective. Throws std::invalid_argument, on every
 // rank alike, where a block is not whole planes of the box or the rows couple points that are
 // not neighbours in it.
-PartitionedHierarchy plan_partitioned_levels(const Communicator& ranks,
+PartitionedHierarchy plan_partitioned_levels(const std::shared_ptr<const Backend>& backend,
                                              const DiaData<double>& block, const GridBox& box,
                                              const MultigridParameters& parameters);
 

@@ -142,11 +142,9 @@ void WholeLevels::plan_transfer(const BoxCoarsening& coarsening, const DiagonalS
     level_.transfer = coarsening;
     // The collapsed weights are final where no row is at a jump (follow_strong_couplings then
     // leaves them): said by the classes, or where the rows step along the axes by the jumps.
-    const bool final_weights =
-        level_.rows_on_backend != nullptr && steps.decoded
-            ? !classes_at_jump(level_.rows_on_backend->host, steps)
-            : steps_along_one_axis(steps) &&
-                  !has_coefficient_jumps(level_.rows(), local_basis_jump_ratio);
+    const bool final_weights = level_.rows_on_backend != nullptr && steps.decoded
+                                   ? !classes_at_jump(level_.rows_on_backend->host, steps)
+                                   : collapsed_weights_final(level_.rows(), steps, box_);
     if (final_weights) {
         weights_ = collapsed_weights(backend_, rows_view(), steps, box_, coarsening);
         ++weights_on_backend_;
