@@ -361,6 +361,18 @@ struct KernelTable {
     // out_i = 1 / a_ii (a_ii the entry of diagonal `main`, rounded to T once). Traffic: the main
     // diagonal (or a mask or class per row) read, n values written.
     void (*dia_inverse_diagonal)(const Backend&, const DiaView<double>& a, int main, T* out);
+    // Rows kept by step on the back-end as the multigrid planner over ranks moves them
+    // (multigrid/backend_step_rows.hpp): `count` arrays of values, array s at s * size of its
+    // box. Copies the values of the points `points` (their count along each axis) from the box
+    // `from` (its point from_at onwards) to the box `to` (its point to_at onwards). Traffic:
+    // 8 bytes read and written per point and array.
+    void (*box_copy_rows)(const Backend&, const double* from, const BoxShape& from_shape,
+                          const std::int64_t (&from_at)[3], double* to, const BoxShape& to_shape,
+                          const std::int64_t (&to_at)[3], const BoxShape& points, int count);
+    // Zeroes value s of each point of `shape` whose step steps.step[s] leaves the box, for
+    // s < count. Traffic: the zeroed values written (the faces' points).
+    void (*box_zero_leaving)(const Backend&, double* values, const BoxShape& shape,
+                             const BoxDiagonalSteps& steps, int count);
     // Classifies `points` points of `slots` values each (slot s of point i at values[s * points +
     // i]) by their sets of values (compared with ==): of_point[i] (on the back-end) names point
     // i's class, `table` (host) gets class c's values at c * slots + s. Returns false, leaving

@@ -59,7 +59,8 @@ BackendRows galerkin_rows(const std::shared_ptr<const Backend>& backend,
     return coarse;
 }
 
-bool classify_rows(const std::shared_ptr<const Backend>& backend, BackendRows& rows) {
+bool classify_rows(const std::shared_ptr<const Backend>& backend, BackendRows& rows,
+                   bool keep_values) {
     const int diagonals = static_cast<int>(rows.offsets.size());
     Array<std::uint8_t> classes(backend, static_cast<std::size_t>(rows.n));
     std::vector<double> table;
@@ -73,7 +74,7 @@ bool classify_rows(const std::shared_ptr<const Backend>& backend, BackendRows& r
     rows.host.table = std::move(table);
     rows.class_values = Array<double>::from_host(backend, rows.host.table);
     rows.classes = std::move(classes);
-    rows.values = Array<double>();
+    if (!keep_values) rows.values = Array<double>();
     return true;
 }
 
@@ -127,6 +128,20 @@ std::optional<BackendRows> rows_in_classes(const std::shared_ptr<const Backend>&
     }
     rows.class_values = Array<double>::from_host(backend, rows.host.table);
     return rows;
+}
+
+bool classes_along_axes(const ClassRows& rows, const DiagonalSteps& steps) {
+    for (int d = 0; d < rows.num_diagonals(); ++d) {
+        const Coordinates& s = steps.steps[static_cast<std::size_t>(d)];
+        const int moves = (s[0] != 0) + (s[1] != 0) + (s[2] != 0);
+        if (moves <= 1) continue;
+        for (std::size_t c = 0; c < rows.classes(); ++c) {
+            if (rows.table[c * rows.offsets.size() + static_cast<std::size_t>(d)] != 0.0) {
+                return false;
+            }
+        }
+    }
+    return true;
 }
 
 }  // namespace simrun::solvers::multigrid

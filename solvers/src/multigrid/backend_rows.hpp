@@ -48,9 +48,15 @@ BackendRows galerkin_rows(const std::shared_ptr<const Backend>& backend,
                           const GridBox& fine, const BoxCoarsening& coarsening,
                           const Array<double>& weights);
 
-// The rows' classes found on the back-end (their values then released); false, the rows left
-// as they are, where they take more than max_value_classes kinds.
-bool classify_rows(const std::shared_ptr<const Backend>& backend, BackendRows& rows);
+// The rows' classes found on the back-end (their values then released, unless `keep_values`);
+// false, the rows left as they are, where they take more than max_value_classes kinds.
+bool classify_rows(const std::shared_ptr<const Backend>& backend, BackendRows& rows,
+                   bool keep_values = false);
+
+// Whether no diagonal of `rows` whose step moves along several axes holds a nonzero entry (else
+// Gauss-Seidel needs 2^dimension colours): from the classes' rows, whose entries outside the
+// level are zero.
+bool classes_along_axes(const ClassRows& rows, const DiagonalSteps& steps);
 
 // The rows of `a` (on the back-end in double) as classes: its row classes, or the masks its
 // stencil storage holds, one class per mask present; nothing in the general storage. The class

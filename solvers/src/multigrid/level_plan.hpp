@@ -9,6 +9,7 @@
 // partitioned_levels.hpp, on one part whole_levels.hpp, both taking the step to the next level
 // from coarse_step.hpp.
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -54,6 +55,10 @@ struct PartitionedLevel {
     // (instead of `window_operator`), and its transfer's weights there (instead of `weights`).
     const BackendRows* rows_on_backend = nullptr;
     const Array<double>* weights_on_backend = nullptr;
+    // Over ranks, what those point to where the plan made them on the back-end (the plan is made
+    // whole before the build, so each level keeps its own).
+    std::shared_ptr<const BackendRows> kept_rows;
+    std::shared_ptr<const Array<double>> kept_weights;
     // Where the transfer's coarse points lie: in the next level's vectors from `coarse_offset`
     // on (its window, or the whole gathered level); in vectors of their own of
     // `coarse_window_points` (> 0) that the next level, gathered, is gathered from; or in the
@@ -103,6 +108,10 @@ public:
     virtual void made(PartitionedLevel& level) {
         level.window_operator = {};
         level.weights = {};
+        if (level.kept_rows) level.rows_on_backend = nullptr;
+        if (level.kept_weights) level.weights_on_backend = nullptr;
+        level.kept_rows.reset();
+        level.kept_weights.reset();
     }
     // After the last level, over ranks: the level gathered whole on every rank that follows
     // them; null where the last was a coarsest level (one process's hierarchy).

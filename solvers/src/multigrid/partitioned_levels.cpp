@@ -2,13 +2,18 @@
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
+#include <optional>
 #include <span>
 #include <stdexcept>
 #include <string>
 #include <utility>
 
 #include "boxes/box_steps.hpp"
+#include "multigrid/backend_rows.hpp"
+#include "multigrid/box_entries.hpp"
 #include "multigrid/coarse_step.hpp"
+#include "multigrid/local_bases.hpp"
 #include "multigrid/step_rows.hpp"
 
 namespace simrun::solvers::multigrid {
@@ -38,6 +43,9 @@ struct LevelState {
     GridBox box;
     std::vector<Box> parts;
     StepRows own;
+    // Or this rank's rows kept on the back-end (`own` then unused), from level to level while
+    // each level's step is made there.
+    std::optional<BackendStepRows> own_kept;
     std::vector<Step> steps;
     int holders = 1;
     // Where the level was split anew: the parts each rank's restriction computes rightly.
@@ -188,6 +196,106 @@ void plan_part(const std::shared_ptr<const Backend>& backend, DiaData<double> ar
                              all_steps(dimension), dimension);
 }
 
+// Rows on the back-end in the general storage.
+BackendRows general_rows(std::int64_t n, std::vector<int> offsets, Array<double> values) {
+    BackendRows rows;
+    rows.n = n;
+    rows.offsets = std::move(offsets);
+    rows.values = std::move(values);
+    return rows;
+}
+
+// The rows around this rank's part (its part grown by the ghost layers) as the level's step
+// reads them: kept on the back-end with their classes, which the host measures the level from;
+// else on the host (rows of too many kinds, or steps whose offsets are not distinct there).
+struct AroundRows {
+    Box region = no_points;
+    BackendStepRows ghost_kept;  // as exchanged, where this rank's rows are kept
+    StepRows ghost;              // as exchanged, on the host
+    BackendRows kept;            // the steps' offsets, values and classes
+    DiaData<double> host;
+    bool is_kept() const { return kept.n > 0; }
+};
+
+// The window's rows from the rows around (kept on the back-end), the entries that reach outside
+// the window zeroed: kept there in classes for the level's build, else handed to the host.
+void keep_window_rows(const std::shared_ptr<const Backend>& backend, const BackendStepRows& around,
+                      const std::vector<Step>& steps, const Box& window, int dimension,
+                      PartitionedLevel& split) {
+    BackendStepRows rows{
+        window, Array<double>(backend, steps.size() * static_cast<std::size_t>(window.size()))};
+    copy_rows(*backend, around, rows, window, steps.size());
+    const GridBox shape = window.shape(dimension);
+    if (!distinct_offsets(shape, steps)) {
+        split.window_operator = without_empty_diagonals(dia_of(to_host(rows), steps, dimension));
+        return;
+    }
+    keep_inside(*backend, rows, steps);
+    BackendRows kept =
+        general_rows(window.size(), step_offsets(steps, shape), std::move(rows.values));
+    if (!classify_rows(backend, kept)) {
+        split.window_operator = without_empty_diagonals(
+            DiaData<double>{kept.n, std::move(kept.offsets), kept.values.to_host()});
+        return;
+    }
+    split.kept_rows = std::make_shared<const BackendRows>(std::move(kept));
+    split.rows_on_backend = split.kept_rows.get();
+}
+
+// plan_part on the back-end, from the rows around kept there: the same step (coarse_step's
+// arithmetic there: the host's local bases at a jump, read from the classes), the window's
+// rows and weights kept there for the level's build, and the next level's rows on the coarse
+// part kept there too (`coarse_kept`; on the host in `coarse_own` where the coarse region is
+// too thin for its steps' offsets to be distinct).
+void plan_kept_part(const std::shared_ptr<const Backend>& backend, AroundRows& around,
+                    const BoxCoarsening& coarsening, const std::vector<Step>& steps,
+                    const Box& window, const Box& coarse_window, const Box& coarse_part_here,
+                    PartitionedLevel& split, StepRows& coarse_own,
+                    std::optional<BackendStepRows>& coarse_kept) {
+    const int dimension = coarsening.coarse.dimension;
+    const GridBox shape = around.region.shape(dimension);
+    const DiagonalSteps diagonal_steps(around.kept.host, shape);
+    const Box coarse_around = coarse_part(around.region, coarsening);
+    if (intersection(coarse_window, coarse_around) != coarse_window) {
+        throw std::logic_error(
+            "multigrid over ranks: a coarse window reaches past the ghost layers");
+    }
+    const BoxCoarsening transfer =
+        window_transfer(coarsening, around.region, coarse_around, dimension);
+    Array<double> weights =
+        classes_at_jump(around.kept.host, diagonal_steps)
+            ? Array<double>::from_host(
+                  backend, operator_interpolation(around.kept.host.expanded(), shape, transfer))
+            : collapsed_weights(backend, around.kept.view(), diagonal_steps, shape, transfer);
+    BackendRows coarse =
+        galerkin_rows(backend, around.kept.view(), diagonal_steps, shape, transfer, weights);
+    split.transfer = window_transfer(coarsening, window, coarse_window, dimension);
+    // The coarse window's weights (their layout is the rows', a slot for a step).
+    const auto slots = static_cast<std::size_t>(transfer_slots(dimension));
+    BackendStepRows window_weights{
+        coarse_window,
+        Array<double>(backend, slots * static_cast<std::size_t>(coarse_window.size()))};
+    copy_rows(*backend, BackendStepRows{coarse_around, std::move(weights)}, window_weights,
+              coarse_window, slots);
+    split.kept_weights = std::make_shared<const Array<double>>(std::move(window_weights.values));
+    split.weights_on_backend = split.kept_weights.get();
+    keep_window_rows(backend, BackendStepRows{around.region, std::move(around.kept.values)}, steps,
+                     window, dimension, split);
+    const std::vector<Step> coarse_steps = all_steps(dimension);
+    if (coarse.offsets != step_offsets(coarse_steps, coarse_around.shape(dimension)) ||
+        !distinct_offsets(coarse_around.shape(dimension), coarse_steps)) {
+        coarse_own = coarse_rows(DiaData<double>{coarse.n, coarse.offsets, coarse.values.to_host()},
+                                 coarse_around, coarse_part_here, coarse_steps, dimension);
+        return;
+    }
+    coarse_kept.emplace(BackendStepRows{
+        coarse_part_here,
+        Array<double>(backend,
+                      coarse_steps.size() * static_cast<std::size_t>(coarse_part_here.size()))});
+    copy_rows(*backend, BackendStepRows{coarse_around, std::move(coarse.values)}, *coarse_kept,
+              coarse_part_here, coarse_steps.size());
+}
+
 class Planner {
 public:
     Planner(std::shared_ptr<const Backend> backend, const MultigridParameters& parameters,
@@ -195,7 +303,11 @@ public:
         : backend_(std::move(backend)),
           ranks_(backend_->communicator()),
           parameters_(parameters),
-          state_(std::move(state)) {}
+          state_(std::move(state)) {
+        // This rank's rows go to its back-end once; the levels are made there from then on.
+        state_.own_kept = to_backend(backend_, state_.own, state_.steps.size());
+        state_.own = StepRows{no_points, {}};
+    }
 
     PartitionedHierarchy plan() {
         for (int level = 0;; ++level) {
@@ -215,6 +327,13 @@ private:
     PartitionedHierarchy gather();
     bool split_anew();
     bool add_level();
+    StepRows& own_on_host();
+    const Box& own_region() const {
+        return state_.own_kept ? state_.own_kept->region : state_.own.region;
+    }
+    AroundRows rows_around();
+    void measure_around(AroundRows& around, bool& along_axes, CoarseningMeasures& measures);
+    void take_coarse_rows(StepRows coarse_own, std::optional<BackendStepRows> coarse_kept);
 
     std::shared_ptr<const Backend> backend_;  // the step's arithmetic
     const Communicator& ranks_;
@@ -232,7 +351,7 @@ PartitionedHierarchy Planner::gather() {
     GatheredPlan& gathered = result_.gathered;
     const GridBox& box = state_.box;
     gathered.box = box;
-    gathered.rows = gathered_rows(ranks_, state_.parts, state_.own, state_.steps, box);
+    gathered.rows = gathered_rows(ranks_, state_.parts, own_on_host(), state_.steps, box);
     std::vector<Box> sources = state_.parts;
     if (!result_.levels.empty() && result_.levels.back().handoff) {
         sources = state_.restricted;
@@ -272,35 +391,98 @@ bool Planner::split_anew() {
     }
     handoff.window_points = above_window_.size();
     result_.levels.back().handoff = std::move(handoff);
-    state_.own = moved_rows(ranks_, box, state_.own, state_.parts, fewer, state_.steps.size());
+    state_.own = moved_rows(ranks_, box, own_on_host(), state_.parts, fewer, state_.steps.size());
     state_.restricted = std::move(state_.parts);
     state_.parts = std::move(fewer);
     state_.holders = holders_of(state_.parts);
     return true;
 }
 
+// This rank's rows on the host (copied from the back-end where they were kept there; the
+// planner goes on with them there).
+StepRows& Planner::own_on_host() {
+    if (state_.own_kept) {
+        state_.own = to_host(*state_.own_kept);
+        state_.own_kept.reset();
+    }
+    return state_.own;
+}
+
+// This rank's rows with the ghost layers of the others' around them, where it holds the level
+// (on the back-end where its rows are kept there). Collective with the ranks near.
+AroundRows Planner::rows_around() {
+    AroundRows around;
+    if (!holds()) return around;
+    const std::size_t steps = state_.steps.size();
+    if (state_.own_kept) {
+        around.ghost_kept = with_ghost_layers(ranks_, backend_, state_.parts, *state_.own_kept,
+                                              steps, state_.box, ghost_layers);
+        around.region = around.ghost_kept.region;
+    } else {
+        around.ghost =
+            with_ghost_layers(ranks_, state_.parts, state_.own, steps, state_.box, ghost_layers);
+        around.region = around.ghost.region;
+    }
+    return around;
+}
+
+// The rows around as the step reads them, whether every coupling lies along the axes, and the
+// coarsening measures of this rank's part: from the rows' classes where the back-end keeps
+// them, else from the rows on the host.
+void Planner::measure_around(AroundRows& around, bool& along_axes, CoarseningMeasures& measures) {
+    const GridBox& box = state_.box;
+    const int dimension = box.dimension;
+    const GridBox shape = around.region.shape(dimension);
+    const Box own = relative_to(own_region(), around.region);
+    if (state_.own_kept) {
+        if (distinct_offsets(shape, state_.steps)) {
+            keep_inside(*backend_, around.ghost_kept, state_.steps);
+            BackendRows rows = general_rows(shape.size(), step_offsets(state_.steps, shape),
+                                            std::move(around.ghost_kept.values));
+            if (classify_rows(backend_, rows, true)) {
+                along_axes = classes_along_axes(rows.host, DiagonalSteps(rows.host, shape));
+                measures = measure_coarsening(rows.host, shape, own, around.region.lower, box);
+                around.kept = std::move(rows);
+                return;
+            }
+            around.ghost = StepRows{around.region, rows.values.to_host()};
+        } else {
+            around.ghost = to_host(around.ghost_kept);
+        }
+    }
+    around.host = dia_of(std::move(around.ghost), state_.steps, dimension);
+    along_axes = check_box_couplings(around.host, shape);
+    measures = measure_coarsening(around.host, shape, own, around.region.lower, box);
+}
+
+// The next level's rows of this rank (kept on the back-end where they were made there), on the
+// steps some rank's rows use. Collective.
+void Planner::take_coarse_rows(StepRows coarse_own, std::optional<BackendStepRows> coarse_kept) {
+    const std::vector<Step> coarse_steps = all_steps(state_.box.dimension);
+    std::vector<Step> used;
+    if (coarse_kept) {
+        used = used_steps(ranks_, backend_, *coarse_kept, coarse_steps);
+        state_.own_kept = on_steps(backend_, std::move(*coarse_kept), coarse_steps, used);
+        state_.own = StepRows{no_points, {}};
+    } else {
+        used = used_steps(ranks_, coarse_own, coarse_steps);
+        state_.own = on_steps(std::move(coarse_own), coarse_steps, used);
+        state_.own_kept.reset();
+    }
+    state_.steps = std::move(used);
+}
+
 // The level split over the ranks as it is, each rank's part of the next level planned from its
 // rows and ghost_layers layers of the others' around them; false where it does not coarsen.
 bool Planner::add_level() {
     const GridBox& box = state_.box;
-    const int dimension = box.dimension;
     const bool here = holds();
     // A rank that holds none of the level takes part in its collectives only.
-    StepRows ghost;
-    if (here) {
-        ghost = with_ghost_layers(ranks_, state_.parts, state_.own, state_.steps.size(), box,
-                                  ghost_layers);
-    }
-    const Box around = ghost.region;
-    DiaData<double> around_rows;
+    AroundRows around = rows_around();
     bool along_axes = true;
     CoarseningMeasures measures;
     all_or_none(ranks_, [&] {
-        if (!here) return;
-        around_rows = dia_of(std::move(ghost), state_.steps, dimension);
-        along_axes = check_box_couplings(around_rows, around.shape(dimension));
-        measures = measure_coarsening(around_rows, around.shape(dimension),
-                                      relative_to(state_.own.region, around), around.lower, box);
+        if (here) measure_around(around, along_axes, measures);
     });
     ranks_.sum(measures.values);
     along_axes = ranks_.min(along_axes ? 1.0 : 0.0) > 0;
@@ -316,18 +498,21 @@ bool Planner::add_level() {
     split.split_axes = split_axes_of(state_.parts, box);
     const Box coarse_window = here ? grown(coarse_parts[rank()], coarsening.coarse, 1) : no_points;
     StepRows coarse_own{no_points, {}};
+    std::optional<BackendStepRows> coarse_kept;
     all_or_none(ranks_, [&] {
         if (!here) return;
-        plan_part(backend_, std::move(around_rows), around, coarsening, state_.steps,
-                  split.window(), coarse_window, coarse_parts[rank()], split, coarse_own);
+        if (around.is_kept()) {
+            plan_kept_part(backend_, around, coarsening, state_.steps, split.window(),
+                           coarse_window, coarse_parts[rank()], split, coarse_own, coarse_kept);
+        } else {
+            plan_part(backend_, std::move(around.host), around.region, coarsening, state_.steps,
+                      split.window(), coarse_window, coarse_parts[rank()], split, coarse_own);
+        }
     });
     result_.levels.push_back(std::move(split));
-    const std::vector<Step> coarse_steps = all_steps(dimension);
-    std::vector<Step> used = used_steps(ranks_, coarse_own, coarse_steps);
-    state_.own = on_steps(std::move(coarse_own), coarse_steps, used);
-    state_.steps = std::move(used);
-    state_.parts = std::move(coarse_parts);
     state_.box = coarsening.coarse;
+    take_coarse_rows(std::move(coarse_own), std::move(coarse_kept));
+    state_.parts = std::move(coarse_parts);
     above_window_ = coarse_window;
     return true;
 }

@@ -8,8 +8,10 @@
 #include <string>
 #include <utility>
 
+#include "base/kernel_table.hpp"
 #include "boxes/box_steps.hpp"
 #include "distributed/redistribution.hpp"
+#include "simrun/solvers/base/vector_ops.hpp"
 
 namespace simrun::solvers::multigrid {
 namespace {
@@ -234,6 +236,22 @@ void copy_rows(const StepRows& from, StepRows& to, const Box& points, std::size_
 
 // The steps some rank's rows use (a nonzero entry), the point's own kept, in all_steps' order.
 // Collective.
+namespace {
+
+// The steps some rank uses (`used`: this rank's 1 or 0 for each), the point's own kept.
+// Collective.
+std::vector<Step> agreed_steps(const Communicator& ranks, std::vector<double> used,
+                               const std::vector<Step>& steps) {
+    ranks.sum(used);
+    std::vector<Step> kept;
+    for (std::size_t s = 0; s < steps.size(); ++s) {
+        if (used[s] > 0 || steps[s] == Step{0, 0, 0}) kept.push_back(steps[s]);
+    }
+    return kept;
+}
+
+}  // namespace
+
 std::vector<Step> used_steps(const Communicator& ranks, const StepRows& rows,
                              const std::vector<Step>& steps) {
     std::vector<double> used(steps.size(), 0.0);
@@ -245,12 +263,25 @@ std::vector<Step> used_steps(const Communicator& ranks, const StepRows& rows,
             used[s] = 1.0;
         }
     }
-    ranks.sum(used);
-    std::vector<Step> kept;
-    for (std::size_t s = 0; s < steps.size(); ++s) {
-        if (used[s] > 0 || steps[s] == Step{0, 0, 0}) kept.push_back(steps[s]);
+    return agreed_steps(ranks, std::move(used), steps);
+}
+
+std::vector<Step> used_steps(const Communicator& ranks,
+                             const std::shared_ptr<const Backend>& backend,
+                             const BackendStepRows& rows, const std::vector<Step>& steps) {
+    const Index n = rows.region.size();
+    std::vector<double> used(steps.size(), n > 0 ? 1.0 : 0.0);
+    std::vector<double> table;
+    Array<std::uint8_t> classes(backend, static_cast<std::size_t>(n));
+    if (n > 0 && backend->kernels<double>().classify_points(*backend, rows.values.data(), n,
+                                                            static_cast<int>(steps.size()),
+                                                            classes.data(), table)) {
+        std::fill(used.begin(), used.end(), 0.0);
+        for (std::size_t k = 0; k < table.size(); ++k) {
+            if (table[k] != 0.0) used[k % steps.size()] = 1.0;
+        }
     }
-    return kept;
+    return agreed_steps(ranks, std::move(used), steps);
 }
 
 // `rows` on `steps` (a subset of `from`'s, in the same order).
@@ -267,26 +298,24 @@ StepRows on_steps(StepRows rows, const std::vector<Step>& from, const std::vecto
     return kept;
 }
 
-// This rank's rows with `layers` layers of the other ranks' rows around its part (as far as
-// the box goes), each rank sending the rows of its points that another's layers cover.
-// Collective.
-StepRows with_ghost_layers(const Communicator& ranks, const std::vector<Box>& parts,
-                           const StepRows& own, std::size_t steps, const GridBox& box,
-                           Index layers) {
+namespace {
+
+// The messages of with_ghost_layers: to each rank whose layers cover points of this rank's part
+// `own`, the rows of those points (`pack(points)`); from each rank holding points of `around`,
+// its rows of them (`unpack(points, values)`). Collective with the ranks near.
+template <typename Pack, typename Unpack>
+void exchange_ghost_layers(const Communicator& ranks, const std::vector<Box>& parts, const Box& own,
+                           const Box& around, std::size_t steps, const GridBox& box, Index layers,
+                           Pack&& pack, Unpack&& unpack) {
     const auto rank = static_cast<std::size_t>(ranks.rank());
-    StepRows result{grown(own.region, box, layers), {}};
-    result.values.assign(steps * static_cast<std::size_t>(result.region.size()), 0.0);
-    copy_rows(own, result, own.region, steps);
     std::vector<std::vector<double>> sent(parts.size()), received(parts.size());
     std::vector<Message> sends, receives;
     for (std::size_t q = 0; q < parts.size(); ++q) {
         if (q == rank || parts[q].empty()) continue;
-        const Box out = intersection(own.region, grown(parts[q], box, layers));
-        const Box in = intersection(result.region, parts[q]);
+        const Box out = intersection(own, grown(parts[q], box, layers));
+        const Box in = intersection(around, parts[q]);
         if (!out.empty()) {
-            StepRows packed{out, std::vector<double>(steps * static_cast<std::size_t>(out.size()))};
-            copy_rows(own, packed, out, steps);
-            sent[q] = std::move(packed.values);
+            sent[q] = pack(out);
             sends.push_back({static_cast<int>(q), std::as_writable_bytes(std::span(sent[q]))});
         }
         if (!in.empty()) {
@@ -297,10 +326,31 @@ StepRows with_ghost_layers(const Communicator& ranks, const std::vector<Box>& pa
     }
     if (!sends.empty() || !receives.empty()) ranks.start_exchange(sends, receives)->finish();
     for (std::size_t q = 0; q < parts.size(); ++q) {
-        if (received[q].empty()) continue;
-        const StepRows theirs{intersection(result.region, parts[q]), std::move(received[q])};
-        copy_rows(theirs, result, theirs.region, steps);
+        if (!received[q].empty()) unpack(intersection(around, parts[q]), std::move(received[q]));
     }
+}
+
+}  // namespace
+
+// This rank's rows with `layers` layers of the other ranks' rows around its part (as far as
+// the box goes), each rank sending the rows of its points that another's layers cover.
+// Collective.
+StepRows with_ghost_layers(const Communicator& ranks, const std::vector<Box>& parts,
+                           const StepRows& own, std::size_t steps, const GridBox& box,
+                           Index layers) {
+    StepRows result{grown(own.region, box, layers), {}};
+    result.values.assign(steps * static_cast<std::size_t>(result.region.size()), 0.0);
+    copy_rows(own, result, own.region, steps);
+    exchange_ghost_layers(
+        ranks, parts, own.region, result.region, steps, box, layers,
+        [&](const Box& out) {
+            StepRows packed{out, std::vector<double>(steps * static_cast<std::size_t>(out.size()))};
+            copy_rows(own, packed, out, steps);
+            return std::move(packed.values);
+        },
+        [&](const Box& in, std::vector<double> values) {
+            copy_rows(StepRows{in, std::move(values)}, result, in, steps);
+        });
     return result;
 }
 
@@ -396,6 +446,111 @@ DiaData<double> gathered_rows(const Communicator& ranks, const std::vector<Box>&
         copy_rows(theirs, whole, parts[q], steps.size());
     }
     return dia_of(std::move(whole), steps, box.dimension);
+}
+
+namespace {
+
+// A region's points as the box kernels read a box (the dimension is the points' business).
+BoxShape shape_of_region(const Box& region) {
+    return {3, {region.points(0), region.points(1), region.points(2)}};
+}
+
+// Point `at` (global coordinates) in `region`'s own coordinates.
+void local_corner(const Box& region, const Box& points, std::int64_t (&at)[3]) {
+    for (std::size_t axis = 0; axis < 3; ++axis) {
+        at[axis] = points.lower[axis] - region.lower[axis];
+    }
+}
+
+}  // namespace
+
+BackendStepRows to_backend(const std::shared_ptr<const Backend>& backend, const StepRows& rows,
+                           std::size_t steps) {
+    const auto n = steps * static_cast<std::size_t>(rows.region.size());
+    BackendStepRows on{rows.region, Array<double>(backend, n)};
+    if (n > 0) backend->copy_from_host(on.values.data(), rows.data(), n * sizeof(double));
+    return on;
+}
+
+StepRows to_host(const BackendStepRows& rows) {
+    return StepRows{rows.region, rows.values.to_host()};
+}
+
+BackendStepRows zero_rows(const std::shared_ptr<const Backend>& backend, const Box& region,
+                          std::size_t steps) {
+    BackendStepRows rows{region,
+                         Array<double>(backend, steps * static_cast<std::size_t>(region.size()))};
+    fill(rows.values, 0.0);
+    return rows;
+}
+
+void copy_rows(const Backend& backend, const BackendStepRows& from, BackendStepRows& to,
+               const Box& points, std::size_t steps) {
+    if (points.empty() || steps == 0) return;
+    if (intersection(points, from.region) != points || intersection(points, to.region) != points) {
+        throw std::logic_error("multigrid: rows copied from or to a region without their points");
+    }
+    std::int64_t from_at[3], to_at[3];
+    local_corner(from.region, points, from_at);
+    local_corner(to.region, points, to_at);
+    backend.kernels<double>().box_copy_rows(
+        backend, from.values.data(), shape_of_region(from.region), from_at, to.values.data(),
+        shape_of_region(to.region), to_at, shape_of_region(points), static_cast<int>(steps));
+}
+
+void keep_inside(const Backend& backend, BackendStepRows& rows, const std::vector<Step>& steps) {
+    if (rows.region.empty()) return;
+    if (steps.size() > static_cast<std::size_t>(max_dia_diagonals)) {
+        throw std::invalid_argument("multigrid: more than " + std::to_string(max_dia_diagonals) +
+                                    " steps");
+    }
+    BoxDiagonalSteps view;
+    for (std::size_t s = 0; s < steps.size(); ++s) {
+        for (std::size_t axis = 0; axis < 3; ++axis) {
+            view.step[s][axis] = static_cast<int>(steps[s][axis]);
+        }
+    }
+    backend.kernels<double>().box_zero_leaving(backend, rows.values.data(),
+                                               shape_of_region(rows.region), view,
+                                               static_cast<int>(steps.size()));
+}
+
+BackendStepRows on_steps(const std::shared_ptr<const Backend>& backend, BackendStepRows rows,
+                         const std::vector<Step>& from, const std::vector<Step>& steps) {
+    if (steps == from) return rows;
+    const auto n = static_cast<std::size_t>(rows.region.size());
+    BackendStepRows kept{rows.region, Array<double>(backend, steps.size() * n)};
+    for (std::size_t s = 0; s < steps.size(); ++s) {
+        const auto at =
+            static_cast<std::size_t>(std::find(from.begin(), from.end(), steps[s]) - from.begin());
+        if (n > 0) {
+            backend->copy(kept.values.data() + s * n, rows.values.data() + at * n,
+                          n * sizeof(double));
+        }
+    }
+    return kept;
+}
+
+BackendStepRows with_ghost_layers(const Communicator& ranks,
+                                  const std::shared_ptr<const Backend>& backend,
+                                  const std::vector<Box>& parts, const BackendStepRows& own,
+                                  std::size_t steps, const GridBox& box, Index layers) {
+    BackendStepRows result = zero_rows(backend, grown(own.region, box, layers), steps);
+    copy_rows(*backend, own, result, own.region, steps);
+    // Each message packed on the back-end and staged through the host.
+    exchange_ghost_layers(
+        ranks, parts, own.region, result.region, steps, box, layers,
+        [&](const Box& out) {
+            BackendStepRows packed{
+                out, Array<double>(backend, steps * static_cast<std::size_t>(out.size()))};
+            copy_rows(*backend, own, packed, out, steps);
+            return packed.values.to_host();
+        },
+        [&](const Box& in, std::vector<double> values) {
+            copy_rows(*backend, to_backend(backend, StepRows{in, std::move(values)}, steps), result,
+                      in, steps);
+        });
+    return result;
 }
 
 }  // namespace simrun::solvers::multigrid

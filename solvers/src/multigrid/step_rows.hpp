@@ -1,16 +1,22 @@
 #pragma once
-// The rows of a region of a multigrid level by step (host, double), the form in which the
-// planner over ranks (partitioned_levels.hpp) moves rows between ranks and regions: values[s *
+// The rows of a region of a multigrid level by step (double, on the host or kept on the
+// back-end), the form in which the planner over ranks (partitioned_levels.hpp) moves rows
+// between ranks and regions: values[s *
 // n + p] couples point p of the region (x fastest) to its neighbour steps[s] away (the level's
 // steps, the same on every rank), whichever rank holds that neighbour. Where the region's rows
 // are whole lines of the regions they move between (as a slab's planes are), they move as runs
 // of values; where its steps make distinct offsets in it, they are its DIA rows as they lie.
 #include <array>
+#include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
+#include "simrun/solvers/base/array.hpp"
+#include "simrun/solvers/base/backend.hpp"
 #include "simrun/solvers/base/communicator.hpp"
 #include "simrun/solvers/boxes/box.hpp"
+#include "simrun/solvers/distributed/partition.hpp"
 #include "simrun/solvers/matrices/dia_data.hpp"
 
 namespace simrun::solvers::multigrid {
@@ -85,5 +91,49 @@ StepRows moved_rows(const Communicator& ranks, const GridBox& box, const StepRow
 DiaData<double> gathered_rows(const Communicator& ranks, const std::vector<Box>& parts,
                               const StepRows& own, const std::vector<Step>& steps,
                               const GridBox& box);
+
+// ---- The same rows kept on the back-end ----
+// The planner over ranks keeps each rank's rows there from level to level, moves them with the
+// back-end's box copies, and sends only the ghost layers' rows through the host, in the
+// messages the host's rows take.
+struct BackendStepRows {
+    Box region = no_points;
+    Array<double> values;  // steps x the region's points
+};
+
+// `rows` (on `steps` steps) copied to the back-end, and back.
+BackendStepRows to_backend(const std::shared_ptr<const Backend>& backend, const StepRows& rows,
+                           std::size_t steps);
+StepRows to_host(const BackendStepRows& rows);
+
+// Rows on `region`, every value zero.
+BackendStepRows zero_rows(const std::shared_ptr<const Backend>& backend, const Box& region,
+                          std::size_t steps);
+
+// Copies the rows of `points` (inside both regions) from one set of rows into another.
+void copy_rows(const Backend& backend, const BackendStepRows& from, BackendStepRows& to,
+               const Box& points, std::size_t steps);
+
+// Zeroes the entries whose neighbour leaves the region (its diagonals `steps`' in order).
+void keep_inside(const Backend& backend, BackendStepRows& rows, const std::vector<Step>& steps);
+
+// `rows` on `steps` (a subset of `from`'s, in the same order).
+BackendStepRows on_steps(const std::shared_ptr<const Backend>& backend, BackendStepRows rows,
+                         const std::vector<Step>& from, const std::vector<Step>& steps);
+
+// The steps some rank's rows use, as used_steps above, from rows kept on the back-end (read
+// from their classes; every step where this rank's rows take too many kinds to tell).
+// Collective.
+std::vector<Step> used_steps(const Communicator& ranks,
+                             const std::shared_ptr<const Backend>& backend,
+                             const BackendStepRows& rows, const std::vector<Step>& steps);
+
+// This rank's rows with `layers` layers of the other ranks' rows around its part, as
+// with_ghost_layers above gives them (the same messages: collective with the ranks
+// whose parts are near).
+BackendStepRows with_ghost_layers(const Communicator& ranks,
+                                  const std::shared_ptr<const Backend>& backend,
+                                  const std::vector<Box>& parts, const BackendStepRows& own,
+                                  std::size_t steps, const GridBox& box, std::int64_t layers);
 
 }  // namespace simrun::solvers::multigrid

@@ -9,26 +9,6 @@
 #include "multigrid/local_bases.hpp"
 
 namespace simrun::solvers::multigrid {
-namespace {
-
-// Whether a diagonal of `rows` whose step moves along several axes holds a nonzero entry (then
-// Gauss-Seidel needs 2^dimension colours): from the classes' rows, whose entries outside the
-// level are zero.
-bool classes_along_axes(const ClassRows& rows, const DiagonalSteps& steps) {
-    for (int d = 0; d < rows.num_diagonals(); ++d) {
-        const Coordinates& s = steps.steps[static_cast<std::size_t>(d)];
-        const int moves = (s[0] != 0) + (s[1] != 0) + (s[2] != 0);
-        if (moves <= 1) continue;
-        for (std::size_t c = 0; c < rows.classes(); ++c) {
-            if (rows.table[c * rows.offsets.size() + static_cast<std::size_t>(d)] != 0.0) {
-                return false;
-            }
-        }
-    }
-    return true;
-}
-
-}  // namespace
 
 WholeLevels::WholeLevels(const DiaData<double>& rows, const GridBox& box,
                          const MultigridParameters& parameters,

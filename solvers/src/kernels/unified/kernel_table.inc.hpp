@@ -45,6 +45,8 @@ const KernelTable<T>& kernel_table() {
         .box_collapsed_weights = &box_collapsed_weights,
         .box_galerkin = &box_galerkin,
         .dia_inverse_diagonal = &dia_inverse_diagonal<T>,
+        .box_copy_rows = &box_copy_rows,
+        .box_zero_leaving = &box_zero_leaving,
         .classify_points = &classify_points<T>,
         .chebyshev_step = &chebyshev_step<T>,
         .sor_colour_sweep = &sor_colour_sweep<T>,

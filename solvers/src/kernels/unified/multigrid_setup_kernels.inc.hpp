@@ -71,8 +71,9 @@ inline void box_galerkin(const Backend& backend, const DiaView<double>& a,
                          const GalerkinTableView& table, const GalerkinLayout& layout,
                          double* coarse) {
     if (t.weights == nullptr || t.weight_class != nullptr) {
-        throw std::invalid_argument("box_galerkin: the transfer's weights must be in the general "
-                                    "layout (not classes)");
+        throw std::invalid_argument(
+            "box_galerkin: the transfer's weights must be in the general "
+            "layout (not classes)");
     }
     parallel_for(backend, static_cast<std::size_t>(t.coarse.size()),
                  GalerkinPoints{a, steps, t, table, layout, coarse});
@@ -92,4 +93,69 @@ struct InverseDiagonalRows {
 template <typename T>
 void dia_inverse_diagonal(const Backend& backend, const DiaView<double>& a, int main, T* out) {
     parallel_for(backend, static_cast<std::size_t>(a.n), InverseDiagonalRows<T>{a, main, out});
+}
+
+// The values of point p of `points` from its place in `from` to its place in `to`, array by
+// array.
+struct CopyRowsPoints {
+    const double* from;
+    BoxShape from_shape;
+    std::int64_t from_at[3];
+    double* to;
+    BoxShape to_shape;
+    std::int64_t to_at[3];
+    BoxShape points;
+    int count;
+    SIMRUN_HOST_DEVICE void operator()(std::size_t p) const {
+        std::int64_t c[3];
+        box_coordinates(points, static_cast<std::int64_t>(p), c);
+        const std::int64_t i =
+            from_at[0] + c[0] +
+            from_shape.points[0] * (from_at[1] + c[1] + from_shape.points[1] * (from_at[2] + c[2]));
+        const std::int64_t j =
+            to_at[0] + c[0] +
+            to_shape.points[0] * (to_at[1] + c[1] + to_shape.points[1] * (to_at[2] + c[2]));
+        const std::int64_t from_n = from_shape.size(), to_n = to_shape.size();
+        for (int s = 0; s < count; ++s) to[s * to_n + j] = from[s * from_n + i];
+    }
+};
+
+// Traffic: 8 bytes read and 8 written per point and array.
+inline void box_copy_rows(const Backend& backend, const double* from, const BoxShape& from_shape,
+                          const std::int64_t (&from_at)[3], double* to, const BoxShape& to_shape,
+                          const std::int64_t (&to_at)[3], const BoxShape& points, int count) {
+    CopyRowsPoints copy{from, from_shape, {}, to, to_shape, {}, points, count};
+    for (int axis = 0; axis < 3; ++axis) {
+        copy.from_at[axis] = from_at[axis];
+        copy.to_at[axis] = to_at[axis];
+    }
+    parallel_for(backend, static_cast<std::size_t>(points.size()), copy);
+}
+
+// Value s of point p zeroed where its step leaves the box.
+struct ZeroLeavingPoints {
+    double* values;
+    BoxShape shape;
+    BoxDiagonalSteps steps;
+    int count;
+    SIMRUN_HOST_DEVICE void operator()(std::size_t p) const {
+        std::int64_t c[3];
+        box_coordinates(shape, static_cast<std::int64_t>(p), c);
+        const std::int64_t n = shape.size();
+        for (int s = 0; s < count; ++s) {
+            bool inside = true;
+            for (int axis = 0; axis < 3; ++axis) {
+                const std::int64_t to = c[axis] + steps.step[s][axis];
+                inside = inside && to >= 0 && to < shape.points[axis];
+            }
+            if (!inside) values[s * n + static_cast<std::int64_t>(p)] = 0.0;
+        }
+    }
+};
+
+// Traffic: the zeroed values written (the faces' points); each point's coordinates computed.
+inline void box_zero_leaving(const Backend& backend, double* values, const BoxShape& shape,
+                             const BoxDiagonalSteps& steps, int count) {
+    parallel_for(backend, static_cast<std::size_t>(shape.size()),
+                 ZeroLeavingPoints{values, shape, steps, count});
 }
