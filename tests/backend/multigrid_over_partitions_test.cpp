@@ -391,6 +391,26 @@ TEST(MultigridOverPartitions, ACycleIsOneProcessCycle) {
     }
 }
 
+// One process's cycle from zero on b = cos(0.11 i), its colours in the order `grid`'s take
+// them, and its largest magnitude in `scale`.
+std::vector<double> one_cycle_in_grid_order(const DiaData<double>& a, const GridBox& box,
+                                            const GridBoxes& grid,
+                                            const MultigridParameters& parameters,
+                                            std::vector<double>& b, double& scale) {
+    MultigridParameters in_grid_order = parameters;
+    in_grid_order.slow_colour_axes = split_axes_of(grid);
+    const auto backend = test_backend();
+    const MultigridHierarchy<double> whole(backend, a, box, in_grid_order);
+    b.resize(static_cast<std::size_t>(a.n));
+    for (std::size_t i = 0; i < b.size(); ++i) b[i] = std::cos(0.11 * static_cast<double>(i));
+    Array<double> x1(backend, b.size());
+    whole.cycle_from_zero(Array<double>::from_host(backend, b), x1);
+    const std::vector<double> u1 = x1.to_host();
+    scale = 0;
+    for (const double v : u1) scale = std::max(scale, std::abs(v));
+    return u1;
+}
+
 // Parts thinner than the ghost layers along a split axis: the level is split anew over fewer
 // ranks along that axis (the first ones; the others only visit the levels below for their
 // collectives, as often as the cycle does: W), and a cycle is still one process's.
@@ -416,18 +436,9 @@ TEST(MultigridOverPartitions, ThinPartsGoToFewerRanks) {
         parameters.coarsest_size = 16;
         parameters.cycle = c.cycle;
         const GridBoxes grid{box.points, c.parts};
-        // One process's cycle, its colours in the order the grid's take them.
-        MultigridParameters in_grid_order = parameters;
-        in_grid_order.slow_colour_axes = split_axes_of(grid);
-        const auto backend = test_backend();
-        const MultigridHierarchy<double> whole(backend, a, box, in_grid_order);
-        std::vector<double> b(static_cast<std::size_t>(a.n));
-        for (std::size_t i = 0; i < b.size(); ++i) b[i] = std::cos(0.11 * static_cast<double>(i));
-        Array<double> x1(backend, b.size());
-        whole.cycle_from_zero(Array<double>::from_host(backend, b), x1);
-        const std::vector<double> u1 = x1.to_host();
+        std::vector<double> b;
         double scale = 0;
-        for (const double v : u1) scale = std::max(scale, std::abs(v));
+        const std::vector<double> u1 = one_cycle_in_grid_order(a, box, grid, parameters, b, scale);
         for (const Entry entry : entries_of(grid, 2)) {
             SCOPED_TRACE(words_of(grid, entry));
             cycle_over_grid({a, 2, grid, entry}, parameters, b, 1, u1, 1e-12 * scale,
@@ -436,6 +447,42 @@ TEST(MultigridOverPartitions, ThinPartsGoToFewerRanks) {
                                     << split.describe();
                             });
         }
+    }
+}
+
+// Each rank's levels are made on its back-end from its rows kept there: with few kinds of rows
+// (constant coefficients) every split level's operator is row classes; where one rank's rows
+// take too many kinds (random coefficients in its corner alone) that rank goes on on the host
+// while the others keep theirs, and the cycle is still one process's.
+TEST(MultigridOverPartitions, LevelsAreMadeWhereEachRankKeepsItsRows) {
+    SIMRUN_SKIP_WITHOUT_BACKEND(test_backend());
+    const auto one = [](double, double, double) { return 1.0; };
+    const auto corner = [](double x, double y, double) {
+        return x < 0.3 && y < 0.3 ? 1.5 + 0.5 * std::sin(997.0 * x + 1213.0 * y) : 1.0;
+    };
+    const std::array<std::int32_t, 3> points{65, 65, 1};
+    const GridBox box{2, {65, 65, 1}};
+    MultigridParameters parameters;
+    parameters.gather_size = 0;
+    for (const bool mixed : {false, true}) {
+        SCOPED_TRACE(mixed ? "random corner" : "constant");
+        const DiaData<double> a = to_dia(testing::box_diffusion_matrix(
+            points, 2, {1.0 / 66, 1.0 / 66, 1}, mixed ? corner : one, std::array<Side, 6>{}));
+        const GridBoxes grid{box.points, {2, 2, 1}};
+        std::vector<double> b;
+        double scale = 0;
+        const std::vector<double> u1 = one_cycle_in_grid_order(a, box, grid, parameters, b, scale);
+        cycle_over_grid({a, 2, grid, Entry::part_rows}, parameters, b, 1, u1, 1e-12 * scale,
+                        [&](const MultigridHierarchy<double>& split) {
+                            // 65^2 and 32^2 split over 2 x 2, 16^2 gathered
+                            const auto& levels = split.levels();
+                            ASSERT_EQ(levels.size(), 3u) << split.describe();
+                            if (mixed) return;
+                            for (std::size_t l = 0; l < 2; ++l) {
+                                EXPECT_EQ(levels[l].storage, DiaStorage::classes)
+                                    << "level " << l << ": " << split.describe();
+                            }
+                        });
     }
 }
 

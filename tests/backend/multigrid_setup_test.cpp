@@ -27,6 +27,7 @@
 #include "multigrid/galerkin_table.hpp"
 #include "multigrid/hierarchy.hpp"
 #include "multigrid/level_transfer.hpp"
+#include "multigrid/step_rows.hpp"
 #include "multigrid/whole_levels.hpp"
 #include "simrun/solvers/base/array.hpp"
 #include "simrun/solvers/matrices/conversions.hpp"
@@ -163,6 +164,61 @@ TEST(MultigridSetupKernels, WeightsAndGalerkinRowsAreTheHostsOnRandomCoefficient
         const DiaMatrix<double> coarse_stored(backend, coarse, DiaStorage::general);
         expect_setup_like_host(backend, coarse, coarse_stored, coarsening.coarse,
                                name + " (its Galerkin level)", compared);
+    }
+}
+
+// Random rows by step on `region`, `steps` of them.
+multigrid::StepRows random_step_rows(const Box& region, std::size_t steps, std::uint32_t seed) {
+    std::mt19937 generator(seed);
+    std::uniform_real_distribution<double> value(-1.0, 1.0);
+    multigrid::StepRows rows{region, std::vector<double>(steps * region.size())};
+    for (double& v : rows.values) v = value(generator);
+    return rows;
+}
+
+// The planner's rows kept on the back-end (step_rows.hpp: box_copy_rows, box_zero_leaving,
+// classify_points) against the host's on random values, 2D and 3D, regions away from the
+// origin: copies and zeroing to the bit, the steps in use as the host finds them where the rows
+// take few kinds (every step where they take too many).
+TEST(MultigridSetupKernels, RowsKeptByStepMoveAsTheHostsDo) {
+    using namespace multigrid;
+    const auto backend = test_backend();
+    SIMRUN_SKIP_WITHOUT_BACKEND(backend);
+    std::uint32_t seed = 11;
+    for (const int dimension : {2, 3}) {
+        const std::int64_t z = dimension == 3 ? 1 : 0;
+        const std::vector<Step> steps = all_steps(dimension);
+        const std::size_t count = steps.size();
+        const Box from{{3, 2, 2 * z}, {17, 13, 2 * z + 1 + 6 * z}};
+        const Box to{{1, 4, z}, {15, 16, z + 1 + 7 * z}};
+        const Box points{{4, 5, 2 * z}, {14, 12, 2 * z + 1 + 4 * z}};
+        const StepRows host_from = random_step_rows(from, count, seed++);
+        StepRows host_to = random_step_rows(to, count, seed++);
+        BackendStepRows kept_to = to_backend(backend, host_to, count);
+        copy_rows(*backend, to_backend(backend, host_from, count), kept_to, points, count);
+        copy_rows(host_from, host_to, points, count);
+        EXPECT_EQ(to_host(kept_to).values, host_to.values) << dimension << "D copy";
+
+        // Zeroing the entries that leave the region, as keep_inside on its DIA rows does.
+        const GridBox shape = from.shape(dimension);
+        BackendStepRows kept_from = to_backend(backend, host_from, count);
+        keep_inside(*backend, kept_from, steps);
+        DiaData<double> dia{from.size(), step_offsets(steps, shape), host_from.values};
+        keep_inside(dia, steps, shape);
+        EXPECT_EQ(to_host(kept_from).values, dia.values) << dimension << "D zeroing";
+
+        // Random rows take too many kinds: every step in use; rows of a few kinds with a step
+        // all zero: as the host finds them.
+        EXPECT_EQ(steps_in_use(backend, kept_from, count), std::vector<double>(count, 1.0));
+        StepRows few = host_from;
+        for (std::size_t k = 0; k < few.values.size(); ++k) {
+            const std::size_t s = k / static_cast<std::size_t>(from.size());
+            few.values[k] = s == 1 ? 0.0 : static_cast<double>((k % 4) + s);
+        }
+        EXPECT_EQ(steps_in_use(backend, to_backend(backend, few, count), count),
+                  steps_in_use(few, count))
+            << dimension << "D steps in use";
+        EXPECT_EQ(steps_in_use(few, count)[1], 0.0);
     }
 }
 

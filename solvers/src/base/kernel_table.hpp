@@ -362,7 +362,7 @@ struct KernelTable {
     // diagonal (or a mask or class per row) read, n values written.
     void (*dia_inverse_diagonal)(const Backend&, const DiaView<double>& a, int main, T* out);
     // Rows kept by step on the back-end as the multigrid planner over ranks moves them
-    // (multigrid/backend_step_rows.hpp): `count` arrays of values, array s at s * size of its
+    // (multigrid/step_rows.hpp): `count` arrays of values, array s at s * size of its
     // box. Copies the values of the points `points` (their count along each axis) from the box
     // `from` (its point from_at onwards) to the box `to` (its point to_at onwards). Traffic:
     // 8 bytes read and written per point and array.

@@ -44,7 +44,9 @@ DiaData<double> coarse_rows(const DiaData<double>& rows, const Box& region, cons
 
 // The same step made by the back-end's set-up kernels (backend_rows.hpp: the rows copied there,
 // the weights and coarse rows read back), as one process's levels are made there: over ranks a
-// part's rows then come out as one process makes them on that back-end. The weights at a
+// part's rows then come out as one process makes them on that back-end (on the CPU to the bit;
+// on the GPU to rounding where a rank's region and the whole level differ on using the host's
+// weights at a jump). The weights at a
 // coefficient jump (local bases) are the host's; a region in which some diagonal is not one step
 // takes the host's step.
 CoarseStep coarse_step(const std::shared_ptr<const Backend>& backend, const DiaData<double>& rows,

@@ -225,10 +225,11 @@ void keep_window_rows(const std::shared_ptr<const Backend>& backend, const Backe
     BackendStepRows rows{
         window, Array<double>(backend, steps.size() * static_cast<std::size_t>(window.size()))};
     copy_rows(*backend, around, rows, window, steps.size());
+    // (The window is the region around along the axes not split, where the steps' offsets are
+    // distinct, and at least ghost_layers + 2 points along a split one.)
     const GridBox shape = window.shape(dimension);
     if (!distinct_offsets(shape, steps)) {
-        split.window_operator = without_empty_diagonals(dia_of(to_host(rows), steps, dimension));
-        return;
+        throw std::logic_error("multigrid over ranks: a window too thin for its steps");
     }
     keep_inside(*backend, rows, steps);
     BackendRows kept =
@@ -303,13 +304,15 @@ public:
         : backend_(std::move(backend)),
           ranks_(backend_->communicator()),
           parameters_(parameters),
-          state_(std::move(state)) {
-        // This rank's rows go to its back-end once; the levels are made there from then on.
-        state_.own_kept = to_backend(backend_, state_.own, state_.steps.size());
-        state_.own = StepRows{no_points, {}};
-    }
+          state_(std::move(state)) {}
 
     PartitionedHierarchy plan() {
+        // This rank's rows go to its back-end once (agreed: an upload may fail on one rank
+        // alone); the levels are made there from then on.
+        all_or_none(ranks_, [&] {
+            state_.own_kept = to_backend(backend_, state_.own, state_.steps.size());
+            state_.own = StepRows{no_points, {}};
+        });
         for (int level = 0;; ++level) {
             const Index size = state_.box.size();
             if (state_.holders == 1 || size <= parameters_.gather_size.value_or(0) ||
@@ -409,20 +412,34 @@ StepRows& Planner::own_on_host() {
 }
 
 // This rank's rows with the ghost layers of the others' around them, where it holds the level
-// (on the back-end where its rows are kept there). Collective with the ranks near.
+// (on the back-end where its rows are kept there). Collective: the work around the exchange is
+// agreed, since on the back-end it allocates.
 AroundRows Planner::rows_around() {
     AroundRows around;
-    if (!holds()) return around;
-    const std::size_t steps = state_.steps.size();
-    if (state_.own_kept) {
-        around.ghost_kept = with_ghost_layers(ranks_, backend_, state_.parts, *state_.own_kept,
-                                              steps, state_.box, ghost_layers);
-        around.region = around.ghost_kept.region;
-    } else {
-        around.ghost =
-            with_ghost_layers(ranks_, state_.parts, state_.own, steps, state_.box, ghost_layers);
-        around.region = around.ghost.region;
+    const bool here = holds();
+    std::optional<GhostLayers> layers;
+    if (here) {
+        layers.emplace(ranks_.rank(), state_.parts, own_region(), state_.steps.size(), state_.box,
+                       ghost_layers);
+        around.region = layers->region();
     }
+    all_or_none(ranks_, [&] {
+        if (!here) return;
+        if (state_.own_kept) {
+            around.ghost_kept = layers->start(backend_, *state_.own_kept);
+        } else {
+            around.ghost = layers->start(state_.own);
+        }
+    });
+    if (here) layers->exchange(ranks_);
+    all_or_none(ranks_, [&] {
+        if (!here) return;
+        if (state_.own_kept) {
+            layers->finish(backend_, around.ghost_kept);
+        } else {
+            layers->finish(around.ghost);
+        }
+    });
     return around;
 }
 
@@ -459,16 +476,21 @@ void Planner::measure_around(AroundRows& around, bool& along_axes, CoarseningMea
 // steps some rank's rows use. Collective.
 void Planner::take_coarse_rows(StepRows coarse_own, std::optional<BackendStepRows> coarse_kept) {
     const std::vector<Step> coarse_steps = all_steps(state_.box.dimension);
-    std::vector<Step> used;
-    if (coarse_kept) {
-        used = used_steps(ranks_, backend_, *coarse_kept, coarse_steps);
-        state_.own_kept = on_steps(backend_, std::move(*coarse_kept), coarse_steps, used);
-        state_.own = StepRows{no_points, {}};
-    } else {
-        used = used_steps(ranks_, coarse_own, coarse_steps);
-        state_.own = on_steps(std::move(coarse_own), coarse_steps, used);
-        state_.own_kept.reset();
-    }
+    std::vector<double> in_use;
+    all_or_none(ranks_, [&] {
+        in_use = coarse_kept ? steps_in_use(backend_, *coarse_kept, coarse_steps.size())
+                             : steps_in_use(coarse_own, coarse_steps.size());
+    });
+    std::vector<Step> used = used_steps(ranks_, std::move(in_use), coarse_steps);
+    all_or_none(ranks_, [&] {
+        if (coarse_kept) {
+            state_.own_kept = on_steps(backend_, std::move(*coarse_kept), coarse_steps, used);
+            state_.own = StepRows{no_points, {}};
+        } else {
+            state_.own = on_steps(std::move(coarse_own), coarse_steps, used);
+            state_.own_kept.reset();
+        }
+    });
     state_.steps = std::move(used);
 }
 
@@ -488,6 +510,8 @@ bool Planner::add_level() {
     along_axes = ranks_.min(along_axes ? 1.0 : 0.0) > 0;
     const BoxCoarsening coarsening = decide_coarsening(measures, box);
     if (!coarsening.coarsens()) return false;
+    // The rows around hold this rank's own: its copy on the back-end goes (its region stays).
+    if (state_.own_kept) state_.own_kept->values = Array<double>();
 
     std::vector<Box> coarse_parts;
     for (const Box& part : state_.parts) coarse_parts.push_back(coarse_part(part, coarsening));
@@ -519,7 +543,8 @@ bool Planner::add_level() {
 
 // `steps` and `own` (on all of them) narrowed to the steps some rank's rows use. Collective.
 void keep_used_steps(const Communicator& ranks, LevelState& state) {
-    std::vector<Step> used = used_steps(ranks, state.own, state.steps);
+    std::vector<Step> used =
+        used_steps(ranks, steps_in_use(state.own, state.steps.size()), state.steps);
     state.own = on_steps(std::move(state.own), state.steps, used);
     state.steps = std::move(used);
 }

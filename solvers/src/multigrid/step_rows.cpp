@@ -234,54 +234,44 @@ void copy_rows(const StepRows& from, StepRows& to, const Box& points, std::size_
     }
 }
 
-// The steps some rank's rows use (a nonzero entry), the point's own kept, in all_steps' order.
-// Collective.
-namespace {
-
-// The steps some rank uses (`used`: this rank's 1 or 0 for each), the point's own kept.
-// Collective.
-std::vector<Step> agreed_steps(const Communicator& ranks, std::vector<double> used,
-                               const std::vector<Step>& steps) {
-    ranks.sum(used);
-    std::vector<Step> kept;
-    for (std::size_t s = 0; s < steps.size(); ++s) {
-        if (used[s] > 0 || steps[s] == Step{0, 0, 0}) kept.push_back(steps[s]);
-    }
-    return kept;
-}
-
-}  // namespace
-
-std::vector<Step> used_steps(const Communicator& ranks, const StepRows& rows,
-                             const std::vector<Step>& steps) {
-    std::vector<double> used(steps.size(), 0.0);
+std::vector<double> steps_in_use(const StepRows& rows, std::size_t steps) {
+    std::vector<double> used(steps, 0.0);
     const std::size_t n = static_cast<std::size_t>(rows.region.size());
-    for (std::size_t s = 0; s < steps.size(); ++s) {
+    for (std::size_t s = 0; s < steps; ++s) {
         const double* begin = rows.data() + s * n;
         if (std::any_of(begin, begin + static_cast<std::ptrdiff_t>(n),
                         [](double v) { return v != 0.0; })) {
             used[s] = 1.0;
         }
     }
-    return agreed_steps(ranks, std::move(used), steps);
+    return used;
 }
 
-std::vector<Step> used_steps(const Communicator& ranks,
-                             const std::shared_ptr<const Backend>& backend,
-                             const BackendStepRows& rows, const std::vector<Step>& steps) {
+std::vector<Step> used_steps(const Communicator& ranks, std::vector<double> in_use,
+                             const std::vector<Step>& steps) {
+    ranks.sum(in_use);
+    std::vector<Step> kept;
+    for (std::size_t s = 0; s < steps.size(); ++s) {
+        if (in_use[s] > 0 || steps[s] == Step{0, 0, 0}) kept.push_back(steps[s]);
+    }
+    return kept;
+}
+
+std::vector<double> steps_in_use(const std::shared_ptr<const Backend>& backend,
+                                 const BackendStepRows& rows, std::size_t steps) {
     const Index n = rows.region.size();
-    std::vector<double> used(steps.size(), n > 0 ? 1.0 : 0.0);
+    std::vector<double> used(steps, n > 0 ? 1.0 : 0.0);
+    if (n == 0) return used;
     std::vector<double> table;
     Array<std::uint8_t> classes(backend, static_cast<std::size_t>(n));
-    if (n > 0 && backend->kernels<double>().classify_points(*backend, rows.values.data(), n,
-                                                            static_cast<int>(steps.size()),
-                                                            classes.data(), table)) {
+    if (backend->kernels<double>().classify_points(
+            *backend, rows.values.data(), n, static_cast<int>(steps), classes.data(), table)) {
         std::fill(used.begin(), used.end(), 0.0);
         for (std::size_t k = 0; k < table.size(); ++k) {
-            if (table[k] != 0.0) used[k % steps.size()] = 1.0;
+            if (table[k] != 0.0) used[k % steps] = 1.0;
         }
     }
-    return agreed_steps(ranks, std::move(used), steps);
+    return used;
 }
 
 // `rows` on `steps` (a subset of `from`'s, in the same order).
@@ -296,62 +286,6 @@ StepRows on_steps(StepRows rows, const std::vector<Step>& from, const std::vecto
                     kept.values.begin() + static_cast<std::ptrdiff_t>(s * n));
     }
     return kept;
-}
-
-namespace {
-
-// The messages of with_ghost_layers: to each rank whose layers cover points of this rank's part
-// `own`, the rows of those points (`pack(points)`); from each rank holding points of `around`,
-// its rows of them (`unpack(points, values)`). Collective with the ranks near.
-template <typename Pack, typename Unpack>
-void exchange_ghost_layers(const Communicator& ranks, const std::vector<Box>& parts, const Box& own,
-                           const Box& around, std::size_t steps, const GridBox& box, Index layers,
-                           Pack&& pack, Unpack&& unpack) {
-    const auto rank = static_cast<std::size_t>(ranks.rank());
-    std::vector<std::vector<double>> sent(parts.size()), received(parts.size());
-    std::vector<Message> sends, receives;
-    for (std::size_t q = 0; q < parts.size(); ++q) {
-        if (q == rank || parts[q].empty()) continue;
-        const Box out = intersection(own, grown(parts[q], box, layers));
-        const Box in = intersection(around, parts[q]);
-        if (!out.empty()) {
-            sent[q] = pack(out);
-            sends.push_back({static_cast<int>(q), std::as_writable_bytes(std::span(sent[q]))});
-        }
-        if (!in.empty()) {
-            received[q].resize(steps * static_cast<std::size_t>(in.size()));
-            receives.push_back(
-                {static_cast<int>(q), std::as_writable_bytes(std::span(received[q]))});
-        }
-    }
-    if (!sends.empty() || !receives.empty()) ranks.start_exchange(sends, receives)->finish();
-    for (std::size_t q = 0; q < parts.size(); ++q) {
-        if (!received[q].empty()) unpack(intersection(around, parts[q]), std::move(received[q]));
-    }
-}
-
-}  // namespace
-
-// This rank's rows with `layers` layers of the other ranks' rows around its part (as far as
-// the box goes), each rank sending the rows of its points that another's layers cover.
-// Collective.
-StepRows with_ghost_layers(const Communicator& ranks, const std::vector<Box>& parts,
-                           const StepRows& own, std::size_t steps, const GridBox& box,
-                           Index layers) {
-    StepRows result{grown(own.region, box, layers), {}};
-    result.values.assign(steps * static_cast<std::size_t>(result.region.size()), 0.0);
-    copy_rows(own, result, own.region, steps);
-    exchange_ghost_layers(
-        ranks, parts, own.region, result.region, steps, box, layers,
-        [&](const Box& out) {
-            StepRows packed{out, std::vector<double>(steps * static_cast<std::size_t>(out.size()))};
-            copy_rows(own, packed, out, steps);
-            return std::move(packed.values);
-        },
-        [&](const Box& in, std::vector<double> values) {
-            copy_rows(StepRows{in, std::move(values)}, result, in, steps);
-        });
-    return result;
 }
 
 StepRows block_rows(const DiaData<double>& block, const GridBox& box, const Box& part,
@@ -531,26 +465,79 @@ BackendStepRows on_steps(const std::shared_ptr<const Backend>& backend, BackendS
     return kept;
 }
 
-BackendStepRows with_ghost_layers(const Communicator& ranks,
-                                  const std::shared_ptr<const Backend>& backend,
-                                  const std::vector<Box>& parts, const BackendStepRows& own,
-                                  std::size_t steps, const GridBox& box, Index layers) {
-    BackendStepRows result = zero_rows(backend, grown(own.region, box, layers), steps);
-    copy_rows(*backend, own, result, own.region, steps);
+GhostLayers::GhostLayers(int rank, const std::vector<Box>& parts, const Box& own, std::size_t steps,
+                         const GridBox& box, Index layers)
+    : around_(grown(own, box, layers)),
+      steps_(steps),
+      out_(parts.size(), no_points),
+      in_(parts.size(), no_points),
+      sent_(parts.size()),
+      received_(parts.size()) {
+    for (std::size_t q = 0; q < parts.size(); ++q) {
+        if (q == static_cast<std::size_t>(rank) || parts[q].empty()) continue;
+        out_[q] = intersection(own, grown(parts[q], box, layers));
+        in_[q] = intersection(around_, parts[q]);
+    }
+}
+
+StepRows GhostLayers::start(const StepRows& own) {
+    StepRows around{around_,
+                    std::vector<double>(steps_ * static_cast<std::size_t>(around_.size()))};
+    copy_rows(own, around, own.region, steps_);
+    for (std::size_t q = 0; q < out_.size(); ++q) {
+        if (out_[q].empty()) continue;
+        StepRows packed{out_[q],
+                        std::vector<double>(steps_ * static_cast<std::size_t>(out_[q].size()))};
+        copy_rows(own, packed, out_[q], steps_);
+        sent_[q] = std::move(packed.values);
+    }
+    return around;
+}
+
+BackendStepRows GhostLayers::start(const std::shared_ptr<const Backend>& backend,
+                                   const BackendStepRows& own) {
+    BackendStepRows around = zero_rows(backend, around_, steps_);
+    copy_rows(*backend, own, around, own.region, steps_);
     // Each message packed on the back-end and staged through the host.
-    exchange_ghost_layers(
-        ranks, parts, own.region, result.region, steps, box, layers,
-        [&](const Box& out) {
-            BackendStepRows packed{
-                out, Array<double>(backend, steps * static_cast<std::size_t>(out.size()))};
-            copy_rows(*backend, own, packed, out, steps);
-            return packed.values.to_host();
-        },
-        [&](const Box& in, std::vector<double> values) {
-            copy_rows(*backend, to_backend(backend, StepRows{in, std::move(values)}, steps), result,
-                      in, steps);
-        });
-    return result;
+    for (std::size_t q = 0; q < out_.size(); ++q) {
+        if (out_[q].empty()) continue;
+        BackendStepRows packed{
+            out_[q], Array<double>(backend, steps_ * static_cast<std::size_t>(out_[q].size()))};
+        copy_rows(*backend, own, packed, out_[q], steps_);
+        sent_[q] = packed.values.to_host();
+    }
+    return around;
+}
+
+void GhostLayers::exchange(const Communicator& ranks) {
+    std::vector<Message> sends, receives;
+    for (std::size_t q = 0; q < out_.size(); ++q) {
+        if (!out_[q].empty()) {
+            sends.push_back({static_cast<int>(q), std::as_writable_bytes(std::span(sent_[q]))});
+        }
+        if (!in_[q].empty()) {
+            received_[q].resize(steps_ * static_cast<std::size_t>(in_[q].size()));
+            receives.push_back(
+                {static_cast<int>(q), std::as_writable_bytes(std::span(received_[q]))});
+        }
+    }
+    if (!sends.empty() || !receives.empty()) ranks.start_exchange(sends, receives)->finish();
+    sent_.assign(sent_.size(), {});
+}
+
+void GhostLayers::finish(StepRows& around) {
+    for (std::size_t q = 0; q < in_.size(); ++q) {
+        if (in_[q].empty()) continue;
+        copy_rows(StepRows{in_[q], std::move(received_[q])}, around, in_[q], steps_);
+    }
+}
+
+void GhostLayers::finish(const std::shared_ptr<const Backend>& backend, BackendStepRows& around) {
+    for (std::size_t q = 0; q < in_.size(); ++q) {
+        if (in_[q].empty()) continue;
+        copy_rows(*backend, to_backend(backend, StepRows{in_[q], std::move(received_[q])}, steps_),
+                  around, in_[q], steps_);
+    }
 }
 
 }  // namespace simrun::solvers::multigrid

@@ -65,21 +65,16 @@ DiaData<double> dia_of(StepRows rows, const std::vector<Step>& steps, int dimens
 // Copies the rows of `points` (inside both regions) from one set of rows into another.
 void copy_rows(const StepRows& from, StepRows& to, const Box& points, std::size_t steps);
 
-// The steps some rank's rows use (a nonzero entry), the point's own kept, in `steps`' order.
-// Collective.
-std::vector<Step> used_steps(const Communicator& ranks, const StepRows& rows,
+// Whether this rank's rows use each step (a nonzero entry): 1 or 0 for each of `steps` steps.
+std::vector<double> steps_in_use(const StepRows& rows, std::size_t steps);
+// The steps some rank's rows use (`in_use`: this rank's, steps_in_use's), the point's own kept,
+// in `steps`' order. Collective.
+std::vector<Step> used_steps(const Communicator& ranks, std::vector<double> in_use,
                              const std::vector<Step>& steps);
 
 // `rows` on `steps` (a subset of `from`'s, in the same order): `rows` itself where they are
 // the same.
 StepRows on_steps(StepRows rows, const std::vector<Step>& from, const std::vector<Step>& steps);
-
-// This rank's rows with `layers` layers of the other ranks' rows around its part (as far as
-// the box goes), each rank sending the rows of its points that another's layers cover. Point
-// to point with the ranks whose parts are near (called by the ranks that hold points only).
-StepRows with_ghost_layers(const Communicator& ranks, const std::vector<Box>& parts,
-                           const StepRows& own, std::size_t steps, const GridBox& box,
-                           std::int64_t layers);
 
 // The rows of the points `from[rank]` (this rank's, `own`) moved so that each rank holds those
 // of `to[rank]` (point to point, through the host). Collective with the ranks it exchanges
@@ -121,19 +116,36 @@ void keep_inside(const Backend& backend, BackendStepRows& rows, const std::vecto
 BackendStepRows on_steps(const std::shared_ptr<const Backend>& backend, BackendStepRows rows,
                          const std::vector<Step>& from, const std::vector<Step>& steps);
 
-// The steps some rank's rows use, as used_steps above, from rows kept on the back-end (read
-// from their classes; every step where this rank's rows take too many kinds to tell).
-// Collective.
-std::vector<Step> used_steps(const Communicator& ranks,
-                             const std::shared_ptr<const Backend>& backend,
-                             const BackendStepRows& rows, const std::vector<Step>& steps);
+// Whether rows kept on the back-end use each step (read from their classes: every step where
+// they take too many kinds to tell), as steps_in_use above.
+std::vector<double> steps_in_use(const std::shared_ptr<const Backend>& backend,
+                                 const BackendStepRows& rows, std::size_t steps);
 
-// This rank's rows with `layers` layers of the other ranks' rows around its part, as
-// with_ghost_layers above gives them (the same messages: collective with the ranks
-// whose parts are near).
-BackendStepRows with_ghost_layers(const Communicator& ranks,
-                                  const std::shared_ptr<const Backend>& backend,
-                                  const std::vector<Box>& parts, const BackendStepRows& own,
-                                  std::size_t steps, const GridBox& box, std::int64_t layers);
+// This rank's rows (on the host or kept on the back-end) with `layers` layers of the other
+// ranks' rows around its part, as far as the box goes: each rank sends the rows of its points
+// that another's layers cover. In three steps, so that the local work a rank may fail at alone
+// (on the back-end, allocations) can be agreed over the ranks around the exchange: start (this
+// rank's rows placed in the region around and packed for the others), exchange (point to point
+// with the ranks whose parts are near; by the ranks that hold points only), finish (the others'
+// rows placed).
+class GhostLayers {
+public:
+    GhostLayers(int rank, const std::vector<Box>& parts, const Box& own, std::size_t steps,
+                const GridBox& box, std::int64_t layers);
+    const Box& region() const { return around_; }
+    StepRows start(const StepRows& own);
+    BackendStepRows start(const std::shared_ptr<const Backend>& backend,
+                          const BackendStepRows& own);
+    void exchange(const Communicator& ranks);
+    void finish(StepRows& around);
+    void finish(const std::shared_ptr<const Backend>& backend, BackendStepRows& around);
+
+private:
+    Box around_;
+    std::size_t steps_;
+    // Per rank: the points this rank sends it and receives from it (empty: none), the values.
+    std::vector<Box> out_, in_;
+    std::vector<std::vector<double>> sent_, received_;
+};
 
 }  // namespace simrun::solvers::multigrid
