@@ -167,6 +167,71 @@ TEST(MultigridSetupKernels, WeightsAndGalerkinRowsAreTheHostsOnRandomCoefficient
     }
 }
 
+// `a`'s rows kept as classes: one class per distinct row, numbered in order of appearance.
+multigrid::ClassRows classes_of(const DiaData<double>& a) {
+    multigrid::ClassRows rows;
+    rows.n = a.n;
+    rows.offsets = a.offsets;
+    std::vector<std::vector<double>> seen;
+    for (std::int64_t i = 0; i < a.n; ++i) {
+        std::vector<double> row;
+        for (int d = 0; d < a.num_diagonals(); ++d) row.push_back(a.at(d, i));
+        auto at = std::find(seen.begin(), seen.end(), row);
+        if (at == seen.end()) {
+            seen.push_back(row);
+            rows.table.insert(rows.table.end(), row.begin(), row.end());
+            at = seen.end() - 1;
+        }
+        rows.of_row.push_back(static_cast<std::uint8_t>(at - seen.begin()));
+    }
+    return rows;
+}
+
+// The coarsening measures of rows kept as classes (the strength summed class by class, the
+// ends from the whole box's faces) are those of the rows themselves, on a part of a larger box
+// that reaches some of its ends and not others, 2D and 3D, anisotropic and with Neumann sides.
+TEST(MultigridSetupKernels, MeasuresOfClassesAreTheRowsMeasures) {
+    const auto d = Side::dirichlet, n = Side::neumann;
+    struct Region {
+        GridBox box;
+        std::array<Side, 6> sides;
+        Box own;
+        multigrid::Coordinates origin;
+        GridBox whole;
+    };
+    for (const Region& r : {Region{{2, {12, 9, 1}},
+                                   {d, n, d, d, d, d},
+                                   {{0, 2, 0}, {12, 9, 1}},
+                                   {0, 5, 0},
+                                   {2, {12, 20, 1}}},
+                            Region{{2, {12, 9, 1}},
+                                   {n, n, n, n, d, d},
+                                   {{1, 0, 0}, {10, 9, 1}},
+                                   {6, 0, 0},
+                                   {2, {16, 9, 1}}},
+                            Region{{3, {7, 6, 8}},
+                                   {d, n, d, n, n, d},
+                                   {{0, 0, 2}, {7, 6, 8}},
+                                   {0, 0, 4},
+                                   {3, {7, 6, 12}}}}) {
+        const GridBox& box = r.box;
+        const std::array<double, 3> h = {0.1, 0.4, 0.2};  // anisotropic
+        const DiaData<double> a = to_dia(testing::box_diffusion_matrix(
+            {static_cast<std::int32_t>(box.points[0]), static_cast<std::int32_t>(box.points[1]),
+             static_cast<std::int32_t>(box.points[2])},
+            box.dimension, h, [](double, double, double) { return 1.0; }, r.sides));
+        const auto rows = multigrid::measure_coarsening(a, box, r.own, r.origin, r.whole);
+        const auto classes =
+            multigrid::measure_coarsening(classes_of(a), box, r.own, r.origin, r.whole);
+        for (std::size_t k = 0; k < rows.values.size(); ++k) {
+            EXPECT_NEAR(classes.values[k], rows.values[k], 1e-13 * std::abs(rows.values[k]))
+                << box.describe() << " measure " << k;
+        }
+        EXPECT_EQ(multigrid::decide_coarsening(classes, r.whole).coarse.describe(),
+                  multigrid::decide_coarsening(rows, r.whole).coarse.describe());
+    }
+}
+
 // Random rows by step on `region`, `steps` of them.
 multigrid::StepRows random_step_rows(const Box& region, std::size_t steps, std::uint32_t seed) {
     std::mt19937 generator(seed);

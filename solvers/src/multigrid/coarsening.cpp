@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
+#include <vector>
 
 #include "multigrid/box_entries.hpp"
 #include "multigrid/class_rows.hpp"
@@ -131,57 +133,149 @@ bool check_box_couplings(const DiaData<double>& a, const GridBox& box) {
     return along_axes;
 }
 
-template <typename Rows>
-CoarseningMeasures measure_coarsening(const Rows& a, const GridBox& box, const Box& own,
-                                      const Coordinates& origin, const GridBox& whole) {
-    const DiagonalSteps steps(a, box);
+namespace {
+
+// The sums the coarsening is decided from (CoarseningMeasures' layout).
+struct MeasureSums {
     double strength[3] = {0, 0, 0};
     double end_rows[6] = {0, 0, 0, 0, 0, 0}, end_identity[6] = {0, 0, 0, 0, 0, 0};
     double end_weight[6] = {0, 0, 0, 0, 0, 0};
-    const std::int64_t lines = own.points(1) * own.points(2);
-#pragma omp parallel for schedule(static) reduction(+ : strength[:3], end_rows[:6], \
-                                                        end_identity[:6], end_weight[:6])
-    for (std::int64_t line = 0; line < lines; ++line) {
-        Coordinates c{0, own.lower[1] + line % own.points(1), own.lower[2] + line / own.points(1)};
-        for (c[0] = own.lower[0]; c[0] < own.upper[0]; ++c[0]) {
-            const std::int64_t i = box.row(c[0], c[1], c[2]);
-            double same_line[3] = {0, 0, 0}, inward[3] = {0, 0, 0};
-            bool identity = true;
-            for_each_entry(a, steps, box, i, c,
-                           [&](std::int64_t j, double value, const Coordinates& s) {
-                               if (j != i) identity = false;
-                               for (std::size_t axis = 0; axis < 3; ++axis) {
-                                   if (s[axis] != 0) strength[axis] += std::abs(value);
-                                   if (s[axis] == 0 || value > 0) {
-                                       same_line[axis] += value;
-                                   } else {
-                                       inward[axis] += value;
-                                   }
-                               }
-                           });
+
+    void add(const MeasureSums& other) {
+        for (std::size_t k = 0; k < 3; ++k) strength[k] += other.strength[k];
+        for (std::size_t k = 0; k < 6; ++k) {
+            end_rows[k] += other.end_rows[k];
+            end_identity[k] += other.end_identity[k];
+            end_weight[k] += other.end_weight[k];
+        }
+    }
+    CoarseningMeasures measures() const {
+        CoarseningMeasures m;
+        std::copy_n(strength, 3, m.values.begin());
+        std::copy_n(end_rows, 6, m.values.begin() + 3);
+        std::copy_n(end_identity, 6, m.values.begin() + 9);
+        std::copy_n(end_weight, 6, m.values.begin() + 15);
+        return m;
+    }
+};
+
+// Row i's (at c) share of the measures: its couplings' strength along each axis (where
+// `strength`), and where it lies at an end of the whole box along an axis, whether it is an
+// identity row or how much of its coupling along the axis points inwards.
+template <typename Rows>
+void measure_row(const Rows& a, const DiagonalSteps& steps, const GridBox& box, std::int64_t i,
+                 const Coordinates& c, const Coordinates& origin, const GridBox& whole,
+                 bool strength, MeasureSums& sums) {
+    double same_line[3] = {0, 0, 0}, inward[3] = {0, 0, 0};
+    bool identity = true;
+    for_each_entry(a, steps, box, i, c, [&](std::int64_t j, double value, const Coordinates& s) {
+        if (j != i) identity = false;
+        for (std::size_t axis = 0; axis < 3; ++axis) {
+            if (strength && s[axis] != 0) sums.strength[axis] += std::abs(value);
+            if (s[axis] == 0 || value > 0) {
+                same_line[axis] += value;
+            } else {
+                inward[axis] += value;
+            }
+        }
+    });
+    for (std::size_t axis = 0; axis < 3; ++axis) {
+        // The point's position in the whole box.
+        const std::int64_t at = c[axis] + origin[axis];
+        const std::int64_t points = whole.points[axis];
+        if (points < 2) continue;
+        const int side = at == 0 ? 0 : at == points - 1 ? 1 : -1;
+        if (side < 0) continue;
+        const std::size_t end = 2 * axis + static_cast<std::size_t>(side);
+        sums.end_rows[end] += 1;
+        if (identity) {
+            sums.end_identity[end] += 1;
+        } else if (same_line[axis] > 0) {
+            sums.end_weight[end] += std::min(1.0, -inward[axis] / same_line[axis]);
+        }
+    }
+}
+
+// Rows kept as classes: the strength from each class's entries times its rows among `own`, and
+// the ends from the rows on the whole box's ends alone (a face's points, not the part's).
+CoarseningMeasures measure_classes(const ClassRows& a, const GridBox& box, const Box& own,
+                                   const Coordinates& origin, const GridBox& whole) {
+    const DiagonalSteps steps(a, box);
+    MeasureSums sums;
+    std::vector<double> rows_of_class(a.classes(), 0.0);
+    {
+        std::vector<std::int64_t> count(256, 0);
+        for_each_point(own, [&](std::int64_t i, std::int64_t j, std::int64_t k, std::int64_t) {
+            ++count[a.of_row[static_cast<std::size_t>(box.row(i, j, k))]];
+        });
+        for (std::size_t c = 0; c < rows_of_class.size(); ++c) {
+            rows_of_class[c] = static_cast<double>(count[c]);
+        }
+    }
+    const auto diagonals = static_cast<std::size_t>(a.num_diagonals());
+    for (std::size_t c = 0; c < rows_of_class.size(); ++c) {
+        for (std::size_t d = 0; d < diagonals; ++d) {
+            const double value = a.table[c * diagonals + d];
             for (std::size_t axis = 0; axis < 3; ++axis) {
-                // The point's position in the whole box.
-                const std::int64_t at = c[axis] + origin[axis];
-                const std::int64_t points = whole.points[axis];
-                if (points < 2) continue;
-                const int side = at == 0 ? 0 : at == points - 1 ? 1 : -1;
-                if (side < 0) continue;
-                const std::size_t end = 2 * axis + static_cast<std::size_t>(side);
-                end_rows[end] += 1;
-                if (identity) {
-                    end_identity[end] += 1;
-                } else if (same_line[axis] > 0) {
-                    end_weight[end] += std::min(1.0, -inward[axis] / same_line[axis]);
+                if (steps.steps[d][axis] != 0) {
+                    sums.strength[axis] += rows_of_class[c] * std::abs(value);
                 }
             }
         }
     }
-    CoarseningMeasures measures;
-    std::copy_n(strength, 3, measures.values.begin());
-    std::copy_n(end_rows, 6, measures.values.begin() + 3);
-    std::copy_n(end_identity, 6, measures.values.begin() + 9);
-    std::copy_n(end_weight, 6, measures.values.begin() + 15);
-    return measures;
+    // The own points on each end of the whole box (a face of the part, where it reaches one).
+    for (std::size_t axis = 0; axis < 3; ++axis) {
+        if (whole.points[axis] < 2) continue;
+        for (const std::int64_t at : {std::int64_t{0}, whole.points[axis] - 1}) {
+            Box face = own;
+            face.lower[axis] = at - origin[axis];
+            face.upper[axis] = face.lower[axis] + 1;
+            face = intersection(face, own);
+            if (face.empty()) continue;
+            MeasureSums end;
+            for_each_point(face, [&](std::int64_t i, std::int64_t j, std::int64_t k, std::int64_t) {
+                measure_row(a, steps, box, box.row(i, j, k), Coordinates{i, j, k}, origin, whole,
+                            false, end);
+            });
+            // (A point at ends along several axes is on several faces: each face adds its own
+            // axis's end only.)
+            const std::size_t e = 2 * axis + (at == 0 ? 0 : 1);
+            sums.end_rows[e] += end.end_rows[e];
+            sums.end_identity[e] += end.end_identity[e];
+            sums.end_weight[e] += end.end_weight[e];
+        }
+    }
+    return sums.measures();
+}
+
+}  // namespace
+
+template <typename Rows>
+CoarseningMeasures measure_coarsening(const Rows& a, const GridBox& box, const Box& own,
+                                      const Coordinates& origin, const GridBox& whole) {
+    if constexpr (std::is_same_v<Rows, ClassRows>) {
+        return measure_classes(a, box, own, origin, whole);
+    } else {
+        const DiagonalSteps steps(a, box);
+        MeasureSums sums;
+        const std::int64_t lines = own.points(1) * own.points(2);
+#pragma omp parallel
+        {
+            MeasureSums mine;
+#pragma omp for schedule(static)
+            for (std::int64_t line = 0; line < lines; ++line) {
+                Coordinates c{0, own.lower[1] + line % own.points(1),
+                              own.lower[2] + line / own.points(1)};
+                for (c[0] = own.lower[0]; c[0] < own.upper[0]; ++c[0]) {
+                    measure_row(a, steps, box, box.row(c[0], c[1], c[2]), c, origin, whole, true,
+                                mine);
+                }
+            }
+#pragma omp critical
+            sums.add(mine);
+        }
+        return sums.measures();
+    }
 }
 
 template CoarseningMeasures measure_coarsening(const DiaData<double>&, const GridBox&, const Box&,

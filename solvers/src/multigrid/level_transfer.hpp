@@ -50,7 +50,9 @@ struct CoarseningMeasures {
 // The measures of the rows of the points `own` (a part of `box`, in its coordinates) of `a` on
 // `box`, which is the points of a larger box `whole` from its point `origin` on (the whole's
 // ends are the ends measured).
-// `a`: DiaData<double>, or rows kept as classes (class_rows.hpp), which give the same bits.
+// `a`: DiaData<double>, or rows kept as classes (class_rows.hpp): their strength summed class by
+// class (a pass over the class bytes), their ends read from the whole box's faces only; the
+// same measures to rounding.
 template <typename Rows>
 CoarseningMeasures measure_coarsening(const Rows& a, const GridBox& box, const Box& own,
                                       const std::array<std::int64_t, 3>& origin,
