@@ -12,6 +12,7 @@
 #include "simrun/framework/run/stop_signals.hpp"
 #include "simrun/solvers/base/backend_preparation.hpp"
 #include "simrun/solvers/selection/solver_selection.hpp"
+#include "simrun/solvers/system/host_threads.hpp"
 
 namespace simrun::app {
 namespace {
@@ -59,6 +60,8 @@ void print_header(const Simulation& simulation, const std::string* restart) {
     if (simulation.decomposition().distributed()) {
         std::printf("  ranks    %s\n",
                     describe_ranks(grid, simulation.decomposition(), simulation.backend()).c_str());
+        std::printf("  threads  %s\n",
+                    solvers::describe_host_threads(solvers::host_share()).c_str());
     }
     print_solver_lines(simulation);
     for (const auto& note : spec.problem->notes(grid)) std::printf("  note     %s\n", note.c_str());

@@ -270,6 +270,8 @@ TEST(MultigridJumps, ACycleOverRanksIsOneProcessCycleAtJumps) {
             EXPECT_NE(split.describe().find("over " + std::to_string(count) + " ranks"),
                       std::string::npos)
                 << split.describe();
+            // W, as one process's: from the rows the plan reads around each rank's part.
+            EXPECT_NE(split.describe().find("W(1,1)"), std::string::npos) << split.describe();
             const std::vector<double> part(b.begin() + begin, b.begin() + begin + rows);
             Array<double> y(on, part.size());
             fill(y, 0.0);

@@ -122,6 +122,9 @@ public:
 struct PartitionedHierarchy final : LevelPlan {
     std::vector<PartitionedLevel> levels;  // split over the ranks (none: the finest gathered)
     GatheredPlan gathered;
+    // Whether the finest rows this rank read jump (cycle_jump_ratio): the rows around its part,
+    // or the whole finest level where it is gathered; the cycle is V or W by every rank's.
+    bool finest_jumps = false;
 
     PartitionedLevel* next_level() override {
         return next_ < levels.size() ? &levels[next_++] : nullptr;

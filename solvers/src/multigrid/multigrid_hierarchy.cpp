@@ -70,10 +70,12 @@ void in_double(const DiaData<V>& fine, Build&& build) {
     }
 }
 
-// Over ranks, from the planner's plan; `size`: this rank's points of the finest level.
+// Over ranks, from the planner's plan, the cycle V or W by the finest rows the ranks read (where
+// it is not resolved already); `size`: this rank's points of the finest level.
 template <typename T>
 void build_over_ranks(multigrid::Hierarchy<T>& parts, multigrid::PartitionedHierarchy plan,
                       std::size_t size, std::optional<DiaStorage> fine_storage) {
+    parts.resolve_cycle(plan.finest_jumps);
     multigrid::FinestOperator<T> finest;
     finest.storage = fine_storage;
     parts.build(plan, size, std::move(finest));
@@ -138,8 +140,6 @@ MultigridHierarchy<T>::MultigridHierarchy(std::shared_ptr<const Backend> backend
     check_fine_operator(fine, fine_operator);
     in_double(fine, [&](const DiaData<double>& fine_double) {
         if (parts_->split()) {
-            parts_->resolve_cycle(
-                multigrid::has_coefficient_jumps(fine, multigrid::cycle_jump_ratio));
             build_slabs(*parts_, fine_double, box, storage_of(fine_operator));
         } else {
             build_one_process(*parts_, fine_double, box, finest_from<T>(fine_operator),
@@ -156,7 +156,6 @@ MultigridHierarchy<T>::MultigridHierarchy(std::shared_ptr<const Backend> backend
     : parts_(std::make_unique<multigrid::Hierarchy<T>>(std::move(backend), parameters)) {
     check_fine_operator(fine, fine_operator);
     if (parts_->split()) {
-        parts_->resolve_cycle(multigrid::has_coefficient_jumps(fine, multigrid::cycle_jump_ratio));
         in_double(fine, [&](const DiaData<double>& fine_double) {
             build_slabs(*parts_, fine_double, box, storage_of(fine_operator));
         });
@@ -180,8 +179,6 @@ MultigridHierarchy<T>::MultigridHierarchy(std::shared_ptr<const Backend> backend
         build_one_process(*parts_, rows.window, rows.box, {}, nullptr);
         return;
     }
-    parts_->resolve_cycle(
-        multigrid::has_coefficient_jumps(rows.window, multigrid::cycle_jump_ratio));
     const MultigridParameters planned = parts_->planned_parameters();
     build_over_ranks(*parts_, multigrid::plan_partitioned_levels(parts_->backend(), rows, planned),
                      static_cast<std::size_t>(rows.part.size()), storage_of(fine_operator));

@@ -355,6 +355,9 @@ PartitionedHierarchy Planner::gather() {
     const GridBox& box = state_.box;
     gathered.box = box;
     gathered.rows = gathered_rows(ranks_, state_.parts, own_on_host(), state_.steps, box);
+    if (result_.levels.empty()) {
+        result_.finest_jumps = has_coefficient_jumps(gathered.rows, cycle_jump_ratio);
+    }
     std::vector<Box> sources = state_.parts;
     if (!result_.levels.empty() && result_.levels.back().handoff) {
         sources = state_.restricted;
@@ -457,6 +460,10 @@ void Planner::measure_around(AroundRows& around, bool& along_axes, CoarseningMea
             BackendRows rows = general_rows(shape.size(), step_offsets(state_.steps, shape),
                                             std::move(around.ghost_kept.values));
             if (classify_rows(backend_, rows, true)) {
+                if (result_.levels.empty()) {
+                    result_.finest_jumps =
+                        has_coefficient_jumps(rows.host.class_table(), cycle_jump_ratio);
+                }
                 along_axes = classes_along_axes(rows.host, DiagonalSteps(rows.host, shape));
                 measures = measure_coarsening(rows.host, shape, own, around.region.lower, box);
                 around.kept = std::move(rows);
@@ -468,6 +475,9 @@ void Planner::measure_around(AroundRows& around, bool& along_axes, CoarseningMea
         }
     }
     around.host = dia_of(std::move(around.ghost), state_.steps, dimension);
+    if (result_.levels.empty()) {
+        result_.finest_jumps = has_coefficient_jumps(around.host, cycle_jump_ratio);
+    }
     along_axes = check_box_couplings(around.host, shape);
     measures = measure_coarsening(around.host, shape, own, around.region.lower, box);
 }

@@ -4,16 +4,33 @@
 // K ranks left unbound on one host (mpirun --bind-to none, or bound to a shared socket) start K
 // times as many threads as there are cores, and each parallel loop waits for threads the others
 // preempt. Ranks bound to cores of their own (mpirun --bind-to core) keep their cores.
+#include <string>
+
 #include "simrun/solvers/base/communicator.hpp"
 
 namespace simrun::solvers {
+
+// What share_host_cores found for this rank.
+struct HostShare {
+    int threads = 1;           // this rank's OpenMP threads
+    int rank_cores = 0;        // the cores this rank may run on (0: unknown)
+    int host_cores = 0;        // the cores of its host online (0: unknown)
+    int ranks_on_host = 1;     // the ranks on its host, itself included
+    bool threads_set = false;  // OMP_NUM_THREADS set
+};
 
 // Collective (every rank calls it, whatever its environment). Where this rank's
 // OMP_NUM_THREADS is unset and several ranks run on its host, sets this rank's OpenMP threads
 // (those of the calling thread's parallel regions) to the cores it may run on divided by the
 // ranks of its host (by host name) that may run on any of them, itself included, at least one.
-// Returns the threads chosen, or omp_get_max_threads() where nothing was changed (one rank, or
-// OMP_NUM_THREADS set).
-int share_host_cores(const Communicator& ranks);
+// Returns what it found and chose (threads: omp_get_max_threads() where nothing was changed: one
+// rank, or OMP_NUM_THREADS set); host_share() gives it again afterwards.
+HostShare share_host_cores(const Communicator& ranks);
+const HostShare& host_share();
+
+// The header's words for a rank's host threads: "16 host threads per rank"; where the launcher
+// bound each rank to one core of a host with cores to spare (Open MPI's mpirun binds to cores
+// for 2 ranks or fewer), what that costs and the option that gives each rank its share.
+std::string describe_host_threads(const HostShare& share);
 
 }  // namespace simrun::solvers
