@@ -213,7 +213,24 @@ TEST(MultigridSetupKernels, MeasuresOfClassesAreTheRowsMeasures) {
                                    {d, n, d, n, n, d},
                                    {{0, 0, 2}, {7, 6, 8}},
                                    {0, 0, 4},
-                                   {3, {7, 6, 12}}}}) {
+                                   {3, {7, 6, 12}}},
+                            // Two points across an axis (a diagonal's step read entry by
+                            // entry); a part touching no end of the whole.
+                            Region{{3, {2, 6, 6}},
+                                   {n, n, d, d, d, d},
+                                   {{0, 0, 0}, {2, 6, 6}},
+                                   {0, 0, 0},
+                                   {3, {2, 6, 6}}},
+                            Region{{3, {6, 2, 6}},
+                                   {d, d, n, n, d, n},
+                                   {{0, 0, 1}, {6, 2, 5}},
+                                   {0, 0, 3},
+                                   {3, {6, 2, 12}}},
+                            Region{{2, {10, 9, 1}},
+                                   {d, d, d, d, d, d},
+                                   {{2, 2, 0}, {8, 7, 1}},
+                                   {3, 3, 0},
+                                   {2, {20, 20, 1}}}}) {
         const GridBox& box = r.box;
         const std::array<double, 3> h = {0.1, 0.4, 0.2};  // anisotropic
         const DiaData<double> a = to_dia(testing::box_diffusion_matrix(
@@ -622,6 +639,13 @@ TEST(MultigridSetupOnTheBackEnd, TheHierarchyIsTheOnePlannedOnTheHost) {
     const GridBox thin{3, {33, 33, 2}};
     expect_hierarchy_like_host<double>(backend, stencil_with_identity_faces(thin), thin, 0,
                                        "33x33x2 identity faces");
+    // Two points across x, strongly coupled along it: the caller's rows in classes are measured
+    // entry by entry too (a diagonal's step is not one step there), as rows are.
+    const GridBox thin_x{3, {2, 33, 33}};
+    expect_hierarchy_like_host<double>(backend,
+                                       to_dia(testing::box_diffusion_matrix(
+                                           {2, 33, 33}, 3, {0.1, 1, 1}, unit, {n, n, d, d, d, d})),
+                                       thin_x, any_number, "2x33x33 strong along x");
     // Chebyshev smoothing reads the smoother's bound and 1 / a_ii, made from the classes.
     MultigridParameters chebyshev;
     chebyshev.smoother = MultigridSmoother::chebyshev;

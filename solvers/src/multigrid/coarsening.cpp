@@ -196,11 +196,13 @@ void measure_row(const Rows& a, const DiagonalSteps& steps, const GridBox& box, 
     }
 }
 
-// Rows kept as classes: the strength from each class's entries times its rows among `own`, and
-// the ends from the rows on the whole box's ends alone (a face's points, not the part's).
-CoarseningMeasures measure_classes(const ClassRows& a, const GridBox& box, const Box& own,
-                                   const Coordinates& origin, const GridBox& whole) {
-    const DiagonalSteps steps(a, box);
+// Rows kept as classes whose diagonals are one step each (`steps` decoded): the strength from
+// each class's entries times its rows among `own` (a class's entries whose column lies outside
+// the rows are zero, as class storage holds them), and the ends from the rows on the whole
+// box's ends alone (a face's points, not the part's).
+CoarseningMeasures measure_classes(const ClassRows& a, const DiagonalSteps& steps,
+                                   const GridBox& box, const Box& own, const Coordinates& origin,
+                                   const GridBox& whole) {
     MeasureSums sums;
     std::vector<double> rows_of_class(a.classes(), 0.0);
     {
@@ -253,29 +255,29 @@ CoarseningMeasures measure_classes(const ClassRows& a, const GridBox& box, const
 template <typename Rows>
 CoarseningMeasures measure_coarsening(const Rows& a, const GridBox& box, const Box& own,
                                       const Coordinates& origin, const GridBox& whole) {
+    const DiagonalSteps steps(a, box);
+    // Classes whose diagonals are one step each: class by class (a box too thin for that:
+    // entry by entry, as rows).
     if constexpr (std::is_same_v<Rows, ClassRows>) {
-        return measure_classes(a, box, own, origin, whole);
-    } else {
-        const DiagonalSteps steps(a, box);
-        MeasureSums sums;
-        const std::int64_t lines = own.points(1) * own.points(2);
-#pragma omp parallel
-        {
-            MeasureSums mine;
-#pragma omp for schedule(static)
-            for (std::int64_t line = 0; line < lines; ++line) {
-                Coordinates c{0, own.lower[1] + line % own.points(1),
-                              own.lower[2] + line / own.points(1)};
-                for (c[0] = own.lower[0]; c[0] < own.upper[0]; ++c[0]) {
-                    measure_row(a, steps, box, box.row(c[0], c[1], c[2]), c, origin, whole, true,
-                                mine);
-                }
-            }
-#pragma omp critical
-            sums.add(mine);
-        }
-        return sums.measures();
+        if (steps.decoded) return measure_classes(a, steps, box, own, origin, whole);
     }
+    MeasureSums sums;
+    const std::int64_t lines = own.points(1) * own.points(2);
+#pragma omp parallel
+    {
+        MeasureSums mine;
+#pragma omp for schedule(static)
+        for (std::int64_t line = 0; line < lines; ++line) {
+            Coordinates c{0, own.lower[1] + line % own.points(1),
+                          own.lower[2] + line / own.points(1)};
+            for (c[0] = own.lower[0]; c[0] < own.upper[0]; ++c[0]) {
+                measure_row(a, steps, box, box.row(c[0], c[1], c[2]), c, origin, whole, true, mine);
+            }
+        }
+#pragma omp critical
+        sums.add(mine);
+    }
+    return sums.measures();
 }
 
 template CoarseningMeasures measure_coarsening(const DiaData<double>&, const GridBox&, const Box&,

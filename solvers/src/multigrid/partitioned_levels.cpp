@@ -354,7 +354,9 @@ PartitionedHierarchy Planner::gather() {
     GatheredPlan& gathered = result_.gathered;
     const GridBox& box = state_.box;
     gathered.box = box;
-    gathered.rows = gathered_rows(ranks_, state_.parts, own_on_host(), state_.steps, box);
+    // (Agreed: the rows kept on the back-end come back to the host on each rank alone.)
+    all_or_none(ranks_, [&] { own_on_host(); });
+    gathered.rows = gathered_rows(ranks_, state_.parts, state_.own, state_.steps, box);
     if (result_.levels.empty()) {
         result_.finest_jumps = has_coefficient_jumps(gathered.rows, cycle_jump_ratio);
     }
@@ -397,7 +399,8 @@ bool Planner::split_anew() {
     }
     handoff.window_points = above_window_.size();
     result_.levels.back().handoff = std::move(handoff);
-    state_.own = moved_rows(ranks_, box, own_on_host(), state_.parts, fewer, state_.steps.size());
+    all_or_none(ranks_, [&] { own_on_host(); });
+    state_.own = moved_rows(ranks_, box, state_.own, state_.parts, fewer, state_.steps.size());
     state_.restricted = std::move(state_.parts);
     state_.parts = std::move(fewer);
     state_.holders = holders_of(state_.parts);

@@ -467,7 +467,8 @@ BackendStepRows on_steps(const std::shared_ptr<const Backend>& backend, BackendS
 
 GhostLayers::GhostLayers(int rank, const std::vector<Box>& parts, const Box& own, std::size_t steps,
                          const GridBox& box, Index layers)
-    : around_(grown(own, box, layers)),
+    : own_(own),
+      around_(grown(own, box, layers)),
       steps_(steps),
       out_(parts.size(), no_points),
       in_(parts.size(), no_points),
@@ -480,7 +481,17 @@ GhostLayers::GhostLayers(int rank, const std::vector<Box>& parts, const Box& own
     }
 }
 
+void GhostLayers::prepare(const Box& own) {
+    if (own != own_) {
+        throw std::logic_error("multigrid: ghost layers started from another region's rows");
+    }
+    for (std::size_t q = 0; q < in_.size(); ++q) {
+        if (!in_[q].empty()) received_[q].resize(steps_ * static_cast<std::size_t>(in_[q].size()));
+    }
+}
+
 StepRows GhostLayers::start(const StepRows& own) {
+    prepare(own.region);
     StepRows around{around_,
                     std::vector<double>(steps_ * static_cast<std::size_t>(around_.size()))};
     copy_rows(own, around, own.region, steps_);
@@ -496,6 +507,7 @@ StepRows GhostLayers::start(const StepRows& own) {
 
 BackendStepRows GhostLayers::start(const std::shared_ptr<const Backend>& backend,
                                    const BackendStepRows& own) {
+    prepare(own.region);
     BackendStepRows around = zero_rows(backend, around_, steps_);
     copy_rows(*backend, own, around, own.region, steps_);
     // Each message packed on the back-end and staged through the host.
@@ -516,7 +528,6 @@ void GhostLayers::exchange(const Communicator& ranks) {
             sends.push_back({static_cast<int>(q), std::as_writable_bytes(std::span(sent_[q]))});
         }
         if (!in_[q].empty()) {
-            received_[q].resize(steps_ * static_cast<std::size_t>(in_[q].size()));
             receives.push_back(
                 {static_cast<int>(q), std::as_writable_bytes(std::span(received_[q]))});
         }

@@ -141,7 +141,11 @@ public:
     void finish(const std::shared_ptr<const Backend>& backend, BackendStepRows& around);
 
 private:
-    Box around_;
+    // The buffers of the messages this rank receives (agreed work: allocations), after checking
+    // that the rows given are the region's the messages were planned for.
+    void prepare(const Box& own);
+
+    Box own_, around_;
     std::size_t steps_;
     // Per rank: the points this rank sends it and receives from it (empty: none), the values.
     std::vector<Box> out_, in_;
