@@ -14,7 +14,7 @@
 
 #include "simrun/framework/config/input_error.hpp"
 #include "simrun/framework/discretisation/grid_loops.hpp"
-#include "touched_vector.hpp"
+#include "simrun/solvers/matrices/first_touch.hpp"
 
 namespace simrun::framework {
 namespace {
@@ -247,12 +247,10 @@ SpatialOperator::SpatialOperator(const Grid& grid, LineStencils stencils,
     solvers::DiaData<double>& m = system_ ? system_rows_ : l_;
     m.n = box.size();
     m.offsets = stencil_offsets(grid, box);
-    // First touched by the threads that fill them (for_each_line_in_blocks's blocks of rows).
-    const int parts = static_cast<int>(std::max<std::int64_t>(
-        1, std::min<std::int64_t>(omp_get_max_threads(), box.points(1) * box.points(2))));
-    resize_touched(m.values, m.offsets.size() * static_cast<std::size_t>(m.n), parts,
-                   m.offsets.size());
-    resize_touched(row_scale_, static_cast<std::size_t>(m.n), parts);
+    // First touched by the threads that fill them (for_each_line_in_blocks's blocks of rows,
+    // the threads' equal shares of each diagonal).
+    solvers::resize_first_touched(m.values, static_cast<std::size_t>(m.n), m.offsets.size());
+    solvers::resize_first_touched(row_scale_, static_cast<std::size_t>(m.n));
     RowAssembly rows{grid, box, boundary, dirichlet_, system_, m, row_scale_};
     rows.find_diagonals();
     std::vector<BlockTerms> terms(static_cast<std::size_t>(omp_get_max_threads()));
