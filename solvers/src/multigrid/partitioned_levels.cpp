@@ -218,7 +218,9 @@ struct AroundRows {
 };
 
 // The window's rows from the rows around (kept on the back-end), the entries that reach outside
-// the window zeroed: kept there in classes for the level's build, else handed to the host.
+// the window zeroed: kept there in classes for the level's build, else handed to the host. (The
+// finest level's too: its operator is then in classes, the same values as the solver's storage
+// would hold, a byte per row either way.)
 void keep_window_rows(const std::shared_ptr<const Backend>& backend, const BackendStepRows& around,
                       const std::vector<Step>& steps, const Box& window, int dimension,
                       PartitionedLevel& split) {
