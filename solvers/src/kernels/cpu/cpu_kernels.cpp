@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -32,6 +33,115 @@ void parallel_for(const Backend&, std::size_t n, F f) {
 #include "kernels/unified/elementwise_kernels.inc.hpp"
 #include "kernels/unified/multigrid_kernels.inc.hpp"
 #include "kernels/unified/multigrid_setup_kernels.inc.hpp"
+
+// Whether two weights are the same bits (+0 and -0 apart, as a product keeps them).
+inline bool same_bits(double x, double y) { return std::memcmp(&x, &y, sizeof x) == 0; }
+
+// The coarse point in the middle of the coarse box, and the fine row under a coarse point.
+inline std::int64_t middle_point(const BoxShape& coarse) {
+    return coarse.points[0] / 2 +
+           coarse.points[0] * (coarse.points[1] / 2 + coarse.points[1] * (coarse.points[2] / 2));
+}
+inline std::int64_t centre_row(const BoxTransferView<double>& t, const std::int64_t (&at)[3]) {
+    std::int64_t c[3];
+    for (int axis = 0; axis < 3; ++axis) c[axis] = t.first[axis] + t.step[axis] * at[axis];
+    return c[0] + t.fine.points[0] * (c[1] + t.fine.points[1] * c[2]);
+}
+
+// Where coarse point I's row by the table (tabled_galerkin_row) is the middle point M's: I is
+// inside the box, the rows of its fine points are of M's corresponding rows' kinds (class or
+// mask), and the weights of I and of its neighbours are M's (`same_weights`). It reads nothing
+// else, so its row is then M's to the bit.
+struct GalerkinCopies {
+    DiaView<double> a;
+    BoxTransferView<double> t;
+    GalerkinTableView table;
+    GalerkinLayout layout;
+    const std::uint8_t* same_weights;
+    BoxDiagonalSteps steps;
+    std::int64_t middle, middle_row;
+    double* coarse;
+    bool copied(std::int64_t point, const std::int64_t (&at)[3]) const {
+        const BoxShape& shape = t.coarse;
+        for (int axis = 0; axis < 3; ++axis) {
+            if (shape.points[axis] > 1 && (at[axis] < 1 || at[axis] > shape.points[axis] - 2)) {
+                return false;
+            }
+        }
+        const std::int64_t row = centre_row(t, at);
+        for (int p = 0; p < table.fine_points; ++p) {
+            if (dia_row_key(a, row + table.fine_offset[p]) !=
+                dia_row_key(a, middle_row + table.fine_offset[p])) {
+                return false;
+            }
+        }
+        const int reach[3] = {shape.points[0] > 1 ? 1 : 0, shape.points[1] > 1 ? 1 : 0,
+                              shape.points[2] > 1 ? 1 : 0};
+        for (int z = -reach[2]; z <= reach[2]; ++z) {
+            for (int y = -reach[1]; y <= reach[1]; ++y) {
+                for (int x = -reach[0]; x <= reach[0]; ++x) {
+                    if (same_weights[point + x + shape.points[0] * (y + shape.points[1] * z)] ==
+                        0) {
+                        return false;
+                    }
+                }
+            }
+        }
+        return true;
+    }
+    void operator()(std::size_t p) const {
+        const auto point = static_cast<std::int64_t>(p);
+        if (point == middle) return;
+        std::int64_t at[3];
+        box_coordinates(t.coarse, point, at);
+        if (!copied(point, at)) {
+            galerkin_row(a, steps, t, table, layout, point, coarse);
+            return;
+        }
+        const std::int64_t nc = t.coarse.size();
+        for (int d = 0; d < layout.diagonals; ++d) coarse[d * nc + point] = coarse[d * nc + middle];
+    }
+};
+
+// P^T A P as box_galerkin_by_points makes it, each coarse point's row whose inputs are the
+// middle point's copied from it (GalerkinCopies): for rows kept as classes or masks, where
+// most points inside a box of constant coefficients read the same rows and weights. Traffic:
+// per coarse point its weights compared (3^dimension values) and its fine rows' keys read; its
+// row written, computed as box_galerkin_by_points does where it is not copied.
+inline void box_galerkin(const Backend& backend, const DiaView<double>& a,
+                         const BoxDiagonalSteps& steps, const BoxTransferView<double>& t,
+                         const GalerkinTableView& table, const GalerkinLayout& layout,
+                         double* coarse) {
+    const BoxShape& shape = t.coarse;
+    bool wide = true;  // the middle point inside the box (2 points or more from its ends)
+    for (int axis = 0; axis < 3; ++axis)
+        wide = wide && (shape.points[axis] == 1 || shape.points[axis] >= 3);
+    if ((a.row_masks == nullptr && a.row_classes == nullptr) || !steps.decoded || !wide ||
+        t.weights == nullptr || t.weight_class != nullptr) {
+        box_galerkin_by_points(backend, a, steps, t, table, layout, coarse);
+        return;
+    }
+    const std::int64_t nc = shape.size();
+    const std::int64_t middle = middle_point(shape);
+    std::int64_t middle_at[3];
+    box_coordinates(shape, middle, middle_at);
+    galerkin_row(a, steps, t, table, layout, middle, coarse);
+    const int slots = t.fine.dimension == 1 ? 3 : t.fine.dimension == 2 ? 9 : 27;
+    std::vector<std::uint8_t> same_weights(static_cast<std::size_t>(nc));
+    std::uint8_t* same = same_weights.data();
+    const double* w = t.weights;
+    parallel_for(backend, static_cast<std::size_t>(nc), [=](std::size_t p) {
+        const auto point = static_cast<std::int64_t>(p);
+        bool equal = true;
+        for (int s = 0; s < slots && equal; ++s) {
+            equal = same_bits(w[s * nc + point], w[s * nc + middle]);
+        }
+        same[p] = equal ? 1 : 0;
+    });
+    parallel_for(
+        backend, static_cast<std::size_t>(nc),
+        GalerkinCopies{a, t, table, layout, same, steps, middle, centre_row(t, middle_at), coarse});
+}
 
 // The reference: the host's classification (value_classes.hpp), in order of first appearance.
 template <typename T>

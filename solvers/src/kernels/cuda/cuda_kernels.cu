@@ -47,6 +47,14 @@ void parallel_for(const Backend& backend, std::size_t n, F f) {
 #include "kernels/unified/multigrid_kernels.inc.hpp"
 #include "kernels/unified/multigrid_setup_kernels.inc.hpp"
 
+// P^T A P point by point on the GPU.
+inline void box_galerkin(const Backend& backend, const DiaView<double>& a,
+                         const BoxDiagonalSteps& steps, const BoxTransferView<double>& t,
+                         const GalerkinTableView& table, const GalerkinLayout& layout,
+                         double* coarse) {
+    box_galerkin_by_points(backend, a, steps, t, table, layout, coarse);
+}
+
 // ---- Red-black Gauss-Seidel, both colours in one pass (2D boxes) ----
 // A block owns a tile of sweep_tile_x x sweep_tile_y points and loads x over the tile and a
 // halo of 2 into shared memory; it updates the first colour over the tile and a halo of 1 (the

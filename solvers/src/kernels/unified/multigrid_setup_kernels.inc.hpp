@@ -65,11 +65,11 @@ struct GalerkinPoints {
 
 // Traffic: per coarse point its 3^dimension weights and the rows of the fine points they reach
 // (shared with the neighbouring coarse points through the cache), the neighbours' weights
-// gathered, its row of the coarse operator written.
-inline void box_galerkin(const Backend& backend, const DiaView<double>& a,
-                         const BoxDiagonalSteps& steps, const BoxTransferView<double>& t,
-                         const GalerkinTableView& table, const GalerkinLayout& layout,
-                         double* coarse) {
+// gathered, its row of the coarse operator written. (Each back-end's box_galerkin runs it.)
+inline void box_galerkin_by_points(const Backend& backend, const DiaView<double>& a,
+                                   const BoxDiagonalSteps& steps, const BoxTransferView<double>& t,
+                                   const GalerkinTableView& table, const GalerkinLayout& layout,
+                                   double* coarse) {
     if (t.weights == nullptr || t.weight_class != nullptr) {
         throw std::invalid_argument(
             "box_galerkin: the transfer's weights must be in the general "
