@@ -419,6 +419,29 @@ TEST(MultigridSetupKernels, RowsInStencilOrClassStorageGiveTheSameSetUp) {
             EXPECT_EQ(compared, 1) << "constant coefficients jump nowhere";
         }
     }
+    // Wider boxes, whose inner points the CPU back-end copies from the middle one: Neumann
+    // sides, and couplings strong along x alone (the level coarsened along x only).
+    const auto unit = [](double, double, double) { return 1.0; };
+    const auto n = Side::neumann, d = Side::dirichlet;
+    struct Wide {
+        GridBox fine;
+        std::array<double, 3> h;
+        std::array<Side, 6> sides;
+    };
+    for (const Wide& c : {Wide{{2, {41, 26, 1}}, {1, 1, 1}, {n, d, n, n, d, d}},
+                          Wide{{2, {33, 20, 1}}, {0.1, 1, 1}, {d, d, n, d, d, d}},
+                          Wide{{3, {17, 14, 12}}, {1, 1, 1}, {n, d, d, n, n, d}}}) {
+        const auto& p = c.fine.points;
+        const DiaData<double> a = to_dia(testing::box_diffusion_matrix(
+            {static_cast<std::int32_t>(p[0]), static_cast<std::int32_t>(p[1]),
+             static_cast<std::int32_t>(p[2])},
+            c.fine.dimension, c.h, unit, c.sides));
+        // (Rows of another diagonal on a Neumann side fit the classes, not a stencil.)
+        const DiaMatrix<double> stored(backend, a, DiaStorage::classes);
+        int compared = 0;
+        expect_setup_like_host(backend, a, stored, c.fine, c.fine.describe() + " wide", compared);
+        EXPECT_EQ(compared, 1);
+    }
 }
 
 TEST(MultigridSetupKernels, ClassifyPointsFindsEachPointsSet) {

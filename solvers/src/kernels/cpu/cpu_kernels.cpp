@@ -48,6 +48,123 @@ inline std::int64_t centre_row(const BoxTransferView<double>& t, const std::int6
     return c[0] + t.fine.points[0] * (c[1] + t.fine.points[1] * c[2]);
 }
 
+// Whether the rows of the fine points coarse point `at` reaches (3 along each coarsened axis)
+// are of the kinds (class or mask) of those the middle point reaches, `at` inside the box.
+inline bool reaches_middle_rows(const DiaView<double>& a, const BoxTransferView<double>& t,
+                                const std::int64_t (&at)[3], std::int64_t middle_row) {
+    const BoxShape& shape = t.coarse;
+    for (int axis = 0; axis < 3; ++axis) {
+        if (shape.points[axis] > 1 && (at[axis] < 1 || at[axis] > shape.points[axis] - 2)) {
+            return false;
+        }
+    }
+    const std::int64_t row = centre_row(t, at);
+    const int reach[3] = {t.step[0] == 2 ? 1 : 0, t.step[1] == 2 ? 1 : 0, t.step[2] == 2 ? 1 : 0};
+    const std::int64_t nx = t.fine.points[0], ny = t.fine.points[1];
+    for (int z = -reach[2]; z <= reach[2]; ++z) {
+        for (int y = -reach[1]; y <= reach[1]; ++y) {
+            for (int x = -reach[0]; x <= reach[0]; ++x) {
+                const std::int64_t offset = x + nx * (y + ny * z);
+                if (dia_row_key(a, row + offset) != dia_row_key(a, middle_row + offset)) {
+                    return false;
+                }
+            }
+        }
+    }
+    return true;
+}
+
+// The collapsed weights of the fine points between coarse points on `axes` axes, but those
+// whose every coarse point within 2 fine points is a copy (`copies`: its weights will be the
+// middle point's).
+struct CollapsedWeightsLeft {
+    DiaView<double> a;
+    BoxDiagonalSteps steps;
+    BoxTransferView<double> t;
+    double* w;
+    const std::uint8_t* copies;
+    int axes;
+    bool all_copies(const std::int64_t (&c)[3]) const {
+        std::int64_t low[3], high[3];
+        for (int axis = 0; axis < 3; ++axis) {
+            const std::int64_t n = t.coarse.points[axis];
+            if (t.step[axis] == 1) {
+                low[axis] = high[axis] = c[axis] - t.first[axis];
+                continue;
+            }
+            const std::int64_t u = c[axis] - t.first[axis];
+            // (A coarse point's fine point first + 2 J lies within 2 of c: J in [(u - 2) / 2,
+            // (u + 2) / 2], the lower end rounded down, which only checks one more.)
+            low[axis] = u >= 2 ? (u - 2) / 2 : 0;
+            high[axis] = std::min<std::int64_t>(n - 1, (u + 2) / 2);
+        }
+        for (std::int64_t k = low[2]; k <= high[2]; ++k) {
+            for (std::int64_t j = low[1]; j <= high[1]; ++j) {
+                for (std::int64_t i = low[0]; i <= high[0]; ++i) {
+                    if (copies[i + t.coarse.points[0] * (j + t.coarse.points[1] * k)] == 0) {
+                        return false;
+                    }
+                }
+            }
+        }
+        return true;
+    }
+    void operator()(std::size_t p) const {
+        const auto row = static_cast<std::int64_t>(p);
+        std::int64_t c[3];
+        box_coordinates(t.fine, row, c);
+        const unsigned mask = fine_axes_of(c, t);
+        if (axes_count(mask) != axes || all_copies(c)) return;
+        collapsed_weights_at(a, steps, t, w, row, c, mask);
+    }
+};
+
+// The collapsed weights as box_collapsed_weights_by_points makes them, a coarse point's copied
+// from the middle point's where the rows its fine points read are of the middle point's kinds
+// (each coarse point's weights read those rows and its own weights only, in one order): for
+// rows kept as classes or masks. The fine points that write only copies are skipped (what they
+// would write to a copy's neighbour-reads is overwritten). Traffic: the rows' keys of 3^dimension
+// fine points per coarse point, then as box_collapsed_weights_by_points for the points left,
+// and the copies written.
+inline void box_collapsed_weights(const Backend& backend, const DiaView<double>& a,
+                                  const BoxDiagonalSteps& steps, const BoxTransferView<double>& t,
+                                  double* weights) {
+    const BoxShape& shape = t.coarse;
+    bool wide = true;  // the middle point inside the box
+    for (int axis = 0; axis < 3; ++axis) {
+        wide = wide && (shape.points[axis] == 1 || shape.points[axis] >= 3);
+    }
+    if ((a.row_masks == nullptr && a.row_classes == nullptr) || !steps.decoded || !wide) {
+        box_collapsed_weights_by_points(backend, a, steps, t, weights);
+        return;
+    }
+    const int dimension = t.fine.dimension;
+    const std::int64_t nc = shape.size();
+    const int slots = dimension == 1 ? 3 : dimension == 2 ? 9 : 27;
+    const std::int64_t middle = middle_point(shape);
+    std::int64_t middle_at[3];
+    box_coordinates(shape, middle, middle_at);
+    const std::int64_t middle_row = centre_row(t, middle_at);
+    std::vector<std::uint8_t> copy_flags(static_cast<std::size_t>(nc));
+    std::uint8_t* copies = copy_flags.data();
+    parallel_for(backend, static_cast<std::size_t>(nc), [=](std::size_t p) {
+        const auto point = static_cast<std::int64_t>(p);
+        std::int64_t at[3];
+        box_coordinates(shape, point, at);
+        copies[p] = point != middle && reaches_middle_rows(a, t, at, middle_row) ? 1 : 0;
+    });
+    parallel_for(backend, static_cast<std::size_t>(nc),
+                 CentreWeights{weights, nc, slots, transfer_slot(dimension, 0, 0, 0)});
+    for (int k = 1; k <= dimension; ++k) {
+        parallel_for(backend, static_cast<std::size_t>(t.fine.size()),
+                     CollapsedWeightsLeft{a, steps, t, weights, copies, k});
+    }
+    parallel_for(backend, static_cast<std::size_t>(nc), [=](std::size_t p) {
+        if (copies[p] == 0) return;
+        for (int s = 0; s < slots; ++s) weights[s * nc + p] = weights[s * nc + middle];
+    });
+}
+
 // Where coarse point I's row by the table (tabled_galerkin_row) is the middle point M's: I is
 // inside the box, the rows of its fine points are of M's corresponding rows' kinds (class or
 // mask), and the weights of I and of its neighbours are M's (`same_weights`). It reads nothing

@@ -47,7 +47,13 @@ void parallel_for(const Backend& backend, std::size_t n, F f) {
 #include "kernels/unified/multigrid_kernels.inc.hpp"
 #include "kernels/unified/multigrid_setup_kernels.inc.hpp"
 
-// P^T A P point by point on the GPU.
+// The collapsed weights and P^T A P point by point on the GPU.
+inline void box_collapsed_weights(const Backend& backend, const DiaView<double>& a,
+                                  const BoxDiagonalSteps& steps, const BoxTransferView<double>& t,
+                                  double* weights) {
+    box_collapsed_weights_by_points(backend, a, steps, t, weights);
+}
+
 inline void box_galerkin(const Backend& backend, const DiaView<double>& a,
                          const BoxDiagonalSteps& steps, const BoxTransferView<double>& t,
                          const GalerkinTableView& table, const GalerkinLayout& layout,

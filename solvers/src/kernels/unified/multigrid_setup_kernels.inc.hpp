@@ -36,10 +36,10 @@ struct CollapsedWeightsPoints {
 // Traffic: the weights written twice (set, then added to by the fine points), the fine rows read
 // (D values, a mask or a class per row) once per class of points and twice more for its points
 // (the terms are counted, then followed), 2^k weights read per fine point between coarse points
-// on k axes.
-inline void box_collapsed_weights(const Backend& backend, const DiaView<double>& a,
-                                  const BoxDiagonalSteps& steps, const BoxTransferView<double>& t,
-                                  double* weights) {
+// on k axes. (Each back-end's box_collapsed_weights runs it.)
+inline void box_collapsed_weights_by_points(const Backend& backend, const DiaView<double>& a,
+                                            const BoxDiagonalSteps& steps,
+                                            const BoxTransferView<double>& t, double* weights) {
     const int dimension = t.fine.dimension;
     const std::int64_t nc = t.coarse.size();
     const int slots = dimension == 1 ? 3 : dimension == 2 ? 9 : 27;
