@@ -419,6 +419,23 @@ TEST(MultigridSetupKernels, RowsInStencilOrClassStorageGiveTheSameSetUp) {
             EXPECT_EQ(compared, 1) << "constant coefficients jump nowhere";
         }
     }
+    // A row changed a few points from the middle (the CPU back-end copies inner points' rows
+    // and weights from the middle point's where they read the same: here the middle point's
+    // own neighbours read the changed row's weights, 2D and 3D).
+    for (const GridBox& fine : {GridBox{2, {33, 33, 1}}, GridBox{3, {17, 17, 17}}}) {
+        for (const std::array<std::int64_t, 3> off :
+             {std::array<std::int64_t, 3>{2, 1, 0}, {1, 2, 0}, {2, 2, 1}, {3, 1, 0}}) {
+            DiaData<double> a = stencil_with_identity_faces(fine);
+            const std::int64_t z = fine.dimension == 3 ? fine.points[2] / 2 + off[2] : 0;
+            const std::int64_t row =
+                fine.row(fine.points[0] / 2 + off[0], fine.points[1] / 2 + off[1], z);
+            a.at(a.find_diagonal(0), row) += 1.0;
+            const DiaMatrix<double> stored(backend, a, DiaStorage::classes);
+            int compared = 0;
+            expect_setup_like_host(backend, a, stored, fine,
+                                   fine.describe() + " a row changed near the middle", compared);
+        }
+    }
     // Wider boxes, whose inner points the CPU back-end copies from the middle one: Neumann
     // sides, and couplings strong along x alone (the level coarsened along x only).
     const auto unit = [](double, double, double) { return 1.0; };

@@ -75,8 +75,8 @@ inline bool reaches_middle_rows(const DiaView<double>& a, const BoxTransferView<
 }
 
 // The collapsed weights of the fine points between coarse points on `axes` axes, but those
-// whose every coarse point within 2 fine points is a copy (`copies`: its weights will be the
-// middle point's).
+// whose every coarse point within 2 fine points (those it writes lie within 1) is a copy (`copies`:
+// its weights will be the middle point's).
 struct CollapsedWeightsLeft {
     DiaView<double> a;
     BoxDiagonalSteps steps;
@@ -167,8 +167,9 @@ inline void box_collapsed_weights(const Backend& backend, const DiaView<double>&
 
 // Where coarse point I's row by the table (tabled_galerkin_row) is the middle point M's: I is
 // inside the box, the rows of its fine points are of M's corresponding rows' kinds (class or
-// mask), and the weights of I and of its neighbours are M's (`same_weights`). It reads nothing
-// else, so its row is then M's to the bit.
+// mask), and the weights of I and of its neighbours are M's own (`same_weights`), as those of
+// M's neighbours are (box_galerkin checks it once). It reads nothing else, so its row is then
+// M's to the bit.
 struct GalerkinCopies {
     DiaView<double> a;
     BoxTransferView<double> t;
@@ -192,6 +193,12 @@ struct GalerkinCopies {
                 return false;
             }
         }
+        return same_around(point);
+    }
+    // Whether the weights of `point` (inside the box) and of its neighbours are the middle
+    // point's.
+    bool same_around(std::int64_t point) const {
+        const BoxShape& shape = t.coarse;
         const int reach[3] = {shape.points[0] > 1 ? 1 : 0, shape.points[1] > 1 ? 1 : 0,
                               shape.points[2] > 1 ? 1 : 0};
         for (int z = -reach[2]; z <= reach[2]; ++z) {
@@ -255,9 +262,15 @@ inline void box_galerkin(const Backend& backend, const DiaView<double>& a,
         }
         same[p] = equal ? 1 : 0;
     });
-    parallel_for(
-        backend, static_cast<std::size_t>(nc),
-        GalerkinCopies{a, t, table, layout, same, steps, middle, centre_row(t, middle_at), coarse});
+    // The middle row reads its neighbours' weights: a copy reads its own neighbours', which
+    // equal the middle point's own, so the middle point's neighbours must too (else no copies).
+    const GalerkinCopies copies{
+        a, t, table, layout, same, steps, middle, centre_row(t, middle_at), coarse};
+    if (!copies.same_around(middle)) {
+        box_galerkin_by_points(backend, a, steps, t, table, layout, coarse);
+        return;
+    }
+    parallel_for(backend, static_cast<std::size_t>(nc), copies);
 }
 
 // The reference: the host's classification (value_classes.hpp), in order of first appearance.
