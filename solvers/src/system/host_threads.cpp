@@ -31,12 +31,16 @@ std::string describe_host_threads(const HostShare& share) {
     const std::string threads = std::to_string(share.threads) + " host thread" +
                                 (share.threads == 1 ? "" : "s") + " per rank";
     const int fair = share.host_cores / std::max(1, share.ranks_on_host);
-    if (share.threads_set || share.rank_cores != 1 || fair < 2) return threads;
-    return threads + ": the launcher bound each rank to one core of the host's " +
+    // Bound to half its share or less (a core is 1 or 2 CPUs, with hyperthreads).
+    if (share.threads_set || share.rank_cores <= 0 || 2 * share.rank_cores > fair) {
+        return threads;
+    }
+    const std::string cpus =
+        std::to_string(share.rank_cores) + " CPU" + (share.rank_cores == 1 ? "" : "s");
+    return threads + ": the launcher bound each rank to " + cpus + " of the host's " +
            std::to_string(share.host_cores) +
-           ", so the host's share of the set-up (assembly, analysis) runs on one thread; "
-           "`mpirun --bind-to none` gives each rank " +
-           std::to_string(fair);
+           ", so the host's share of the set-up (assembly, analysis) runs on " + cpus +
+           "; `mpirun --bind-to none` gives each rank " + std::to_string(fair) + " threads";
 }
 
 HostShare share_host_cores(const Communicator& ranks) {

@@ -24,12 +24,20 @@ HostShare share(int threads, int rank_cores, int host_cores, int ranks_on_host,
 TEST(HostThreads, EachRankBoundToOneCoreOfAHostWithCoresToSpareIsToldHowToHaveMore) {
     const std::string bound = describe_host_threads(share(1, 1, 32, 2));
     EXPECT_EQ(bound.rfind("1 host thread per rank: ", 0), 0u) << bound;
-    EXPECT_NE(bound.find("one core of the host's 32"), std::string::npos) << bound;
-    EXPECT_NE(bound.find("`mpirun --bind-to none` gives each rank 16"), std::string::npos) << bound;
+    EXPECT_NE(bound.find("bound each rank to 1 CPU of the host's 32"), std::string::npos) << bound;
+    EXPECT_NE(bound.find("`mpirun --bind-to none` gives each rank 16 threads"), std::string::npos)
+        << bound;
+    // A core of two hyperthreads: 2 CPUs of 224, where each rank's share is 112.
+    const std::string hyper = describe_host_threads(share(2, 2, 224, 2));
+    EXPECT_NE(hyper.find("bound each rank to 2 CPUs of the host's 224"), std::string::npos)
+        << hyper;
+    EXPECT_NE(hyper.find("gives each rank 112 threads"), std::string::npos) << hyper;
 }
 
 TEST(HostThreads, RanksWithTheirShareOrNoCoresToSpareGetNoHint) {
     EXPECT_EQ(describe_host_threads(share(16, 16, 32, 2)), "16 host threads per rank");
+    // More than half its share: 12 CPUs where 16 would be the share.
+    EXPECT_EQ(describe_host_threads(share(12, 12, 32, 2)), "12 host threads per rank");
     // Two ranks on two cores: one each is their share.
     EXPECT_EQ(describe_host_threads(share(1, 1, 2, 2)), "1 host thread per rank");
     // The user chose the threads (OMP_NUM_THREADS).

@@ -29,8 +29,9 @@ HostShare share_host_cores(const Communicator& ranks);
 const HostShare& host_share();
 
 // The header's words for a rank's host threads: "16 host threads per rank"; where the launcher
-// bound each rank to one core of a host with cores to spare (Open MPI's mpirun binds to cores
-// for 2 ranks or fewer), what that costs and the option that gives each rank its share.
+// bound each rank to half its share of the host's CPUs or less (Open MPI's mpirun binds each to
+// one core, 1 or 2 CPUs, for 2 ranks or fewer), what that costs and the option that gives each
+// rank its share. (host_share() before share_host_cores: 1 thread, nothing known.)
 std::string describe_host_threads(const HostShare& share);
 
 }  // namespace simrun::solvers
