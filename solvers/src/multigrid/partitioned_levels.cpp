@@ -165,6 +165,15 @@ StepRows coarse_rows(DiaData<double> coarse, const Box& coarse_around, const Box
     return rows_of(coarse, coarse_around, part, steps, dimension);
 }
 
+// Throws std::logic_error where the next level's window is not among the coarse points the
+// step made (the ghost layers too few for it).
+void check_coarse_window(const Box& coarse_window, const Box& coarse_around) {
+    if (intersection(coarse_window, coarse_around) != coarse_window) {
+        throw std::logic_error(
+            "multigrid over ranks: a coarse window reaches past the ghost layers");
+    }
+}
+
 // This rank's part of a level that coarsens (`split`, its window and the next level's window
 // set): the transfer from the window to the coarse window, its weights, the window's rows and
 // the next level's rows on the coarse part, from the step on the rows around the part
@@ -179,10 +188,7 @@ void plan_part(const std::shared_ptr<const Backend>& backend, DiaData<double> ar
     const Box& coarse_around = step.coarse_region;
     split.transfer = window_transfer(coarsening, window, coarse_window, dimension);
     // The coarse window's weights, from those around (slot by slot, point by point).
-    if (intersection(coarse_window, coarse_around) != coarse_window) {
-        throw std::logic_error(
-            "multigrid over ranks: a coarse window reaches past the ghost layers");
-    }
+    check_coarse_window(coarse_window, coarse_around);
     // (The weights' layout is StepRows', a slot for a step.)
     const auto slots = static_cast<std::size_t>(transfer_slots(dimension));
     StepRows window_weights{
@@ -259,10 +265,7 @@ void plan_kept_part(const std::shared_ptr<const Backend>& backend, AroundRows& a
     const GridBox shape = around.region.shape(dimension);
     const DiagonalSteps diagonal_steps(around.kept.host, shape);
     const Box coarse_around = coarse_part(around.region, coarsening);
-    if (intersection(coarse_window, coarse_around) != coarse_window) {
-        throw std::logic_error(
-            "multigrid over ranks: a coarse window reaches past the ghost layers");
-    }
+    check_coarse_window(coarse_window, coarse_around);
     const BoxCoarsening transfer =
         window_transfer(coarsening, around.region, coarse_around, dimension);
     Array<double> weights =

@@ -179,21 +179,9 @@ struct GalerkinCopies {
     BoxDiagonalSteps steps;
     std::int64_t middle, middle_row;
     double* coarse;
+    // (The table's fine points are those a coarse point reaches, as reaches_middle_rows reads.)
     bool copied(std::int64_t point, const std::int64_t (&at)[3]) const {
-        const BoxShape& shape = t.coarse;
-        for (int axis = 0; axis < 3; ++axis) {
-            if (shape.points[axis] > 1 && (at[axis] < 1 || at[axis] > shape.points[axis] - 2)) {
-                return false;
-            }
-        }
-        const std::int64_t row = centre_row(t, at);
-        for (int p = 0; p < table.fine_points; ++p) {
-            if (dia_row_key(a, row + table.fine_offset[p]) !=
-                dia_row_key(a, middle_row + table.fine_offset[p])) {
-                return false;
-            }
-        }
-        return same_around(point);
+        return reaches_middle_rows(a, t, at, middle_row) && same_around(point);
     }
     // Whether the weights of `point` (inside the box) and of its neighbours are the middle
     // point's.
